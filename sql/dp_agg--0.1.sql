@@ -1,0 +1,883 @@
+/* dp_agg--0.1.sql: differentially private aggregates */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION dp_agg" to load this file. \quit
+
+-- The aggregates go to the schema CREATE EXTENSION targets (public by
+-- default), so that analysts call them unqualified; everything else lives in
+-- the schema dp_agg.
+CREATE SCHEMA dp_agg;
+COMMENT ON SCHEMA dp_agg IS 'dp_agg: support functions, calculators and privacy budgets';
+GRANT USAGE ON SCHEMA dp_agg TO PUBLIC;
+
+--------------------------------------------------------------------------
+-- Aggregate support functions.  EXECUTE is revoked from PUBLIC: running an
+-- aggregate needs no privilege on them, and nobody should build other
+-- aggregates out of them.  They refuse to run outside a priced DP aggregate
+-- anyway.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.count_star_transfn(internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_count_star_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.count_star_transfn(internal) IS 'transition function of dp_count(*)';
+
+CREATE FUNCTION dp_agg.count_transfn(internal, anyelement)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_count_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.count_transfn(internal, anyelement) IS 'transition function of dp_count';
+
+CREATE FUNCTION dp_agg.count_transfn(internal, anyelement, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_count_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.count_transfn(internal, anyelement, float8) IS 'transition function of dp_count';
+
+CREATE FUNCTION dp_agg.count_transfn(internal, anyelement, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_count_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.count_transfn(internal, anyelement, float8, float8) IS 'transition function of dp_count';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int2, int2, int2)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int2_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int2, int2, int2) IS 'transition function of dp_sum(smallint)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int2, int2, int2, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int2_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int2, int2, int2, float8) IS 'transition function of dp_sum(smallint)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int2, int2, int2, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int2_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int2, int2, int2, float8, float8) IS 'transition function of dp_sum(smallint)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int4, int4, int4)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int4, int4, int4) IS 'transition function of dp_sum(integer)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int4, int4, int4, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int4, int4, int4, float8) IS 'transition function of dp_sum(integer)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int4, int4, int4, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int4, int4, int4, float8, float8) IS 'transition function of dp_sum(integer)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int8, int8, int8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int8, int8, int8) IS 'transition function of dp_sum(bigint)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int8, int8, int8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int8, int8, int8, float8) IS 'transition function of dp_sum(bigint)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, int8, int8, int8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, int8, int8, int8, float8, float8) IS 'transition function of dp_sum(bigint)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, float4, float4, float4)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, float4, float4, float4) IS 'transition function of dp_sum(real)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, float4, float4, float4, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, float4, float4, float4, float8) IS 'transition function of dp_sum(real)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, float4, float4, float4, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, float4, float4, float4, float8, float8) IS 'transition function of dp_sum(real)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, float8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, float8, float8, float8) IS 'transition function of dp_sum(double precision)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, float8, float8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, float8, float8, float8, float8) IS 'transition function of dp_sum(double precision)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, float8, float8, float8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, float8, float8, float8, float8, float8) IS 'transition function of dp_sum(double precision)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, numeric, numeric, numeric)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, numeric, numeric, numeric) IS 'transition function of dp_sum(numeric)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, numeric, numeric, numeric, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, numeric, numeric, numeric, float8) IS 'transition function of dp_sum(numeric)';
+
+CREATE FUNCTION dp_agg.sum_transfn(internal, numeric, numeric, numeric, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_transfn(internal, numeric, numeric, numeric, float8, float8) IS 'transition function of dp_sum(numeric)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int2, int2, int2)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int2_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int2, int2, int2) IS 'transition function of dp_avg(smallint)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int2, int2, int2, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int2_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int2, int2, int2, float8) IS 'transition function of dp_avg(smallint)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int2, int2, int2, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int2_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int2, int2, int2, float8, float8) IS 'transition function of dp_avg(smallint)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int4, int4, int4)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int4, int4, int4) IS 'transition function of dp_avg(integer)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int4, int4, int4, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int4, int4, int4, float8) IS 'transition function of dp_avg(integer)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int4, int4, int4, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int4, int4, int4, float8, float8) IS 'transition function of dp_avg(integer)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int8, int8, int8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int8, int8, int8) IS 'transition function of dp_avg(bigint)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int8, int8, int8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int8, int8, int8, float8) IS 'transition function of dp_avg(bigint)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, int8, int8, int8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_int8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, int8, int8, int8, float8, float8) IS 'transition function of dp_avg(bigint)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, float4, float4, float4)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, float4, float4, float4) IS 'transition function of dp_avg(real)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, float4, float4, float4, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, float4, float4, float4, float8) IS 'transition function of dp_avg(real)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, float4, float4, float4, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float4_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, float4, float4, float4, float8, float8) IS 'transition function of dp_avg(real)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, float8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, float8, float8, float8) IS 'transition function of dp_avg(double precision)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, float8, float8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, float8, float8, float8, float8) IS 'transition function of dp_avg(double precision)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, float8, float8, float8, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_float8_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, float8, float8, float8, float8, float8) IS 'transition function of dp_avg(double precision)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, numeric, numeric, numeric)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, numeric, numeric, numeric) IS 'transition function of dp_avg(numeric)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, numeric, numeric, numeric, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, numeric, numeric, numeric, float8) IS 'transition function of dp_avg(numeric)';
+
+CREATE FUNCTION dp_agg.avg_transfn(internal, numeric, numeric, numeric, float8, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_sum_numeric_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_transfn(internal, numeric, numeric, numeric, float8, float8) IS 'transition function of dp_avg(numeric)';
+
+CREATE FUNCTION dp_agg.combinefn(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_agg_combine'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.combinefn(internal, internal) IS 'combines partial states of the DP aggregates';
+
+CREATE FUNCTION dp_agg.serialfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_agg_serialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.serialfn(internal) IS 'serializes a partial state of a DP aggregate (only between processes)';
+
+CREATE FUNCTION dp_agg.deserialfn(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_agg_deserialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.deserialfn(bytea, internal) IS 'deserializes a partial state of a DP aggregate (only between processes)';
+
+CREATE FUNCTION dp_agg.count_finalfn(internal)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dp_count_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.count_finalfn(internal) IS 'releases a noisy count';
+
+CREATE FUNCTION dp_agg.sum_int_finalfn(internal)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dp_sum_int_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_int_finalfn(internal) IS 'releases a noisy sum of integers';
+
+CREATE FUNCTION dp_agg.sum_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_sum_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_float_finalfn(internal) IS 'releases a noisy sum of floating-point values';
+
+CREATE FUNCTION dp_agg.sum_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_sum_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sum_numeric_finalfn(internal) IS 'releases a noisy sum of numerics';
+
+CREATE FUNCTION dp_agg.avg_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_avg_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_float_finalfn(internal) IS 'releases a noisy average';
+
+CREATE FUNCTION dp_agg.avg_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_avg_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.avg_numeric_finalfn(internal) IS 'releases a noisy average of numerics';
+
+REVOKE ALL ON FUNCTION
+
+    dp_agg.count_star_transfn(internal),
+    dp_agg.count_transfn(internal, anyelement),
+    dp_agg.count_transfn(internal, anyelement, float8),
+    dp_agg.count_transfn(internal, anyelement, float8, float8),
+    dp_agg.sum_transfn(internal, int2, int2, int2),
+    dp_agg.sum_transfn(internal, int2, int2, int2, float8),
+    dp_agg.sum_transfn(internal, int2, int2, int2, float8, float8),
+    dp_agg.sum_transfn(internal, int4, int4, int4),
+    dp_agg.sum_transfn(internal, int4, int4, int4, float8),
+    dp_agg.sum_transfn(internal, int4, int4, int4, float8, float8),
+    dp_agg.sum_transfn(internal, int8, int8, int8),
+    dp_agg.sum_transfn(internal, int8, int8, int8, float8),
+    dp_agg.sum_transfn(internal, int8, int8, int8, float8, float8),
+    dp_agg.sum_transfn(internal, float4, float4, float4),
+    dp_agg.sum_transfn(internal, float4, float4, float4, float8),
+    dp_agg.sum_transfn(internal, float4, float4, float4, float8, float8),
+    dp_agg.sum_transfn(internal, float8, float8, float8),
+    dp_agg.sum_transfn(internal, float8, float8, float8, float8),
+    dp_agg.sum_transfn(internal, float8, float8, float8, float8, float8),
+    dp_agg.sum_transfn(internal, numeric, numeric, numeric),
+    dp_agg.sum_transfn(internal, numeric, numeric, numeric, float8),
+    dp_agg.sum_transfn(internal, numeric, numeric, numeric, float8, float8),
+    dp_agg.avg_transfn(internal, int2, int2, int2),
+    dp_agg.avg_transfn(internal, int2, int2, int2, float8),
+    dp_agg.avg_transfn(internal, int2, int2, int2, float8, float8),
+    dp_agg.avg_transfn(internal, int4, int4, int4),
+    dp_agg.avg_transfn(internal, int4, int4, int4, float8),
+    dp_agg.avg_transfn(internal, int4, int4, int4, float8, float8),
+    dp_agg.avg_transfn(internal, int8, int8, int8),
+    dp_agg.avg_transfn(internal, int8, int8, int8, float8),
+    dp_agg.avg_transfn(internal, int8, int8, int8, float8, float8),
+    dp_agg.avg_transfn(internal, float4, float4, float4),
+    dp_agg.avg_transfn(internal, float4, float4, float4, float8),
+    dp_agg.avg_transfn(internal, float4, float4, float4, float8, float8),
+    dp_agg.avg_transfn(internal, float8, float8, float8),
+    dp_agg.avg_transfn(internal, float8, float8, float8, float8),
+    dp_agg.avg_transfn(internal, float8, float8, float8, float8, float8),
+    dp_agg.avg_transfn(internal, numeric, numeric, numeric),
+    dp_agg.avg_transfn(internal, numeric, numeric, numeric, float8),
+    dp_agg.avg_transfn(internal, numeric, numeric, numeric, float8, float8),
+    dp_agg.combinefn(internal, internal),
+    dp_agg.serialfn(internal),
+    dp_agg.deserialfn(bytea, internal),
+    dp_agg.count_finalfn(internal),
+    dp_agg.sum_int_finalfn(internal),
+    dp_agg.sum_float_finalfn(internal),
+    dp_agg.sum_numeric_finalfn(internal),
+    dp_agg.avg_float_finalfn(internal),
+    dp_agg.avg_numeric_finalfn(internal)
+FROM PUBLIC;
+
+--------------------------------------------------------------------------
+-- The aggregates.  FINALFUNC_MODIFY = READ_WRITE: the final function records
+-- its release in the state (a second call returns the same value), and no
+-- two aggregates share a transition state.
+--------------------------------------------------------------------------
+
+CREATE AGGREGATE @extschema@.dp_count(*) (
+    SFUNC = dp_agg.count_star_transfn,
+    FINALFUNC = dp_agg.count_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_count(*) IS
+'differentially private count of rows (sensitivity 1); epsilon and delta from dp_agg.epsilon and dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_count(anyelement) (
+    SFUNC = dp_agg.count_transfn,
+    FINALFUNC = dp_agg.count_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_count(anyelement) IS
+'differentially private count of rows where value is not NULL; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_count(anyelement, float8) (
+    SFUNC = dp_agg.count_transfn,
+    FINALFUNC = dp_agg.count_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_count(anyelement, float8) IS
+'differentially private count of rows where value is not NULL with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_count(anyelement, float8, float8) (
+    SFUNC = dp_agg.count_transfn,
+    FINALFUNC = dp_agg.count_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_count(anyelement, float8, float8) IS
+'differentially private count of rows where value is not NULL with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(int2, int2, int2) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int2, int2, int2) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_sum(int2, int2, int2, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int2, int2, int2, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(int2, int2, int2, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int2, int2, int2, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(int4, int4, int4) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int4, int4, int4) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_sum(int4, int4, int4, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int4, int4, int4, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(int4, int4, int4, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int4, int4, int4, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(int8, int8, int8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int8, int8, int8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_sum(int8, int8, int8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int8, int8, int8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(int8, int8, int8, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_int_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(int8, int8, int8, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(float4, float4, float4) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(float4, float4, float4) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_sum(float4, float4, float4, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(float4, float4, float4, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(float4, float4, float4, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(float4, float4, float4, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(float8, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(float8, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_sum(float8, float8, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(float8, float8, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(float8, float8, float8, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(float8, float8, float8, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(numeric, numeric, numeric) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_numeric_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(numeric, numeric, numeric) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_sum(numeric, numeric, numeric, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_numeric_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(numeric, numeric, numeric, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_sum(numeric, numeric, numeric, float8, float8) (
+    SFUNC = dp_agg.sum_transfn,
+    FINALFUNC = dp_agg.sum_numeric_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_sum(numeric, numeric, numeric, float8, float8) IS
+'differentially private sum of values clamped to [lower, upper] (sensitivity max(|lower|, |upper|)); with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(int2, int2, int2) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int2, int2, int2) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_avg(int2, int2, int2, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int2, int2, int2, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(int2, int2, int2, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int2, int2, int2, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(int4, int4, int4) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int4, int4, int4) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_avg(int4, int4, int4, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int4, int4, int4, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(int4, int4, int4, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int4, int4, int4, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(int8, int8, int8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int8, int8, int8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_avg(int8, int8, int8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int8, int8, int8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(int8, int8, int8, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(int8, int8, int8, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(float4, float4, float4) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(float4, float4, float4) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_avg(float4, float4, float4, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(float4, float4, float4, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(float4, float4, float4, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(float4, float4, float4, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(float8, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(float8, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_avg(float8, float8, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(float8, float8, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(float8, float8, float8, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_float_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(float8, float8, float8, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon and delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(numeric, numeric, numeric) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_numeric_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(numeric, numeric, numeric) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; epsilon and delta from the settings';
+
+CREATE AGGREGATE @extschema@.dp_avg(numeric, numeric, numeric, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_numeric_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(numeric, numeric, numeric, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon; delta from dp_agg.delta';
+
+CREATE AGGREGATE @extschema@.dp_avg(numeric, numeric, numeric, float8, float8) (
+    SFUNC = dp_agg.avg_transfn,
+    FINALFUNC = dp_agg.avg_numeric_finalfn,
+    STYPE = internal,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.dp_avg(numeric, numeric, numeric, float8, float8) IS
+'differentially private average of values clamped to [lower, upper]: midpoint + noisy centred sum / noisy count, each with half of epsilon and delta; with the given epsilon and delta';
+
+--------------------------------------------------------------------------
+-- Calculators: every noise scale the aggregates use can be recomputed.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.laplace_scale(epsilon float8, sensitivity float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_laplace_scale_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.laplace_scale(float8, float8) IS
+'scale of the Laplace mechanism: sensitivity / epsilon, rounded up';
+
+CREATE FUNCTION dp_agg.gaussian_sigma(epsilon float8, delta float8, sensitivity float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_gaussian_sigma_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.gaussian_sigma(float8, float8, float8) IS
+'smallest sigma of the continuous Gaussian mechanism that is (epsilon, delta)-DP (analytic Gaussian, Balle and Wang 2018)';
+
+CREATE FUNCTION dp_agg.gaussian_delta(sigma float8, epsilon float8, sensitivity float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_gaussian_delta_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.gaussian_delta(float8, float8, float8) IS
+'exact delta(epsilon) of the continuous Gaussian mechanism (Balle and Wang 2018, Theorem 8)';
+
+CREATE FUNCTION dp_agg.discrete_gaussian_sigma(epsilon float8, delta float8, sensitivity float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_discrete_gaussian_sigma_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.discrete_gaussian_sigma(float8, float8, float8) IS
+'sigma of the discrete Gaussian the aggregates use, in grid units, for an integer sensitivity (Canonne, Kamath and Steinke 2020, Theorem 7)';
+
+CREATE FUNCTION dp_agg.discrete_gaussian_delta(sigma float8, epsilon float8, sensitivity float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_discrete_gaussian_delta_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.discrete_gaussian_delta(float8, float8, float8) IS
+'delta(epsilon) of the discrete Gaussian mechanism for an integer sensitivity, as the aggregates evaluate it (never understated)';
+
+CREATE FUNCTION dp_agg.noise_sample(mechanism text, scale float8, n integer)
+RETURNS TABLE (noise bigint) AS 'MODULE_PATHNAME', 'dp_noise_sample'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.noise_sample(text, float8, integer) IS
+'n draws of the exact discrete Laplace (scale) or discrete Gaussian (sigma) sampler, for tests and audits';
+REVOKE ALL ON FUNCTION dp_agg.noise_sample(text, float8, integer) FROM PUBLIC;

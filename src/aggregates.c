@@ -1,0 +1,581 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregates.c
+ *	  dp_count, dp_sum and dp_avg: transition, combine, serialize,
+ *	  deserialize and final functions.
+ *
+ * The transition state (DpAggState) holds exact integers only: the number of
+ * rows and the sum of clamped values in units of the ticket's row grid, as a
+ * 128-bit integer.  So the result does not depend on row order or on the
+ * parallel plan, and no sum can overflow (rows are at most 2^60 units).
+ *
+ * Transition functions read nothing but the value: bounds, grid and noise
+ * come from the ticket (release.c), looked up once per call site and cached
+ * in fn_extra.  Noise is drawn only in the final functions, only in the
+ * process that ran ExecutorStart, and only once per state: a final function
+ * called again on the same state returns the same release.
+ *
+ * The final functions never raise an error that depends on the data: the
+ * result is saturated to the range of its type.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "access/parallel.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "dp_agg.h"
+#include "release.h"
+
+PG_FUNCTION_INFO_V1(dp_count_star_trans);
+PG_FUNCTION_INFO_V1(dp_count_trans);
+PG_FUNCTION_INFO_V1(dp_sum_int2_trans);
+PG_FUNCTION_INFO_V1(dp_sum_int4_trans);
+PG_FUNCTION_INFO_V1(dp_sum_int8_trans);
+PG_FUNCTION_INFO_V1(dp_sum_float4_trans);
+PG_FUNCTION_INFO_V1(dp_sum_float8_trans);
+PG_FUNCTION_INFO_V1(dp_sum_numeric_trans);
+PG_FUNCTION_INFO_V1(dp_agg_combine);
+PG_FUNCTION_INFO_V1(dp_agg_serialize);
+PG_FUNCTION_INFO_V1(dp_agg_deserialize);
+PG_FUNCTION_INFO_V1(dp_count_final);
+PG_FUNCTION_INFO_V1(dp_sum_int_final);
+PG_FUNCTION_INFO_V1(dp_sum_float_final);
+PG_FUNCTION_INFO_V1(dp_sum_numeric_final);
+PG_FUNCTION_INFO_V1(dp_avg_float_final);
+PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
+
+/*
+ * Transition state.  New fields (per-unit contribution bounds, say) go at
+ * the end, with a new serialization version.
+ */
+typedef struct DpAggState
+{
+	const DpRelease *release;	/* ticket; NULL in a deserialized state */
+	uint64		fingerprint;	/* the accumulation units it was built in */
+	int64		count;			/* rows counted (non-NULL, non-NaN) */
+	int128		sum;			/* sum of clamped, rounded values, in units */
+	bool		released;		/* noise drawn: the fields below are final */
+	int128		noisy_count;
+	int128		noisy_sum;
+} DpAggState;
+
+#define DP_STATE_SERIAL_VERSION 1
+#define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 16)
+
+static DpAggState *
+new_state(FunctionCallInfo fcinfo)
+{
+	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
+	MemoryContext aggcontext;
+	DpAggState *st;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "dp_agg transition function called in non-aggregate context");
+	st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
+	st->release = r;
+	st->fingerprint = r->fingerprint;
+	return st;
+}
+
+#define GET_STATE() \
+	(PG_ARGISNULL(0) ? new_state(fcinfo) : (DpAggState *) PG_GETARG_POINTER(0))
+
+/* ---------- transition functions ---------- */
+
+/* dp_count(*) */
+Datum
+dp_count_star_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	st->count++;
+	PG_RETURN_POINTER(st);
+}
+
+/* dp_count(value [, epsilon [, delta]]): rows where value is not NULL */
+Datum
+dp_count_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		st->count++;
+	PG_RETURN_POINTER(st);
+}
+
+static inline void
+accumulate_int(DpAggState *st, int64 v)
+{
+	const DpRelease *r = st->release;
+
+	if (v < r->lower_int)
+		v = r->lower_int;
+	else if (v > r->upper_int)
+		v = r->upper_int;
+	st->sum += dp_round_int(v, r);
+	st->count++;
+}
+
+static inline void
+accumulate_float(DpAggState *st, double v)
+{
+	const DpRelease *r = st->release;
+
+	if (isnan(v))
+		return;					/* skipped, and not counted by dp_avg */
+	if (v < r->lower_float)
+		v = r->lower_float;
+	else if (v > r->upper_float)
+		v = r->upper_float;		/* also clamps +-Infinity */
+	st->sum += dp_round_float(v, r);
+	st->count++;
+}
+
+/* dp_sum and dp_avg for each value type; bounds come from the ticket */
+Datum
+dp_sum_int2_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_int(st, PG_GETARG_INT16(1));
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+dp_sum_int4_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_int(st, PG_GETARG_INT32(1));
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+dp_sum_int8_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_int(st, PG_GETARG_INT64(1));
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+dp_sum_float4_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_float(st, PG_GETARG_FLOAT4(1));
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+dp_sum_float8_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_float(st, PG_GETARG_FLOAT8(1));
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+dp_sum_numeric_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+	const DpRelease *r = st->release;
+	Numeric		v;
+
+	if (PG_ARGISNULL(1))
+		PG_RETURN_POINTER(st);
+	v = PG_GETARG_NUMERIC(1);
+	if (numeric_is_nan(v))
+		PG_RETURN_POINTER(st);
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
+										  NumericGetDatum(r->lower_num))) < 0)
+		v = r->lower_num;
+	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
+											   NumericGetDatum(r->upper_num))) > 0)
+		v = r->upper_num;
+	st->sum += dp_round_numeric(v, r);
+	st->count++;
+	PG_RETURN_POINTER(st);
+}
+
+/* ---------- parallel and partial aggregation ---------- */
+
+static void
+check_units(const DpAggState *st, const DpRelease *r)
+{
+	if (st->fingerprint != r->fingerprint)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("partial results of %s were accumulated with different parameters",
+						dp_kind_name(r->call.kind)),
+				 errdetail("A parallel worker priced the call differently from the leader."),
+				 errhint("Do not change dp_agg settings while a statement is running.")));
+}
+
+Datum
+dp_agg_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+	const DpRelease *r;
+	DpAggState *s1;
+	DpAggState *s2;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "dp_agg_combine called in non-aggregate context");
+	r = dp_release_for_call(fcinfo, "DP aggregate");
+	s1 = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
+	s2 = PG_ARGISNULL(1) ? NULL : (DpAggState *) PG_GETARG_POINTER(1);
+
+	if (s2 == NULL)
+	{
+		if (s1 == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(s1);
+	}
+	check_units(s2, r);
+	if (s1 == NULL)
+	{
+		s1 = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
+		s1->release = r;
+		s1->fingerprint = r->fingerprint;
+	}
+	check_units(s1, r);
+	s1->count += s2->count;
+	s1->sum += s2->sum;
+	PG_RETURN_POINTER(s1);
+}
+
+static void
+check_split(FunctionCallInfo fcinfo, bool serialize, const char *fname)
+{
+	AggState   *aggstate;
+
+	if (!AggCheckCallContext(fcinfo, NULL) || !IsA(fcinfo->context, AggState))
+		elog(ERROR, "%s called in non-aggregate context", fname);
+	aggstate = (AggState *) fcinfo->context;
+	if (serialize ? !DO_AGGSPLIT_SERIALIZE(aggstate->aggsplit)
+		: !DO_AGGSPLIT_DESERIALIZE(aggstate->aggsplit))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s may only be used to pass partial aggregates between processes",
+						fname)));
+}
+
+static void
+put_bytes(char **p, const void *v, size_t n)
+{
+	memcpy(*p, v, n);
+	*p += n;
+}
+
+static void
+get_bytes(const char **p, void *v, size_t n)
+{
+	memcpy(v, *p, n);
+	*p += n;
+}
+
+Datum
+dp_agg_serialize(PG_FUNCTION_ARGS)
+{
+	DpAggState *st;
+	bytea	   *result;
+	char	   *p;
+	uint8		version = DP_STATE_SERIAL_VERSION;
+	uint8		kind;
+
+	check_split(fcinfo, true, "dp_agg.serialfn");
+	st = (DpAggState *) PG_GETARG_POINTER(0);
+	kind = st->release ? (uint8) st->release->call.kind : 0xff;
+
+	result = (bytea *) palloc(VARHDRSZ + DP_STATE_SERIAL_SIZE);
+	SET_VARSIZE(result, VARHDRSZ + DP_STATE_SERIAL_SIZE);
+	p = VARDATA(result);
+	put_bytes(&p, &version, 1);
+	put_bytes(&p, &kind, 1);
+	put_bytes(&p, &st->fingerprint, 8);
+	put_bytes(&p, &st->count, 8);
+	put_bytes(&p, &st->sum, 16);
+	PG_RETURN_BYTEA_P(result);
+}
+
+Datum
+dp_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	bytea	   *b;
+	const char *p;
+	uint8		version,
+				kind;
+	DpAggState *st;
+
+	check_split(fcinfo, false, "dp_agg.deserialfn");
+	b = PG_GETARG_BYTEA_PP(0);
+	if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid serialized dp_agg state")));
+	p = VARDATA_ANY(b);
+	st = palloc0(sizeof(DpAggState));
+	get_bytes(&p, &version, 1);
+	get_bytes(&p, &kind, 1);
+	get_bytes(&p, &st->fingerprint, 8);
+	get_bytes(&p, &st->count, 8);
+	get_bytes(&p, &st->sum, 16);
+	if (version != DP_STATE_SERIAL_VERSION || kind > DP_AVG || st->count < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid serialized dp_agg state")));
+	PG_RETURN_POINTER(st);
+}
+
+/* ---------- final functions: the only place noise is drawn ---------- */
+
+/*
+ * The state to release, with its noise drawn (once).  An empty input gives
+ * a NULL state: the release is then the noise alone.
+ */
+static DpAggState *
+released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
+{
+	const DpRelease *r;
+	DpAggState *st;
+
+	r = dp_release_for_call(fcinfo, "DP aggregate");
+	if (!r->finalize)
+		elog(ERROR, "dp_agg: final function of a call that was not priced");
+	if (IsParallelWorker())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s cannot be finalized in a parallel worker",
+						dp_kind_name(r->call.kind)),
+				 errhint("Set debug_parallel_query to off.")));
+	if (PG_ARGISNULL(0))
+	{
+		memset(empty, 0, sizeof(*empty));
+		empty->fingerprint = r->fingerprint;
+		st = empty;
+	}
+	else
+		st = (DpAggState *) PG_GETARG_POINTER(0);
+	check_units(st, r);
+
+	if (!st->released)
+	{
+		switch (r->call.kind)
+		{
+			case DP_COUNT_STAR:
+			case DP_COUNT:
+				st->noisy_count = st->count + dp_noise_draw(&r->count);
+				break;
+			case DP_SUM:
+				st->noisy_sum = st->sum + dp_noise_draw(&r->sum);
+				break;
+			case DP_AVG:
+				/* both draws always happen: the work is the same for any data */
+				st->noisy_count = st->count + dp_noise_draw(&r->count);
+				st->noisy_sum = 2 * st->sum -
+					(int128) st->count * ((int128) r->lo_units + r->hi_units) +
+					dp_noise_draw(&r->sum);
+				break;
+		}
+		st->released = true;
+	}
+	*rp = r;
+	return st;
+}
+
+static int64
+saturate_int64(int128 v)
+{
+	if (v > PG_INT64_MAX)
+		return PG_INT64_MAX;
+	if (v < PG_INT64_MIN)
+		return PG_INT64_MIN;
+	return (int64) v;
+}
+
+/* units * 2^k as a double, saturated to the finite range */
+static double
+units_to_double(int128 units, int k)
+{
+	double		d = ldexp((double) units, k);
+
+	if (d > DBL_MAX)
+		return DBL_MAX;
+	if (d < -DBL_MAX)
+		return -DBL_MAX;
+	return d;
+}
+
+static Numeric
+int128_to_numeric(int128 v)
+{
+	char		buf[48];
+	char	   *p = buf + sizeof(buf);
+	uint128		u = v < 0 ? -(uint128) v : (uint128) v;
+
+	*--p = '\0';
+	do
+	{
+		*--p = (char) ('0' + (int) (u % 10));
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+
+/* units * 2^k as an exact numeric */
+static Numeric
+units_to_numeric(int128 units, int k)
+{
+	return numeric_mul_opt_error(int128_to_numeric(units), dp_numeric_pow2(k), NULL);
+}
+
+Datum
+dp_count_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_INT64(saturate_int64(st->noisy_count));
+}
+
+Datum
+dp_sum_int_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+	int			k = r->sum.grid_exp;
+	int128		units = st->noisy_sum;
+
+	/* k >= 0 for integer types; saturate units * 2^k */
+	if (k > 0)
+	{
+		int128		limit = ((int128) PG_INT64_MAX) >> k;
+
+		if (units > limit)
+			PG_RETURN_INT64(PG_INT64_MAX);
+		if (units < -limit - 1)
+			PG_RETURN_INT64(PG_INT64_MIN);
+		units *= (int128) 1 << k;
+	}
+	PG_RETURN_INT64(saturate_int64(units));
+}
+
+Datum
+dp_sum_float_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_FLOAT8(units_to_double(st->noisy_sum, r->sum.grid_exp));
+}
+
+Datum
+dp_sum_numeric_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_NUMERIC(units_to_numeric(st->noisy_sum, r->sum.grid_exp));
+}
+
+/*
+ * dp_avg: midpoint + (noisy centred sum) / (noisy count), clamped to
+ * [lower, upper]; the midpoint when the noisy count is below 1.
+ */
+Datum
+dp_avg_float_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+	double		lower,
+				upper,
+				est;
+
+	if (r->call.vclass == DP_VALUE_INT)
+	{
+		lower = (double) r->lower_int;
+		upper = (double) r->upper_int;
+	}
+	else
+	{
+		lower = r->lower_float;
+		upper = r->upper_float;
+	}
+
+	if (st->noisy_count < 1)
+		est = lower / 2 + upper / 2;
+	else
+	{
+		double		mid = ldexp((double) ((int128) r->lo_units + r->hi_units), r->sum.grid_exp);
+
+		est = mid + ldexp((double) st->noisy_sum, r->sum.grid_exp) / (double) st->noisy_count;
+		if (!(est >= lower))	/* also catches NaN, which cannot happen */
+			est = lower;
+		if (est > upper)
+			est = upper;
+	}
+	PG_RETURN_FLOAT8(est);
+}
+
+static int
+cmp_num(Numeric a, Numeric b)
+{
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(a), NumericGetDatum(b)));
+}
+
+Datum
+dp_avg_numeric_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+	Numeric		half = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum("0.5"),
+														   ObjectIdGetDatum(InvalidOid),
+														   Int32GetDatum(-1)));
+	Numeric		est;
+
+	if (st->noisy_count < 1)
+		est = numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
+									half, NULL);
+	else
+	{
+		Numeric		mid = units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp);
+		Numeric		centred = units_to_numeric(st->noisy_sum, r->sum.grid_exp);
+
+		est = numeric_add_opt_error(mid,
+									numeric_div_opt_error(centred,
+														  int128_to_numeric(st->noisy_count),
+														  NULL),
+									NULL);
+		if (cmp_num(est, r->lower_num) < 0)
+			est = r->lower_num;
+		if (cmp_num(est, r->upper_num) > 0)
+			est = r->upper_num;
+	}
+	PG_RETURN_NUMERIC(est);
+}

@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * calibrate.h
+ *	  Mechanism and accountant mathematics: pure functions of doubles.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_CALIBRATE_H
+#define DP_AGG_CALIBRATE_H
+
+/* directed rounding of one operation */
+extern double dp_add_up(double a, double b);
+extern double dp_mul_up(double a, double b);
+extern double dp_div_up(double a, double b);
+extern double dp_mul_down(double a, double b);
+
+extern double dp_log_norm_sf(double x);
+
+/* continuous mechanisms */
+extern double dp_laplace_scale(double epsilon, double sensitivity);
+extern double dp_gaussian_delta(double sigma, double epsilon, double sensitivity);
+extern double dp_gaussian_sigma(double epsilon, double delta, double sensitivity);
+
+/* the discrete Gaussian on the integers, integer sensitivity */
+extern double dp_discrete_gaussian_delta(double sigma, double epsilon, double sens_units);
+extern double dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units);
+
+#endif							/* DP_AGG_CALIBRATE_H */

@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  Shims for the PostgreSQL versions dp_agg builds against (13 to 17).
+ *
+ * Each shim is named for what it papers over; the code elsewhere uses the
+ * names defined here and never tests PG_VERSION_NUM itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_COMPAT_H
+#define DP_AGG_COMPAT_H
+
+#include "miscadmin.h"
+#include "storage/backendid.h"
+
+/* GUC prefix reservation was called EmitWarningsOnPlaceholders before 15 */
+#if PG_VERSION_NUM < 150000
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
+/* shared memory must be requested from shmem_request_hook since 15 */
+#if PG_VERSION_NUM >= 150000
+#define DP_HAVE_SHMEM_REQUEST_HOOK 1
+#endif
+
+/* index of this process among the backend slots, 0-based */
+#if PG_VERSION_NUM >= 170000
+#define DP_MY_PROC_INDEX() (MyProcNumber)
+#else
+#define DP_MY_PROC_INDEX() (MyBackendId - 1)
+#endif
+
+#endif							/* DP_AGG_COMPAT_H */

@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * dp_agg.c
+ *	  dp_agg: differentially private aggregates for PostgreSQL.
+ *
+ * This file only loads the extension.  Without shared_preload_libraries the
+ * library still loads (so that CREATE EXTENSION and the calibration
+ * functions work) but installs no hooks, so no release can be priced and
+ * every DP aggregate fails closed with a hint.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+
+#include "budget.h"
+#include "dp_agg.h"
+#include "guc.h"
+#include "release.h"
+
+PG_MODULE_MAGIC;
+
+bool		dp_preloaded = false;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	dp_guc_init();
+	dp_release_init();
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	dp_preloaded = true;
+	dp_hooks_init();
+	dp_budget_init();
+}

@@ -1,0 +1,192 @@
+/*-------------------------------------------------------------------------
+ *
+ * functions.c
+ *	  SQL-callable calculators: every noise scale the aggregates use can be
+ *	  recomputed by users and auditors from these.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "calibrate.h"
+#include "noise.h"
+
+PG_FUNCTION_INFO_V1(dp_laplace_scale_sql);
+PG_FUNCTION_INFO_V1(dp_gaussian_sigma_sql);
+PG_FUNCTION_INFO_V1(dp_gaussian_delta_sql);
+PG_FUNCTION_INFO_V1(dp_discrete_gaussian_sigma_sql);
+PG_FUNCTION_INFO_V1(dp_discrete_gaussian_delta_sql);
+PG_FUNCTION_INFO_V1(dp_noise_sample);
+
+static void
+check_arg(bool ok, const char *name, const char *must, double v)
+{
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be %s", name, must),
+				 errdetail("%s is %g.", name, v)));
+}
+
+#define CHECK_EPSILON(e) check_arg((e) > 0 && isfinite(e), "epsilon", "a positive finite number", (e))
+#define CHECK_DELTA_POS(d) check_arg((d) > 0 && (d) < 1, "delta", "greater than 0 and less than 1", (d))
+#define CHECK_SENS(s) check_arg((s) >= 0 && isfinite(s), "sensitivity", "a finite number at least 0", (s))
+#define CHECK_SIGMA(s) check_arg((s) > 0 && isfinite(s), "sigma", "a positive finite number", (s))
+
+/* dp_agg.laplace_scale(epsilon, sensitivity): sensitivity / epsilon, rounded up */
+Datum
+dp_laplace_scale_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = PG_GETARG_FLOAT8(0);
+	double		sens = PG_GETARG_FLOAT8(1);
+
+	CHECK_EPSILON(epsilon);
+	CHECK_SENS(sens);
+	PG_RETURN_FLOAT8(dp_laplace_scale(epsilon, sens));
+}
+
+/* dp_agg.gaussian_sigma(epsilon, delta, sensitivity): analytic Gaussian */
+Datum
+dp_gaussian_sigma_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = PG_GETARG_FLOAT8(0);
+	double		delta = PG_GETARG_FLOAT8(1);
+	double		sens = PG_GETARG_FLOAT8(2);
+
+	CHECK_EPSILON(epsilon);
+	CHECK_DELTA_POS(delta);
+	CHECK_SENS(sens);
+	PG_RETURN_FLOAT8(dp_gaussian_sigma(epsilon, delta, sens));
+}
+
+/* dp_agg.gaussian_delta(sigma, epsilon, sensitivity): exact delta(epsilon) */
+Datum
+dp_gaussian_delta_sql(PG_FUNCTION_ARGS)
+{
+	double		sigma = PG_GETARG_FLOAT8(0);
+	double		epsilon = PG_GETARG_FLOAT8(1);
+	double		sens = PG_GETARG_FLOAT8(2);
+
+	CHECK_SIGMA(sigma);
+	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
+	CHECK_SENS(sens);
+	PG_RETURN_FLOAT8(dp_gaussian_delta(sigma, epsilon, sens));
+}
+
+/* dp_agg.discrete_gaussian_sigma(epsilon, delta, sensitivity): what the aggregates use */
+Datum
+dp_discrete_gaussian_sigma_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = PG_GETARG_FLOAT8(0);
+	double		delta = PG_GETARG_FLOAT8(1);
+	double		sens = PG_GETARG_FLOAT8(2);
+
+	CHECK_EPSILON(epsilon);
+	CHECK_DELTA_POS(delta);
+	check_arg(sens >= 0 && sens <= 4611686018427387904.0 && sens == floor(sens),
+			  "sensitivity", "an integer between 0 and 2^62", sens);
+	PG_RETURN_FLOAT8(dp_discrete_gaussian_sigma(epsilon, delta, sens));
+}
+
+/* dp_agg.discrete_gaussian_delta(sigma, epsilon, sensitivity) */
+Datum
+dp_discrete_gaussian_delta_sql(PG_FUNCTION_ARGS)
+{
+	double		sigma = PG_GETARG_FLOAT8(0);
+	double		epsilon = PG_GETARG_FLOAT8(1);
+	double		sens = PG_GETARG_FLOAT8(2);
+
+	CHECK_SIGMA(sigma);
+	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
+	check_arg(sens >= 0 && sens <= 4611686018427387904.0 && sens == floor(sens),
+			  "sensitivity", "an integer between 0 and 2^62", sens);
+	PG_RETURN_FLOAT8(dp_discrete_gaussian_delta(sigma, epsilon, sens));
+}
+
+/*
+ * dp_agg.noise_sample(mechanism, scale, n): n draws of the samplers the
+ * aggregates use, for statistical tests and audits.  Laplace: the scale is
+ * the exact dyadic value given; Gaussian: sigma, with sigma^2 rounded up.
+ */
+Datum
+dp_noise_sample(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *mech = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	double		scale = PG_GETARG_FLOAT8(1);
+	int32		n = PG_GETARG_INT32(2);
+	bool		laplace;
+	DpLaplaceParam lp = {0, 0};
+	DpGaussianParam gp = {0, 0};
+
+	if (strcmp(mech, "laplace") == 0)
+		laplace = true;
+	else if (strcmp(mech, "gaussian") == 0)
+		laplace = false;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mechanism must be \"laplace\" or \"gaussian\"")));
+	check_arg(scale >= (laplace ? ldexp(1.0, -40) : DP_MIN_GAUSSIAN_SIGMA) &&
+			  scale <= (laplace ? DP_MAX_LAPLACE_SCALE : DP_MAX_GAUSSIAN_SIGMA),
+			  "scale", "within the range of the sampler", scale);
+	check_arg(n >= 0, "n", "at least 0", n);
+
+	if (laplace)
+	{
+		int			e;
+		double		f = frexp(scale, &e);
+
+		/* scale = f 2^e exactly: t / s with t = f 2^53 */
+		lp.t = (uint64) ldexp(f, 53);
+		e -= 53;
+		if (e >= 0)
+		{
+			lp.t <<= e;
+			lp.s = 1;
+		}
+		else
+			lp.s = UINT64CONST(1) << (-e);
+		while (lp.s > 1 && (lp.t & 1) == 0)
+		{
+			lp.t >>= 1;
+			lp.s >>= 1;
+		}
+	}
+	else
+	{
+		double		v = dp_mul_up(scale, scale);
+		int			e;
+		double		f = frexp(v, &e);
+
+		gp.p = (uint64) ldexp(f, 53);
+		e -= 53;
+		if (e >= 0)
+		{
+			gp.p <<= e;
+			gp.q = 1;
+		}
+		else
+			gp.q = (uint128) 1 << (-e);
+	}
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < n; i++)
+	{
+		int128		x = laplace ? dp_sample_discrete_laplace(lp) : dp_sample_discrete_gaussian(gp);
+		Datum		value;
+		bool		isnull = false;
+
+		CHECK_FOR_INTERRUPTS();
+		value = Int64GetDatum((int64) Max(Min(x, (int128) PG_INT64_MAX), (int128) PG_INT64_MIN));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,728 @@
+/*-------------------------------------------------------------------------
+ *
+ * guard.c
+ *	  Which statements may compute DP aggregates.
+ *
+ * A DP release is only as private as its sensitivity analysis and only as
+ * cheap as its price: each row must feed each DP aggregate at most once,
+ * each DP aggregate must be evaluated at most as often as it was charged,
+ * and nothing that sets the noise or the price may depend on the data.
+ *
+ * Two checks enforce this.  dp_guard_query runs at planning time on the
+ * rewritten query (views expanded) and rejects the constructs users write,
+ * naming them.  dp_guard_plan runs on the plan before execution and is the
+ * authority: it sees what will really run, including SQL functions inlined
+ * by the planner, and it finds the DP aggregate calls to price.
+ *
+ * The rules (README, "What the guard accepts"):
+ *   - the FROM of a query level with DP aggregates is one table, optionally
+ *     with TABLESAMPLE, or a sub-query or view that reads one table row by
+ *     row (no aggregation, DISTINCT, window functions, LIMIT, set-returning
+ *     functions or sub-queries in it);
+ *   - no joins, LATERAL, set operations, recursive CTEs, grouping sets,
+ *     sub-queries in expressions, or window functions at that level;
+ *   - query levels above it only post-process its result: their FROM is
+ *     that one sub-query, so it is evaluated once;
+ *   - epsilon, delta and the bounds are constants or statement parameters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+
+#include "guard.h"
+#include "release.h"
+#include "sampling.h"
+
+/* ---------- finding DP aggregates ---------- */
+
+static bool
+contains_dp_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		if (dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
+			return true;
+	}
+	else if (IsA(node, WindowFunc))
+	{
+		if (dp_lookup_call(((WindowFunc *) node)->winfnoid) != NULL)
+			return true;
+	}
+	else if (IsA(node, Query))
+		return query_tree_walker((Query *) node, contains_dp_walker, context, 0);
+	return expression_tree_walker(node, contains_dp_walker, context);
+}
+
+/* Does the query, at any level, call a DP aggregate? */
+bool
+dp_query_has_dp(Query *query)
+{
+	if (!dp_extension_present())
+		return false;
+	return query_tree_walker(query, contains_dp_walker, NULL, 0);
+}
+
+/* ---------- the query-level check ---------- */
+
+static void
+reject(const char *construct, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s not allowed in a statement with DP aggregates", construct),
+			 errdetail("%s", detail),
+			 errhint("See \"What the guard accepts\" in the dp_agg README.")));
+}
+
+#define DETAIL_TWICE "A row could feed a DP aggregate more than once, or a DP aggregate be evaluated more often than it was charged."
+#define DETAIL_DATA "The result of a DP aggregate would depend on other rows than its own, so its noise would not hide a row."
+
+/* DP calls of this query level (not of sub-queries), and window use */
+typedef struct LevelContext
+{
+	List	   *aggrefs;
+	bool		window_dp;
+	int			sublevels;
+} LevelContext;
+
+static bool
+level_walker(Node *node, LevelContext *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) node;
+
+		if (a->agglevelsup == ctx->sublevels && dp_lookup_call(a->aggfnoid))
+			ctx->aggrefs = lappend(ctx->aggrefs, a);
+	}
+	else if (IsA(node, WindowFunc))
+	{
+		if (ctx->sublevels == 0 && dp_lookup_call(((WindowFunc *) node)->winfnoid))
+			ctx->window_dp = true;
+	}
+	else if (IsA(node, Query))
+	{
+		bool		r;
+
+		ctx->sublevels++;
+		r = query_tree_walker((Query *) node, level_walker, ctx, 0);
+		ctx->sublevels--;
+		return r;
+	}
+	return expression_tree_walker(node, level_walker, ctx);
+}
+
+static void check_level(Query *q);
+
+/*
+ * The FROM sub-query (or view, or CTE) of a query level with DP aggregates:
+ * it must read one table, row by row.
+ */
+static void check_row_source(Query *q);
+
+static void
+check_from_item(Query *q, bool dp_here)
+{
+	RangeTblRef *ref;
+	RangeTblEntry *rte;
+	const char *what = dp_here ? "in the FROM of a DP aggregate" : "around a DP sub-query";
+
+	if (list_length(q->jointree->fromlist) == 0)
+	{
+		if (dp_here)
+			reject("DP aggregates without a table are",
+				   "A DP aggregate reads exactly one table (or a view of one).");
+		return;
+	}
+	if (list_length(q->jointree->fromlist) > 1 ||
+		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
+		reject(dp_here ? "joins are" : "joins with a DP sub-query are", DETAIL_TWICE);
+
+	ref = linitial_node(RangeTblRef, q->jointree->fromlist);
+	rte = rt_fetch(ref->rtindex, q->rtable);
+	if (rte->lateral)
+		reject("LATERAL is", DETAIL_TWICE);
+
+	switch (rte->rtekind)
+	{
+		case RTE_RELATION:
+			if (rte->tablesample)
+				dp_check_tablesample(rte->tablesample);
+			break;
+		case RTE_SUBQUERY:
+			if (dp_here)
+				check_row_source(rte->subquery);
+			else
+				check_level(rte->subquery);
+			break;
+		case RTE_CTE:
+			{
+				Query	   *cq = NULL;
+				Index		levelsup = rte->ctelevelsup;
+				ListCell   *lc;
+
+				if (levelsup != 0)
+					reject("CTEs of an outer query level are", DETAIL_TWICE);
+				foreach(lc, q->cteList)
+				{
+					CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+
+					if (strcmp(cte->ctename, rte->ctename) == 0)
+					{
+						if (cte->cterecursive)
+							reject("recursive CTEs are", DETAIL_TWICE);
+						cq = castNode(Query, cte->ctequery);
+						break;
+					}
+				}
+				if (cq == NULL)
+					elog(ERROR, "dp_agg: CTE \"%s\" not found", rte->ctename);
+				if (dp_here)
+					check_row_source(cq);
+				else
+					check_level(cq);
+				break;
+			}
+		case RTE_FUNCTION:
+			reject(psprintf("set-returning functions %s are", what), DETAIL_TWICE);
+			break;
+		case RTE_VALUES:
+			reject(psprintf("VALUES lists %s are", what), DETAIL_TWICE);
+			break;
+		case RTE_TABLEFUNC:
+			reject(psprintf("table functions %s are", what), DETAIL_TWICE);
+			break;
+		case RTE_NAMEDTUPLESTORE:
+			reject(psprintf("transition tables %s are", what), DETAIL_TWICE);
+			break;
+		case RTE_RESULT:
+			if (dp_here)
+				reject("DP aggregates without a table are",
+					   "A DP aggregate reads exactly one table (or a view of one).");
+			break;
+		case RTE_JOIN:
+			reject("joins are", DETAIL_TWICE);
+			break;
+	}
+}
+
+/* rules common to every query level of a DP statement */
+static void
+check_common(Query *q)
+{
+	if (q->commandType != CMD_SELECT && q->commandType != CMD_INSERT)
+		reject("DP aggregates in UPDATE, DELETE or MERGE are", DETAIL_TWICE);
+	if (q->hasRecursive)
+		reject("recursive CTEs are", DETAIL_TWICE);
+	if (q->setOperations)
+		reject("UNION, INTERSECT and EXCEPT are", DETAIL_TWICE);
+	if (q->hasSubLinks)
+		reject("sub-queries in expressions are",
+			   "A sub-query could be evaluated many times, or make a release depend on other rows.");
+}
+
+static void
+check_row_source(Query *q)
+{
+	check_common(q);
+	if (q->commandType != CMD_SELECT)
+		reject("data-modifying sub-queries are", DETAIL_TWICE);
+	if (query_tree_walker(q, contains_dp_walker, NULL, 0))
+		reject("DP aggregates over DP aggregates are", DETAIL_TWICE);
+	if (q->hasAggs || q->groupClause || q->groupingSets || q->havingQual)
+		reject("aggregation in the FROM of a DP aggregate is", DETAIL_DATA);
+	if (q->distinctClause)
+		reject("DISTINCT in the FROM of a DP aggregate is", DETAIL_DATA);
+	if (q->hasWindowFuncs)
+		reject("window functions in the FROM of a DP aggregate are", DETAIL_DATA);
+	if (q->limitCount || q->limitOffset)
+		reject("LIMIT and OFFSET in the FROM of a DP aggregate are", DETAIL_DATA);
+	if (q->hasTargetSRFs)
+		reject("set-returning functions in the FROM of a DP aggregate are", DETAIL_TWICE);
+	if (q->rowMarks)
+		reject("FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are", DETAIL_TWICE);
+	check_from_item(q, true);
+}
+
+/* a query level that contains DP aggregates at it or below it */
+static void
+check_level(Query *q)
+{
+	LevelContext ctx = {NIL, false, 0};
+	ListCell   *lc;
+
+	check_common(q);
+	(void) expression_tree_walker((Node *) q->targetList, level_walker, &ctx);
+	(void) expression_tree_walker(q->havingQual, level_walker, &ctx);
+	if (ctx.window_dp)
+		reject("DP aggregates as window functions are",
+			   "A window function would release one noisy value per row.");
+
+	if (ctx.aggrefs != NIL)
+	{
+		if (q->commandType != CMD_SELECT)
+			reject("DP aggregates directly in INSERT are", DETAIL_TWICE);
+		if (q->groupingSets)
+			reject("GROUPING SETS, ROLLUP and CUBE are",
+				   "A row would feed one release per grouping set.");
+		if (q->hasTargetSRFs)
+			reject("set-returning functions in the target list are", DETAIL_TWICE);
+		if (q->hasWindowFuncs)
+			reject("window functions over DP aggregates are", DETAIL_TWICE);
+		foreach(lc, ctx.aggrefs)
+		{
+			Aggref	   *a = lfirst(lc);
+			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
+			int			argnos[] = {info->lower_arg, info->upper_arg,
+			info->epsilon_arg, info->delta_arg};
+
+			for (int i = 0; i < lengthof(argnos); i++)
+			{
+				if (argnos[i] >= 0)
+					dp_check_parameter_expr((Node *) list_nth_node(TargetEntry, a->args, argnos[i])->expr,
+											info, argnos[i]);
+			}
+		}
+		check_from_item(q, true);
+	}
+	else
+		check_from_item(q, false);
+}
+
+/*
+ * Reject, naming the construct, a statement that computes DP aggregates in
+ * a way the rules above do not allow.
+ */
+void
+dp_guard_query(Query *query)
+{
+	if (!dp_query_has_dp(query))
+		return;
+	if (query->commandType == CMD_UTILITY)
+		return;					/* its inner query is planned separately */
+	check_level(query);
+}
+
+/* ---------- the plan-level check ---------- */
+
+typedef struct PlanWalk
+{
+	PlannedStmt *stmt;
+	bool		validate;
+	List	   *calls;			/* DpPlanCall * */
+	Bitmapset  *cte_plans;		/* plan_ids of CTE subplans */
+} PlanWalk;
+
+typedef struct InputWalk
+{
+	List	   *scans;			/* Scan * */
+	bool		inheritance;	/* under an Append of one partitioned table */
+	List	   *partial_aggrefs;	/* DP Aggrefs of partial Agg nodes */
+} InputWalk;
+
+static void
+plan_reject(PlanWalk *w, const char *construct, const char *detail)
+{
+	if (w->validate)
+		reject(construct, detail);
+}
+
+typedef struct AggrefCollect
+{
+	List	   *aggrefs;
+} AggrefCollect;
+
+static bool
+collect_dp_aggrefs(Node *node, AggrefCollect *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		if (dp_lookup_call(((Aggref *) node)->aggfnoid))
+			ctx->aggrefs = lappend(ctx->aggrefs, node);
+		return false;			/* aggregates do not nest */
+	}
+	if (IsA(node, WindowFunc) && dp_lookup_call(((WindowFunc *) node)->winfnoid))
+		reject("DP aggregates as window functions are",
+			   "A window function would release one noisy value per row.");
+	return expression_tree_walker(node, collect_dp_aggrefs, ctx);
+}
+
+static List *
+plan_dp_aggrefs(Plan *plan)
+{
+	AggrefCollect ctx = {NIL};
+
+	(void) collect_dp_aggrefs((Node *) plan->targetlist, &ctx);
+	(void) collect_dp_aggrefs((Node *) plan->qual, &ctx);
+	return ctx.aggrefs;
+}
+
+/*
+ * A combining Aggref has one argument, a Var for the partial state that the
+ * node below computes; follow it down (through Gather, Sort...) to the
+ * partial Aggref, which carries the call's real arguments.
+ */
+static Aggref *
+partial_aggref(Aggref *aggref, Plan *input)
+{
+	Expr	   *e = linitial_node(TargetEntry, aggref->args)->expr;
+
+	while (input != NULL && IsA(e, Var) && ((Var *) e)->varno == OUTER_VAR)
+	{
+		AttrNumber	attno = ((Var *) e)->varattno;
+
+		if (attno < 1 || attno > list_length(input->targetlist))
+			break;
+		e = list_nth_node(TargetEntry, input->targetlist, attno - 1)->expr;
+		if (IsA(e, Aggref))
+			return (Aggref *) e;
+		input = input->lefttree;
+	}
+	elog(ERROR, "dp_agg: cannot find the partial aggregate of a combining DP aggregate");
+	return NULL;
+}
+
+static void
+add_calls(PlanWalk *w, Agg *agg, List *aggrefs, bool finalize, const DpSampling *sampling)
+{
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		DpPlanCall *c = palloc0(sizeof(DpPlanCall));
+
+		c->aggref = lfirst(lc);
+		c->args_from = c->aggref;
+		if (agg != NULL && DO_AGGSPLIT_COMBINE(agg->aggsplit))
+			c->args_from = partial_aggref(c->aggref, agg->plan.lefttree);
+		c->info = dp_lookup_call(c->aggref->aggfnoid);
+		c->finalize = finalize;
+		c->sampling = *sampling;
+		w->calls = lappend(w->calls, c);
+	}
+}
+
+/* children of a plan node (not SubPlans in expressions) */
+static List *
+plan_children(Plan *plan)
+{
+	List	   *children = NIL;
+
+	if (plan->lefttree)
+		children = lappend(children, plan->lefttree);
+	if (plan->righttree)
+		children = lappend(children, plan->righttree);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			children = list_concat(children, ((Append *) plan)->appendplans);
+			break;
+		case T_MergeAppend:
+			children = list_concat(children, ((MergeAppend *) plan)->mergeplans);
+			break;
+		case T_BitmapAnd:
+			children = list_concat(children, ((BitmapAnd *) plan)->bitmapplans);
+			break;
+		case T_BitmapOr:
+			children = list_concat(children, ((BitmapOr *) plan)->bitmapplans);
+			break;
+		case T_SubqueryScan:
+			children = lappend(children, ((SubqueryScan *) plan)->subplan);
+			break;
+		case T_CustomScan:
+			children = list_concat(children, ((CustomScan *) plan)->custom_plans);
+			break;
+		default:
+			break;
+	}
+	return children;
+}
+
+static void
+collect_cte_plans(PlanWalk *w, Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	if (IsA(plan, CteScan))
+		w->cte_plans = bms_add_member(w->cte_plans, ((CteScan *) plan)->ctePlanId);
+	foreach(lc, plan_children(plan))
+		collect_cte_plans(w, lfirst(lc));
+}
+
+/* Is an Append over one partitioned (or inheritance) table? */
+static bool
+append_is_inheritance(PlanWalk *w, Bitmapset *apprelids)
+{
+	int			rti = -1;
+
+	if (bms_num_members(apprelids) < 1)
+		return false;
+	while ((rti = bms_next_member(apprelids, rti)) >= 0)
+	{
+		RangeTblEntry *rte = rt_fetch(rti, w->stmt->rtable);
+
+		if (rte->rtekind != RTE_RELATION || !rte->inh)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The input of a DP Agg node: one table read row by row, through nodes
+ * that pass rows on (sort, gather, the partial aggregation of parallel
+ * plans, the partitions of one partitioned table).
+ */
+static void
+walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			in->scans = lappend(in->scans, plan);
+			return;				/* bitmap index children read no rows */
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Material:
+		case T_Result:
+		case T_Gather:
+		case T_GatherMerge:
+		case T_SubqueryScan:
+			break;
+		case T_Agg:
+			{
+				Agg		   *agg = (Agg *) plan;
+
+				if (!DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
+					plan_reject(w, "aggregation in the FROM of a DP aggregate is", DETAIL_DATA);
+				in->partial_aggrefs = list_concat(in->partial_aggrefs, plan_dp_aggrefs(plan));
+				break;
+			}
+		case T_Append:
+			if (!append_is_inheritance(w, ((Append *) plan)->apprelids))
+				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+			in->inheritance = true;
+			break;
+		case T_MergeAppend:
+			if (!append_is_inheritance(w, ((MergeAppend *) plan)->apprelids))
+				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+			in->inheritance = true;
+			break;
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+		case T_Hash:
+		case T_Memoize:
+			plan_reject(w, "joins are", DETAIL_TWICE);
+			break;
+		case T_FunctionScan:
+		case T_ProjectSet:
+			plan_reject(w, "set-returning functions in the FROM of a DP aggregate are", DETAIL_TWICE);
+			break;
+		case T_ValuesScan:
+			plan_reject(w, "VALUES lists in the FROM of a DP aggregate are", DETAIL_TWICE);
+			break;
+		case T_CteScan:
+		case T_WorkTableScan:
+			plan_reject(w, "materialized or recursive CTEs in the FROM of a DP aggregate are", DETAIL_TWICE);
+			break;
+		case T_Limit:
+			plan_reject(w, "LIMIT and OFFSET in the FROM of a DP aggregate are", DETAIL_DATA);
+			break;
+		case T_Unique:
+		case T_Group:
+		case T_SetOp:
+			plan_reject(w, "DISTINCT and set operations in the FROM of a DP aggregate are", DETAIL_DATA);
+			break;
+		case T_WindowAgg:
+			plan_reject(w, "window functions in the FROM of a DP aggregate are", DETAIL_DATA);
+			break;
+		case T_LockRows:
+			plan_reject(w, "FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are", DETAIL_TWICE);
+			break;
+		default:
+			plan_reject(w, psprintf("plan nodes of type %d in the FROM of a DP aggregate are",
+									(int) nodeTag(plan)),
+						"dp_agg cannot tell how often such a node reads its input.");
+			break;
+	}
+	foreach(lc, plan_children(plan))
+		walk_input(w, lfirst(lc), in);
+}
+
+static void walk_plan(PlanWalk *w, Plan *plan, const char *unsafe);
+
+/* a DP Agg node: check where it is and what it reads, and record its calls */
+static void
+visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
+{
+	InputWalk	in = {NIL, false, NIL};
+	DpSampling	sampling = dp_no_sampling;
+	ListCell   *lc;
+
+	if (DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
+	{
+		/* partial aggregation met outside the input of its finalize node:
+		 * this is a parallel worker's plan fragment */
+		plan_reject(w, "partial DP aggregation without its finalization is", DETAIL_TWICE);
+	}
+	else if (unsafe)
+		plan_reject(w, psprintf("DP aggregates below %s are", unsafe), DETAIL_TWICE);
+	if (agg->groupingSets != NIL || agg->aggstrategy == AGG_MIXED || agg->chain != NIL)
+		plan_reject(w, "GROUPING SETS, ROLLUP and CUBE are",
+					"A row would feed one release per grouping set.");
+
+	walk_input(w, agg->plan.lefttree, &in);
+
+	if (w->validate)
+	{
+		if (in.scans == NIL)
+			reject("DP aggregates without a table are",
+				   "A DP aggregate reads exactly one table (or a view of one).");
+		if (list_length(in.scans) > 1)
+		{
+			/* the partitions of one table, each read once */
+			Bitmapset  *relids = NULL;
+
+			if (!in.inheritance)
+				reject("reading more than one table is", DETAIL_TWICE);
+			foreach(lc, in.scans)
+			{
+				Scan	   *scan = lfirst(lc);
+				Oid			relid = rt_fetch(scan->scanrelid, w->stmt->rtable)->relid;
+
+				if (bms_is_member((int) relid, relids))
+					reject("reading a table twice is", DETAIL_TWICE);
+				relids = bms_add_member(relids, (int) relid);
+			}
+		}
+	}
+	dp_sampling_of_input(w->stmt, in.scans, &sampling);
+
+	add_calls(w, NULL, in.partial_aggrefs, false, &sampling);
+	add_calls(w, agg, aggrefs, !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit), &sampling);
+}
+
+/*
+ * Walk a plan tree; unsafe names the first ancestor that could run its
+ * subtree more than once (NULL if there is none).
+ */
+static void
+walk_plan(PlanWalk *w, Plan *plan, const char *unsafe)
+{
+	const char *child_unsafe = unsafe;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+
+	if (IsA(plan, Agg))
+	{
+		List	   *aggrefs = plan_dp_aggrefs(plan);
+
+		if (aggrefs != NIL)
+		{
+			visit_dp_agg(w, (Agg *) plan, aggrefs, unsafe);
+			return;
+		}
+	}
+	else if (IsA(plan, WindowAgg))
+		(void) plan_dp_aggrefs(plan);	/* rejects DP window functions */
+
+	switch (nodeTag(plan))
+	{
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+			child_unsafe = "a join";
+			break;
+		case T_Memoize:
+			child_unsafe = "a Memoize node";
+			break;
+		case T_RecursiveUnion:
+			child_unsafe = "a recursive union";
+			break;
+		case T_Append:
+		case T_MergeAppend:
+		case T_SetOp:
+			child_unsafe = "a set operation";
+			break;
+		case T_Gather:
+		case T_GatherMerge:
+			child_unsafe = "a Gather node (parallel workers cannot release)";
+			break;
+		case T_CustomScan:
+		case T_ForeignScan:
+			child_unsafe = "a custom or foreign scan";
+			break;
+		default:
+			break;
+	}
+	foreach(lc, plan_children(plan))
+		walk_plan(w, lfirst(lc), child_unsafe);
+}
+
+/*
+ * Find the DP aggregate calls of a plan, checking (if validate) that the
+ * plan evaluates each at most once per group over one table read once.
+ * Returns a list of DpPlanCall, NIL if the plan has no DP aggregate.
+ */
+List *
+dp_guard_plan(PlannedStmt *stmt, bool validate)
+{
+	PlanWalk	w = {stmt, validate, NIL, NULL};
+	ListCell   *lc;
+	int			plan_id = 0;
+	bool		other_subplans = false;
+
+	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
+		return NIL;
+
+	collect_cte_plans(&w, stmt->planTree);
+	foreach(lc, stmt->subplans)
+		collect_cte_plans(&w, lfirst(lc));
+
+	walk_plan(&w, stmt->planTree, NULL);
+	foreach(lc, stmt->subplans)
+	{
+		Plan	   *sub = lfirst(lc);
+		int			before = list_length(w.calls);
+
+		plan_id++;
+		if (sub == NULL)
+			continue;
+		if (bms_is_member(plan_id, w.cte_plans))
+			walk_plan(&w, sub, NULL);	/* a CTE runs once */
+		else
+		{
+			other_subplans = true;
+			walk_plan(&w, sub, "a sub-query used as an expression");
+			if (list_length(w.calls) != before)
+				plan_reject(&w, "DP aggregates in sub-queries used as expressions are", DETAIL_TWICE);
+		}
+	}
+	if (w.calls != NIL && other_subplans)
+		plan_reject(&w, "sub-queries in expressions are",
+					"A sub-query could be evaluated many times, or make a release depend on other rows.");
+	return w.calls;
+}

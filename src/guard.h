@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * guard.h
+ *	  Which statements may compute DP aggregates.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_GUARD_H
+#define DP_AGG_GUARD_H
+
+#include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
+
+#include "release.h"
+
+/* A DP aggregate call found in a plan. */
+typedef struct DpPlanCall
+{
+	Aggref	   *aggref;
+	Aggref	   *args_from;		/* the Aggref with its arguments: itself, or
+								 * for a combining node its partial Aggref */
+	const DpCallInfo *info;
+	bool		finalize;		/* its final function runs here: it is priced */
+	DpSampling	sampling;		/* how its input table is read */
+} DpPlanCall;
+
+extern bool dp_query_has_dp(Query *query);
+extern void dp_guard_query(Query *query);
+extern List *dp_guard_plan(PlannedStmt *stmt, bool validate);
+
+#endif							/* DP_AGG_GUARD_H */

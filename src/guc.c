@@ -1,0 +1,117 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.c
+ *	  Settings of dp_agg.
+ *
+ * dp_agg.epsilon has no default on purpose: a release whose price was not
+ * chosen by somebody is an error, not a guess.  It is a string setting so
+ * that "unset" can be told from any number; the check hook accepts only
+ * positive finite numbers.  dp_agg.delta defaults to 0 (pure epsilon-DP, the
+ * Laplace mechanism).  Both are read when a statement is priced, never while
+ * it runs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/float.h"
+#include "utils/guc.h"
+
+#include "guc.h"
+
+static char *dp_guc_epsilon_string = NULL;
+double		dp_guc_delta = 0.0;
+int			dp_guc_charger_idle_ms = 2000;
+int			dp_guc_max_databases = 8;
+
+static bool
+check_epsilon(char **newval, void **extra, GucSource source)
+{
+	char	   *end;
+	double		v;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	errno = 0;
+	v = strtod(*newval, &end);
+	while (*end == ' ')
+		end++;
+	if (errno != 0 || *end != '\0' || !(v > 0) || !isfinite(v))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errmsg("invalid value for dp_agg.epsilon: \"%s\"", *newval);
+		GUC_check_errdetail("epsilon must be a positive finite number.");
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_delta(double *newval, void **extra, GucSource source)
+{
+	if (!(*newval >= 0.0 && *newval < 1.0))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errdetail("delta must be at least 0 and less than 1.");
+		return false;
+	}
+	return true;
+}
+
+void
+dp_guc_init(void)
+{
+	DefineCustomStringVariable("dp_agg.epsilon",
+							   "Privacy loss epsilon of a DP aggregate called without an epsilon argument.",
+							   "Empty (the default) means unset: such calls are an error.",
+							   &dp_guc_epsilon_string,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   check_epsilon, NULL, NULL);
+
+	DefineCustomRealVariable("dp_agg.delta",
+							 "Privacy parameter delta of a DP aggregate called without a delta argument.",
+							 "0 selects the Laplace mechanism (pure epsilon-DP), "
+							 "a positive value the Gaussian mechanism.",
+							 &dp_guc_delta,
+							 0.0, 0.0, 1.0,
+							 PGC_USERSET,
+							 0,
+							 check_delta, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.charger_idle_timeout",
+							"Time after which an idle budget charger exits.",
+							"A charger stays connected to its database; DROP DATABASE "
+							"waits for it to exit.",
+							&dp_guc_charger_idle_ms,
+							2000, 100, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.max_databases",
+							"Number of databases that can charge budgets at the same time.",
+							NULL,
+							&dp_guc_max_databases,
+							8, 1, 1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("dp_agg");
+}
+
+/*
+ * The value of dp_agg.epsilon, false if it is unset.
+ */
+bool
+dp_guc_epsilon(double *epsilon)
+{
+	if (dp_guc_epsilon_string == NULL || dp_guc_epsilon_string[0] == '\0')
+		return false;
+	*epsilon = strtod(dp_guc_epsilon_string, NULL);
+	return true;
+}

@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.h
+ *	  Settings of dp_agg.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_GUC_H
+#define DP_AGG_GUC_H
+
+extern double dp_guc_delta;
+extern int	dp_guc_charger_idle_ms;
+extern int	dp_guc_max_databases;
+
+extern void dp_guc_init(void);
+extern bool dp_guc_epsilon(double *epsilon);
+
+#endif							/* DP_AGG_GUC_H */

@@ -1,0 +1,130 @@
+/*-------------------------------------------------------------------------
+ *
+ * random.c
+ *	  Uniform random bits for the noise samplers, from OpenSSL's DRBG.
+ *
+ * This is the only file of dp_agg that includes OpenSSL, and the only source
+ * of randomness of every sampler.  There is no fallback: if OpenSSL cannot
+ * deliver, the caller gets an ERROR and nothing is released.  There is no
+ * seed, and nothing here can be influenced from SQL.
+ *
+ * Bytes are drawn with RAND_priv_bytes() (the DRBG instance OpenSSL keeps for
+ * secret values) into a small per-process buffer, so that a release that
+ * needs a few dozen words does not pay a library call for each.  Every byte
+ * handed out is wiped from the buffer at once, and the buffer is discarded
+ * whenever the process id changes, so that a forked child never reuses its
+ * parent's bytes.  Nothing is drawn before the first release of a backend,
+ * in particular nothing in the postmaster.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/rand.h>
+
+#include "random.h"
+
+#define DP_RANDOM_BUFSIZE 512
+
+static unsigned char rand_buf[DP_RANDOM_BUFSIZE];
+static size_t rand_pos = DP_RANDOM_BUFSIZE;	/* empty */
+static pid_t rand_pid = 0;
+
+/*
+ * Refill the buffer from OpenSSL; ERROR if it fails.
+ */
+static void
+refill(void)
+{
+	if (RAND_priv_bytes(rand_buf, DP_RANDOM_BUFSIZE) != 1)
+	{
+		unsigned long e = ERR_get_error();
+
+		explicit_bzero(rand_buf, sizeof(rand_buf));
+		rand_pos = DP_RANDOM_BUFSIZE;
+		ERR_clear_error();
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not obtain random bytes from OpenSSL"),
+				 errdetail("RAND_priv_bytes failed: %s",
+						   e ? ERR_error_string(e, NULL) : "no error code"),
+				 errhint("Nothing was released.")));
+	}
+	rand_pos = 0;
+	rand_pid = getpid();
+}
+
+/*
+ * Copy len uniform random bytes into buf.
+ */
+void
+dp_random_fill(void *buf, size_t len)
+{
+	unsigned char *out = (unsigned char *) buf;
+
+	if (rand_pid != getpid())
+		dp_random_discard();
+
+	while (len > 0)
+	{
+		size_t		n;
+
+		if (rand_pos >= DP_RANDOM_BUFSIZE)
+			refill();
+		n = Min(len, DP_RANDOM_BUFSIZE - rand_pos);
+		memcpy(out, rand_buf + rand_pos, n);
+		explicit_bzero(rand_buf + rand_pos, n);
+		rand_pos += n;
+		out += n;
+		len -= n;
+	}
+}
+
+/*
+ * Forget any buffered bytes (also used after fork).
+ */
+void
+dp_random_discard(void)
+{
+	explicit_bzero(rand_buf, sizeof(rand_buf));
+	rand_pos = DP_RANDOM_BUFSIZE;
+	rand_pid = getpid();
+}
+
+uint64
+dp_random_u64(void)
+{
+	uint64		r;
+
+	dp_random_fill(&r, sizeof(r));
+	return r;
+}
+
+/*
+ * Uniform integer in [0, n), n >= 1, by rejection: exact, no modulo bias.
+ */
+uint64
+dp_random_below(uint64 n)
+{
+	uint64		mask;
+	uint64		r;
+
+	Assert(n >= 1);
+	if (n == 1)
+		return 0;
+	/* smallest all-ones mask covering n - 1 */
+	mask = n - 1;
+	mask |= mask >> 1;
+	mask |= mask >> 2;
+	mask |= mask >> 4;
+	mask |= mask >> 8;
+	mask |= mask >> 16;
+	mask |= mask >> 32;
+	do
+		r = dp_random_u64() & mask;
+	while (r >= n);
+	return r;
+}
