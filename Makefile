@@ -16,7 +16,8 @@ OBJS = \
 	src/guard.o \
 	src/sampling.o \
 	src/hooks.o \
-	src/budget.o
+	src/budget.o \
+	src/charger.o
 
 DATA = sql/dp_agg--$(EXTVERSION).sql
 
@@ -30,3 +31,6 @@ PG_CFLAGS += -ffp-contract=off
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# every object depends on every header: they are few and small
+$(OBJS): $(wildcard src/*.h)

@@ -881,3 +881,140 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.noise_sample(text, float8, integer) IS
 'n draws of the exact discrete Laplace (scale) or discrete Gaussian (sigma) sampler, for tests and audits';
 REVOKE ALL ON FUNCTION dp_agg.noise_sample(text, float8, integer) FROM PUBLIC;
+
+--------------------------------------------------------------------------
+-- Privacy budgets.  Only the extension writes these tables: the charger
+-- (a background worker) and the SECURITY DEFINER functions below.
+--------------------------------------------------------------------------
+
+CREATE TABLE dp_agg.budget (
+    role regrole PRIMARY KEY,
+    epsilon_limit float8 NOT NULL CHECK (epsilon_limit >= 0 AND epsilon_limit < 'infinity'),
+    delta_limit float8 NOT NULL DEFAULT 0 CHECK (delta_limit >= 0 AND delta_limit < 1),
+    epsilon_spent float8 NOT NULL DEFAULT 0 CHECK (epsilon_spent >= 0 AND epsilon_spent < 'infinity'),
+    delta_spent float8 NOT NULL DEFAULT 0 CHECK (delta_spent >= 0 AND delta_spent < 'infinity'),
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE dp_agg.budget IS 'privacy budget of each role: limits and amounts spent (basic composition)';
+COMMENT ON COLUMN dp_agg.budget.role IS 'the role charged: current_user of the statements that release';
+COMMENT ON COLUMN dp_agg.budget.epsilon_limit IS 'total epsilon the role may spend';
+COMMENT ON COLUMN dp_agg.budget.delta_limit IS 'total delta the role may spend';
+COMMENT ON COLUMN dp_agg.budget.epsilon_spent IS 'sum of the epsilons charged since the last reset, rounded up';
+COMMENT ON COLUMN dp_agg.budget.delta_spent IS 'sum of the deltas charged since the last reset, rounded up';
+COMMENT ON COLUMN dp_agg.budget.created_at IS 'when the budget was created';
+COMMENT ON COLUMN dp_agg.budget.updated_at IS 'when the limits or the amounts spent last changed';
+
+CREATE TABLE dp_agg.ledger (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
+    role regrole NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('charge', 'reset')),
+    epsilon float8 NOT NULL,
+    delta float8 NOT NULL,
+    query text,
+    detail jsonb NOT NULL
+);
+CREATE INDEX ledger_role_id ON dp_agg.ledger (role, id);
+COMMENT ON TABLE dp_agg.ledger IS 'one row per charged statement (kind charge) and per budget reset (kind reset)';
+COMMENT ON COLUMN dp_agg.ledger.id IS 'order of the entries';
+COMMENT ON COLUMN dp_agg.ledger.at IS 'when the entry was committed';
+COMMENT ON COLUMN dp_agg.ledger.role IS 'the role charged or reset';
+COMMENT ON COLUMN dp_agg.ledger.kind IS 'charge: a statement paid epsilon and delta; reset: spent amounts set back to 0';
+COMMENT ON COLUMN dp_agg.ledger.epsilon IS 'epsilon charged (0 for a reset)';
+COMMENT ON COLUMN dp_agg.ledger.delta IS 'delta charged (0 for a reset)';
+COMMENT ON COLUMN dp_agg.ledger.query IS 'the statement text';
+COMMENT ON COLUMN dp_agg.ledger.detail IS 'charge: one object per DP aggregate call (aggregate, mechanism, epsilon, delta, sensitivity, noise_scale, sampling, releases); reset: the amounts spent before';
+
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.budget', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger_id_seq', '');
+
+REVOKE ALL ON dp_agg.budget, dp_agg.ledger FROM PUBLIC;
+
+CREATE VIEW dp_agg.my_budget WITH (security_barrier) AS
+SELECT b.role,
+       b.epsilon_limit,
+       b.delta_limit,
+       b.epsilon_spent,
+       b.delta_spent,
+       GREATEST(b.epsilon_limit - b.epsilon_spent, 0::float8) AS epsilon_remaining,
+       GREATEST(b.delta_limit - b.delta_spent, 0::float8) AS delta_remaining,
+       b.created_at,
+       b.updated_at
+FROM dp_agg.budget b
+WHERE b.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains';
+GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
+
+CREATE VIEW dp_agg.my_ledger WITH (security_barrier) AS
+SELECT l.id, l.at, l.kind, l.epsilon, l.delta, l.query, l.detail
+FROM dp_agg.ledger l
+WHERE l.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_ledger IS 'the ledger entries of the current role';
+GRANT SELECT ON dp_agg.my_ledger TO PUBLIC;
+
+CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF set_budget.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    IF set_budget.epsilon IS NULL OR NOT (set_budget.epsilon >= 0 AND set_budget.epsilon < 'infinity') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'epsilon limit must be a finite number at least 0',
+            DETAIL = format('epsilon is %s.', coalesce(set_budget.epsilon::text, 'NULL')),
+            HINT = 'The limit is the total epsilon the role may spend, for example 1 or 10.';
+    END IF;
+    IF set_budget.delta IS NULL OR NOT (set_budget.delta >= 0 AND set_budget.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta limit must be at least 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(set_budget.delta::text, 'NULL')),
+            HINT = 'Use 0 for Laplace releases only, or a small delta such as 1e-6 for Gaussian releases.';
+    END IF;
+    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit)
+    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta)
+    ON CONFLICT ON CONSTRAINT budget_pkey DO UPDATE
+        SET epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            updated_at = now();
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8) IS
+'creates or changes the privacy budget limits of a role (never the amounts spent)';
+REVOKE ALL ON FUNCTION dp_agg.set_budget(regrole, float8, float8) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.reset_budget(role regrole)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old_epsilon float8;
+    old_delta float8;
+BEGIN
+    SELECT b.epsilon_spent, b.delta_spent INTO old_epsilon, old_delta
+    FROM dp_agg.budget b WHERE b.role = reset_budget.role FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', reset_budget.role),
+            HINT = 'A privacy budget is given with dp_agg.set_budget(role, epsilon, delta).';
+    END IF;
+    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, updated_at = now()
+    WHERE b.role = reset_budget.role;
+    INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail)
+    VALUES (reset_budget.role, 'reset', 0, 0, current_query(),
+            jsonb_build_object('epsilon_spent_before', old_epsilon,
+                               'delta_spent_before', old_delta,
+                               'reset_by', session_user));
+END
+$$;
+COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
+'sets the amounts a role has spent back to 0, and records it in the ledger';
+REVOKE ALL ON FUNCTION dp_agg.reset_budget(regrole) FROM PUBLIC;

@@ -1,20 +1,152 @@
 /*-------------------------------------------------------------------------
  *
  * budget.c
- *	  Privacy budgets: the catalog and the durable charge.
+ *	  Privacy budgets: the price of a statement and its durable charge.
+ *
+ * The principal charged is the current role (current_user) when the
+ * statement starts, the role privilege checks use: inside a SECURITY
+ * DEFINER function that is the function's owner, after SET ROLE the role
+ * set.  The price is the sum of the epsilons and of the deltas of the DP
+ * aggregate calls the plan finalizes (basic composition, "A Tail of Two
+ * Densities", reference 000, Claim 10), each call counted once however many
+ * groups it produces: groups are disjoint, so their releases compose in
+ * parallel.  The charge is committed by the charger (charger.c) before the
+ * executor reads a row; if it is not confirmed, the statement fails.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "budget.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/queryjumble.h"
 
-void
-dp_charge(QueryDesc *queryDesc, List *releases)
-{
-}
+#include "budget.h"
+#include "charger.h"
+#include "release.h"
 
 void
 dp_budget_init(void)
 {
+	dp_charger_init();
+}
+
+/* Fail closed where a charge cannot be made durable. */
+void
+dp_check_can_release(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("DP aggregates cannot release values on a standby"),
+				 errdetail("A release must first be charged durably to a privacy budget."),
+				 errhint("Run the statement on the primary server.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("DP aggregates cannot release values in a read-only transaction"),
+				 errdetail("A release must first be charged durably to a privacy budget."),
+				 errhint("Run the statement in a read-write transaction.")));
+}
+
+/* the text of the statement being charged */
+static const char *
+statement_text(QueryDesc *queryDesc, int *len)
+{
+	int			location = queryDesc->plannedstmt->stmt_location;
+	const char *text = queryDesc->sourceText ? queryDesc->sourceText : "";
+
+	*len = queryDesc->plannedstmt->stmt_len;
+	return CleanQuerytext(text, &location, len);
+}
+
+/*
+ * Charge the statement whose releases these are, or ERROR.
+ */
+void
+dp_charge(QueryDesc *queryDesc, List *releases)
+{
+	double		epsilon,
+				delta;
+	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
+	StringInfoData detail;
+	StringInfoData buf;
+	DpChargeRequest *req;
+	DpChargeReply reply;
+	ListCell   *lc;
+	const char *query;
+	int			query_len;
+	Oid			role = GetUserId();
+	const char *rolename;
+
+	if (priced == NIL)
+		return;					/* partial aggregation only: nothing released here */
+	dp_check_can_release();
+
+	initStringInfo(&detail);
+	appendStringInfoChar(&detail, '[');
+	foreach(lc, priced)
+	{
+		if (lc != list_head(priced))
+			appendStringInfoString(&detail, ", ");
+		dp_release_describe(&detail, lfirst(lc));
+	}
+	appendStringInfoChar(&detail, ']');
+
+	query = statement_text(queryDesc, &query_len);
+	if (query_len < 0)
+		query_len = strlen(query);
+
+	initStringInfo(&buf);
+	enlargeStringInfo(&buf, offsetof(DpChargeRequest, data) + query_len + detail.len + 2);
+	req = (DpChargeRequest *) buf.data;
+	req->size = offsetof(DpChargeRequest, data) + query_len + 1 + detail.len + 1;
+	req->role = role;
+	req->epsilon = epsilon;
+	req->delta = delta;
+	req->query_len = query_len;
+	req->detail_len = detail.len;
+	memcpy(req->data, query, query_len);
+	req->data[query_len] = '\0';
+	memcpy(req->data + query_len + 1, detail.data, detail.len + 1);
+
+	dp_charger_submit(req, &reply);
+
+	rolename = GetUserNameFromId(role, true);
+	if (rolename == NULL)
+		rolename = psprintf("%u", role);
+	switch (reply.result)
+	{
+		case DP_CHARGE_OK:
+			return;
+		case DP_CHARGE_DENIED:
+			ereport(ERROR,
+					(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
+					 errmsg("privacy budget of role \"%s\" is exhausted", rolename),
+					 errdetail("The statement costs epsilon %g and delta %g; "
+							   "the budget has epsilon %g and delta %g left. "
+							   "Nothing was charged or released.",
+							   epsilon, delta, reply.epsilon_remaining, reply.delta_remaining),
+					 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
+							 "or ask for a larger budget.")));
+			break;
+		case DP_CHARGE_NO_BUDGET:
+			ereport(ERROR,
+					(errcode(ERRCODE_DP_NO_BUDGET),
+					 errmsg("role \"%s\" has no privacy budget", rolename),
+					 errdetail("Nothing was charged or released."),
+					 errhint("A privacy budget is given with dp_agg.set_budget('%s', epsilon, delta).",
+							 rolename)));
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DP_CHARGE_FAILED),
+					 errmsg("could not charge the privacy budget of role \"%s\"", rolename),
+					 errdetail("%s", reply.message),
+					 errhint("Nothing was released.")));
+			break;
+	}
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * budget.h
- *	  Privacy budgets: the catalog and the durable charge.
+ *	  Privacy budgets: the price of a statement and its durable charge.
  *
  *-------------------------------------------------------------------------
  */
@@ -10,6 +10,12 @@
 
 #include "executor/execdesc.h"
 
+/* SQLSTATEs of budget errors (class PB: privacy budget) */
+#define ERRCODE_DP_BUDGET_EXHAUSTED	MAKE_SQLSTATE('P','B','0','0','1')
+#define ERRCODE_DP_NO_BUDGET		MAKE_SQLSTATE('P','B','0','0','2')
+#define ERRCODE_DP_CHARGE_FAILED	MAKE_SQLSTATE('P','B','0','0','3')
+
+extern void dp_check_can_release(void);
 extern void dp_charge(QueryDesc *queryDesc, List *releases);
 extern void dp_budget_init(void);
 

@@ -405,6 +405,7 @@ add_calls(PlanWalk *w, Agg *agg, List *aggrefs, bool finalize, const DpSampling 
 		if (agg != NULL && DO_AGGSPLIT_COMBINE(agg->aggsplit))
 			c->args_from = partial_aggref(c->aggref, agg->plan.lefttree);
 		c->info = dp_lookup_call(c->aggref->aggfnoid);
+		c->agg = agg;
 		c->finalize = finalize;
 		c->sampling = *sampling;
 		w->calls = lappend(w->calls, c);

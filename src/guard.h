@@ -20,6 +20,7 @@ typedef struct DpPlanCall
 	Aggref	   *args_from;		/* the Aggref with its arguments: itself, or
 								 * for a combining node its partial Aggref */
 	const DpCallInfo *info;
+	Agg		   *agg;			/* the node that evaluates it */
 	bool		finalize;		/* its final function runs here: it is priced */
 	DpSampling	sampling;		/* how its input table is read */
 } DpPlanCall;

@@ -55,9 +55,11 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 	{
 		DpPlanCall *c = lfirst(lc);
 
-		releases = lappend(releases,
-						   dp_release_create(c->aggref, c->args_from, c->info, c->finalize,
-											 &c->sampling, params));
+		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
+										  c->finalize, &c->sampling, params);
+
+		r->agg_node = c->agg;
+		releases = lappend(releases, r);
 	}
 	return releases;
 }

@@ -47,6 +47,7 @@
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -1081,4 +1082,156 @@ dp_noise_draw(const DpNoiseSpec *spec)
 			return dp_sample_discrete_gaussian(spec->gaussian);
 	}
 	return 0;
+}
+
+/* ---------- price and description ---------- */
+
+/*
+ * The releases a statement pays for: the finalized calls, one per distinct
+ * call of each Agg node (the executor evaluates equal calls once), and
+ * their total price, rounded up.
+ */
+List *
+dp_priced_releases(List *releases, double *epsilon, double *delta)
+{
+	List	   *priced = NIL;
+	ListCell   *lc;
+
+	*epsilon = 0;
+	*delta = 0;
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+		ListCell   *lc2;
+		bool		dup = false;
+
+		if (!r->finalize)
+			continue;
+		foreach(lc2, priced)
+		{
+			DpRelease  *p = lfirst(lc2);
+
+			if (p->agg_node == r->agg_node && equal(p->aggref, r->aggref))
+			{
+				dup = true;
+				break;
+			}
+		}
+		if (dup)
+			continue;
+		priced = lappend(priced, r);
+		*epsilon = dp_add_up(*epsilon, r->epsilon);
+		*delta = dp_add_up(*delta, r->delta);
+	}
+	return priced;
+}
+
+static void
+json_number(StringInfo buf, const char *key, double v)
+{
+	appendStringInfo(buf, "\"%s\": %.17g", key, v);
+}
+
+static void
+describe_noise(StringInfo buf, const char *part, const DpNoiseSpec *ns)
+{
+	appendStringInfo(buf, "{\"release\": \"%s\", \"mechanism\": \"%s\", ",
+					 part, dp_mechanism_name(ns->mechanism));
+	json_number(buf, "epsilon", ns->epsilon);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "delta", ns->delta);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "sensitivity", ns->sensitivity);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "noise_scale", ns->noise_scale);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
+	appendStringInfoString(buf, "}");
+}
+
+static void
+describe_sampling(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
+{
+	const DpSampling *s = &r->sampling;
+
+	if (!s->sampled)
+	{
+		appendStringInfoString(buf, "null");
+		return;
+	}
+	appendStringInfo(buf, "{\"method\": \"%s\", ", s->method ? s->method : "unknown");
+	json_number(buf, "rate", s->rate);
+	appendStringInfo(buf, ", \"amplified\": %s, ", s->amplified ? "true" : "false");
+	json_number(buf, "base_epsilon", ns->base_epsilon);
+	if (ns->mechanism == DP_MECH_GAUSSIAN)
+	{
+		appendStringInfoString(buf, ", ");
+		json_number(buf, "base_delta", ns->base_delta);
+	}
+	if (!s->amplified && s->why_not)
+	{
+		appendStringInfoString(buf, ", \"why_not\": ");
+		escape_json(buf, s->why_not);
+	}
+	appendStringInfoString(buf, "}");
+}
+
+/*
+ * A JSON object describing one priced call, for the ledger: the call's
+ * price, and for its main release (the count, or the (centred) sum) the
+ * mechanism, sensitivity and noise scale in the units of the released value;
+ * "releases" lists every noisy release of the call (dp_avg has two).
+ */
+void
+dp_release_describe(StringInfo buf, const DpRelease *r)
+{
+	const DpNoiseSpec *main = (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
+		? &r->count : &r->sum;
+
+	appendStringInfo(buf, "{\"aggregate\": \"%s\", ", dp_kind_name(r->call.kind));
+	if (OidIsValid(r->call.valtype))
+	{
+		appendStringInfoString(buf, "\"type\": ");
+		escape_json(buf, format_type_be(r->call.valtype));
+		appendStringInfoString(buf, ", ");
+	}
+	appendStringInfo(buf, "\"mechanism\": \"%s\", ", dp_mechanism_name(main->mechanism));
+	json_number(buf, "epsilon", r->epsilon);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "delta", r->delta);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "sensitivity", main->sensitivity);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "noise_scale", main->noise_scale);
+	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+	{
+		appendStringInfoString(buf, ", \"lower\": ");
+		if (r->call.vclass == DP_VALUE_INT)
+			appendStringInfo(buf, INT64_FORMAT ", \"upper\": " INT64_FORMAT,
+							 r->lower_int, r->upper_int);
+		else if (r->call.vclass == DP_VALUE_FLOAT)
+			appendStringInfo(buf, "%.17g, \"upper\": %.17g", r->lower_float, r->upper_float);
+		else
+			appendStringInfo(buf, "%s, \"upper\": %s",
+							 numeric_normalize(r->lower_num), numeric_normalize(r->upper_num));
+	}
+	appendStringInfoString(buf, ", \"sampling\": ");
+	describe_sampling(buf, r, main);
+	appendStringInfoString(buf, ", \"releases\": [");
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			describe_noise(buf, "count", &r->count);
+			break;
+		case DP_SUM:
+			describe_noise(buf, "sum", &r->sum);
+			break;
+		case DP_AVG:
+			describe_noise(buf, "count", &r->count);
+			appendStringInfoString(buf, ", ");
+			describe_noise(buf, "centred_sum", &r->sum);
+			break;
+	}
+	appendStringInfoString(buf, "]}");
 }

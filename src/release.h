@@ -10,6 +10,7 @@
 #define DP_AGG_RELEASE_H
 
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
 #include "nodes/params.h"
 #include "nodes/primnodes.h"
@@ -87,6 +88,7 @@ typedef struct DpRelease
 {
 	DpCallInfo	call;
 	Aggref	   *aggref;			/* the plan node it belongs to */
+	const void *agg_node;		/* the Agg node that evaluates it */
 	bool		finalize;		/* its final function runs (it is priced) */
 	double		epsilon;		/* total price of the call */
 	double		delta;
@@ -121,6 +123,8 @@ extern void dp_check_parameter_expr(Node *expr, const DpCallInfo *info, int argn
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpCallInfo *info, bool finalize,
 									const DpSampling *sampling, ParamListInfo params);
+extern List *dp_priced_releases(List *releases, double *epsilon, double *delta);
+extern void dp_release_describe(StringInfo buf, const DpRelease *r);
 
 extern void dp_register_releases(EState *estate, List *releases);
 extern const DpRelease *dp_release_for_call(FunctionCallInfo fcinfo, const char *fname);

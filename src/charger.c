@@ -1,0 +1,698 @@
+/*-------------------------------------------------------------------------
+ *
+ * charger.c
+ *	  The charger: commits budget charges durably, outside the transactions
+ *	  of the statements it charges.
+ *
+ * A statement that releases DP values must be paid for before the first
+ * value is computed, by a write that survives whatever the statement's own
+ * transaction does afterwards (ROLLBACK, an error, a crash).  A backend
+ * cannot commit a write of its own in the middle of a transaction, so each
+ * database gets a charger: a background worker, started on demand, that
+ * takes charge requests from backends, applies them to dp_agg.budget and
+ * dp_agg.ledger in its own transaction with synchronous commit, and only
+ * then answers.  A backend that gets no positive answer releases nothing.
+ *
+ * Protocol.  Shared memory holds one request slot per backend and one
+ * charger slot per database with a charger (dp_agg.max_databases).  A
+ * backend puts its request in a dynamic shared memory segment, marks its
+ * slot PENDING and sets the charger's latch; the charger marks the requests
+ * it takes TAKEN, processes them as one batch (one commit, so concurrent
+ * statements share the WAL flush), then marks them DONE with the reply and
+ * sets the backends' latches.  Slots carry a sequence number so that a reply
+ * to an abandoned request (a cancelled backend) is never read as the reply
+ * to a later one.  All slot fields are protected by one LWLock.
+ *
+ * Serialization.  One charger per database processes requests one at a
+ * time, each in a subtransaction that locks the role's budget row (FOR
+ * UPDATE), so no interleaving of sessions can spend past a limit; the row
+ * lock also orders charges against the DBA's set_budget and reset_budget.
+ *
+ * Failure.  If the charger dies while it holds a request, the backend
+ * cannot know whether the charge committed and fails with an error (an
+ * over-charge, never an under-charge).  An idle charger exits after
+ * dp_agg.charger_idle_timeout, so that DROP DATABASE is not blocked.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "calibrate.h"
+#include "charger.h"
+#include "compat.h"
+#include "guc.h"
+
+#define SLOT_IDLE		0
+#define SLOT_PENDING	1
+#define SLOT_TAKEN		2
+#define SLOT_DONE		3
+
+#define CHARGER_START_TIMEOUT_MS 30000
+
+typedef struct RequestSlot
+{
+	int			state;
+	Oid			dboid;
+	uint64		seq;
+	dsm_handle	handle;
+	Latch	   *client_latch;
+	pid_t		taken_by;		/* charger that holds it */
+	DpChargeReply reply;
+} RequestSlot;
+
+typedef struct ChargerSlot
+{
+	Oid			dboid;			/* InvalidOid when free */
+	pid_t		pid;			/* 0 while starting */
+	Latch	   *latch;
+	TimestampTz since;			/* claimed at */
+} ChargerSlot;
+
+typedef struct DpChargerShared
+{
+	LWLock	   *lock;
+	int			n_chargers;
+	int			n_requests;
+	/* ChargerSlot[n_chargers], then RequestSlot[n_requests] */
+} DpChargerShared;
+
+static DpChargerShared *shared = NULL;
+static ChargerSlot *chargers = NULL;
+static RequestSlot *requests = NULL;
+
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+#ifdef DP_HAVE_SHMEM_REQUEST_HOOK
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+
+static int
+request_slots(void)
+{
+	return MaxBackends;
+}
+
+static Size
+shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(DpChargerShared));
+
+	size = add_size(size, mul_size(dp_guc_max_databases, sizeof(ChargerSlot)));
+	size = add_size(size, mul_size(request_slots(), sizeof(RequestSlot)));
+	return size;
+}
+
+static void
+charger_shmem_request(void)
+{
+#ifdef DP_HAVE_SHMEM_REQUEST_HOOK
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(shmem_size());
+	RequestNamedLWLockTranche("dp_agg", 1);
+}
+
+static void
+charger_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared = ShmemInitStruct("dp_agg charger", shmem_size(), &found);
+	if (!found)
+	{
+		memset(shared, 0, shmem_size());
+		shared->lock = &(GetNamedLWLockTranche("dp_agg"))->lock;
+		shared->n_chargers = dp_guc_max_databases;
+		shared->n_requests = request_slots();
+	}
+	chargers = (ChargerSlot *) ((char *) shared + MAXALIGN(sizeof(DpChargerShared)));
+	requests = (RequestSlot *) (chargers + shared->n_chargers);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* called from _PG_init */
+void
+dp_charger_init(void)
+{
+#ifdef DP_HAVE_SHMEM_REQUEST_HOOK
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = charger_shmem_request;
+#else
+	charger_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = charger_shmem_startup;
+}
+
+static bool
+process_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+}
+
+/* ---------- the backend's side ---------- */
+
+/*
+ * With the lock held: the charger slot of this database.  Frees the slot of
+ * a dead charger and claims a free one if there is none; *launch tells the
+ * caller to start a charger for the claimed slot.
+ */
+static ChargerSlot *
+charger_for_my_database(bool *launch)
+{
+	ChargerSlot *free_slot = NULL;
+	TimestampTz now = GetCurrentTimestamp();
+
+	*launch = false;
+	for (int i = 0; i < shared->n_chargers; i++)
+	{
+		ChargerSlot *c = &chargers[i];
+
+		if (c->dboid == MyDatabaseId)
+		{
+			if (c->pid != 0 && !process_alive(c->pid))
+				c->dboid = InvalidOid;	/* died: forget it */
+			else if (c->pid == 0 &&
+					 TimestampDifferenceExceeds(c->since, now, CHARGER_START_TIMEOUT_MS))
+				c->dboid = InvalidOid;	/* never started */
+			else
+				return c;
+		}
+		if (c->dboid == InvalidOid && free_slot == NULL)
+			free_slot = c;
+	}
+	if (free_slot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many databases are charging privacy budgets at the same time"),
+				 errdetail("Nothing was charged or released."),
+				 errhint("Raise dp_agg.max_databases (currently %d).", shared->n_chargers)));
+	free_slot->dboid = MyDatabaseId;
+	free_slot->pid = 0;
+	free_slot->latch = NULL;
+	free_slot->since = now;
+	*launch = true;
+	return free_slot;
+}
+
+static void
+unclaim_charger(void)
+{
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < shared->n_chargers; i++)
+	{
+		if (chargers[i].dboid == MyDatabaseId && chargers[i].pid == 0)
+			chargers[i].dboid = InvalidOid;
+	}
+	LWLockRelease(shared->lock);
+}
+
+static void
+launch_charger(void)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+	pid_t		pid;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dp_agg");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dp_charger_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "dp_agg charger for database %u", MyDatabaseId);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "dp_agg charger");
+	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+	bgw.bgw_notify_pid = MyProcPid;
+
+	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+	{
+		unclaim_charger();
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not start the dp_agg charger"),
+				 errdetail("Nothing was charged or released."),
+				 errhint("Raise max_worker_processes.")));
+	}
+	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+	{
+		unclaim_charger();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not start the dp_agg charger"),
+				 errdetail("Nothing was charged or released."),
+				 errhint("See the server log.")));
+	}
+}
+
+/*
+ * Send a charge request to this database's charger and wait for its reply.
+ * Interrupts are honoured while waiting; a cancelled request may still be
+ * charged, but its statement releases nothing.
+ */
+void
+dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
+{
+	int			me = DP_MY_PROC_INDEX();
+	RequestSlot *slot;
+	dsm_segment *seg;
+	uint64		seq;
+
+	if (shared == NULL || me < 0 || me >= shared->n_requests)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the dp_agg charge path is not available in this process"),
+				 errdetail("Nothing was charged or released.")));
+	slot = &requests[me];
+
+	seg = dsm_create(req->size, 0);
+	memcpy(dsm_segment_address(seg), req, req->size);
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	seq = ++slot->seq;
+	slot->state = SLOT_PENDING;
+	slot->dboid = MyDatabaseId;
+	slot->handle = dsm_segment_handle(seg);
+	slot->client_latch = MyLatch;
+	slot->taken_by = 0;
+	memset(&slot->reply, 0, sizeof(slot->reply));
+	LWLockRelease(shared->lock);
+
+	for (;;)
+	{
+		bool		done = false;
+		bool		launch = false;
+		int			state;
+		pid_t		taken_by;
+		Latch	   *charger_latch = NULL;
+
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		state = slot->state;
+		taken_by = slot->taken_by;
+		if (slot->seq == seq && state == SLOT_DONE)
+		{
+			*reply = slot->reply;
+			slot->state = SLOT_IDLE;
+			done = true;
+		}
+		else if (state == SLOT_PENDING)
+			charger_latch = charger_for_my_database(&launch)->latch;
+		LWLockRelease(shared->lock);
+
+		if (done)
+			break;
+		if (launch)
+			launch_charger();
+		if (state == SLOT_TAKEN && !process_alive(taken_by))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the dp_agg charger exited while charging this statement"),
+					 errdetail("The charge may or may not have been recorded; nothing was released.")));
+		if (charger_latch)
+			SetLatch(charger_latch);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 100L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	dsm_detach(seg);
+}
+
+/* ---------- the charger's side ---------- */
+
+typedef struct TakenRequest
+{
+	int			slot;
+	uint64		seq;
+	dsm_handle	handle;
+	DpChargeReply reply;
+} TakenRequest;
+
+static SPIPlanPtr plan_lock = NULL;
+static SPIPlanPtr plan_update = NULL;
+static SPIPlanPtr plan_insert = NULL;
+
+static SPIPlanPtr
+keep_plan(const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+	if (plan == NULL)
+		elog(ERROR, "dp_agg charger: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	SPI_keepplan(plan);
+	return plan;
+}
+
+static void
+prepare_plans(void)
+{
+	Oid			t_lock[] = {REGROLEOID};
+	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID};
+	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID};
+
+	if (plan_lock)
+		return;
+	plan_lock = keep_plan("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent "
+						  "FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
+							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 3, t_update);
+	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail) "
+							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb) RETURNING id",
+							5, t_insert);
+}
+
+static double
+get_float8(int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? 0 : DatumGetFloat8(d);
+}
+
+/*
+ * Apply one request, inside the batch transaction.  Writes only when the
+ * budget can pay; the spent amounts are sums rounded up.
+ */
+static void
+charge_one(const DpChargeRequest *req, DpChargeReply *reply)
+{
+	Datum		args[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	double		eps_limit,
+				delta_limit,
+				eps_spent,
+				delta_spent,
+				new_eps,
+				new_delta;
+	const char *query = req->data;
+	const char *detail = req->data + req->query_len + 1;
+	bool		isnull;
+
+	prepare_plans();
+	args[0] = ObjectIdGetDatum(req->role);
+	if (SPI_execute_plan(plan_lock, args, nulls, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "dp_agg charger: could not read the budget");
+	if (SPI_processed == 0)
+	{
+		reply->result = DP_CHARGE_NO_BUDGET;
+		return;
+	}
+	eps_limit = get_float8(1);
+	delta_limit = get_float8(2);
+	eps_spent = get_float8(3);
+	delta_spent = get_float8(4);
+	new_eps = dp_add_up(eps_spent, req->epsilon);
+	new_delta = dp_add_up(delta_spent, req->delta);
+	reply->epsilon_remaining = Max(eps_limit - eps_spent, 0);
+	reply->delta_remaining = Max(delta_limit - delta_spent, 0);
+	if (!(new_eps <= eps_limit) || !(new_delta <= delta_limit))
+	{
+		reply->result = DP_CHARGE_DENIED;
+		return;
+	}
+
+	args[1] = Float8GetDatum(new_eps);
+	args[2] = Float8GetDatum(new_delta);
+	if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "dp_agg charger: could not update the budget");
+
+	args[1] = Float8GetDatum(req->epsilon);
+	args[2] = Float8GetDatum(req->delta);
+	args[3] = CStringGetTextDatum(query);
+	args[4] = CStringGetTextDatum(detail);
+	if (SPI_execute_plan(plan_insert, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "dp_agg charger: could not write the ledger");
+	reply->ledger_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+												   SPI_tuptable->tupdesc, 1, &isnull));
+	reply->epsilon_remaining = Max(eps_limit - new_eps, 0);
+	reply->delta_remaining = Max(delta_limit - new_delta, 0);
+	reply->result = DP_CHARGE_OK;
+}
+
+/* copy a request out of its segment; NULL if the backend has gone */
+static DpChargeRequest *
+read_request(dsm_handle handle)
+{
+	dsm_segment *seg = dsm_attach(handle);
+	DpChargeRequest *req;
+	const DpChargeRequest *src;
+
+	if (seg == NULL)
+		return NULL;
+	src = dsm_segment_address(seg);
+	if (src->size < offsetof(DpChargeRequest, data) + 2 ||
+		src->size > dsm_segment_map_length(seg) ||
+		src->query_len < 0 || src->detail_len < 0 ||
+		offsetof(DpChargeRequest, data) + src->query_len + 1 + src->detail_len + 1 > src->size)
+	{
+		dsm_detach(seg);
+		return NULL;
+	}
+	req = palloc(src->size);
+	memcpy(req, src, src->size);
+	dsm_detach(seg);
+	req->data[req->query_len] = '\0';
+	req->data[req->query_len + 1 + req->detail_len] = '\0';
+	return req;
+}
+
+static void
+set_message(DpChargeReply *reply, const char *msg)
+{
+	strlcpy(reply->message, msg, sizeof(reply->message));
+}
+
+/* Charge a batch in one transaction; the replies are final afterwards. */
+static void
+process_batch(TakenRequest *batch, int n)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "dp_agg charger: SPI_connect failed");
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
+
+		for (int i = 0; i < n; i++)
+		{
+			DpChargeRequest *req = read_request(batch[i].handle);
+			MemoryContext before = CurrentMemoryContext;
+			ResourceOwner owner = CurrentResourceOwner;
+
+			if (req == NULL)
+			{
+				batch[i].reply.result = DP_CHARGE_FAILED;
+				set_message(&batch[i].reply, "the request was abandoned");
+				continue;
+			}
+			BeginInternalSubTransaction(NULL);
+			MemoryContextSwitchTo(before);
+			PG_TRY();
+			{
+				charge_one(req, &batch[i].reply);
+				ReleaseCurrentSubTransaction();
+				MemoryContextSwitchTo(before);
+				CurrentResourceOwner = owner;
+			}
+			PG_CATCH();
+			{
+				ErrorData  *edata;
+
+				MemoryContextSwitchTo(before);
+				edata = CopyErrorData();
+				FlushErrorState();
+				RollbackAndReleaseCurrentSubTransaction();
+				MemoryContextSwitchTo(before);
+				CurrentResourceOwner = owner;
+				batch[i].reply.result = DP_CHARGE_FAILED;
+				set_message(&batch[i].reply, edata->message);
+				FreeErrorData(edata);
+			}
+			PG_END_TRY();
+		}
+
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		for (int i = 0; i < n; i++)
+		{
+			batch[i].reply.result = DP_CHARGE_FAILED;
+			set_message(&batch[i].reply, edata->message);
+		}
+		ereport(LOG,
+				(errmsg("dp_agg charger could not commit %d charges: %s", n, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+void
+dp_charger_main(Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+	ChargerSlot *me = NULL;
+	TakenRequest *batch;
+	TimestampTz idle_since;
+
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	/* durability is the point: nobody may configure it away here */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
+
+	/* take the slot a backend claimed for us, unless another charger runs */
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	{
+		bool		other = false;
+		ChargerSlot *free_slot = NULL;
+
+		for (int i = 0; i < shared->n_chargers; i++)
+		{
+			ChargerSlot *c = &chargers[i];
+
+			if (c->dboid == dboid && c->pid != 0 && c->pid != MyProcPid && process_alive(c->pid))
+				other = true;
+			else if (c->dboid == dboid && me == NULL)
+				me = c;
+			else if (c->dboid == InvalidOid && free_slot == NULL)
+				free_slot = c;
+		}
+		if (other)
+		{
+			if (me != NULL && me->pid == 0)
+				me->dboid = InvalidOid;
+			me = NULL;
+		}
+		else if (me == NULL)
+			me = free_slot;
+		if (me != NULL)
+		{
+			me->dboid = dboid;
+			me->pid = MyProcPid;
+			me->latch = MyLatch;
+		}
+	}
+	LWLockRelease(shared->lock);
+	if (me == NULL)
+		proc_exit(0);
+
+	batch = MemoryContextAlloc(TopMemoryContext, sizeof(TakenRequest) * shared->n_requests);
+	idle_since = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		int			n = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < shared->n_requests; i++)
+		{
+			RequestSlot *s = &requests[i];
+
+			if (s->state == SLOT_PENDING && s->dboid == dboid)
+			{
+				s->state = SLOT_TAKEN;
+				s->taken_by = MyProcPid;
+				batch[n].slot = i;
+				batch[n].seq = s->seq;
+				batch[n].handle = s->handle;
+				memset(&batch[n].reply, 0, sizeof(DpChargeReply));
+				n++;
+			}
+		}
+		if (n == 0 &&
+			TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), dp_guc_charger_idle_ms))
+		{
+			/* nothing pending, under the lock: backends will start a new one */
+			me->dboid = InvalidOid;
+			me->pid = 0;
+			me->latch = NULL;
+			LWLockRelease(shared->lock);
+			proc_exit(0);
+		}
+		LWLockRelease(shared->lock);
+
+		if (n == 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 dp_guc_charger_idle_ms, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
+
+		process_batch(batch, n);
+
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < n; i++)
+		{
+			RequestSlot *s = &requests[batch[i].slot];
+
+			if (s->seq == batch[i].seq && s->state == SLOT_TAKEN)
+			{
+				s->reply = batch[i].reply;
+				s->state = SLOT_DONE;
+				SetLatch(s->client_latch);
+			}
+		}
+		LWLockRelease(shared->lock);
+		idle_since = GetCurrentTimestamp();
+	}
+}

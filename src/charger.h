@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * charger.h
+ *	  The charger: a background worker that commits budget charges durably,
+ *	  outside the transactions of the statements it charges.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_CHARGER_H
+#define DP_AGG_CHARGER_H
+
+#include "fmgr.h"
+
+typedef enum DpChargeResult
+{
+	DP_CHARGE_NONE = 0,
+	DP_CHARGE_OK,				/* committed: the statement may release */
+	DP_CHARGE_DENIED,			/* the budget cannot pay; nothing written */
+	DP_CHARGE_NO_BUDGET,		/* the role has no budget; nothing written */
+	DP_CHARGE_FAILED			/* an error; nothing committed */
+} DpChargeResult;
+
+typedef struct DpChargeReply
+{
+	DpChargeResult result;
+	int64		ledger_id;
+	double		epsilon_remaining;
+	double		delta_remaining;
+	char		message[512];
+} DpChargeReply;
+
+/* what a backend sends: followed by the query text and the detail json */
+typedef struct DpChargeRequest
+{
+	uint32		size;			/* of the whole request */
+	Oid			role;
+	double		epsilon;
+	double		delta;
+	int32		query_len;
+	int32		detail_len;
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} DpChargeRequest;
+
+extern void dp_charger_request_shmem(void);
+extern void dp_charger_init(void);
+extern void dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply);
+
+extern PGDLLEXPORT void dp_charger_main(Datum arg);
+
+#endif							/* DP_AGG_CHARGER_H */
