@@ -1,0 +1,78 @@
+# Shared shell functions of dp_agg's demo and test scripts (sourced).
+#
+# They work as root on a fresh Debian 12 machine: they install what is
+# missing, build and install the extension, and run PostgreSQL (which
+# refuses to run as root) as the postgres user in a throw-away cluster.
+
+DP_PG_MAJOR=${DP_PG_MAJOR:-15}
+DP_PG_BIN=/usr/lib/postgresql/$DP_PG_MAJOR/bin
+
+dp_log() { printf '== %s\n' "$*" >&2; }
+
+# Install the Debian packages we need, if any is missing.
+dp_install_deps() {
+    local pkgs="build-essential postgresql-$DP_PG_MAJOR postgresql-server-dev-$DP_PG_MAJOR
+                libssl-dev libipc-run-perl python3 ca-certificates"
+    local missing=""
+    for p in $pkgs; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        [ "$(id -u)" = 0 ] || { echo "missing packages:$missing (run as root)" >&2; return 1; }
+        dp_log "installing$missing"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    fi
+    # Debian's package creates a default cluster; we never use it
+    if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q online; then
+        pg_ctlcluster "$DP_PG_MAJOR" main stop 2>/dev/null || true
+    fi
+}
+
+# Build and install the extension from the tree $1.
+dp_build_install() {
+    dp_log "building dp_agg"
+    make -C "$1" -s PG_CONFIG="$DP_PG_BIN/pg_config" >/dev/null
+    make -C "$1" -s PG_CONFIG="$DP_PG_BIN/pg_config" install >/dev/null
+}
+
+# Run a command as the postgres user (or as ourselves if we are not root).
+dp_as_postgres() {
+    if [ "$(id -u)" = 0 ]; then
+        runuser -u postgres -- env PATH="$DP_PG_BIN:$PATH" "$@"
+    else
+        env PATH="$DP_PG_BIN:$PATH" "$@"
+    fi
+}
+
+# Copy the tree $1 to a fresh directory the postgres user owns; print it.
+dp_copy_tree() {
+    local dest
+    dest=$(mktemp -d /tmp/dp_agg.XXXXXX)
+    (cd "$1" && tar cf - --exclude=.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+        --exclude=results --exclude=tmp_check --exclude=output_iso .) | (cd "$dest" && tar xf -)
+    [ "$(id -u)" = 0 ] && chown -R postgres: "$dest"
+    echo "$dest"
+}
+
+# Start a throw-away cluster in $1 on port $2 with dp_agg preloaded
+# (run as the postgres user).
+dp_start_cluster() {
+    local dir=$1 port=$2
+    "$DP_PG_BIN/initdb" -D "$dir/data" -A trust -U postgres --no-sync >/dev/null
+    cat >> "$dir/data/postgresql.conf" <<CONF
+shared_preload_libraries = 'dp_agg'
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$dir'
+max_worker_processes = 16
+max_connections = 100
+fsync = on
+CONF
+    "$DP_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+}
+
+dp_stop_cluster() {
+    "$DP_PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+}

@@ -1,0 +1,15 @@
+#!/bin/bash
+# dp_agg: run every test suite (pg_regress, isolation, TAP, statistical,
+# load).  Works as root on a fresh Debian 12 machine: installs what it
+# needs, builds and installs the extension, then runs the suites as the
+# postgres user in a copy of the tree.  Ends with one line:
+#   N passed, N failed
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/test/lib.sh"
+
+dp_install_deps
+dp_build_install "$top"
+work=$(dp_copy_tree "$top")
+dp_log "running the suites in $work"
+dp_as_postgres bash "$work/test/run-suites.sh"

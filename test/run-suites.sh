@@ -1,0 +1,64 @@
+#!/bin/bash
+# Run every suite against a throw-away cluster (as the postgres user, from
+# a writable copy of the tree; see run-all.sh).  Prints one line per suite
+# and finally "N passed, N failed"; exits non-zero if anything failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/test/lib.sh"
+cd "$top"
+
+dir=$(mktemp -d /tmp/dp_agg_cluster.XXXXXX)
+port=${DP_TEST_PORT:-54329}
+dp_start_cluster "$dir" "$port"
+trap 'dp_stop_cluster "$dir"; rm -rf "$dir"' EXIT
+export PGHOST=$dir PGPORT=$port PGUSER=postgres
+
+total_pass=0
+total_fail=0
+record() {   # suite passed failed
+    printf '%-14s %4d passed, %d failed\n' "$1" "$2" "$3"
+    total_pass=$((total_pass + $2))
+    total_fail=$((total_fail + $3))
+}
+
+# pg_regress and isolation: one line per test, "ok" or "FAILED"
+out=$(make -s installcheck 2>&1)
+echo "$out" | grep -E '^(test|     ) |^ok |^not ok ' || true
+pass=$(echo "$out" | grep -cE '\.\.\. ok|^ok ' || true)
+fail=$(echo "$out" | grep -cE '\.\.\. FAILED|^not ok |\.\.\. failed' || true)
+if [ "$pass" = 0 ] && [ "$fail" = 0 ]; then fail=1; echo "$out"; fi
+[ "$fail" != 0 ] && { cat regression.diffs test/isolation/output_iso/regression.diffs 2>/dev/null | head -200; }
+record "regress+iso" "$pass" "$fail"
+
+# TAP: one result per test program
+if ls test/t/*.pl >/dev/null 2>&1; then
+    out=$(make -s prove_installcheck PROVE_TESTS='test/t/*.pl' 2>&1)
+    echo "$out" | grep -E '^test/t/|^Files=|^Result:' || true
+    tp=$(echo "$out" | grep -cE '^test/t/.* ok$' || true)
+    tf=$(echo "$out" | grep -cE '^test/t/.*(Dubious|Failed|not ok)' || true)
+    if echo "$out" | grep -q '^Result: FAIL' && [ "$tf" = 0 ]; then tf=1; fi
+    [ "$tf" != 0 ] && echo "$out" | tail -60
+    record "tap" "$tp" "$tf"
+fi
+
+# statistical tests: the runner prints "stat: N passed, M failed"
+if [ -f test/stat/run.py ]; then
+    out=$(python3 test/stat/run.py 2>&1)
+    echo "$out"
+    line=$(echo "$out" | grep -E '^stat: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        sp=$(echo "$line" | sed -E 's/^stat: ([0-9]+) passed.*/\1/')
+        sf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        sp=0; sf=1
+    fi
+    record "statistical" "$sp" "$sf"
+fi
+
+# load test: exit status
+if [ -x test/load/run.sh ]; then
+    if test/load/run.sh; then record "load" 1 0; else record "load" 0 1; fi
+fi
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]
