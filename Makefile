@@ -21,8 +21,12 @@ OBJS = \
 
 DATA = sql/dp_agg--$(EXTVERSION).sql
 
-REGRESS = interface
+REGRESS = interface calibration clamping bad_input
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
+
+# concurrency of budget charges (pg_isolation_regress)
+ISOLATION = budget_race budget_rollback budget_queue
+ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output_iso --load-extension=dp_agg
 
 SHLIB_LINK += -lcrypto -lm
 # Floating point chooses noise parameters: keep every operation as written.
@@ -34,3 +38,9 @@ include $(PGXS)
 
 # every object depends on every header: they are few and small
 $(OBJS): $(wildcard src/*.h)
+
+# TAP tests against the installed extension (each starts its own clusters):
+#   make prove_installcheck PROVE_TESTS='test/t/*.pl'
+.PHONY: prove_installcheck
+prove_installcheck:
+	$(prove_installcheck)

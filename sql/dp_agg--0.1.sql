@@ -929,6 +929,7 @@ COMMENT ON COLUMN dp_agg.ledger.detail IS 'charge: one object per DP aggregate c
 SELECT pg_catalog.pg_extension_config_dump('dp_agg.budget', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger', '');
 SELECT pg_catalog.pg_extension_config_dump('dp_agg.ledger_id_seq', '');
+COMMENT ON SEQUENCE dp_agg.ledger_id_seq IS 'identity of dp_agg.ledger';
 
 REVOKE ALL ON dp_agg.budget, dp_agg.ledger FROM PUBLIC;
 

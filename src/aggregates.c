@@ -345,6 +345,13 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 
 /* ---------- final functions: the only place noise is drawn ---------- */
 
+/* the number of rows in units of the count's grid 2^k, k <= 0 */
+static inline int128
+count_units(const DpAggState *st, const DpRelease *r)
+{
+	return (int128) st->count << (-r->count.grid_exp);
+}
+
 /*
  * The state to release, with its noise drawn (once).  An empty input gives
  * a NULL state: the release is then the noise alone.
@@ -380,14 +387,14 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 		{
 			case DP_COUNT_STAR:
 			case DP_COUNT:
-				st->noisy_count = st->count + dp_noise_draw(&r->count);
+				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
 				break;
 			case DP_SUM:
 				st->noisy_sum = st->sum + dp_noise_draw(&r->sum);
 				break;
 			case DP_AVG:
 				/* both draws always happen: the work is the same for any data */
-				st->noisy_count = st->count + dp_noise_draw(&r->count);
+				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
 				st->noisy_sum = 2 * st->sum -
 					(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 					dp_noise_draw(&r->sum);
@@ -449,6 +456,28 @@ units_to_numeric(int128 units, int k)
 	return numeric_mul_opt_error(int128_to_numeric(units), dp_numeric_pow2(k), NULL);
 }
 
+/*
+ * units * 2^k as a bigint: rounded to the nearest integer (half up) when
+ * k < 0, saturated to the range of bigint.
+ */
+static int64
+units_to_int64(int128 units, int k)
+{
+	if (k < 0)
+		return saturate_int64((units + ((int128) 1 << (-k - 1))) >> (-k));
+	if (k > 0)
+	{
+		int128		limit = ((int128) PG_INT64_MAX) >> k;
+
+		if (units > limit)
+			return PG_INT64_MAX;
+		if (units < -limit - 1)
+			return PG_INT64_MIN;
+		units *= (int128) 1 << k;
+	}
+	return saturate_int64(units);
+}
+
 Datum
 dp_count_final(PG_FUNCTION_ARGS)
 {
@@ -456,7 +485,7 @@ dp_count_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_INT64(saturate_int64(st->noisy_count));
+	PG_RETURN_INT64(units_to_int64(st->noisy_count, r->count.grid_exp));
 }
 
 Datum
@@ -465,21 +494,8 @@ dp_sum_int_final(PG_FUNCTION_ARGS)
 	DpAggState	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
-	int			k = r->sum.grid_exp;
-	int128		units = st->noisy_sum;
 
-	/* k >= 0 for integer types; saturate units * 2^k */
-	if (k > 0)
-	{
-		int128		limit = ((int128) PG_INT64_MAX) >> k;
-
-		if (units > limit)
-			PG_RETURN_INT64(PG_INT64_MAX);
-		if (units < -limit - 1)
-			PG_RETURN_INT64(PG_INT64_MIN);
-		units *= (int128) 1 << k;
-	}
-	PG_RETURN_INT64(saturate_int64(units));
+	PG_RETURN_INT64(units_to_int64(st->noisy_sum, r->sum.grid_exp));
 }
 
 Datum
@@ -514,6 +530,7 @@ dp_avg_float_final(PG_FUNCTION_ARGS)
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 	double		lower,
 				upper,
+				count,
 				est;
 
 	if (r->call.vclass == DP_VALUE_INT)
@@ -527,13 +544,14 @@ dp_avg_float_final(PG_FUNCTION_ARGS)
 		upper = r->upper_float;
 	}
 
-	if (st->noisy_count < 1)
+	count = ldexp((double) st->noisy_count, r->count.grid_exp);
+	if (count < 1)
 		est = lower / 2 + upper / 2;
 	else
 	{
 		double		mid = ldexp((double) ((int128) r->lo_units + r->hi_units), r->sum.grid_exp);
 
-		est = mid + ldexp((double) st->noisy_sum, r->sum.grid_exp) / (double) st->noisy_count;
+		est = mid + ldexp((double) st->noisy_sum, r->sum.grid_exp) / count;
 		if (!(est >= lower))	/* also catches NaN, which cannot happen */
 			est = lower;
 		if (est > upper)
@@ -559,7 +577,7 @@ dp_avg_numeric_final(PG_FUNCTION_ARGS)
 														   Int32GetDatum(-1)));
 	Numeric		est;
 
-	if (st->noisy_count < 1)
+	if (ldexp((double) st->noisy_count, r->count.grid_exp) < 1)
 		est = numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
 									half, NULL);
 	else
@@ -569,7 +587,8 @@ dp_avg_numeric_final(PG_FUNCTION_ARGS)
 
 		est = numeric_add_opt_error(mid,
 									numeric_div_opt_error(centred,
-														  int128_to_numeric(st->noisy_count),
+														  units_to_numeric(st->noisy_count,
+																		   r->count.grid_exp),
 														  NULL),
 									NULL);
 		if (cmp_num(est, r->lower_num) < 0)

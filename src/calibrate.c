@@ -216,14 +216,16 @@ dp_gaussian_sigma(double epsilon, double delta, double sensitivity)
 /*
  * The discrete Gaussian N_Z(0, sigma^2) added to an integer-valued query of
  * integer sensitivity D is (epsilon, delta)-DP with
- *   delta = P[Y > eps sigma^2/D - D/2] - e^eps P[Y > eps sigma^2/D + D/2]
- * (Canonne, Kamath & Steinke 2020, Theorem 7).  Below we need the two
- * probabilities P[Y >= m] for integers m: exactly (by summation) when sigma
- * is small, and as rigorous bounds from the continuous Gaussian when it is
- * large; in both cases the first is bounded above and the second below, so
- * the result never understates delta.
+ *   delta = P[Y > u] - e^eps P[Y > u + D],   u = eps sigma^2 / D - D/2
+ * (Canonne, Kamath & Steinke 2020, Theorem 7); with f(y) = exp(-y^2/2 sigma^2)
+ * and Z = sum_y f(y) that is
+ *   delta = (1/Z) sum_{integers y > u} h(y),   h(y) = f(y) - e^eps f(y + D).
+ * For small sigma we sum exactly; for larger sigma we use the Euler-Maclaurin
+ * formula with an explicit bound on its remainder, so that the value
+ * returned is never below the true delta (up to rounding, which the caller
+ * covers with a relative margin).
  */
-#define DISCRETE_EXACT_MAX_SIGMA 128.0
+#define DISCRETE_EXACT_MAX_SIGMA 64.0
 
 /*
  * log sum_{x >= m} exp(-x^2 / (2 sigma^2)) for an integer m >= 0, by direct
@@ -257,40 +259,63 @@ log_discrete_upper_exact(double sigma, double m)
 	return log_discrete_tail_sum(sigma, m) - logz;
 }
 
-static double log_discrete_lower_bound(double sigma, double m);
-
-/*
- * Upper bound of log P[Y >= m] for large sigma.  For m >= 0 the terms
- * decrease, so sum_{x >= m} f(x) <= f(m) + int_m^inf f, and by Poisson
- * summation Z >= sigma sqrt(2 pi); hence
- *   P[Y >= m] <= Pbar(m/sigma) + phi(m/sigma)/sigma.
- */
+/* exp(log_factor) He_n(z) phi(z), for n = 0, 1, 3 (probabilists' Hermite) */
 static double
-log_discrete_upper_bound(double sigma, double m)
+hermite_phi(int n, double z, double log_factor)
 {
-	double		z,
-				lsf,
-				lpdf;
+	double		he = n == 0 ? 1.0 : n == 1 ? z : z * z * z - 3.0 * z;
 
-	if (m < 0)
-		return log1p(-exp(log_discrete_lower_bound(sigma, 1.0 - m)));
-	z = m / sigma;
-	lsf = dp_log_norm_sf(z);
-	lpdf = -0.5 * z * z - LOG_SQRT_2PI - log(sigma);
-	return lsf + log1p(exp(lpdf - lsf));
+	return he * exp(log_factor - 0.5 * z * z - LOG_SQRT_2PI);
 }
 
 /*
- * Lower bound of log P[Y >= m].  For m >= 0, sum_{x >= m} f(x) >= int_m^inf f
- * and Z <= sigma sqrt(2 pi) (1 + 3 exp(-2 pi^2 sigma^2)) for sigma >= 1.
+ * log of int_z^inf |He_6(t)| phi(t) dt, bounded above.  Beyond the largest
+ * root of He_6 (3.3243...) the integrand is positive and the integral is
+ * exactly He_5(z) phi(z), as d/dt [He_5 phi] = -He_6 phi; elsewhere we bound
+ * it by the integral over the whole line, at most sqrt(E[He_6^2]) =
+ * sqrt(6!) (Cauchy-Schwarz and Hermite orthogonality).
  */
 static double
-log_discrete_lower_bound(double sigma, double m)
+log_he6_tail(double z)
 {
-	if (m < 0)
-		return log1p(-exp(log_discrete_upper_bound(sigma, 1.0 - m)));
-	return dp_log_norm_sf(m / sigma) -
-		log1p(3.0 * exp(-2.0 * M_PI * M_PI * sigma * sigma));
+	if (z >= 3.3243567)
+		return log(z * z * z * z * z - 10.0 * z * z * z + 15.0 * z) - 0.5 * z * z - LOG_SQRT_2PI;
+	return 0.5 * log(720.0);
+}
+
+/*
+ * Euler-Maclaurin, for sigma > DISCRETE_EXACT_MAX_SIGMA.  With m the first
+ * integer above u and N = sigma sqrt(2 pi) <= Z (Poisson summation: every
+ * term of Z = N sum_k exp(-2 pi^2 sigma^2 k^2) is positive):
+ *   sum_{y >= m} h(y) = int_m^inf h + h(m)/2 - h'(m)/12 + h^(3)(m)/720 + R,
+ *   |R| <= (2 zeta(6) / (2 pi)^6) int_m^inf |h^(6)|
+ * (the remainder of the formula with the periodic Bernoulli function P_6).
+ * With f^(n)(y) = (-1/sigma)^n He_n(y/sigma) f(y),
+ *   int_m^inf |h^(6)| / N <= sigma^-6 [T(m/sigma) + e^eps T((m + D)/sigma)],
+ * T(z) = int_z^inf |He_6| phi (log_he6_tail).  Dividing by N rather than Z
+ * can only overstate delta.
+ */
+static double
+discrete_delta_euler_maclaurin(double sigma, double epsilon, double d, double m)
+{
+	const double log_c6 = log(2.0 * 1.0173430619844491) - 6.0 * log(2.0 * M_PI);
+	double		z1 = m / sigma;
+	double		z2 = (m + d) / sigma;
+	double		integral,
+				h0,
+				h1,
+				h3,
+				rem;
+
+	/* int_m^inf h / N = Pbar(z1) - e^eps Pbar(z2) */
+	integral = exp_diff(dp_log_norm_sf(z1), epsilon + dp_log_norm_sf(z2));
+	/* h^(n)(m) / N = (-1/sigma)^n [He_n(z1) phi(z1) - e^eps He_n(z2) phi(z2)] / sigma */
+	h0 = (hermite_phi(0, z1, 0) - hermite_phi(0, z2, epsilon)) / sigma;
+	h1 = -(hermite_phi(1, z1, 0) - hermite_phi(1, z2, epsilon)) / (sigma * sigma);
+	h3 = -(hermite_phi(3, z1, 0) - hermite_phi(3, z2, epsilon)) / pow(sigma, 4);
+	rem = exp(log_c6 + log_he6_tail(z1) - 6.0 * log(sigma)) +
+		exp(log_c6 + epsilon + log_he6_tail(z2) - 6.0 * log(sigma));
+	return Max(integral + h0 / 2 - h1 / 12 + h3 / 720 + rem, 0.0);
 }
 
 /*
@@ -299,25 +324,17 @@ log_discrete_lower_bound(double sigma, double m)
 double
 dp_discrete_gaussian_delta(double sigma, double epsilon, double sens_units)
 {
-	double		c = epsilon * sigma * sigma / sens_units;
-	double		ma = floor(c - sens_units / 2) + 1;	/* P[Y > a] = P[Y >= ma] */
-	double		mb = floor(c + sens_units / 2) + 1;
-	double		la,
-				lb;
+	double		u,
+				m;
 
 	if (sens_units == 0)
 		return 0.0;
+	u = epsilon * sigma * sigma / sens_units - sens_units / 2;
+	m = floor(u) + 1;			/* P[Y > u] = P[Y >= m] */
 	if (sigma <= DISCRETE_EXACT_MAX_SIGMA)
-	{
-		la = log_discrete_upper_exact(sigma, ma);
-		lb = epsilon + log_discrete_upper_exact(sigma, mb);
-	}
-	else
-	{
-		la = log_discrete_upper_bound(sigma, ma);
-		lb = epsilon + log_discrete_lower_bound(sigma, mb);
-	}
-	return exp_diff(la, lb);
+		return exp_diff(log_discrete_upper_exact(sigma, m),
+						epsilon + log_discrete_upper_exact(sigma, m + sens_units));
+	return discrete_delta_euler_maclaurin(sigma, epsilon, sens_units, m);
 }
 
 /*

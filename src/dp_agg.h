@@ -23,7 +23,8 @@ extern void dp_hooks_init(void);
 /*
  * Rounding of one clamped value to a ticket's row grid, in units of
  * 2^row_grid_exp: a monotone function, applied identically to the bounds.
- * Integers round half up; doubles half to even (llrint in the default
+ * Integers round half up (a negative exponent, used with Gaussian noise,
+ * scales them exactly); doubles half to even (llrint in the default
  * rounding mode); numerics half away from zero (numeric_round).
  */
 static inline int64
@@ -33,6 +34,8 @@ dp_round_int(int64 v, const DpRelease *r)
 
 	if (k == 0)
 		return v;
+	if (k < 0)
+		return v * ((int64) 1 << (-k));	/* exact: |v| 2^-k <= 2^60 */
 	return (int64) (((int128) v + ((int128) 1 << (k - 1))) >> k);
 }
 

@@ -69,14 +69,22 @@ dp_query_has_dp(Query *query)
 
 /* ---------- the query-level check ---------- */
 
+/* ERROR with a complete message */
 static void
-reject(const char *construct, const char *detail)
+reject_msg(const char *message, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s not allowed in a statement with DP aggregates", construct),
+			 errmsg_internal("%s", message),
 			 errdetail("%s", detail),
 			 errhint("See \"What the guard accepts\" in the dp_agg README.")));
+}
+
+/* ERROR naming a construct ("joins are") */
+static void
+reject(const char *construct, const char *detail)
+{
+	reject_msg(psprintf("%s not allowed in a statement with DP aggregates", construct), detail);
 }
 
 #define DETAIL_TWICE "A row could feed a DP aggregate more than once, or a DP aggregate be evaluated more often than it was charged."
@@ -137,8 +145,8 @@ check_from_item(Query *q, bool dp_here)
 	if (list_length(q->jointree->fromlist) == 0)
 	{
 		if (dp_here)
-			reject("DP aggregates without a table are",
-				   "A DP aggregate reads exactly one table (or a view of one).");
+			reject_msg("a DP aggregate must read a table",
+					   "A DP aggregate reads exactly one table (or a view of one).");
 		return;
 	}
 	if (list_length(q->jointree->fromlist) > 1 ||
@@ -204,8 +212,8 @@ check_from_item(Query *q, bool dp_here)
 			break;
 		case RTE_RESULT:
 			if (dp_here)
-				reject("DP aggregates without a table are",
-					   "A DP aggregate reads exactly one table (or a view of one).");
+				reject_msg("a DP aggregate must read a table",
+						   "A DP aggregate reads exactly one table (or a view of one).");
 			break;
 		case RTE_JOIN:
 			reject("joins are", DETAIL_TWICE);
@@ -218,7 +226,7 @@ static void
 check_common(Query *q)
 {
 	if (q->commandType != CMD_SELECT && q->commandType != CMD_INSERT)
-		reject("DP aggregates in UPDATE, DELETE or MERGE are", DETAIL_TWICE);
+		reject_msg("DP aggregates are not allowed in UPDATE, DELETE or MERGE", DETAIL_TWICE);
 	if (q->hasRecursive)
 		reject("recursive CTEs are", DETAIL_TWICE);
 	if (q->setOperations)
@@ -235,7 +243,7 @@ check_row_source(Query *q)
 	if (q->commandType != CMD_SELECT)
 		reject("data-modifying sub-queries are", DETAIL_TWICE);
 	if (query_tree_walker(q, contains_dp_walker, NULL, 0))
-		reject("DP aggregates over DP aggregates are", DETAIL_TWICE);
+		reject_msg("DP aggregates are not allowed over the results of DP aggregates", DETAIL_TWICE);
 	if (q->hasAggs || q->groupClause || q->groupingSets || q->havingQual)
 		reject("aggregation in the FROM of a DP aggregate is", DETAIL_DATA);
 	if (q->distinctClause)
@@ -262,13 +270,13 @@ check_level(Query *q)
 	(void) expression_tree_walker((Node *) q->targetList, level_walker, &ctx);
 	(void) expression_tree_walker(q->havingQual, level_walker, &ctx);
 	if (ctx.window_dp)
-		reject("DP aggregates as window functions are",
+		reject_msg("DP aggregates cannot be used as window functions",
 			   "A window function would release one noisy value per row.");
 
 	if (ctx.aggrefs != NIL)
 	{
 		if (q->commandType != CMD_SELECT)
-			reject("DP aggregates directly in INSERT are", DETAIL_TWICE);
+			reject_msg("DP aggregates are not allowed directly in INSERT", DETAIL_TWICE);
 		if (q->groupingSets)
 			reject("GROUPING SETS, ROLLUP and CUBE are",
 				   "A row would feed one release per grouping set.");
@@ -334,6 +342,13 @@ plan_reject(PlanWalk *w, const char *construct, const char *detail)
 		reject(construct, detail);
 }
 
+static void
+plan_reject_msg(PlanWalk *w, const char *message, const char *detail)
+{
+	if (w->validate)
+		reject_msg(message, detail);
+}
+
 typedef struct AggrefCollect
 {
 	List	   *aggrefs;
@@ -351,7 +366,7 @@ collect_dp_aggrefs(Node *node, AggrefCollect *ctx)
 		return false;			/* aggregates do not nest */
 	}
 	if (IsA(node, WindowFunc) && dp_lookup_call(((WindowFunc *) node)->winfnoid))
-		reject("DP aggregates as window functions are",
+		reject_msg("DP aggregates cannot be used as window functions",
 			   "A window function would release one noisy value per row.");
 	return expression_tree_walker(node, collect_dp_aggrefs, ctx);
 }
@@ -585,10 +600,10 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 	{
 		/* partial aggregation met outside the input of its finalize node:
 		 * this is a parallel worker's plan fragment */
-		plan_reject(w, "partial DP aggregation without its finalization is", DETAIL_TWICE);
+		plan_reject_msg(w, "partial DP aggregation without its finalization is not allowed", DETAIL_TWICE);
 	}
 	else if (unsafe)
-		plan_reject(w, psprintf("DP aggregates below %s are", unsafe), DETAIL_TWICE);
+		plan_reject_msg(w, psprintf("DP aggregates cannot be evaluated below %s", unsafe), DETAIL_TWICE);
 	if (agg->groupingSets != NIL || agg->aggstrategy == AGG_MIXED || agg->chain != NIL)
 		plan_reject(w, "GROUPING SETS, ROLLUP and CUBE are",
 					"A row would feed one release per grouping set.");
@@ -598,8 +613,8 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 	if (w->validate)
 	{
 		if (in.scans == NIL)
-			reject("DP aggregates without a table are",
-				   "A DP aggregate reads exactly one table (or a view of one).");
+			reject_msg("a DP aggregate must read a table",
+					   "A DP aggregate reads exactly one table (or a view of one).");
 		if (list_length(in.scans) > 1)
 		{
 			/* the partitions of one table, each read once */
@@ -719,7 +734,7 @@ dp_guard_plan(PlannedStmt *stmt, bool validate)
 			other_subplans = true;
 			walk_plan(&w, sub, "a sub-query used as an expression");
 			if (list_length(w.calls) != before)
-				plan_reject(&w, "DP aggregates in sub-queries used as expressions are", DETAIL_TWICE);
+				plan_reject_msg(&w, "DP aggregates are not allowed in sub-queries used as expressions", DETAIL_TWICE);
 		}
 	}
 	if (w.calls != NIL && other_subplans)

@@ -1,0 +1,91 @@
+--
+-- interface: the SQL objects of dp_agg, their signatures and properties,
+-- and a first release of each aggregate.
+--
+
+-- The aggregates are created in the schema CREATE EXTENSION targets
+-- (public here), everything else in the schema dp_agg.
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result, p.proparallel
+FROM pg_proc p
+WHERE p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace
+ORDER BY 1, 2;
+
+SELECT count(*) AS objects_outside_the_two_schemas
+FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
+  AND d.deptype = 'e'
+  AND NOT (p.pronamespace = 'dp_agg'::regnamespace
+           OR (p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace));
+
+-- Every SQL object of the extension has a comment.
+SELECT pg_describe_object(d.classid, d.objid, 0) AS uncommented
+FROM pg_depend d
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
+  AND d.deptype = 'e'
+  AND obj_description(d.objid, d.classid::regclass::name) IS NULL
+  AND d.classid <> 'pg_type'::regclass
+ORDER BY 1;
+
+-- Calculators are IMMUTABLE STRICT PARALLEL SAFE; support functions are
+-- not executable by PUBLIC.
+SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
+FROM pg_proc p
+WHERE p.pronamespace = 'dp_agg'::regnamespace
+GROUP BY 1, 2, 3, 4, 5
+ORDER BY 1;
+
+-- Budget for the tests of this suite (the superuser running them).
+SELECT dp_agg.set_budget(current_user::regrole, 1e15, 0.5);
+
+CREATE TABLE items (id int, qty smallint, price int, weight bigint,
+                    score real, ratio float8, amount numeric, tag text);
+INSERT INTO items
+SELECT i, (i % 7)::smallint, i % 100, i * 1000, (i % 10) / 4.0, (i % 20) / 8.0,
+       (i % 50) / 4.0, CASE WHEN i % 3 = 0 THEN NULL ELSE 'x' END
+FROM generate_series(1, 1000) i;
+
+-- Without an epsilon argument, dp_agg.epsilon must be set.
+SELECT dp_count(*) FROM items;
+SHOW dp_agg.epsilon;
+SHOW dp_agg.delta;
+
+-- Result types.
+SET dp_agg.epsilon = 1;
+SELECT pg_typeof(dp_count(*)) AS count_star, pg_typeof(dp_count(tag)) AS count,
+       pg_typeof(dp_sum(qty, 0, 6)) AS sum_smallint, pg_typeof(dp_sum(price, 0, 99)) AS sum_int,
+       pg_typeof(dp_sum(weight, 0, 10)) AS sum_bigint, pg_typeof(dp_sum(score, 0, 3)) AS sum_real,
+       pg_typeof(dp_sum(ratio, 0, 3)) AS sum_double, pg_typeof(dp_sum(amount, 0, 20)) AS sum_numeric
+FROM items;
+SELECT pg_typeof(dp_avg(qty, 0, 6)) AS avg_smallint, pg_typeof(dp_avg(price, 0, 99)) AS avg_int,
+       pg_typeof(dp_avg(weight, 0, 10)) AS avg_bigint, pg_typeof(dp_avg(score, 0, 3)) AS avg_real,
+       pg_typeof(dp_avg(ratio, 0, 3)) AS avg_double, pg_typeof(dp_avg(amount, 0, 20)) AS avg_numeric
+FROM items;
+
+-- With an enormous epsilon the Laplace noise of an integer release is 0
+-- except with probability about 2 exp(-1e9): releases equal the exact
+-- answers.  Each form of each aggregate, explicit and from the settings.
+SET dp_agg.epsilon = 1e9;
+SELECT dp_count(*) AS n, dp_count(tag) AS tagged, dp_count(tag, 1e9) AS tagged2,
+       dp_count(tag, 1e9, 0) AS tagged3,
+       dp_sum(qty, 0, 6) AS qty, dp_sum(price, 0, 99, 1e9) AS price,
+       dp_sum(weight, 0, 1000000, 1e9, 0) AS weight
+FROM items;
+SELECT count(*) AS n, count(tag) AS tagged, sum(qty) AS qty, sum(price) AS price,
+       sum(weight) AS weight
+FROM items;
+SELECT round(dp_avg(qty, 0, 6)::numeric, 10) AS qty, round(dp_avg(price, 0, 99, 1e9)::numeric, 10) AS price FROM items;
+SELECT round(avg(qty), 10) AS qty, round(avg(price), 10) AS price FROM items;
+-- floating-point and numeric releases carry noise of scale S/epsilon,
+-- at most 2e-8 here: within 1e-6 except with probability below 1e-20
+SELECT abs(dp_sum(score, 0, 3) - 1125) < 1e-6 AS real_ok,
+       abs(dp_sum(ratio, 0, 3, 1e9) - 1187.5) < 1e-6 AS double_ok,
+       abs(dp_sum(amount, 0, 20, 1e9, 0) - 6125) < 1e-6 AS numeric_ok,
+       abs(dp_avg(amount, 0, 20) - 6.125) < 1e-6 AS numeric_avg_ok
+FROM items;
+SELECT sum(score) AS score, sum(ratio) AS ratio, sum(amount) AS amount, avg(amount) AS avg_amount
+FROM items;
+
+-- The Gaussian mechanism (delta > 0): same exactness for integer counts.
+SELECT dp_count(id, 1e9, 1e-6) AS n, dp_sum(price, 0, 99, 1e9, 1e-6) AS price FROM items;

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Measurement half of test/bench/aggregates.sh (which sets up the cluster,
+the role dp_bench and the table dp_bench_agg, and passes the settings in the
+environment: DP_PSQL, DP_BENCH_ROWS, DP_BENCH_RUNS, DP_BENCH_WORK_MEM and the
+libpq variables).
+
+All timed statements run in one psql session as the role dp_bench, with
+\\timing; the results go to /dev/null.  Prints progress to stderr, and to
+stdout the raw timings and then a Markdown table of medians."""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+PSQL = os.environ.get("DP_PSQL", "psql")
+ROWS = int(os.environ.get("DP_BENCH_ROWS", "10000000"))
+RUNS = int(os.environ.get("DP_BENCH_RUNS", "5"))
+WORK_MEM = os.environ.get("DP_BENCH_WORK_MEM", "8GB")
+TABLE = "dp_bench_agg"
+LARGE = min(1000000, ROWS)
+
+# label, native expression, DP expression (epsilon 1 each; dp_count(*)
+# takes it from dp_agg.epsilon)
+AGGS = [
+    ("count(*)", "count(*)", "dp_count(*)"),
+    ("sum(bigint)", "sum(b)", "dp_sum(b, 0, 1000, 1.0)"),
+    ("sum(double)", "sum(d)", "dp_sum(d, 0, 1000, 1.0)"),
+    ("avg(bigint)", "avg(b)", "dp_avg(b, 0, 1000, 1.0)"),
+    ("avg(double)", "avg(d)", "dp_avg(d, 0, 1000, 1.0)"),
+]
+GROUPINGS = [("none", "none"), ("1k", f"{1000:,}"), ("1m", f"{LARGE:,}")]
+MODES = [("serial", 0), ("2 workers", 2)]
+
+SESSION = f"""\\set ON_ERROR_STOP 1
+SET work_mem = '{WORK_MEM}';
+SET jit = off;
+SET dp_agg.epsilon = '1';
+SET ROLE dp_bench;
+"""
+
+
+def query(expr, grouping):
+    if grouping == "none":
+        return f"SELECT {expr} FROM {TABLE}"
+    if grouping == "1k":
+        return f"SELECT g1k, {expr} FROM {TABLE} GROUP BY g1k"
+    return f"SELECT count(a) FROM (SELECT g1m, {expr} AS a FROM {TABLE} GROUP BY g1m) s"
+
+
+def configs():
+    for mode, workers in MODES:
+        for grouping, _ in GROUPINGS:
+            for label, native, dp in AGGS:
+                yield (mode, workers, grouping, label,
+                       query(native, grouping), query(dp, grouping))
+
+
+def run_psql(script, on_line=None):
+    p = subprocess.Popen([PSQL, "-X", "-q"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    p.stdin.write(script)
+    p.stdin.close()
+    lines = []
+    for line in p.stdout:
+        lines.append(line.rstrip("\n"))
+        if on_line:
+            on_line(line.rstrip("\n"))
+    if p.wait() != 0:
+        sys.exit(f"psql failed (exit {p.returncode})")
+    return lines
+
+
+def plan_summary(plan_json):
+    """'serial, hash' / '2 workers, partial hash' ... from EXPLAIN (FORMAT JSON);
+    ', spills' if a hash aggregation plans to spill to disk."""
+    workers = 0
+    strategies = []
+    partial = False
+    spills = False
+
+    def walk(node):
+        nonlocal workers, partial, spills
+        if "Workers Planned" in node:
+            workers = max(workers, node["Workers Planned"])
+        if node.get("Node Type") == "Aggregate":
+            if node.get("Planned Partitions", 0) > 0:
+                spills = True
+            if node.get("Partial Mode") in ("Partial", "Finalize"):
+                partial = True
+            if node.get("Group Key"):
+                strategies.append({"Hashed": "hash", "Sorted": "sort",
+                                   "Mixed": "mixed"}.get(node.get("Strategy"), "?"))
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan_json[0]["Plan"])
+    s = f"{workers} worker{'s' if workers > 1 else ''}" if workers else "serial"
+    if strategies:
+        s += ", " + ("partial " if partial else "") + strategies[0]
+    if spills:
+        s += ", spills"
+    return s
+
+
+def explain_all(cfgs):
+    script = SESSION + "\\pset format unaligned\n\\pset tuples_only on\n"
+    mode = None
+    for i, (m, workers, _, _, qn, qd) in enumerate(cfgs):
+        if m != mode:
+            script += f"SET max_parallel_workers_per_gather = {workers};\n"
+            mode = m
+        for kind, q in (("native", qn), ("dp", qd)):
+            script += f"\\echo @@ {i} {kind}\nEXPLAIN (FORMAT JSON) {q};\n"
+    plans, cur, buf = {}, None, []
+    for line in run_psql(script) + ["@@ end end"]:
+        if line.startswith("@@ "):
+            if cur is not None:
+                plans[cur] = plan_summary(json.loads("\n".join(buf)))
+            _, i, kind = line.split()
+            cur, buf = (None if i == "end" else (int(i), kind)), []
+        elif cur is not None:
+            buf.append(line)
+    return plans
+
+
+def time_all(cfgs):
+    script = SESSION + "\\o /dev/null\n\\timing on\n"
+    mode = None
+    for i, (m, workers, _, _, qn, qd) in enumerate(cfgs):
+        if m != mode:
+            script += f"SET max_parallel_workers_per_gather = {workers};\n"
+            mode = m
+        order = [("warm", "native", qn), ("warm", "dp", qd)]
+        for r in range(RUNS):
+            pair = [("native", qn), ("dp", qd)]
+            if r % 2:
+                pair.reverse()
+            order += [(r, k, q) for k, q in pair]
+        for r, kind, q in order:
+            script += f"\\echo @@ {i} {r} {kind}\n{q};\n"
+        script += f"\\echo @@ {i} done done\n"
+    times = {}
+    pending = None
+    started = time.time()
+
+    def on_line(line):
+        nonlocal pending
+        if line.startswith("@@ "):
+            _, i, r, kind = line.split()
+            if r == "done":
+                m, _, g, label, _, _ = cfgs[int(i)]
+                sys.stderr.write(f"  [{int(i) + 1}/{len(cfgs)}] {m}, groups {g}, {label}: "
+                                 f"native {med(times, int(i), 'native'):.1f} ms, "
+                                 f"dp {med(times, int(i), 'dp'):.1f} ms "
+                                 f"({time.time() - started:.0f} s)\n")
+                pending = None
+            else:
+                pending = (int(i), r, kind)
+        elif pending and line.startswith("Time: "):
+            i, r, kind = pending
+            if r != "warm":
+                times.setdefault((i, kind), []).append(float(line.split()[1]))
+            pending = None
+
+    run_psql(script, on_line)
+    return times
+
+
+def med(times, i, kind):
+    return statistics.median(times[(i, kind)])
+
+
+def ledger_count():
+    out = subprocess.run([PSQL, "-X", "-Atc",
+                          "SELECT count(*) FROM dp_agg.ledger "
+                          "WHERE role = 'dp_bench'::regrole AND kind = 'charge'"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.strip())
+
+
+def main():
+    cfgs = list(configs())
+    sys.stderr.write(f"== plans of {len(cfgs)} query pairs\n")
+    plans = explain_all(cfgs)
+    before = ledger_count()
+    sys.stderr.write(f"== timing: {len(cfgs)} query pairs, 1 + {RUNS} runs each\n")
+    times = time_all(cfgs)
+    charged = ledger_count() - before
+    expected = len(cfgs) * (RUNS + 1)
+
+    print()
+    print("Raw timings in ms (in the order run; native and DP alternate):")
+    for i, (m, _, g, label, qn, qd) in enumerate(cfgs):
+        print(f"- {m}, groups {dict(GROUPINGS)[g]}, {label}: native "
+              + " ".join(f"{t:.1f}" for t in times[(i, 'native')])
+              + "; dp " + " ".join(f"{t:.1f}" for t in times[(i, 'dp')]))
+    print()
+    print(f"Ledger: {charged} DP statements charged to dp_bench, {expected} run"
+          + ("" if charged == expected else "  <-- MISMATCH"))
+    print()
+    print(f"dp_agg vs built-in aggregates, {ROWS:,} rows (bigint b, double precision d; "
+          f"DP bounds [0, 1000], epsilon 1), median of {RUNS} runs each, "
+          f"work_mem = {WORK_MEM}, jit = off. Plan: as chosen by the planner "
+          f"(max_parallel_workers_per_gather = 0 or 2).")
+    print()
+    print("| aggregate | groups | parallel | plan | built-in (ms) | dp_agg (ms) | dp / built-in |")
+    print("|---|---|---|---|---:|---:|---:|")
+    for i, (m, _, g, label, qn, qd) in enumerate(cfgs):
+        pn, pd = plans[(i, "native")], plans[(i, "dp")]
+        plan = pn if pn == pd else f"built-in: {pn}; dp: {pd}"
+        n, d = med(times, i, "native"), med(times, i, "dp")
+        print(f"| {label} | {dict(GROUPINGS)[g]} | {m} | {plan} | {n:.1f} | {d:.1f} | {d / n:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+#!/bin/bash
+# dp_agg demo: differentially private aggregates with a privacy budget.
+#
+#   sudo test/demo.sh
+#
+# Works as root on a fresh Debian 12 machine: installs what is missing
+# (test/lib.sh), builds and installs the extension, starts a throw-away
+# PostgreSQL cluster (as the postgres user, in a temporary directory, with
+# dp_agg in shared_preload_libraries), loads 4,000 made-up hospital visits
+# (test/data), gives the role "analyst" a privacy budget of epsilon 10, and
+# as that analyst runs a few DP queries.  Each DP result is printed next to
+# the exact answer (computed by the data owner, for comparison only) and the
+# noise that was added, as recorded in the analyst's ledger.  Then it shows
+# the remaining budget and what happens when a query costs more than what is
+# left.  Finally the cluster is stopped and removed.
+#
+# It also works as a user who is not root, if the packages are installed and
+# the user can write the PostgreSQL installation (make install).
+#
+# Environment: DP_DEMO_PORT (the cluster listens only on a Unix socket in its
+# temporary directory; the port only names the socket).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/test/lib.sh"
+
+dp_install_deps
+dp_build_install "$top"
+
+# a port no other local cluster uses (the socket is private anyway)
+port=${DP_DEMO_PORT:-}
+if [ -z "$port" ]; then
+    port=54330
+    while [ -e "/tmp/.s.PGSQL.$port" ] || [ -e "/var/run/postgresql/.s.PGSQL.$port" ]; do
+        port=$((port + 1))
+    done
+fi
+
+dir=$(mktemp -d /tmp/dp_agg_demo.XXXXXX)
+cleanup() {
+    (cd / && dp_as_postgres bash -c "$(declare -f dp_stop_cluster); DP_PG_BIN=$DP_PG_BIN; dp_stop_cluster '$dir'")
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+[ "$(id -u)" = 0 ] && chown postgres: "$dir"
+dp_log "starting a throw-away cluster in $dir (port $port)"
+(cd / && dp_as_postgres bash -c "$(declare -f dp_start_cluster); DP_PG_BIN=$DP_PG_BIN; dp_start_cluster '$dir' '$port'")
+
+export PGHOST=$dir PGPORT=$port PGDATABASE=postgres PGUSER=postgres
+unset PGSERVICE PGOPTIONS PGPASSWORD
+psql_owner() { "$DP_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+dp_log "loading the sample data (test/data/visits.csv)"
+psql_owner -v datadir="$top/test/data" -f "$top/test/data/visits.sql"
+
+dp_log "creating the role analyst with a privacy budget of epsilon 10, delta 1e-5"
+psql_owner <<'SQL'
+CREATE EXTENSION dp_agg;
+CREATE ROLE analyst LOGIN;
+GRANT SELECT ON visits TO analyst;
+-- epsilon of the DP aggregates called without an epsilon argument
+ALTER ROLE analyst SET dp_agg.epsilon = '0.5';
+SELECT dp_agg.set_budget('analyst', 10, 1e-5) \g /dev/null
+
+-- the demo's helper: one DP aggregate call of a ledger entry, as text
+CREATE SCHEMA demo;
+CREATE FUNCTION demo.noise(call jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT (call->>'mechanism') || ' ' ||
+           string_agg(CASE WHEN call->>'mechanism' = 'gaussian' THEN 'sigma=' ELSE 'b=' END
+                      || round((r->>'noise_scale')::numeric, 2)
+                      || CASE WHEN jsonb_array_length(call->'releases') > 1
+                              THEN ' (' || (r->>'release') || ')' ELSE '' END,
+                      ', ')
+    FROM jsonb_array_elements(call->'releases') r
+$$;
+SQL
+
+# The demo itself: one psql session that connects as the analyst to run
+# each DP query (\gset keeps the results and the ledger entry), then as the
+# data owner to compute the exact answers and print both.
+psql_owner 2>&1 <<'SQL'
+\pset null '(null)'
+\pset footer off
+\echo
+\echo '================================================================'
+\echo ' dp_agg demo: 4,000 made-up hospital visits (table visits)'
+\echo '================================================================'
+\echo
+\echo 'The data owner gives the role analyst a privacy budget:'
+\echo '    SELECT dp_agg.set_budget(''analyst'', 10, 1e-5);'
+\echo '    ALTER ROLE analyst SET dp_agg.epsilon = ''0.5'';  -- default epsilon of a call'
+\echo 'Every statement with DP aggregates is charged to the role that runs it.'
+\echo 'dp_sum and dp_avg clamp each value to [lower, upper]; the noise grows with'
+\echo 'the width of that range and shrinks with epsilon.  "exact" is computed by'
+\echo 'the data owner for comparison only; "noise" is what the analyst''s ledger'
+\echo '(dp_agg.my_ledger) says was added: Laplace scale b or Gaussian sigma.'
+
+-------------------------------------------------------------------------
+\echo
+\echo '--- 1. How many visits? (epsilon 0.5 from dp_agg.epsilon)'
+\echo 'analyst=> SELECT dp_count(*) FROM visits;'
+\c - analyst
+SELECT dp_count(*) AS visits FROM visits \gset dp_
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT 'visits' AS statistic, :'dp_visits'::bigint AS dp_result, count(*) AS exact,
+       :'dp_visits'::bigint - count(*) AS error, demo.noise(:'detail'::jsonb -> 0) AS noise
+FROM visits;
+
+-------------------------------------------------------------------------
+\echo
+\echo '--- 2. Total billed and average triage wait (epsilon 1 each)'
+\echo 'analyst=> SELECT dp_sum(cost, 0, 100000, 1.0) AS total_cost,'
+\echo '                 dp_avg(wait_minutes, 0, 480, 1.0) AS avg_wait'
+\echo '          FROM visits;'
+\c - analyst
+SELECT dp_sum(cost, 0, 100000, 1.0) AS total_cost,
+       dp_avg(wait_minutes, 0, 480, 1.0) AS avg_wait
+FROM visits \gset dp_
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT v.statistic, round(v.dp, 2) AS dp_result, round(v.exact, 2) AS exact,
+       round(v.dp - v.exact, 2) AS error, demo.noise(:'detail'::jsonb -> (v.n - 1)) AS noise
+FROM (VALUES (1, 'total cost ($), NULLs skipped', :'dp_total_cost'::numeric,
+              (SELECT sum(cost) FROM visits)),
+             (2, 'average wait (minutes)', :'dp_avg_wait'::numeric,
+              (SELECT avg(wait_minutes)::numeric FROM visits))) AS v(n, statistic, dp, exact)
+ORDER BY v.n;
+
+-------------------------------------------------------------------------
+\echo
+\echo '--- 3. Visits and average age per region (GROUP BY; epsilon 0.5 + 1)'
+\echo 'analyst=> SELECT region, dp_count(*) AS visits, dp_avg(age, 0, 100, 1.0) AS avg_age'
+\echo '          FROM visits GROUP BY region;'
+\echo '(the statement below wraps it in json_agg to carry the rows to the comparison:'
+\echo ' an outer query may post-process the result of a DP sub-query)'
+\c - analyst
+SELECT json_agg(s) AS dp_rows
+FROM (SELECT region, dp_count(*) AS visits, dp_avg(age, 0, 100, 1.0) AS avg_age
+      FROM visits GROUP BY region) s \gset
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT d.region, x.statistic, x.dp AS dp_result, x.exact, round(x.dp - x.exact, 2) AS error, x.noise
+FROM json_to_recordset(:'dp_rows') AS d(region text, visits bigint, avg_age float8)
+JOIN (SELECT region, count(*) AS visits, avg(age) AS avg_age FROM visits GROUP BY region) e
+  USING (region)
+CROSS JOIN LATERAL (VALUES
+    (1, 'visits', d.visits::numeric, e.visits::numeric, demo.noise(:'detail'::jsonb -> 0)),
+    (2, 'average age', round(d.avg_age::numeric, 2), round(e.avg_age, 2), demo.noise(:'detail'::jsonb -> 1))
+) AS x(n, statistic, dp, exact, noise)
+ORDER BY d.region, x.n;
+\echo 'Each region is a disjoint set of rows, so the statement costs 1.5 once,'
+\echo 'not once per region.'
+
+-------------------------------------------------------------------------
+\echo
+\echo '--- 4. Total bed-days with the Gaussian mechanism (epsilon 1, delta 1e-6)'
+\echo 'analyst=> SELECT dp_sum(stay_days, 0, 60, 1.0, 1e-6) FROM visits;'
+\c - analyst
+SELECT dp_sum(stay_days, 0, 60, 1.0, 1e-6) AS bed_days FROM visits \gset dp_
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT 'bed-days, NULLs skipped' AS statistic, round(:'dp_bed_days'::numeric, 1) AS dp_result,
+       round(sum(stay_days)::numeric, 1) AS exact,
+       round(:'dp_bed_days'::numeric - sum(stay_days)::numeric, 1) AS error,
+       demo.noise(:'detail'::jsonb -> 0) AS noise,
+       round(dp_agg.gaussian_sigma(1.0, 1e-6, 60)::numeric, 2) AS "gaussian_sigma(1, 1e-6, 60)"
+FROM visits;
+
+-------------------------------------------------------------------------
+\c - analyst
+\echo
+\echo '--- 5. What the analyst has spent (dp_agg.my_ledger, dp_agg.my_budget)'
+\echo 'analyst=> SELECT id, epsilon, delta, query FROM dp_agg.my_ledger;'
+SELECT id, epsilon, delta, regexp_replace(query, '\s+', ' ', 'g') AS query
+FROM dp_agg.my_ledger ORDER BY id;
+\echo 'analyst=> SELECT epsilon_limit, epsilon_spent, epsilon_remaining, ... FROM dp_agg.my_budget;'
+SELECT epsilon_limit, epsilon_spent, epsilon_remaining, delta_limit, delta_spent, delta_remaining
+FROM dp_agg.my_budget;
+
+-------------------------------------------------------------------------
+\echo
+\echo '--- 6. A query that costs more than what is left (epsilon 6 > 5 remaining)'
+\echo 'analyst=> SELECT dp_avg(cost, 0, 100000, 6.0) FROM visits;'
+\set ON_ERROR_STOP 0
+SELECT dp_avg(cost, 0, 100000, 6.0) FROM visits;
+\set ON_ERROR_STOP 1
+\echo 'Nothing was released or charged:'
+SELECT epsilon_spent, epsilon_remaining FROM dp_agg.my_budget;
+\echo
+\echo 'A cheaper query still runs; spending the rest exhausts the budget:'
+\echo 'analyst=> SELECT dp_count(visit_id, 2.5) AS visits FROM visits;   -- twice'
+SELECT dp_count(visit_id, 2.5) AS visits FROM visits;
+SELECT dp_count(visit_id, 2.5) AS visits FROM visits;
+SELECT epsilon_spent, epsilon_remaining FROM dp_agg.my_budget;
+\echo 'analyst=> SELECT dp_count(*) FROM visits;   -- epsilon 0.5'
+\set ON_ERROR_STOP 0
+SELECT dp_count(*) FROM visits;
+\set ON_ERROR_STOP 1
+\echo
+\echo 'Only the data owner (a superuser) can raise the limit, with dp_agg.set_budget,'
+\echo 'or start over, with dp_agg.reset_budget (recorded in the ledger).'
+SQL
+
+dp_log "stopping and removing the cluster"

@@ -1,0 +1,173 @@
+# dp_agg: a charge survives a crash of the server right after the release.
+#
+# The charger commits each charge (synchronous commit, fsync on) before the
+# statement reads a row, so once a DP value has reached the client, the
+# charge is on disk: after kill -9 of every server process and a restart,
+# it is in dp_agg.budget and dp_agg.ledger, whether the releasing statement
+# ran in autocommit mode or in a transaction that never committed.  Also:
+# kill -9 of the charger itself (a crash restart) loses no charge, and a
+# charger that exits while it holds a request makes the statement fail
+# without releasing anything.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'dp_agg'
+fsync = on
+synchronous_commit = off
+restart_after_crash = on
+dp_agg.charger_idle_timeout = '10min'
+});
+$node->start;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION dp_agg;
+CREATE ROLE analyst;
+CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
+GRANT SELECT ON t TO analyst;
+SELECT dp_agg.set_budget('analyst', 4);
+});
+
+# spent|number of charges|sum of the charges, for role analyst
+sub budget_state
+{
+	return $node->safe_psql(
+		'postgres', q{
+SELECT b.epsilon_spent || '|' || count(l.id) || '|' || coalesce(sum(l.epsilon), 0)
+FROM dp_agg.budget b
+LEFT JOIN dp_agg.ledger l ON l.role = b.role AND l.kind = 'charge'
+WHERE b.role = 'analyst'::regrole
+GROUP BY b.epsilon_spent});
+}
+
+# kill -9 the postmaster and every child at once, wait until they are all
+# gone, start again (crash recovery)
+sub crash_and_restart
+{
+	my $pid_line = (split /\n/,
+		slurp_file($node->data_dir . '/postmaster.pid'))[0];
+	my ($pm) = $pid_line =~ /^(\d+)/;
+	my @children = grep { /^\d+$/ }
+	  map { s/\s//gr } split /\n/, `ps -o pid= --ppid $pm`;
+	$node->kill9;
+	kill 'KILL', @children;
+	foreach my $pid ($pm, @children)
+	{
+		my $tries = 0;
+		while (kill(0, $pid) && $tries++ < 300)
+		{
+			usleep(100_000);
+		}
+	}
+	$node->start;
+	return;
+}
+
+# wait until the postmaster has restarted every process after one of them
+# crashed (not started by us), and accepts connections again
+sub wait_for_crash_restart
+{
+	my ($log_offset) = @_;
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+		$log_offset);
+	return $node->poll_query_until('postgres', 'SELECT true');
+}
+
+# 1. autocommit: the value reached the client, then everything is killed
+my $out = $node->safe_psql('postgres',
+	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
+is($out, 't', 'released a count');
+crash_and_restart();
+is(budget_state(), '0.25|1|0.25',
+	'after kill -9 and restart, the release is charged');
+is( $node->safe_psql(
+		'postgres', q{SELECT query FROM dp_agg.ledger
+		   WHERE role = 'analyst'::regrole AND kind = 'charge'}),
+	'SELECT dp_count(x, 0.25) IS NOT NULL FROM t',
+	'the ledger row names the statement');
+
+# 2. the releasing transaction is still open (it will never commit)
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe('BEGIN');
+$bg->query_safe('SET ROLE analyst');
+$out = $bg->query_safe('SELECT dp_sum(x, 0, 1000, 0.5) IS NOT NULL FROM t');
+is($out, 't', 'released a sum in an open transaction');
+crash_and_restart();
+eval { $bg->quit; };
+is(budget_state(), '0.75|2|0.75',
+	'the release of a transaction that never committed stays charged after kill -9'
+);
+
+# 3. one statement with two aggregates, charged once
+$out = $node->safe_psql('postgres',
+	'SET ROLE analyst; SELECT dp_count(x, 0.125) IS NOT NULL AND dp_avg(x, 0, 1000, 0.125) IS NOT NULL FROM t'
+);
+is($out, 't', 'released a count and an average');
+crash_and_restart();
+is(budget_state(), '1|3|1', 'a statement with two aggregates, charged once, survives');
+
+# 4. kill -9 of the charger: the postmaster restarts every process (crash
+# recovery); no charge is lost and releases work again
+$node->safe_psql('postgres',
+	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
+my $charger = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
+like($charger, qr/^\d+$/, 'one charger runs');
+my $log_offset = -s $node->logfile;
+kill 'KILL', $charger;
+ok(wait_for_crash_restart($log_offset),
+	'the server restarted after the charger was killed');
+is(budget_state(), '1.25|4|1.25', 'no charge lost when the charger was killed');
+$out = $node->safe_psql('postgres',
+	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
+is($out, 't', 'releases work after the crash restart');
+is(budget_state(), '1.5|5|1.5', 'and are charged');
+
+# 5. the charger exits (SIGTERM) while it holds a request: the statement
+# fails, nothing is released, nothing is charged
+my $dba = $node->background_psql('postgres');
+$dba->query_safe('BEGIN');
+$dba->query_safe(
+	q{SELECT 1 FROM dp_agg.budget WHERE role = 'analyst'::regrole FOR UPDATE});
+my $analyst = $node->background_psql('postgres', on_error_stop => 0);
+$analyst->query_safe('SET ROLE analyst');
+$analyst->{stdin} .=
+  "SELECT dp_count(x, 0.25) AS released FROM t;\n\\echo DONE\n\\warn DONE\n";
+$analyst->{run}->pump_nb();
+ok( $node->poll_query_until(
+		'postgres', q{SELECT count(*) = 1 FROM pg_stat_activity
+		   WHERE backend_type = 'dp_agg charger' AND wait_event_type = 'Lock'}),
+	'the charger waits for the budget row');
+$charger = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
+kill 'TERM', $charger;
+pump_until($analyst->{run}, $analyst->{timeout}, \$analyst->{stderr},
+	qr/DONE/);
+pump_until($analyst->{run}, $analyst->{timeout}, \$analyst->{stdout},
+	qr/DONE/);
+like(
+	$analyst->{stderr},
+	qr/the dp_agg charger exited while charging this statement/,
+	'the statement fails when the charger exits');
+unlike($analyst->{stdout}, qr/released|^\d/m, 'nothing was released');
+$dba->query_safe('COMMIT');
+$dba->quit;
+$analyst->{stdout} = $analyst->{stderr} = '';
+is(budget_state(), '1.5|5|1.5',
+	'the charge of the charger that exited was not committed');
+$out = $analyst->query_safe('SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
+is($out, 't', 'the same backend releases again with a new charger');
+is(budget_state(), '1.75|6|1.75', 'and is charged once');
+$analyst->quit;
+
+$node->stop;
+done_testing();
