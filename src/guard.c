@@ -151,7 +151,12 @@ check_from_item(Query *q, bool dp_here)
 	}
 	if (list_length(q->jointree->fromlist) > 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
-		reject(dp_here ? "joins are" : "joins with a DP sub-query are", DETAIL_TWICE);
+	{
+		if (dp_here)
+			reject("joins are", DETAIL_TWICE);
+		else
+			reject_msg("joins with a DP sub-query are not allowed", DETAIL_TWICE);
+	}
 
 	ref = linitial_node(RangeTblRef, q->jointree->fromlist);
 	rte = rt_fetch(ref->rtindex, q->rtable);
@@ -199,16 +204,16 @@ check_from_item(Query *q, bool dp_here)
 				break;
 			}
 		case RTE_FUNCTION:
-			reject(psprintf("set-returning functions %s are", what), DETAIL_TWICE);
+			reject_msg(psprintf("set-returning functions %s are not allowed", what), DETAIL_TWICE);
 			break;
 		case RTE_VALUES:
-			reject(psprintf("VALUES lists %s are", what), DETAIL_TWICE);
+			reject_msg(psprintf("VALUES lists %s are not allowed", what), DETAIL_TWICE);
 			break;
 		case RTE_TABLEFUNC:
-			reject(psprintf("table functions %s are", what), DETAIL_TWICE);
+			reject_msg(psprintf("table functions %s are not allowed", what), DETAIL_TWICE);
 			break;
 		case RTE_NAMEDTUPLESTORE:
-			reject(psprintf("transition tables %s are", what), DETAIL_TWICE);
+			reject_msg(psprintf("transition tables %s are not allowed", what), DETAIL_TWICE);
 			break;
 		case RTE_RESULT:
 			if (dp_here)
@@ -245,17 +250,17 @@ check_row_source(Query *q)
 	if (query_tree_walker(q, contains_dp_walker, NULL, 0))
 		reject_msg("DP aggregates are not allowed over the results of DP aggregates", DETAIL_TWICE);
 	if (q->hasAggs || q->groupClause || q->groupingSets || q->havingQual)
-		reject("aggregation in the FROM of a DP aggregate is", DETAIL_DATA);
+		reject_msg("aggregation in the FROM of a DP aggregate is not allowed", DETAIL_DATA);
 	if (q->distinctClause)
-		reject("DISTINCT in the FROM of a DP aggregate is", DETAIL_DATA);
+		reject_msg("DISTINCT in the FROM of a DP aggregate is not allowed", DETAIL_DATA);
 	if (q->hasWindowFuncs)
-		reject("window functions in the FROM of a DP aggregate are", DETAIL_DATA);
+		reject_msg("window functions in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
 	if (q->limitCount || q->limitOffset)
-		reject("LIMIT and OFFSET in the FROM of a DP aggregate are", DETAIL_DATA);
+		reject_msg("LIMIT and OFFSET in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
 	if (q->hasTargetSRFs)
-		reject("set-returning functions in the FROM of a DP aggregate are", DETAIL_TWICE);
+		reject_msg("set-returning functions in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 	if (q->rowMarks)
-		reject("FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are", DETAIL_TWICE);
+		reject_msg("FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 	check_from_item(q, true);
 }
 
@@ -530,7 +535,7 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 				Agg		   *agg = (Agg *) plan;
 
 				if (!DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
-					plan_reject(w, "aggregation in the FROM of a DP aggregate is", DETAIL_DATA);
+					plan_reject_msg(w, "aggregation in the FROM of a DP aggregate is not allowed", DETAIL_DATA);
 				in->partial_aggrefs = list_concat(in->partial_aggrefs, plan_dp_aggrefs(plan));
 				break;
 			}
@@ -553,32 +558,32 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 			break;
 		case T_FunctionScan:
 		case T_ProjectSet:
-			plan_reject(w, "set-returning functions in the FROM of a DP aggregate are", DETAIL_TWICE);
+			plan_reject_msg(w, "set-returning functions in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 			break;
 		case T_ValuesScan:
-			plan_reject(w, "VALUES lists in the FROM of a DP aggregate are", DETAIL_TWICE);
+			plan_reject_msg(w, "VALUES lists in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 			break;
 		case T_CteScan:
 		case T_WorkTableScan:
-			plan_reject(w, "materialized or recursive CTEs in the FROM of a DP aggregate are", DETAIL_TWICE);
+			plan_reject_msg(w, "materialized or recursive CTEs in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 			break;
 		case T_Limit:
-			plan_reject(w, "LIMIT and OFFSET in the FROM of a DP aggregate are", DETAIL_DATA);
+			plan_reject_msg(w, "LIMIT and OFFSET in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
 			break;
 		case T_Unique:
 		case T_Group:
 		case T_SetOp:
-			plan_reject(w, "DISTINCT and set operations in the FROM of a DP aggregate are", DETAIL_DATA);
+			plan_reject_msg(w, "DISTINCT and set operations in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
 			break;
 		case T_WindowAgg:
-			plan_reject(w, "window functions in the FROM of a DP aggregate are", DETAIL_DATA);
+			plan_reject_msg(w, "window functions in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
 			break;
 		case T_LockRows:
-			plan_reject(w, "FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are", DETAIL_TWICE);
+			plan_reject_msg(w, "FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 			break;
 		default:
-			plan_reject(w, psprintf("plan nodes of type %d in the FROM of a DP aggregate are",
-									(int) nodeTag(plan)),
+			plan_reject_msg(w, psprintf("plan nodes of type %d in the FROM of a DP aggregate are not allowed",
+										(int) nodeTag(plan)),
 						"dp_agg cannot tell how often such a node reads its input.");
 			break;
 	}
