@@ -1019,3 +1019,50 @@ $$;
 COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
 'sets the amounts a role has spent back to 0, and records it in the ledger';
 REVOKE ALL ON FUNCTION dp_agg.reset_budget(regrole) FROM PUBLIC;
+
+--------------------------------------------------------------------------
+-- Subsampling: the CSPRNG sampling method and the amplification and Renyi
+-- DP calculators the aggregates use.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.secure_bernoulli(internal)
+RETURNS tsm_handler AS 'MODULE_PATHNAME', 'dp_secure_bernoulli_handler'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION dp_agg.secure_bernoulli(internal) IS
+'TABLESAMPLE method: BERNOULLI with each row''s coin drawn from the CSPRNG (not repeatable); amplified like BERNOULLI';
+
+CREATE FUNCTION dp_agg.amplified_epsilon(epsilon float8, rate float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_amplified_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.amplified_epsilon(float8, float8) IS
+'epsilon of an epsilon-DP release after Poisson subsampling at rate: ln(1 + rate (e^epsilon - 1))';
+
+CREATE FUNCTION dp_agg.base_epsilon(epsilon float8, rate float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_base_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.base_epsilon(float8, float8) IS
+'the epsilon that Poisson subsampling at rate amplifies to epsilon: ln(1 + (e^epsilon - 1) / rate), rounded down';
+
+CREATE FUNCTION dp_agg.rdp_sampled_gaussian(rate float8, noise_multiplier float8, orders float8[])
+RETURNS float8[] AS 'MODULE_PATHNAME', 'dp_rdp_sampled_gaussian_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.rdp_sampled_gaussian(float8, float8, float8[]) IS
+'Renyi DP at each order of one release of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar and Zhang 2019)';
+
+CREATE FUNCTION dp_agg.rdp_to_epsilon(orders float8[], rdp float8[], delta float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_rdp_to_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.rdp_to_epsilon(float8[], float8[], float8) IS
+'smallest epsilon at delta over the orders (above 1.01) of a Renyi DP curve (Balle et al. 2020, Theorem 21)';
+
+CREATE FUNCTION dp_agg.sampled_gaussian_epsilon(rate float8, noise_multiplier float8, steps integer, delta float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_sampled_gaussian_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sampled_gaussian_epsilon(float8, float8, integer, float8) IS
+'epsilon at delta of steps releases of the sampled Gaussian, composed in Renyi DP on the dp_accounting order grid';
+
+CREATE FUNCTION dp_agg.sampled_gaussian_sigma(epsilon float8, delta float8, rate float8, sensitivity float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_sampled_gaussian_sigma_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.sampled_gaussian_sigma(float8, float8, float8, float8) IS
+'sigma of an (epsilon, delta)-DP Gaussian release over a Poisson sample at rate: the better of amplified analytic Gaussian and Renyi DP';

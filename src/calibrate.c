@@ -385,3 +385,340 @@ dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units)
 	}
 	return hi;
 }
+
+/* ---------- amplification by subsampling ---------- */
+
+/*
+ * Poisson subsampling with rate q turns an epsilon0-DP mechanism into an
+ * epsilon-DP one with epsilon = ln(1 + q (e^epsilon0 - 1)) for add/remove
+ * neighbours ("A Tail of Two Densities", reference 000, Claim 19; Steinke,
+ * reference 001, Theorem 29 and section 6.2); for (epsilon0, delta0)-DP the
+ * delta becomes q delta0.  Computed with expm1/log1p, stable for small
+ * values.
+ */
+double
+dp_amplified_epsilon(double epsilon0, double q)
+{
+	return log1p(q * expm1(epsilon0));
+}
+
+/*
+ * The inverse: the largest epsilon0 that subsampling at rate q amplifies to
+ * at most epsilon, ln(1 + (e^epsilon - 1)/q), rounded down by a relative
+ * 2^-50 to cover the few ulps of error of expm1, the division and log1p.
+ */
+double
+dp_base_epsilon(double epsilon, double q)
+{
+	double		e0;
+
+	if (q >= 1)
+		return epsilon;
+	e0 = log1p(expm1(epsilon) / q);
+	return dp_mul_down(e0, 1.0 - ldexp(1.0, -50));
+}
+
+/* ---------- Renyi DP of the Poisson-subsampled Gaussian ---------- */
+
+static double
+log_add(double a, double b)
+{
+	double		hi = Max(a, b),
+				lo = Min(a, b);
+
+	if (hi == -INFINITY)
+		return -INFINITY;
+	return hi + log1p(exp(lo - hi));
+}
+
+/* log(e^a - e^b), a >= b (0 if rounding made b exceed a) */
+static double
+log_sub(double a, double b)
+{
+	if (b == -INFINITY)
+		return a;
+	if (b >= a)
+		return -INFINITY;
+	return a + log1p(-exp(b - a));
+}
+
+/* log erfc(x) for any x */
+static double
+log_erfc(double x)
+{
+	return dp_log_norm_sf(x * M_SQRT2) + M_LN2;
+}
+
+/*
+ * log A_alpha for integer alpha (Mironov, Talwar & Zhang 2019, section 3.3):
+ *   A_alpha = sum_i C(alpha, i) (1-q)^(alpha-i) q^i exp((i^2 - i) / (2 sigma^2))
+ */
+static double
+log_a_int(double q, double sigma, int alpha)
+{
+	double		log_a = -INFINITY;
+	double		lgam_alpha = lgamma(alpha + 1.0);
+
+	for (int i = 0; i <= alpha; i++)
+	{
+		double		log_coef = lgam_alpha - lgamma(i + 1.0) - lgamma(alpha - i + 1.0);
+		double		term = log_coef + i * log(q) + (alpha - i) * log1p(-q) +
+			((double) i * i - i) / (2 * sigma * sigma);
+
+		log_a = log_add(log_a, term);
+	}
+	return log_a;
+}
+
+/*
+ * log A_alpha for fractional alpha: the series of Mironov, Talwar & Zhang
+ * 2019 (section 3.3, the computation used by TensorFlow Privacy and Opacus),
+ * with signed binomial coefficients, summed in log space until its terms
+ * fall below e^-30 relative.
+ */
+static double
+log_a_frac(double q, double sigma, double alpha)
+{
+	double		log_a0 = -INFINITY,
+				log_a1 = -INFINITY;
+	double		z0 = sigma * sigma * log(1 / q - 1) + 0.5;
+	double		log_coef = 0;	/* log |C(alpha, i)| */
+	int			sign = 1;		/* sign of C(alpha, i) */
+
+	for (int i = 0; i < 100000; i++)
+	{
+		double		j = alpha - i;
+		double		log_t0 = log_coef + i * log(q) + j * log1p(-q);
+		double		log_t1 = log_coef + j * log(q) + i * log1p(-q);
+		double		log_e0 = log(0.5) + log_erfc((i - z0) / (M_SQRT2 * sigma));
+		double		log_e1 = log(0.5) + log_erfc((z0 - j) / (M_SQRT2 * sigma));
+		double		log_s0 = log_t0 + ((double) i * i - i) / (2 * sigma * sigma) + log_e0;
+		double		log_s1 = log_t1 + (j * j - j) / (2 * sigma * sigma) + log_e1;
+
+		if (sign > 0)
+		{
+			log_a0 = log_add(log_a0, log_s0);
+			log_a1 = log_add(log_a1, log_s1);
+		}
+		else
+		{
+			log_a0 = log_sub(log_a0, log_s0);
+			log_a1 = log_sub(log_a1, log_s1);
+		}
+		if (Max(log_s0, log_s1) < -30 && i > alpha)
+			break;
+		/* C(alpha, i+1) = C(alpha, i) (alpha - i) / (i + 1) */
+		if (alpha - i == 0)
+			break;
+		log_coef += log(fabs(alpha - i)) - log(i + 1.0);
+		if (alpha - i < 0)
+			sign = -sign;
+	}
+	return log_add(log_a0, log_a1);
+}
+
+/*
+ * log A_alpha for small q, as log1p of A_alpha - 1 by its expansion in q:
+ * with Y = exp((2z - 1) / (2 sigma^2)) - 1 under z ~ N(0, sigma^2),
+ *   A_alpha = E[(1 + q Y)^alpha] = 1 + sum_{k >= 2} C(alpha, k) q^k E[Y^k]
+ * (E[Y] = 0), and E[Y^k] = sum_j C(k, j) (-1)^(k-j) exp(j (j - 1) / (2 sigma^2))
+ * (E[Y^2] = expm1(1/sigma^2)).  A_alpha - 1 is of order q^2, far below the
+ * rounding error of the terms of the other expansions near 1: this keeps its
+ * relative precision when q is tiny.  The sum is finite for integer alpha;
+ * otherwise it is accepted only if its terms fall below 1e-17 of the total
+ * within 60 terms.  Returns NaN when it does not converge.
+ */
+static double
+log_a_small_q(double q, double sigma, double alpha)
+{
+	double		sum = 0;
+	double		coef = alpha;	/* C(alpha, k), from C(alpha, 1) */
+	double		two_s2 = 2 * sigma * sigma;
+
+	for (int k = 2; k <= 60; k++)
+	{
+		double		moment,
+					term;
+
+		coef *= (alpha - (k - 1)) / k;
+		if (coef == 0)
+			return log1p(sum);	/* integer alpha: the sum is complete */
+		if (k == 2)
+			moment = expm1(1 / (sigma * sigma));
+		else
+		{
+			double		binom = 1;	/* C(k, j) */
+
+			moment = 0;
+			for (int j = 0; j <= k; j++)
+			{
+				moment += ((k - j) % 2 ? -binom : binom) * exp(j * (j - 1.0) / two_s2);
+				binom = binom * (k - j) / (j + 1);
+			}
+		}
+		term = coef * pow(q, k) * moment;
+		sum += term;
+		if (k > 2 && fabs(term) < 1e-17 * fabs(sum))
+			return log1p(sum);
+	}
+	return NAN;
+}
+
+/*
+ * Renyi DP of order alpha of one release of the Poisson-subsampled Gaussian
+ * mechanism with rate q and noise multiplier sigma (standard deviation over
+ * L2 sensitivity), add/remove neighbours: log(A_alpha) / (alpha - 1), where
+ * A_alpha bounds the divergence in both directions (Mironov, Talwar & Zhang
+ * 2019, Theorem 5); without sampling it is alpha / (2 sigma^2).
+ */
+double
+dp_rdp_sampled_gaussian(double q, double sigma, double alpha)
+{
+	if (q == 0)
+		return 0.0;
+	if (isinf(alpha))
+		return INFINITY;
+	if (sigma == 0)
+		return INFINITY;
+	if (q == 1)
+		return alpha / (2 * sigma * sigma);
+	if (q < 0.01)
+	{
+		double		log_a = log_a_small_q(q, sigma, alpha);
+
+		if (!isnan(log_a))
+			return log_a / (alpha - 1);
+	}
+	if (alpha == floor(alpha) && alpha <= 100000)
+		return log_a_int(q, sigma, (int) alpha) / (alpha - 1);
+	return log_a_frac(q, sigma, alpha) / (alpha - 1);
+}
+
+/*
+ * From Renyi DP to (epsilon, delta): the smallest, over the orders above
+ * 1.01, of rdp + ln(1 - 1/alpha) - (ln delta + ln alpha) / (alpha - 1)
+ * (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020), and at
+ * least 0.
+ */
+double
+dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta)
+{
+	double		best = INFINITY;
+
+	for (int i = 0; i < n; i++)
+	{
+		double		a = orders[i];
+		double		e;
+
+		if (!(a > 1.01) || isnan(rdp[i]))
+			continue;
+		if (isinf(a))
+			continue;
+		e = rdp[i] + log1p(-1 / a) - (log(delta) + log(a)) / (a - 1);
+		if (e < best)
+			best = e;
+	}
+	return Max(best, 0.0);
+}
+
+/*
+ * The order grid of Google's dp_accounting RDP accountant: 1 + x/10 for
+ * x = 1..99, then 11..63, then 128, 256, 512, 1024.
+ */
+#define DP_RDP_ORDERS (99 + 53 + 4)
+
+const double *
+dp_rdp_orders(int *n)
+{
+	static double orders[DP_RDP_ORDERS];
+	static bool done = false;
+
+	if (!done)
+	{
+		int			k = 0;
+
+		for (int x = 1; x <= 99; x++)
+			orders[k++] = 1 + x / 10.0;
+		for (int x = 11; x <= 63; x++)
+			orders[k++] = x;
+		orders[k++] = 128;
+		orders[k++] = 256;
+		orders[k++] = 512;
+		orders[k++] = 1024;
+		done = true;
+	}
+	*n = DP_RDP_ORDERS;
+	return orders;
+}
+
+/*
+ * epsilon at delta after steps releases of the sampled Gaussian, composed
+ * in Renyi DP (each order adds up: "A Tail of Two Densities", reference 002,
+ * Claim 22) on the dp_accounting grid and converted as above.
+ */
+double
+dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta)
+{
+	int			n;
+	const double *orders = dp_rdp_orders(&n);
+	double		rdp[DP_RDP_ORDERS];
+
+	for (int i = 0; i < n; i++)
+		rdp[i] = steps * dp_rdp_sampled_gaussian(q, sigma, orders[i]);
+	return dp_rdp_to_epsilon(orders, rdp, n, delta);
+}
+
+/*
+ * The smallest noise multiplier whose sampled Gaussian is (epsilon, delta)-DP
+ * by the Renyi DP route (one release), by bisection on log sigma.
+ */
+double
+dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q)
+{
+	double		lo = 1e-3,
+				hi = 1.0;
+
+	while (dp_sampled_gaussian_epsilon(q, hi, 1, delta) > epsilon)
+	{
+		lo = hi;
+		hi *= 2;
+		if (hi > 1e12)
+			return INFINITY;
+	}
+	for (int i = 0; i < 60 && hi / lo > 1 + 1e-12; i++)
+	{
+		double		mid = sqrt(lo * hi);
+
+		if (dp_sampled_gaussian_epsilon(q, mid, 1, delta) <= epsilon)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * sigma of a Gaussian release whose input is Poisson-subsampled at rate q,
+ * so that the release is (epsilon, delta)-DP: the better of
+ *  (i) the analytic Gaussian at the base (epsilon0, delta/q) that
+ *      amplification turns into (epsilon, delta) (reference 001, Theorem 29),
+ *  (ii) the Renyi DP of the sampled Gaussian converted to (epsilon, delta).
+ * *method tells which (1 or 2).
+ */
+double
+dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens, int *method)
+{
+	double		s1 = INFINITY,
+				s2;
+
+	if (q >= 1)
+	{
+		*method = 1;
+		return dp_gaussian_sigma(epsilon, delta, sens);
+	}
+	if (delta / q < 1)
+		s1 = dp_gaussian_sigma(dp_base_epsilon(epsilon, q), delta / q, 1.0);
+	s2 = dp_rdp_sampled_gaussian_sigma(epsilon, delta, q);
+	*method = s1 <= s2 ? 1 : 2;
+	return dp_mul_up(Min(s1, s2), sens);
+}

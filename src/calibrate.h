@@ -25,4 +25,15 @@ extern double dp_gaussian_sigma(double epsilon, double delta, double sensitivity
 extern double dp_discrete_gaussian_delta(double sigma, double epsilon, double sens_units);
 extern double dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units);
 
+/* amplification by subsampling and Renyi DP */
+extern double dp_amplified_epsilon(double epsilon0, double q);
+extern double dp_base_epsilon(double epsilon, double q);
+extern double dp_rdp_sampled_gaussian(double q, double sigma, double alpha);
+extern double dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta);
+extern const double *dp_rdp_orders(int *n);
+extern double dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta);
+extern double dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q);
+extern double dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens,
+										int *method);
+
 #endif							/* DP_AGG_CALIBRATE_H */

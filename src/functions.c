@@ -13,6 +13,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "calibrate.h"
@@ -177,7 +179,7 @@ dp_noise_sample(PG_FUNCTION_ARGS)
 			gp.q = (uint128) 1 << (-e);
 	}
 
-	InitMaterializedSRF(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (int i = 0; i < n; i++)
 	{
 		int128		x = laplace ? dp_sample_discrete_laplace(lp) : dp_sample_discrete_gaussian(gp);
@@ -189,4 +191,145 @@ dp_noise_sample(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 	}
 	return (Datum) 0;
+}
+
+/* ---------- amplification and Renyi DP calculators ---------- */
+
+PG_FUNCTION_INFO_V1(dp_amplified_epsilon_sql);
+PG_FUNCTION_INFO_V1(dp_base_epsilon_sql);
+PG_FUNCTION_INFO_V1(dp_rdp_sampled_gaussian_sql);
+PG_FUNCTION_INFO_V1(dp_rdp_to_epsilon_sql);
+PG_FUNCTION_INFO_V1(dp_sampled_gaussian_epsilon_sql);
+PG_FUNCTION_INFO_V1(dp_sampled_gaussian_sigma_sql);
+
+#define CHECK_RATE(q) check_arg((q) > 0 && (q) <= 1, "rate", "greater than 0 and at most 1", (q))
+#define CHECK_RATE0(q) check_arg((q) >= 0 && (q) <= 1, "rate", "between 0 and 1", (q))
+#define CHECK_NM(m) check_arg((m) > 0 && isfinite(m), "noise_multiplier", "a positive finite number", (m))
+
+/* the float8 elements of a one-dimensional array without NULLs */
+static double *
+float8_array(ArrayType *a, const char *name, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	double	   *result;
+
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", name)));
+	deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, n);
+	result = palloc(sizeof(double) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULLs", name)));
+		result[i] = DatumGetFloat8(elems[i]);
+	}
+	return result;
+}
+
+/* dp_agg.amplified_epsilon(epsilon, rate): ln(1 + rate (e^epsilon - 1)) */
+Datum
+dp_amplified_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = PG_GETARG_FLOAT8(0);
+	double		rate = PG_GETARG_FLOAT8(1);
+
+	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
+	CHECK_RATE0(rate);
+	PG_RETURN_FLOAT8(dp_amplified_epsilon(epsilon, rate));
+}
+
+/* dp_agg.base_epsilon(epsilon, rate): its inverse, rounded down */
+Datum
+dp_base_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = PG_GETARG_FLOAT8(0);
+	double		rate = PG_GETARG_FLOAT8(1);
+
+	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
+	CHECK_RATE(rate);
+	PG_RETURN_FLOAT8(dp_base_epsilon(epsilon, rate));
+}
+
+/* dp_agg.rdp_sampled_gaussian(rate, noise_multiplier, orders) */
+Datum
+dp_rdp_sampled_gaussian_sql(PG_FUNCTION_ARGS)
+{
+	double		rate = PG_GETARG_FLOAT8(0);
+	double		nm = PG_GETARG_FLOAT8(1);
+	int			n;
+	double	   *orders = float8_array(PG_GETARG_ARRAYTYPE_P(2), "orders", &n);
+	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
+
+	CHECK_RATE0(rate);
+	CHECK_NM(nm);
+	for (int i = 0; i < n; i++)
+	{
+		check_arg(orders[i] > 1, "order", "greater than 1", orders[i]);
+		out[i] = Float8GetDatum(dp_rdp_sampled_gaussian(rate, nm, orders[i]));
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(out, n, FLOAT8OID, sizeof(float8),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* dp_agg.rdp_to_epsilon(orders, rdp, delta) */
+Datum
+dp_rdp_to_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	int			n,
+				m;
+	double	   *orders = float8_array(PG_GETARG_ARRAYTYPE_P(0), "orders", &n);
+	double	   *rdp = float8_array(PG_GETARG_ARRAYTYPE_P(1), "rdp", &m);
+	double		delta = PG_GETARG_FLOAT8(2);
+
+	if (n != m)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("orders and rdp must have the same length"),
+				 errdetail("orders has %d elements, rdp %d.", n, m)));
+	CHECK_DELTA_POS(delta);
+	for (int i = 0; i < n; i++)
+	{
+		check_arg(orders[i] > 1, "order", "greater than 1", orders[i]);
+		check_arg(rdp[i] >= 0, "rdp", "at least 0", rdp[i]);
+	}
+	PG_RETURN_FLOAT8(dp_rdp_to_epsilon(orders, rdp, n, delta));
+}
+
+/* dp_agg.sampled_gaussian_epsilon(rate, noise_multiplier, steps, delta) */
+Datum
+dp_sampled_gaussian_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	double		rate = PG_GETARG_FLOAT8(0);
+	double		nm = PG_GETARG_FLOAT8(1);
+	int32		steps = PG_GETARG_INT32(2);
+	double		delta = PG_GETARG_FLOAT8(3);
+
+	CHECK_RATE0(rate);
+	CHECK_NM(nm);
+	check_arg(steps >= 0, "steps", "at least 0", steps);
+	CHECK_DELTA_POS(delta);
+	PG_RETURN_FLOAT8(dp_sampled_gaussian_epsilon(rate, nm, steps, delta));
+}
+
+/* dp_agg.sampled_gaussian_sigma(epsilon, delta, rate, sensitivity) */
+Datum
+dp_sampled_gaussian_sigma_sql(PG_FUNCTION_ARGS)
+{
+	double		epsilon = PG_GETARG_FLOAT8(0);
+	double		delta = PG_GETARG_FLOAT8(1);
+	double		rate = PG_GETARG_FLOAT8(2);
+	double		sens = PG_GETARG_FLOAT8(3);
+	int			method;
+
+	CHECK_EPSILON(epsilon);
+	CHECK_DELTA_POS(delta);
+	CHECK_RATE(rate);
+	CHECK_SENS(sens);
+	PG_RETURN_FLOAT8(dp_sampled_gaussian_sigma(epsilon, delta, rate, sens, &method));
 }

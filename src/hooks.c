@@ -61,6 +61,24 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		r->agg_node = c->agg;
 		releases = lappend(releases, r);
 	}
+
+	/* say once why a sampled table gets no amplification */
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+
+		if (validate && r->finalize && r->sampling.sampled && !r->sampling.amplified)
+		{
+			ereport(NOTICE,
+					(errmsg("TABLESAMPLE %s gives no privacy amplification here",
+							r->sampling.method),
+					 errdetail("The release is priced and its noise calibrated as if the table "
+							   "were read whole: %s.", r->sampling.why_not),
+					 errhint("BERNOULLI without REPEATABLE, or dp_agg.secure_bernoulli, "
+							 "earns amplification by subsampling.")));
+			break;
+		}
+	}
 	return releases;
 }
 

@@ -598,13 +598,123 @@ discrete_sigma_cached(double epsilon, double delta, uint64 sens_units)
 	return e->sigma;
 }
 
-/* noise per unit of sensitivity, to choose grids */
-static double
-noise_multiplier(double epsilon, double delta)
+/* A small cache of Renyi-DP calibrations of the sampled Gaussian. */
+typedef struct RdpCacheEntry
 {
+	double		epsilon;
+	double		delta;
+	double		rate;
+	double		multiplier;
+} RdpCacheEntry;
+
+#define RDP_CACHE_SIZE 16
+static RdpCacheEntry rdp_cache[RDP_CACHE_SIZE];
+static int	rdp_cache_used = 0;
+static int	rdp_cache_next = 0;
+
+static double
+rdp_multiplier_cached(double epsilon, double delta, double rate)
+{
+	RdpCacheEntry *e;
+
+	for (int i = 0; i < rdp_cache_used; i++)
+	{
+		e = &rdp_cache[i];
+		if (e->epsilon == epsilon && e->delta == delta && e->rate == rate)
+			return e->multiplier;
+	}
+	e = &rdp_cache[rdp_cache_next];
+	e->epsilon = epsilon;
+	e->delta = delta;
+	e->rate = rate;
+	e->multiplier = dp_rdp_sampled_gaussian_sigma(epsilon, delta, rate);
+	rdp_cache_next = (rdp_cache_next + 1) % RDP_CACHE_SIZE;
+	if (rdp_cache_used < RDP_CACHE_SIZE)
+		rdp_cache_used++;
+	return e->multiplier;
+}
+
+/* noise per unit of sensitivity, roughly, to choose grids */
+static double
+noise_multiplier(double epsilon, double delta, const DpSampling *sampling)
+{
+	double		m;
+
 	if (delta == 0)
-		return 1.0 / epsilon;
-	return dp_gaussian_sigma(epsilon, delta, 1.0);
+		return 1.0 / dp_sampling_base_epsilon(epsilon, sampling);
+	if (!sampling->amplified)
+		return dp_gaussian_sigma(epsilon, delta, 1.0);
+	m = rdp_multiplier_cached(epsilon, delta, sampling->rate);
+	if (delta / sampling->rate < 1)
+		m = Min(m, dp_gaussian_sigma(dp_base_epsilon(epsilon, sampling->rate),
+									 delta / sampling->rate, 1.0));
+	return m;
+}
+
+/* the smallest epsilon at which the discrete Gaussian with sigma is delta-DP */
+static double
+discrete_epsilon_at(double sigma, double delta, double sens_units)
+{
+	double		lo = 0,
+				hi = 1;
+
+	while (dp_discrete_gaussian_delta(sigma, hi, sens_units) > delta)
+	{
+		lo = hi;
+		hi *= 2;
+	}
+	for (int i = 0; i < 60; i++)
+	{
+		double		mid = lo + (hi - lo) / 2;
+
+		if (dp_discrete_gaussian_delta(sigma, mid, sens_units) <= delta)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * The discrete Gaussian sigma of a release, in units, and the base
+ * guarantee it has before subsampling.  Without amplification: the exact
+ * discrete calibration at (epsilon, delta).  With it: the better of
+ *  (i) the discrete calibration at the base (epsilon0, delta/q) that
+ *      amplification turns into (epsilon, delta) (reference 001, Theorem 29);
+ *  (ii) the Renyi DP of the Poisson-subsampled Gaussian (Mironov, Talwar &
+ *      Zhang 2019) converted to (epsilon, delta) (Balle et al. 2020,
+ *      Theorem 21).  That analysis is for the continuous Gaussian; our noise
+ *      is the discrete Gaussian on a lattice at least 2^30 times finer than
+ *      sigma, whose sums over the lattice equal the corresponding integrals
+ *      to within a relative exp(-2 pi^2 sigma_units^2) (Poisson summation),
+ *      far below any rounding.
+ */
+static double
+gaussian_sigma_units(DpNoiseSpec *ns, uint64 sens_units, const DpSampling *sampling)
+{
+	double		su = (double) sens_units;
+	double		q = sampling->rate;
+	double		s1 = INFINITY,
+				s2;
+
+	if (!sampling->amplified)
+		return discrete_sigma_cached(ns->epsilon, ns->delta, sens_units);
+	if (ns->delta / q < 1)
+	{
+		ns->base_epsilon = dp_base_epsilon(ns->epsilon, q);
+		ns->base_delta = ns->delta / q;
+		s1 = discrete_sigma_cached(ns->base_epsilon, ns->base_delta, sens_units);
+	}
+	s2 = dp_mul_up(rdp_multiplier_cached(ns->epsilon, ns->delta, q), su);
+	if (s1 <= s2)
+	{
+		ns->calibration = "amplified";
+		return s1;
+	}
+	ns->calibration = "renyi";
+	ns->base_delta = ns->delta;
+	ns->base_epsilon = discrete_epsilon_at(s2, ns->delta, su);
+	return s2;
 }
 
 /*
@@ -619,6 +729,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 	ns->delta = delta;
 	ns->base_epsilon = epsilon;
 	ns->base_delta = delta;
+	ns->calibration = NULL;
 	ns->grid_exp = grid_exp;
 	ns->sens_units = sens_units;
 	ns->sensitivity = ldexp((double) sens_units, grid_exp);
@@ -631,8 +742,12 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 	}
 	if (delta == 0)
 	{
-		double		b = dp_div_up(u64_to_double_up(sens_units), ns->base_epsilon);
+		double		b;
 
+		ns->base_epsilon = dp_sampling_base_epsilon(epsilon, sampling);
+		if (sampling->amplified)
+			ns->calibration = "amplified";
+		b = dp_div_up(u64_to_double_up(sens_units), ns->base_epsilon);
 		if (!(b <= DP_MAX_LAPLACE_SCALE))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -645,7 +760,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 	}
 	else
 	{
-		double		sigma = discrete_sigma_cached(ns->base_epsilon, ns->base_delta, sens_units);
+		double		sigma = gaussian_sigma_units(ns, sens_units, sampling);
 
 		if (sigma < DP_MIN_GAUSSIAN_SIGMA)
 			sigma = DP_MIN_GAUSSIAN_SIGMA;
@@ -701,7 +816,7 @@ plan_count_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delt
 
 	if (delta > 0)
 		k = choose_row_grid(0.0, 0.0,
-							noise_multiplier(dp_sampling_base_epsilon(epsilon, sampling), delta),
+							noise_multiplier(epsilon, delta, sampling),
 							-1100);
 	plan_noise(ns, fname, epsilon, delta, UINT64CONST(1) << (-k), k, sampling);
 }
@@ -891,6 +1006,8 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	r->aggref = aggref;
 	r->finalize = finalize;
 	r->sampling = *sampling;
+	dp_sampling_resolve(&r->sampling, params);
+	sampling = &r->sampling;
 	aggref = args_from;
 
 	if (info->epsilon_arg >= 0)
@@ -940,8 +1057,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 
 		resolve_bounds(r, aggref, params, &log2_span, &log2_max);
 		k = choose_row_grid(log2_span, log2_max,
-							noise_multiplier(dp_sampling_base_epsilon(sum_epsilon, sampling),
-											 sum_delta),
+							noise_multiplier(sum_epsilon, sum_delta, &r->sampling),
 							(info->vclass == DP_VALUE_INT && delta == 0) ? 0 : -1100);
 		r->row_grid_exp = k;
 		switch (info->vclass)
@@ -1189,6 +1305,8 @@ describe_sampling(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 		appendStringInfoString(buf, ", ");
 		json_number(buf, "base_delta", ns->base_delta);
 	}
+	if (ns->calibration)
+		appendStringInfo(buf, ", \"calibration\": \"%s\"", ns->calibration);
 	if (!s->amplified && s->why_not)
 	{
 		appendStringInfoString(buf, ", \"why_not\": ");

@@ -63,8 +63,11 @@ typedef struct DpSampling
 	bool		sampled;		/* TABLESAMPLE present */
 	bool		amplified;		/* the release takes credit for it */
 	const char *method;			/* "bernoulli", "system", ... */
-	double		rate;			/* inclusion probability (1 when not sampled) */
+	double		rate;			/* inclusion probability of a row */
 	const char *why_not;		/* when sampled but not amplified */
+	/* from the plan, resolved when the statement is priced */
+	TableSampleClause *tablesample;
+	int			nscans;			/* scans that read the table */
 } DpSampling;
 
 /* One noisy release (a count, or a sum): exact sampler parameters. */
@@ -79,6 +82,7 @@ typedef struct DpNoiseSpec
 	uint64		sens_units;		/* sensitivity in units */
 	double		sensitivity;	/* sens_units * 2^grid_exp */
 	double		noise_scale;	/* Laplace scale or sigma, value units */
+	const char *calibration;	/* under sampling: "amplified" or "renyi" */
 	DpLaplaceParam laplace;
 	DpGaussianParam gaussian;
 } DpNoiseSpec;

@@ -3,15 +3,55 @@
  * sampling.c
  *	  TABLESAMPLE and privacy amplification by subsampling.
  *
+ * When the one table of a DP aggregate is read with TABLESAMPLE BERNOULLI
+ * (p) and no REPEATABLE, each row is kept independently with probability
+ * q = p/100: Poisson subsampling.  A release that is (epsilon0, delta0)-DP
+ * on the sample is then (ln(1 + q (e^epsilon0 - 1)), q delta0)-DP on the
+ * table for add/remove neighbours (reference 000, Claim 19; reference 001,
+ * Theorem 29 and section 6.2), so the noise can be calibrated to the weaker
+ * base guarantee and the release still costs what was asked.  Gaussian
+ * releases may also use the Renyi DP of the sampled Gaussian (release.c).
+ *
+ * No credit is taken, and the release is priced and calibrated as if the
+ * table were read whole, for REPEATABLE (the analyst can fix the sample and
+ * compute it again), for SYSTEM (a row's inclusion is tied to its
+ * page-mates), for any other method, or when the table is read in several
+ * parts.  The rate is the one BERNOULLI actually applies: the probability
+ * that a 32-bit hash falls below rint(2^32 p / 100), which is exact in a
+ * double.
+ *
+ * BERNOULLI decides with a hash of the row's position and a seed drawn from
+ * PostgreSQL's internal (not cryptographic) random generator.  The stricter
+ * method dp_agg.secure_bernoulli draws each row's coin from the extension's
+ * CSPRNG (random.c) and cannot be made repeatable.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "nodes/nodeFuncs.h"
+#include <math.h>
 
+#include "access/relscan.h"
+#include "access/tsmapi.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "calibrate.h"
+#include "random.h"
 #include "sampling.h"
 
-const DpSampling dp_no_sampling = {false, false, NULL, 1.0, NULL};
+PG_FUNCTION_INFO_V1(dp_secure_bernoulli_handler);
+
+const DpSampling dp_no_sampling = {false, false, NULL, 1.0, NULL, NULL, 0};
 
 /* The sampling percentage must be decided before execution. */
 void
@@ -29,23 +69,205 @@ dp_check_tablesample(TableSampleClause *tsc)
 	}
 }
 
-/* How the one table of a DP aggregate is read. */
+/* How the one table of a DP aggregate is read (from the plan). */
 void
 dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling)
 {
+	ListCell   *lc;
+
 	*sampling = dp_no_sampling;
-	if (list_length(scans) == 1 && IsA(linitial(scans), SampleScan))
+	sampling->nscans = list_length(scans);
+	foreach(lc, scans)
 	{
-		sampling->sampled = true;
-		sampling->amplified = false;
-		sampling->method = "tablesample";
-		sampling->why_not = "amplification by subsampling is not implemented";
+		if (IsA(lfirst(lc), SampleScan))
+		{
+			sampling->sampled = true;
+			sampling->tablesample = ((SampleScan *) lfirst(lc))->tablesample;
+		}
 	}
 }
 
-/* the epsilon the noise is calibrated to */
+/* Is the handler dp_agg.secure_bernoulli? */
+static bool
+is_secure_bernoulli(Oid handler)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(handler));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(tup);
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+		Datum		bin = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
+
+		result = proc->prolang == ClanguageId && !isnull &&
+			strcmp(TextDatumGetCString(src), "dp_secure_bernoulli_handler") == 0 &&
+			strcmp(TextDatumGetCString(bin), "$libdir/dp_agg") == 0;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+/* the inclusion probability BERNOULLI (and secure_bernoulli) apply for p */
+static double
+bernoulli_rate(float4 percent)
+{
+	double		p = percent;
+	double		cutoff;
+
+	if (isnan(p) || p < 0 || p > 100)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
+				 errmsg("sample percentage must be between 0 and 100")));
+	/* as tsm_bernoulli: a row is kept if a 32-bit value is below cutoff */
+	cutoff = rint(((double) PG_UINT32_MAX + 1) * p / 100);
+	return ldexp(cutoff, -32);
+}
+
+/*
+ * Resolve the sampling of a DP aggregate call when the statement is priced:
+ * the method, the rate, and whether the release takes credit for it.
+ */
+void
+dp_sampling_resolve(DpSampling *s, ParamListInfo params)
+{
+	TableSampleClause *tsc = s->tablesample;
+	bool		bernoulli,
+				secure;
+
+	if (!s->sampled || tsc == NULL)
+		return;
+	secure = is_secure_bernoulli(tsc->tsmhandler);
+	bernoulli = tsc->tsmhandler == F_BERNOULLI;
+	s->method = secure ? "secure_bernoulli" : get_func_name(tsc->tsmhandler);
+	s->amplified = false;
+	s->rate = 1.0;
+
+	if (!bernoulli && !secure)
+		s->why_not = tsc->tsmhandler == F_SYSTEM
+			? "SYSTEM samples whole pages: a row's inclusion is tied to its page-mates"
+			: "only BERNOULLI sampling (or dp_agg.secure_bernoulli) is amplified";
+	else if (tsc->repeatable != NULL)
+		s->why_not = "REPEATABLE lets the sample be fixed and computed again";
+	else if (s->nscans != 1)
+		s->why_not = "the table is read in several parts";
+	else
+	{
+		Expr	   *arg = linitial(tsc->args);
+		Datum		value;
+		bool		isnull;
+		ExprContext *econtext;
+		ExprState  *state;
+
+		/* a constant or a parameter (dp_check_tablesample), evaluated now */
+		econtext = CreateStandaloneExprContext();
+		econtext->ecxt_param_list_info = params;
+		state = ExecInitExpr(arg, NULL);
+		value = ExecEvalExpr(state, econtext, &isnull);
+		FreeExprContext(econtext, true);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
+					 errmsg("TABLESAMPLE parameter cannot be null")));
+		s->rate = bernoulli_rate(DatumGetFloat4(value));
+		if (s->rate == 0)
+			s->why_not = "a sampling rate of 0 reads nothing to amplify";
+		else
+			s->amplified = true;
+	}
+	if (!s->amplified)
+		s->rate = 1.0;
+}
+
+/* the epsilon a Laplace release is calibrated to */
 double
 dp_sampling_base_epsilon(double epsilon, const DpSampling *sampling)
 {
-	return epsilon;
+	if (!sampling->amplified)
+		return epsilon;
+	return dp_base_epsilon(epsilon, sampling->rate);
+}
+
+/* ---------- the TABLESAMPLE method dp_agg.secure_bernoulli ---------- */
+
+typedef struct SecureBernoulliState
+{
+	uint64		cutoff;			/* keep a row if a random uint32 is below */
+	OffsetNumber lt;			/* last tuple returned from current block */
+} SecureBernoulliState;
+
+static void
+sb_samplescangetsamplesize(PlannerInfo *root, RelOptInfo *baserel, List *paramexprs,
+						   BlockNumber *pages, double *tuples)
+{
+	Node	   *pctnode = (Node *) linitial(paramexprs);
+	float4		percent = 10;	/* default if the percentage is not known */
+
+	pctnode = estimate_expression_value(root, pctnode);
+	if (IsA(pctnode, Const) && !((Const *) pctnode)->constisnull)
+	{
+		percent = DatumGetFloat4(((Const *) pctnode)->constvalue);
+		if (!(percent >= 0 && percent <= 100))
+			percent = 10;
+	}
+	*pages = baserel->pages;	/* every page is read */
+	*tuples = clamp_row_est(baserel->tuples * percent / 100);
+}
+
+static void
+sb_initsamplescan(SampleScanState *node, int eflags)
+{
+	node->tsm_state = palloc0(sizeof(SecureBernoulliState));
+}
+
+static void
+sb_beginsamplescan(SampleScanState *node, Datum *params, int nparams, uint32 seed)
+{
+	SecureBernoulliState *st = (SecureBernoulliState *) node->tsm_state;
+	double		percent = DatumGetFloat4(params[0]);
+
+	st->cutoff = (uint64) ldexp(bernoulli_rate((float4) percent), 32);
+	st->lt = InvalidOffsetNumber;
+	node->use_bulkread = true;
+	node->use_pagemode = (percent >= 25);
+}
+
+/* one independent coin per tuple offset, from the CSPRNG */
+static OffsetNumber
+sb_nextsampletuple(SampleScanState *node, BlockNumber blockno, OffsetNumber maxoffset)
+{
+	SecureBernoulliState *st = (SecureBernoulliState *) node->tsm_state;
+	OffsetNumber tupoffset = st->lt;
+
+	for (tupoffset = (tupoffset == InvalidOffsetNumber) ? FirstOffsetNumber : tupoffset + 1;
+		 tupoffset <= maxoffset; tupoffset++)
+	{
+		uint32		coin;
+
+		dp_random_fill(&coin, sizeof(coin));
+		if (coin < st->cutoff)
+			break;
+	}
+	if (tupoffset > maxoffset)
+		tupoffset = InvalidOffsetNumber;
+	st->lt = tupoffset;
+	return tupoffset;
+}
+
+Datum
+dp_secure_bernoulli_handler(PG_FUNCTION_ARGS)
+{
+	TsmRoutine *tsm = makeNode(TsmRoutine);
+
+	tsm->parameterTypes = list_make1_oid(FLOAT4OID);
+	tsm->repeatable_across_queries = false;
+	tsm->repeatable_across_scans = false;
+	tsm->SampleScanGetSampleSize = sb_samplescangetsamplesize;
+	tsm->InitSampleScan = sb_initsamplescan;
+	tsm->BeginSampleScan = sb_beginsamplescan;
+	tsm->NextSampleBlock = NULL;
+	tsm->NextSampleTuple = sb_nextsampletuple;
+	tsm->EndSampleScan = NULL;
+	PG_RETURN_POINTER(tsm);
 }

@@ -72,10 +72,22 @@ def laws_check(check):
         if s >= 2:
             # Poisson summation: the variance is sigma^2 to within 1e-30 relative
             worst = max(worst, _rel(law.var(), s * s))
+    # rounded continuous laws: Sheppard's correction is exact for the normal
+    # up to terms in exp(-2 pi^2 sigma^2): Var = sigma^2 + 1/12
+    for s in [2.0, 8.0, 300.0]:
+        law = laws.RoundedLaw("gaussian", s)
+        total = law.pmf(0) + 2.0 * math.fsum(law.pmf(x) for x in range(1, law.m + 1))
+        worst = max(worst, abs(total - 1), _rel(law.var(), s * s + 1.0 / 12.0))
+    # rounded Laplace: E N^2 = sum over n of n^2 P(n), P from the exponential tails
+    law = laws.RoundedLaw("laplace", 3.0)
+    v = 2.0 * math.fsum(x * x * (0.5 * math.exp(-(x - 0.5) / 3.0) - 0.5 * math.exp(-(x + 0.5) / 3.0))
+                        for x in range(1, 3000))
+    worst = max(worst, _rel(law.var(), v))
     check.that(worst < 1e-12, "pmf/moment error %.2g" % worst)
     # bins: contiguous, probabilities sum to 1, each at least p_min
     for law in [laws.DiscreteLaplace(0.5), laws.DiscreteLaplace(1e4),
-                laws.DiscreteGaussian(0.7), laws.DiscreteGaussian(60.0)]:
+                laws.DiscreteGaussian(0.7), laws.DiscreteGaussian(60.0),
+                laws.RoundedLaw("gaussian", 3.7)]:
         n = 250000
         bins = gof.make_bins(law, n)
         p = bins.probs(law)
@@ -84,6 +96,34 @@ def laws_check(check):
         ok = ok and bins.edges[0][0] == -math.inf and bins.edges[-1][1] == math.inf
         check.that(ok, "bins of %s %s" % (law.name, getattr(law, "b", getattr(law, "sigma", ""))))
     check.note("max error %.1g" % worst)
+
+
+@stat_test("selfcheck_quadrature")
+def quadrature(check):
+    # Gauss-Legendre: exact for polynomials of degree < 2m
+    x, w = laws.gauss_legendre(laws.GL_POINTS)
+    err = max(abs(math.fsum(wi * xi ** k for xi, wi in zip(x, w)) - (2.0 / (k + 1) if k % 2 == 0 else 0.0))
+              for k in range(2 * laws.GL_POINTS))
+    check.that(err < 1e-14, "Gauss-Legendre error %.2g" % err)
+    # the continuous-limit node laws against the exact moments
+    worst = 0.0
+    for mech, scale in [("laplace", 50.0), ("gaussian", 37.3)]:
+        for panels in [laws.PANELS, 8]:
+            rn = laws.ReleaseNoise(mech, scale, 2.0 ** -35)
+            # a tiny truncation mass, so that only the quadrature error is left
+            law, r, tail = rn.truncated(1e-20, panels=panels)
+            check.that(rn.lattice is None or r / rn.grid > laws.MAX_LATTICE,
+                       "%s: continuous limit expected" % mech)
+            v2 = law.central_moment(2, 0.0)
+            v4 = law.central_moment(4, 0.0)
+            worst = max(worst, _rel(v2, rn.var()), _rel(v4, rn.fourth()))
+            # a moment generating function: E exp(t W) for t = 1/(2 scale)
+            t = 0.5 / scale
+            exact = 1.0 / (1.0 - (t * scale) ** 2) if mech == "laplace" else math.exp((t * scale) ** 2 / 2)
+            mgf = math.fsum(wi * math.exp(t * hi) for hi, wi in zip(law.h, law.w))
+            worst = max(worst, _rel(mgf, exact))
+    check.that(worst < 1e-8, "continuous node laws: moment error %.2g" % worst)
+    check.note("Gauss-Legendre %.1g, node-law moments %.1g" % (err, worst))
 
 
 @stat_test("selfcheck_chernoff")

@@ -7,7 +7,10 @@ from its ledger entry; the assertions are those of noise_checks.py:
 
   * deterministic: the ledger's calibration is the documented one, and each
     release minus the exact value (clamped, rounded to the grid as dp_agg.h
-    documents) is a multiple of the grid;
+    documents) is a multiple of the grid;  integer results (bigint) whose
+    grid is finer than 1 (Gaussian counts and integer sums) are the exact
+    value plus the noise rounded half up, so their noise law is
+    laws.RoundedLaw;
   * mean and variance of the noise against the exact values from its pmf,
     each with false-failure probability at most 1e-6 (Chernoff bounds from
     the exact law, no normal approximation).
@@ -82,11 +85,13 @@ def noise_test(check, rel, kind, exact_value, epsilon, delta, sensitivity, what)
     vals = released(check, rel, kind)
     noise = nc.on_grid_noise(check, vals, exact_value, spec["grid"], what)
     check.stop_if_failed()
-    law, _, _ = laws.ReleaseNoise(spec["mechanism"], spec["noise_scale"], spec["grid"]) \
-        .truncated(nc.ALPHA_TRUNC / G)
+    rn = laws.ReleaseNoise(spec["mechanism"], spec["noise_scale"], spec["grid"],
+                           integer=(kind == "int"))
+    law, _, _ = rn.truncated(nc.ALPHA_TRUNC / G)
     nc.assert_mean_and_variance(check, noise, law)
-    check.note("%s scale %.4g grid 2^%d" % (spec["mechanism"], spec["noise_scale"],
-                                            math.frexp(spec["grid"])[1] - 1))
+    check.note("%s scale %.4g grid 2^%d%s" % (spec["mechanism"], spec["noise_scale"],
+                                              math.frexp(spec["grid"])[1] - 1,
+                                              ", rounded to integers" if rn.rounded else ""))
 
 
 @stat_test("agg_count_star_laplace")
@@ -123,6 +128,15 @@ def sum_int_laplace(check):
     check.that(grid == 1.0, "grid %r, expected 1 for small integer bounds" % grid)
     true = exact_sum(0, -20, 40, 1, nc.round_int, int)
     noise_test(check, rel, "int", true, 0.5, 0.0, 40.0, "dp_sum(integer)")
+
+
+@stat_test("agg_sum_int_gaussian")
+def sum_int_gaussian(check):
+    t = fixed()
+    rel = db.release("SELECT g, dp_sum(i, -20, 40, 0.5::float8, 1e-5::float8) FROM %s GROUP BY g" % t)
+    grid = rel.noise()["grid"]
+    true = exact_sum(0, -20, 40, 1, nc.round_int, int)     # rows scale exactly to a grid < 1
+    noise_test(check, rel, "int", true, 0.5, 1e-5, 40.0, "dp_sum(integer)")
 
 
 @stat_test("agg_sum_bigint_laplace_coarse_grid")
