@@ -518,50 +518,42 @@ log_a_frac(double q, double sigma, double alpha)
 }
 
 /*
- * log A_alpha for small q, as log1p of A_alpha - 1 by its expansion in q:
- * with Y = exp((2z - 1) / (2 sigma^2)) - 1 under z ~ N(0, sigma^2),
- *   A_alpha = E[(1 + q Y)^alpha] = 1 + sum_{k >= 2} C(alpha, k) q^k E[Y^k]
- * (E[Y] = 0), and E[Y^k] = sum_j C(k, j) (-1)^(k-j) exp(j (j - 1) / (2 sigma^2))
- * (E[Y^2] = expm1(1/sigma^2)).  A_alpha - 1 is of order q^2, far below the
- * rounding error of the terms of the other expansions near 1: this keeps its
- * relative precision when q is tiny.  The sum is finite for integer alpha;
- * otherwise it is accepted only if its terms fall below 1e-17 of the total
- * within 60 terms.  Returns NaN when it does not converge.
+ * log A_alpha when A_alpha is close to 1 (tiny rates, large noise).  Both
+ * expansions above then lose the relative precision of A_alpha - 1, which
+ * is of order q^2 and far below the rounding error of their leading terms.
+ * We integrate it instead:
+ *   A_alpha - 1 = E[(1 + q Y)^alpha - 1 - alpha q Y],
+ *   Y = exp((2z - 1) / (2 sigma^2)) - 1,  z ~ N(0, sigma^2),
+ * (E[Y] = 0), computing the integrand with expm1/log1p so that it keeps its
+ * relative precision, by the trapezoidal rule with step sigma/16 over
+ * [-38 sigma, alpha + 38 sigma]: the integrand is smooth and decays like the
+ * Gaussian, so the rule converges geometrically (error of order
+ * exp(-2 pi^2 16^2)) and the range holds all but exp(-722) of the mass.
+ * Returns NaN when A_alpha is not close to 1 after all.
  */
 static double
-log_a_small_q(double q, double sigma, double alpha)
+log_a_near_one(double q, double sigma, double alpha)
 {
+	double		h = sigma / 16;	/* error of the rule about exp(-2 pi^2 16^2) */
+	double		lo = -38 * sigma;
+	double		hi = alpha + 38 * sigma;
+	long		n = (long) ((hi - lo) / h) + 1;
 	double		sum = 0;
-	double		coef = alpha;	/* C(alpha, k), from C(alpha, 1) */
-	double		two_s2 = 2 * sigma * sigma;
 
-	for (int k = 2; k <= 60; k++)
+	if (n > 10000000)
+		return NAN;
+	for (long k = 0; k < n; k++)
 	{
-		double		moment,
-					term;
+		double		z = lo + k * h;
+		double		u = q * expm1((2 * z - 1) / (2 * sigma * sigma));
+		double		g = expm1(alpha * log1p(u)) - alpha * u;
 
-		coef *= (alpha - (k - 1)) / k;
-		if (coef == 0)
-			return log1p(sum);	/* integer alpha: the sum is complete */
-		if (k == 2)
-			moment = expm1(1 / (sigma * sigma));
-		else
-		{
-			double		binom = 1;	/* C(k, j) */
-
-			moment = 0;
-			for (int j = 0; j <= k; j++)
-			{
-				moment += ((k - j) % 2 ? -binom : binom) * exp(j * (j - 1.0) / two_s2);
-				binom = binom * (k - j) / (j + 1);
-			}
-		}
-		term = coef * pow(q, k) * moment;
-		sum += term;
-		if (k > 2 && fabs(term) < 1e-17 * fabs(sum))
-			return log1p(sum);
+		sum += g * exp(-z * z / (2 * sigma * sigma));
 	}
-	return NAN;
+	sum *= h / (sigma * sqrt(2 * M_PI));
+	if (!isfinite(sum) || sum > 1e-3)
+		return NAN;
+	return log1p(sum);
 }
 
 /*
@@ -571,9 +563,11 @@ log_a_small_q(double q, double sigma, double alpha)
  * A_alpha bounds the divergence in both directions (Mironov, Talwar & Zhang
  * 2019, Theorem 5); without sampling it is alpha / (2 sigma^2).
  */
-double
-dp_rdp_sampled_gaussian(double q, double sigma, double alpha)
+static double
+rdp_sampled_gaussian(double q, double sigma, double alpha, bool precise)
 {
+	double		log_a;
+
 	if (q == 0)
 		return 0.0;
 	if (isinf(alpha))
@@ -582,16 +576,37 @@ dp_rdp_sampled_gaussian(double q, double sigma, double alpha)
 		return INFINITY;
 	if (q == 1)
 		return alpha / (2 * sigma * sigma);
-	if (q < 0.01)
-	{
-		double		log_a = log_a_small_q(q, sigma, alpha);
-
-		if (!isnan(log_a))
-			return log_a / (alpha - 1);
-	}
 	if (alpha == floor(alpha) && alpha <= 100000)
-		return log_a_int(q, sigma, (int) alpha) / (alpha - 1);
-	return log_a_frac(q, sigma, alpha) / (alpha - 1);
+		log_a = log_a_int(q, sigma, (int) alpha);
+	else
+		log_a = log_a_frac(q, sigma, alpha);
+	/*
+	 * Near 1 the expansions keep log A to an absolute 1e-15 or so, plenty
+	 * for an epsilon, but not its relative precision: the calculator asks
+	 * for it.
+	 */
+	if (precise && !(log_a > 1e-6))
+	{
+		double		near = log_a_near_one(q, sigma, alpha);
+
+		if (!isnan(near))
+			log_a = near;
+	}
+	return log_a / (alpha - 1);
+}
+
+/* the Renyi DP of one release to full relative precision (calculator) */
+double
+dp_rdp_sampled_gaussian(double q, double sigma, double alpha)
+{
+	return rdp_sampled_gaussian(q, sigma, alpha, true);
+}
+
+/* the same to an absolute precision of about 1e-15 (for epsilons) */
+double
+dp_rdp_sampled_gaussian_fast(double q, double sigma, double alpha)
+{
+	return rdp_sampled_gaussian(q, sigma, alpha, false);
 }
 
 /*
@@ -664,7 +679,7 @@ dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta)
 	double		rdp[DP_RDP_ORDERS];
 
 	for (int i = 0; i < n; i++)
-		rdp[i] = steps * dp_rdp_sampled_gaussian(q, sigma, orders[i]);
+		rdp[i] = steps * dp_rdp_sampled_gaussian_fast(q, sigma, orders[i]);
 	return dp_rdp_to_epsilon(orders, rdp, n, delta);
 }
 

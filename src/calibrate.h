@@ -29,6 +29,7 @@ extern double dp_discrete_gaussian_sigma(double epsilon, double delta, double se
 extern double dp_amplified_epsilon(double epsilon0, double q);
 extern double dp_base_epsilon(double epsilon, double q);
 extern double dp_rdp_sampled_gaussian(double q, double sigma, double alpha);
+extern double dp_rdp_sampled_gaussian_fast(double q, double sigma, double alpha);
 extern double dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta);
 extern const double *dp_rdp_orders(int *n);
 extern double dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta);
