@@ -17,7 +17,8 @@ OBJS = \
 	src/sampling.o \
 	src/hooks.o \
 	src/budget.o \
-	src/charger.o
+	src/charger.o \
+	src/preview.o
 
 DATA = sql/dp_agg--$(EXTVERSION).sql
 

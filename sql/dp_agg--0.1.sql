@@ -1066,3 +1066,34 @@ RETURNS float8 AS 'MODULE_PATHNAME', 'dp_sampled_gaussian_sigma_sql'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.sampled_gaussian_sigma(float8, float8, float8, float8) IS
 'sigma of an (epsilon, delta)-DP Gaussian release over a Poisson sample at rate: the better of amplified analytic Gaussian and Renyi DP';
+
+--------------------------------------------------------------------------
+-- Know the price and the error before paying.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.preview(query text)
+RETURNS TABLE (
+    call integer,
+    aggregate text,
+    release text,
+    mechanism text,
+    epsilon float8,
+    delta float8,
+    sensitivity float8,
+    noise_scale float8,
+    grid float8,
+    sampling jsonb,
+    ci95 float8,
+    statement_epsilon float8,
+    statement_delta float8,
+    affordable boolean
+) AS 'MODULE_PATHNAME', 'dp_preview'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.preview(text) IS
+'plans a SELECT through the same guard and pricing as execution, runs and charges nothing; one row per noisy release with its mechanism, noise scale and 95% half-width, the statement price and whether the caller''s budget covers it';
+
+CREATE FUNCTION dp_agg.noise_interval(mechanism text, noise_scale float8, confidence float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_noise_interval_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.noise_interval(text, float8, float8) IS
+'half-width of the central interval, at the given confidence, of the discrete Laplace (scale) or discrete Gaussian (sigma) noise on the integers';

@@ -737,3 +737,86 @@ dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens, i
 	*method = s1 <= s2 ? 1 : 2;
 	return dp_mul_up(Min(s1, s2), sens);
 }
+
+/* ---------- intervals of the noise ---------- */
+
+/* P[X >= m], X discrete Laplace of scale b on the integers, m >= 1:
+ * P[X = x] = (1 - p)/(1 + p) p^|x| with p = e^(-1/b), so P[X >= m] = p^m/(1 + p) */
+static double
+discrete_laplace_upper(double b, double m)
+{
+	return exp(-m / b) / (1 + exp(-1 / b));
+}
+
+/* P[X >= m], X ~ N_Z(0, sigma^2), integer m >= 1 (Euler-Maclaurin beyond
+ * the exact range, without the remainder bound: for reporting) */
+static double
+discrete_gaussian_upper(double sigma, double m)
+{
+	if (sigma <= DISCRETE_EXACT_MAX_SIGMA)
+		return exp(log_discrete_upper_exact(sigma, m));
+	{
+		double		z = m / sigma;
+		double		sf = exp(dp_log_norm_sf(z));
+		double		h0 = hermite_phi(0, z, 0) / sigma;
+		double		h1 = -hermite_phi(1, z, 0) / (sigma * sigma);
+		double		h3 = -hermite_phi(3, z, 0) / pow(sigma, 4);
+
+		return sf + h0 / 2 - h1 / 12 + h3 / 720;
+	}
+}
+
+static double
+noise_upper(bool laplace, double scale, double m)
+{
+	return laplace ? discrete_laplace_upper(scale, m) : discrete_gaussian_upper(scale, m);
+}
+
+/*
+ * The half-width of the central interval of the noise X (discrete Laplace
+ * of scale `scale`, or discrete Gaussian of standard deviation `scale`, on
+ * the integers) at the given confidence: the smallest integer K with
+ * P[|X| <= K] >= confidence.
+ *
+ * With `shift` > 0 the value released is X / 2^shift rounded to the nearest
+ * integer (half up): the smallest integer K with P[|round(X/2^shift)| <= K]
+ * >= confidence, in released units.  Then, with M = (K + 1/2) 2^shift,
+ * P[|round| <= K] = P[-M <= X < M] = 1 - 2 P[X >= M] + P[X = M].
+ */
+double
+dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
+{
+	double		lo = 0,
+				hi = 1;
+	double		unit = ldexp(1.0, shift);
+
+	if (scale == 0 || confidence <= 0)
+		return 0;
+
+#define OUTSIDE(k) (shift == 0 ? 2 * noise_upper(laplace, scale, (k) + 1) \
+	: 2 * noise_upper(laplace, scale, ((k) + 0.5) * unit) \
+	  - (noise_upper(laplace, scale, ((k) + 0.5) * unit) \
+		 - noise_upper(laplace, scale, ((k) + 0.5) * unit + 1)))
+
+	/* the smallest integer K with P[outside] <= 1 - confidence */
+	while (OUTSIDE(hi) > 1 - confidence)
+	{
+		lo = hi;
+		hi *= 2;
+		if (hi > 1e300)
+			return INFINITY;
+	}
+	if (OUTSIDE(0) <= 1 - confidence)
+		return 0;
+	while (hi - lo > 1)
+	{
+		double		mid = floor(lo + (hi - lo) / 2);
+
+		if (OUTSIDE(mid) <= 1 - confidence)
+			hi = mid;
+		else
+			lo = mid;
+	}
+#undef OUTSIDE
+	return hi;
+}

@@ -8,6 +8,8 @@
 #ifndef DP_AGG_CALIBRATE_H
 #define DP_AGG_CALIBRATE_H
 
+#include <stdbool.h>
+
 /* directed rounding of one operation */
 extern double dp_add_up(double a, double b);
 extern double dp_mul_up(double a, double b);
@@ -36,5 +38,8 @@ extern double dp_sampled_gaussian_epsilon(double q, double sigma, double steps, 
 extern double dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q);
 extern double dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens,
 										int *method);
+
+/* intervals of the noise */
+extern double dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift);
 
 #endif							/* DP_AGG_CALIBRATE_H */

@@ -31,4 +31,25 @@
 #define DP_MY_PROC_INDEX() (MyBackendId - 1)
 #endif
 
+/* parse analysis with fixed parameter types was renamed in 15 */
+#if PG_VERSION_NUM < 150000
+#define pg_analyze_and_rewrite_fixedparams(raw, text, types, n, env) \
+	pg_analyze_and_rewrite((raw), (text), (types), (n), (env))
+#endif
+
+/* the permission check of a plan's range table changed shape in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_CHECK_PLAN_PERMISSIONS(stmt) \
+	ExecCheckPermissions((stmt)->rtable, (stmt)->permInfos, true)
+#else
+#define DP_CHECK_PLAN_PERMISSIONS(stmt) \
+	ExecCheckRTPerms((stmt)->rtable, true)
+#endif
+
+/* InitMaterializedSRF was SetSingleFuncCall before 15.2, absent before 15 */
+#if PG_VERSION_NUM < 150002
+#define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
+#define MAT_SRF_USE_EXPECTED_DESC SRF_SINGLE_USE_EXPECTED
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */

@@ -18,6 +18,7 @@
 #include "utils/builtins.h"
 
 #include "calibrate.h"
+#include "compat.h"
 #include "noise.h"
 
 PG_FUNCTION_INFO_V1(dp_laplace_scale_sql);

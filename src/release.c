@@ -1269,8 +1269,37 @@ json_number(StringInfo buf, const char *key, double v)
 	appendStringInfo(buf, "\"%s\": %.17g", key, v);
 }
 
+/* is the release of this noise rounded to an integer (bigint results)? */
+static bool
+integer_result(const DpRelease *r, const DpNoiseSpec *ns)
+{
+	if (ns == &r->count)
+		return r->call.kind != DP_AVG;
+	return r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT;
+}
+
+/*
+ * Half-width of the central interval of a release's noise at a confidence,
+ * exact for the discrete distribution used (and for its rounding to an
+ * integer where the result is a bigint), in units of the released value.
+ */
+double
+dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence)
+{
+	bool		laplace = ns->mechanism == DP_MECH_LAPLACE;
+	double		scale_units;
+
+	if (ns->mechanism == DP_MECH_NONE)
+		return 0;
+	scale_units = laplace ? (double) ns->laplace.t / (double) ns->laplace.s
+		: ldexp(ns->noise_scale, -ns->grid_exp);
+	if (integer_result(r, ns) && ns->grid_exp < 0)
+		return dp_noise_halfwidth(laplace, scale_units, confidence, -ns->grid_exp);
+	return ldexp(dp_noise_halfwidth(laplace, scale_units, confidence, 0), ns->grid_exp);
+}
+
 static void
-describe_noise(StringInfo buf, const char *part, const DpNoiseSpec *ns)
+describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoiseSpec *ns)
 {
 	appendStringInfo(buf, "{\"release\": \"%s\", \"mechanism\": \"%s\", ",
 					 part, dp_mechanism_name(ns->mechanism));
@@ -1283,11 +1312,13 @@ describe_noise(StringInfo buf, const char *part, const DpNoiseSpec *ns)
 	json_number(buf, "noise_scale", ns->noise_scale);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "ci95", dp_release_halfwidth(r, ns, 0.95));
 	appendStringInfoString(buf, "}");
 }
 
-static void
-describe_sampling(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
+void
+dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 {
 	const DpSampling *s = &r->sampling;
 
@@ -1342,6 +1373,8 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	json_number(buf, "sensitivity", main->sensitivity);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "noise_scale", main->noise_scale);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "ci95", dp_release_halfwidth(r, main, 0.95));
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
 	{
 		appendStringInfoString(buf, ", \"lower\": ");
@@ -1355,21 +1388,21 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 							 numeric_normalize(r->lower_num), numeric_normalize(r->upper_num));
 	}
 	appendStringInfoString(buf, ", \"sampling\": ");
-	describe_sampling(buf, r, main);
+	dp_sampling_describe(buf, r, main);
 	appendStringInfoString(buf, ", \"releases\": [");
 	switch (r->call.kind)
 	{
 		case DP_COUNT_STAR:
 		case DP_COUNT:
-			describe_noise(buf, "count", &r->count);
+			describe_noise(buf, "count", r, &r->count);
 			break;
 		case DP_SUM:
-			describe_noise(buf, "sum", &r->sum);
+			describe_noise(buf, "sum", r, &r->sum);
 			break;
 		case DP_AVG:
-			describe_noise(buf, "count", &r->count);
+			describe_noise(buf, "count", r, &r->count);
 			appendStringInfoString(buf, ", ");
-			describe_noise(buf, "centred_sum", &r->sum);
+			describe_noise(buf, "centred_sum", r, &r->sum);
 			break;
 	}
 	appendStringInfoString(buf, "]}");

@@ -129,6 +129,8 @@ extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpSampling *sampling, ParamListInfo params);
 extern List *dp_priced_releases(List *releases, double *epsilon, double *delta);
 extern void dp_release_describe(StringInfo buf, const DpRelease *r);
+extern void dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns);
+extern double dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence);
 
 extern void dp_register_releases(EState *estate, List *releases);
 extern const DpRelease *dp_release_for_call(FunctionCallInfo fcinfo, const char *fname);

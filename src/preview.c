@@ -1,0 +1,283 @@
+/*-------------------------------------------------------------------------
+ *
+ * preview.c
+ *	  dp_agg.preview: the price and the error bars of a statement, before
+ *	  paying, and dp_agg.noise_interval.
+ *
+ * Noise in dp_agg does not depend on the data, so both the price and the
+ * accuracy of every release are known from the statement alone.  preview
+ * parses, analyses and plans the statement exactly as execution would (the
+ * planner hook runs the guard), prices the plan with the same code
+ * (hooks.c, release.c), and stops there: nothing is executed or charged.
+ * A statement that preview accepts is accepted by execution at the same
+ * price (as long as the settings and budget do not change in between), and
+ * one it rejects is rejected with the same error.
+ *
+ * The planner can evaluate immutable and stable functions of constants and
+ * inline SQL functions.  So that preview runs no code of the statement,
+ * statements calling user-defined functions other than volatile ones
+ * written in a procedural language are refused.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/dependency.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "commands/extension.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parser.h"
+#include "tcop/tcopprot.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+#include "budget.h"
+#include "calibrate.h"
+#include "compat.h"
+#include "release.h"
+
+PG_FUNCTION_INFO_V1(dp_preview);
+PG_FUNCTION_INFO_V1(dp_noise_interval_sql);
+
+/* ---------- no user code may run ---------- */
+
+static bool
+user_function(Oid func, void *context)
+{
+	HeapTuple	tup;
+	bool		risky;
+
+	if (func < FirstNormalObjectId)
+		return false;
+	if (getExtensionOfObject(ProcedureRelationId, func) == get_extension_oid("dp_agg", true))
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(func));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	/* the planner may evaluate non-volatile functions and inline SQL ones */
+	risky = ((Form_pg_proc) GETSTRUCT(tup))->provolatile != PROVOLATILE_VOLATILE ||
+		((Form_pg_proc) GETSTRUCT(tup))->prolang == SQLlanguageId;
+	ReleaseSysCache(tup);
+	if (risky)
+		*(Oid *) context = func;
+	return risky;
+}
+
+static bool
+user_function_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, user_function, context))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, user_function_walker, context, 0);
+	return expression_tree_walker(node, user_function_walker, context);
+}
+
+/* ---------- the statement ---------- */
+
+static PlannedStmt *
+plan_statement(const char *query)
+{
+	List	   *raw = pg_parse_query(query);
+	RawStmt    *rs;
+	List	   *queries;
+	Query	   *q;
+	Oid			func = InvalidOid;
+	PlannedStmt *stmt;
+
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("dp_agg.preview takes exactly one statement"),
+				 errdetail("The text holds %d statements.", list_length(raw))));
+	rs = linitial_node(RawStmt, raw);
+	if (!IsA(rs->stmt, SelectStmt) || ((SelectStmt *) rs->stmt)->intoClause != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("dp_agg.preview takes a SELECT statement"),
+				 errdetail("The statement is %s.", CreateCommandName(rs->stmt))));
+
+	queries = pg_analyze_and_rewrite_fixedparams(rs, query, NULL, 0, NULL);
+	if (list_length(queries) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("dp_agg.preview takes a SELECT statement"),
+				 errdetail("The statement was rewritten into %d statements.", list_length(queries))));
+	q = linitial_node(Query, queries);
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("dp_agg.preview takes a SELECT statement")));
+	if (query_tree_walker(q, user_function_walker, &func, 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp_agg.preview does not plan statements that call function %s",
+						format_procedure(func)),
+				 errdetail("Planning could evaluate or inline it, and preview runs nothing."),
+				 errhint("Preview the statement without the function, or run it.")));
+
+	stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
+	/* the same privileges as execution would check */
+	DP_CHECK_PLAN_PERMISSIONS(stmt);
+	return stmt;
+}
+
+/* the caller's budget: can it pay? (NULLs when it has no budget) */
+static void
+caller_budget(double epsilon, double delta, bool *has_budget, bool *affordable)
+{
+	*has_budget = false;
+	*affordable = false;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent "
+					"FROM dp_agg.my_budget", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dp_agg.my_budget");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		double		v[4];
+
+		for (int i = 0; i < 4; i++)
+			v[i] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											   i + 1, &isnull));
+		*has_budget = true;
+		*affordable = dp_add_up(v[2], epsilon) <= v[0] && dp_add_up(v[3], delta) <= v[1];
+	}
+	SPI_finish();
+}
+
+/*
+ * dp_agg.preview(query text): one row per noisy release of each DP
+ * aggregate call of the statement (dp_avg has two), with the statement's
+ * price and whether the caller's budget can pay it.
+ */
+Datum
+dp_preview(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PlannedStmt *stmt;
+	List	   *releases;
+	List	   *priced;
+	double		epsilon,
+				delta;
+	bool		has_budget,
+				affordable;
+	ListCell   *lc;
+	int			call = 0;
+
+	stmt = plan_statement(query);
+	releases = dp_price_plan(stmt, NULL, true);
+	priced = dp_priced_releases(releases, &epsilon, &delta);
+	if (priced == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the statement has no DP aggregate"),
+				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
+	caller_budget(epsilon, delta, &has_budget, &affordable);
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, priced)
+	{
+		DpRelease  *r = lfirst(lc);
+		const DpNoiseSpec *parts[2];
+		const char *names[2];
+		int			nparts = 0;
+
+		call++;
+		switch (r->call.kind)
+		{
+			case DP_COUNT_STAR:
+			case DP_COUNT:
+				parts[nparts] = &r->count;
+				names[nparts++] = "count";
+				break;
+			case DP_SUM:
+				parts[nparts] = &r->sum;
+				names[nparts++] = "sum";
+				break;
+			case DP_AVG:
+				parts[nparts] = &r->count;
+				names[nparts++] = "count";
+				parts[nparts] = &r->sum;
+				names[nparts++] = "centred_sum";
+				break;
+		}
+		for (int i = 0; i < nparts; i++)
+		{
+			const DpNoiseSpec *ns = parts[i];
+			Datum		values[14];
+			bool		nulls[14] = {0};
+			StringInfoData sampling;
+
+			initStringInfo(&sampling);
+			dp_sampling_describe(&sampling, r, ns);
+
+			values[0] = Int32GetDatum(call);
+			values[1] = CStringGetTextDatum(dp_kind_name(r->call.kind));
+			values[2] = CStringGetTextDatum(names[i]);
+			values[3] = CStringGetTextDatum(dp_mechanism_name(ns->mechanism));
+			values[4] = Float8GetDatum(ns->epsilon);
+			values[5] = Float8GetDatum(ns->delta);
+			values[6] = Float8GetDatum(ns->sensitivity);
+			values[7] = Float8GetDatum(ns->noise_scale);
+			values[8] = Float8GetDatum(ldexp(1.0, ns->grid_exp));
+			values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sampling.data));
+			values[10] = Float8GetDatum(dp_release_halfwidth(r, ns, 0.95));
+			values[11] = Float8GetDatum(epsilon);
+			values[12] = Float8GetDatum(delta);
+			values[13] = BoolGetDatum(affordable);
+			nulls[13] = !has_budget;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	return (Datum) 0;
+}
+
+/*
+ * dp_agg.noise_interval(mechanism, noise_scale, confidence): the half-width
+ * of the central interval of the discrete Laplace (scale) or discrete
+ * Gaussian (sigma) noise on the integers at that confidence.
+ */
+Datum
+dp_noise_interval_sql(PG_FUNCTION_ARGS)
+{
+	char	   *mech = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	double		scale = PG_GETARG_FLOAT8(1);
+	double		confidence = PG_GETARG_FLOAT8(2);
+	bool		laplace;
+
+	if (strcmp(mech, "laplace") == 0)
+		laplace = true;
+	else if (strcmp(mech, "gaussian") == 0)
+		laplace = false;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mechanism must be \"laplace\" or \"gaussian\"")));
+	if (!(scale >= 0 && isfinite(scale)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("noise_scale must be a finite number at least 0"),
+				 errdetail("noise_scale is %g.", scale)));
+	if (!(confidence > 0 && confidence < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("confidence must be greater than 0 and less than 1"),
+				 errdetail("confidence is %g.", confidence)));
+	PG_RETURN_FLOAT8(dp_noise_halfwidth(laplace, scale, confidence, 0));
+}
