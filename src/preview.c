@@ -104,7 +104,12 @@ plan_statement(const char *query)
 				 errmsg("dp_agg.preview takes exactly one statement"),
 				 errdetail("The text holds %d statements.", list_length(raw))));
 	rs = linitial_node(RawStmt, raw);
-	if (!IsA(rs->stmt, SelectStmt) || ((SelectStmt *) rs->stmt)->intoClause != NULL)
+	if (IsA(rs->stmt, SelectStmt) && ((SelectStmt *) rs->stmt)->intoClause != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("dp_agg.preview takes a SELECT statement"),
+				 errdetail("SELECT INTO creates a table.")));
+	if (!IsA(rs->stmt, SelectStmt))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("dp_agg.preview takes a SELECT statement"),
