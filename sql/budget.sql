@@ -1,6 +1,7 @@
 --
 -- budget: the catalog, its administration and its privileges.
 --
+\set SHOW_CONTEXT never
 \d dp_agg.budget
 \d dp_agg.ledger
 -- both tables (and the ledger's sequence) are dumped by pg_dump
@@ -30,6 +31,8 @@ SELECT dp_agg.set_budget('regress_dp_analyst', 1, 1);
 SELECT dp_agg.set_budget('regress_dp_analyst', NULL);
 SELECT dp_agg.set_budget(NULL, 1);
 SELECT dp_agg.set_budget('regress_dp_nobody', 1);
+SELECT dp_agg.set_budget('regress_dp_analyst', 1, 0, 'fancy');
+SELECT dp_agg.set_budget('regress_dp_analyst', 1, 0, NULL);
 
 -- reset_budget puts the amounts spent back to 0 and writes the ledger
 SELECT dp_agg.reset_budget('regress_dp_analyst');
@@ -61,7 +64,7 @@ SELECT dp_agg.noise_sample('laplace', 1, 1);
 RESET ROLE;
 
 -- A DBA granted EXECUTE manages budgets without any privilege on the tables.
-GRANT EXECUTE ON FUNCTION dp_agg.set_budget(regrole, float8, float8),
+GRANT EXECUTE ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text),
                           dp_agg.reset_budget(regrole) TO regress_dp_dba;
 SET ROLE regress_dp_dba;
 SELECT dp_agg.set_budget('regress_dp_analyst', 1);
@@ -97,12 +100,23 @@ SELECT count_visits() IS NOT NULL AS released;
 RESET ROLE;
 SELECT role, epsilon_spent FROM dp_agg.budget WHERE role::text LIKE 'regress_dp_%' ORDER BY 1;
 
+-- A transaction that locks the budget (set_budget, reset_budget, FOR
+-- UPDATE) cannot release: its charge would wait for itself.
+BEGIN;
+SELECT dp_agg.set_budget('regress_dp_other', 3);
+SELECT dp_count(id, 0.125) FROM visits;
+ROLLBACK;
+BEGIN;
+SELECT 1 AS locked FROM dp_agg.budget WHERE role = current_user::regrole FOR UPDATE;
+SELECT dp_count(id, 0.125) FROM visits;
+ROLLBACK;
+
 -- clean up (superusers may write the catalog directly)
 DROP FUNCTION count_visits();
 DROP FUNCTION pg_temp.leak(regrole);
 DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_dp_%';
 DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_dp_%';
 DROP TABLE visits;
-REVOKE EXECUTE ON FUNCTION dp_agg.set_budget(regrole, float8, float8),
+REVOKE EXECUTE ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text),
                            dp_agg.reset_budget(regrole) FROM regress_dp_dba;
 DROP ROLE regress_dp_analyst, regress_dp_other, regress_dp_dba;

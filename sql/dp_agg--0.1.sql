@@ -882,6 +882,19 @@ COMMENT ON FUNCTION dp_agg.noise_sample(text, float8, integer) IS
 'n draws of the exact discrete Laplace (scale) or discrete Gaussian (sigma) sampler, for tests and audits';
 REVOKE ALL ON FUNCTION dp_agg.noise_sample(text, float8, integer) FROM PUBLIC;
 
+CREATE FUNCTION dp_agg.rdp_orders()
+RETURNS float8[] AS 'MODULE_PATHNAME', 'dp_rdp_orders_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.rdp_orders() IS
+'the Renyi DP orders dp_agg composes on: the grid of Google''s dp_accounting (1 + x/10 for x = 1..99, 11..63, 128, 256, 512, 1024)';
+
+CREATE FUNCTION dp_agg.rdp_to_epsilon(orders float8[], rdp float8[], delta float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_rdp_to_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.rdp_to_epsilon(float8[], float8[], float8) IS
+'smallest epsilon at delta over the orders (above 1.01) of a Renyi DP curve (Balle et al. 2020, Theorem 21)';
+
+
 --------------------------------------------------------------------------
 -- Privacy budgets.  Only the extension writes these tables: the charger
 -- (a background worker) and the SECURITY DEFINER functions below.
@@ -893,6 +906,8 @@ CREATE TABLE dp_agg.budget (
     delta_limit float8 NOT NULL DEFAULT 0 CHECK (delta_limit >= 0 AND delta_limit < 1),
     epsilon_spent float8 NOT NULL DEFAULT 0 CHECK (epsilon_spent >= 0 AND epsilon_spent < 'infinity'),
     delta_spent float8 NOT NULL DEFAULT 0 CHECK (delta_spent >= 0 AND delta_spent < 'infinity'),
+    accounting text NOT NULL DEFAULT 'basic' CHECK (accounting IN ('basic', 'rdp')),
+    rdp float8[],
     created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
@@ -902,6 +917,8 @@ COMMENT ON COLUMN dp_agg.budget.epsilon_limit IS 'total epsilon the role may spe
 COMMENT ON COLUMN dp_agg.budget.delta_limit IS 'total delta the role may spend';
 COMMENT ON COLUMN dp_agg.budget.epsilon_spent IS 'sum of the epsilons charged since the last reset, rounded up';
 COMMENT ON COLUMN dp_agg.budget.delta_spent IS 'sum of the deltas charged since the last reset, rounded up';
+COMMENT ON COLUMN dp_agg.budget.accounting IS 'basic: admitted while the sums stay within the limits; rdp: also while the composed Renyi DP curve, converted at delta_limit, stays within epsilon_limit';
+COMMENT ON COLUMN dp_agg.budget.rdp IS 'composed Renyi DP curve of the releases since the last reset, on the order grid dp_agg.rdp_orders() (kept for every role)';
 COMMENT ON COLUMN dp_agg.budget.created_at IS 'when the budget was created';
 COMMENT ON COLUMN dp_agg.budget.updated_at IS 'when the limits or the amounts spent last changed';
 
@@ -913,7 +930,8 @@ CREATE TABLE dp_agg.ledger (
     epsilon float8 NOT NULL,
     delta float8 NOT NULL,
     query text,
-    detail jsonb NOT NULL
+    detail jsonb NOT NULL,
+    rdp float8[]
 );
 CREATE INDEX ledger_role_id ON dp_agg.ledger (role, id);
 COMMENT ON TABLE dp_agg.ledger IS 'one row per charged statement (kind charge) and per budget reset (kind reset)';
@@ -924,6 +942,7 @@ COMMENT ON COLUMN dp_agg.ledger.kind IS 'charge: a statement paid epsilon and de
 COMMENT ON COLUMN dp_agg.ledger.epsilon IS 'epsilon charged (0 for a reset)';
 COMMENT ON COLUMN dp_agg.ledger.delta IS 'delta charged (0 for a reset)';
 COMMENT ON COLUMN dp_agg.ledger.query IS 'the statement text';
+COMMENT ON COLUMN dp_agg.ledger.rdp IS 'Renyi DP curve of the statement on the order grid dp_agg.rdp_orders() (charges)';
 COMMENT ON COLUMN dp_agg.ledger.detail IS 'charge: one object per DP aggregate call (aggregate, mechanism, epsilon, delta, sensitivity, noise_scale, sampling, releases); reset: the amounts spent before';
 
 SELECT pg_catalog.pg_extension_config_dump('dp_agg.budget', '');
@@ -935,18 +954,27 @@ REVOKE ALL ON dp_agg.budget, dp_agg.ledger FROM PUBLIC;
 
 CREATE VIEW dp_agg.my_budget WITH (security_barrier) AS
 SELECT b.role,
+       b.accounting,
        b.epsilon_limit,
        b.delta_limit,
        b.epsilon_spent,
        b.delta_spent,
-       GREATEST(b.epsilon_limit - b.epsilon_spent, 0::float8) AS epsilon_remaining,
+       c.composed_epsilon,
+       GREATEST(b.epsilon_limit - CASE WHEN b.accounting = 'rdp'
+                                       THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent))
+                                       ELSE b.epsilon_spent END, 0::float8) AS epsilon_remaining,
        GREATEST(b.delta_limit - b.delta_spent, 0::float8) AS delta_remaining,
+       b.rdp,
        b.created_at,
        b.updated_at
-FROM dp_agg.budget b
+FROM dp_agg.budget b,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                          THEN dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
+                                                     coalesce(b.rdp, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                                                     b.delta_limit) END AS composed_epsilon) c
 WHERE b.role OPERATOR(pg_catalog.=)
       (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
-COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains';
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp accounting: of the limit, by the better of the two certificates) and the Renyi-composed epsilon at delta_limit';
 GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
 
 CREATE VIEW dp_agg.my_ledger WITH (security_barrier) AS
@@ -957,7 +985,8 @@ WHERE l.role OPERATOR(pg_catalog.=)
 COMMENT ON VIEW dp_agg.my_ledger IS 'the ledger entries of the current role';
 GRANT SELECT ON dp_agg.my_ledger TO PUBLIC;
 
-CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0)
+CREATE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
+                                  accounting text DEFAULT 'basic')
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -979,17 +1008,24 @@ BEGIN
             DETAIL = format('delta is %s.', coalesce(set_budget.delta::text, 'NULL')),
             HINT = 'Use 0 for Laplace releases only, or a small delta such as 1e-6 for Gaussian releases.';
     END IF;
-    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit)
-    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta)
+    IF set_budget.accounting IS NULL OR set_budget.accounting NOT IN ('basic', 'rdp') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'accounting must be ''basic'' or ''rdp''',
+            DETAIL = format('accounting is %s.', coalesce(quote_literal(set_budget.accounting), 'NULL')),
+            HINT = 'rdp charges by the Renyi DP composition of all releases, which buys more Gaussian releases.';
+    END IF;
+    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit, accounting)
+    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta, set_budget.accounting)
     ON CONFLICT ON CONSTRAINT budget_pkey DO UPDATE
         SET epsilon_limit = excluded.epsilon_limit,
             delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
             updated_at = now();
 END
 $$;
-COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8) IS
-'creates or changes the privacy budget limits of a role (never the amounts spent)';
-REVOKE ALL ON FUNCTION dp_agg.set_budget(regrole, float8, float8) FROM PUBLIC;
+COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) IS
+'creates or changes the privacy budget limits and accounting (basic or rdp) of a role (never the amounts spent)';
+REVOKE ALL ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) FROM PUBLIC;
 
 CREATE FUNCTION dp_agg.reset_budget(role regrole)
 RETURNS void
@@ -1007,7 +1043,7 @@ BEGIN
             MESSAGE = format('role %s has no privacy budget', reset_budget.role),
             HINT = 'A privacy budget is given with dp_agg.set_budget(role, epsilon, delta).';
     END IF;
-    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, updated_at = now()
+    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, updated_at = now()
     WHERE b.role = reset_budget.role;
     INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail)
     VALUES (reset_budget.role, 'reset', 0, 0, current_query(),
@@ -1017,8 +1053,40 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
-'sets the amounts a role has spent back to 0, and records it in the ledger';
+'sets the amounts a role has spent (and its Renyi DP curve) back to 0, and records it in the ledger';
 REVOKE ALL ON FUNCTION dp_agg.reset_budget(regrole) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
+RETURNS float8
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    curve float8[];
+BEGIN
+    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta must be greater than 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
+    END IF;
+    -- one's own budget through the view; another role's needs the right to
+    -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
+    IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
+        SELECT b.rdp INTO curve FROM dp_agg.my_budget b;
+    ELSE
+        SELECT b.rdp INTO curve FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
+    END IF;
+    RETURN dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
+                                 coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                                 spent_epsilon.delta);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
+'the epsilon, at the given delta, of everything a role has released since its last reset, by Renyi DP composition';
 
 --------------------------------------------------------------------------
 -- Subsampling: the CSPRNG sampling method and the amplification and Renyi
@@ -1048,12 +1116,6 @@ RETURNS float8[] AS 'MODULE_PATHNAME', 'dp_rdp_sampled_gaussian_sql'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.rdp_sampled_gaussian(float8, float8, float8[]) IS
 'Renyi DP at each order of one release of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar and Zhang 2019)';
-
-CREATE FUNCTION dp_agg.rdp_to_epsilon(orders float8[], rdp float8[], delta float8)
-RETURNS float8 AS 'MODULE_PATHNAME', 'dp_rdp_to_epsilon_sql'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION dp_agg.rdp_to_epsilon(float8[], float8[], float8) IS
-'smallest epsilon at delta over the orders (above 1.01) of a Renyi DP curve (Balle et al. 2020, Theorem 21)';
 
 CREATE FUNCTION dp_agg.sampled_gaussian_epsilon(rate float8, noise_multiplier float8, steps integer, delta float8)
 RETURNS float8 AS 'MODULE_PATHNAME', 'dp_sampled_gaussian_epsilon_sql'

@@ -17,14 +17,20 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "catalog/namespace.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/queryjumble.h"
 
 #include "budget.h"
+#include "calibrate.h"
 #include "charger.h"
 #include "release.h"
 
@@ -50,6 +56,43 @@ dp_check_can_release(void)
 				 errmsg("DP aggregates cannot release values in a read-only transaction"),
 				 errdetail("A release must first be charged durably to a privacy budget."),
 				 errhint("Run the statement in a read-write transaction.")));
+}
+
+/*
+ * The charger locks the role's row of dp_agg.budget and appends to
+ * dp_agg.ledger.  A transaction that holds a lock on either table that
+ * could conflict (set_budget, reset_budget, SELECT ... FOR UPDATE, LOCK)
+ * would wait for the charger while the charger waits for it, unseen by the
+ * deadlock detector: refuse before asking.
+ */
+static void
+check_no_catalog_locks(void)
+{
+	static const char *const tables[] = {"budget", "ledger"};
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+
+	if (!OidIsValid(nsp))
+		return;
+	for (int i = 0; i < lengthof(tables); i++)
+	{
+		Oid			relid = get_relname_relid(tables[i], nsp);
+		LOCKTAG		tag;
+
+		if (!OidIsValid(relid))
+			continue;
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+		for (LOCKMODE mode = RowShareLock; mode <= AccessExclusiveLock; mode++)
+		{
+			if (LockHeldByMe(&tag, mode))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("DP aggregates cannot release values in a transaction that locks dp_agg.%s",
+								tables[i]),
+						 errdetail("The charge would wait for this transaction to end. "
+								   "Nothing was charged or released."),
+						 errhint("Commit or roll back the changes to budgets first.")));
+		}
+	}
 }
 
 /* the text of the statement being charged */
@@ -81,10 +124,12 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	int			query_len;
 	Oid			role = GetUserId();
 	const char *rolename;
+	double		curve[DP_RDP_ORDERS];
 
 	if (priced == NIL)
 		return;					/* partial aggregation only: nothing released here */
 	dp_check_can_release();
+	check_no_catalog_locks();
 
 	initStringInfo(&detail);
 	appendStringInfoChar(&detail, '[');
@@ -99,19 +144,28 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	query = statement_text(queryDesc, &query_len);
 	if (query_len < 0)
 		query_len = strlen(query);
+	while (query_len > 0 && (query[query_len - 1] == ';' || isspace((unsigned char) query[query_len - 1])))
+		query_len--;
+
+	memset(curve, 0, sizeof(curve));
+	foreach(lc, priced)
+		dp_release_add_rdp(lfirst(lc), curve);
 
 	initStringInfo(&buf);
-	enlargeStringInfo(&buf, offsetof(DpChargeRequest, data) + query_len + detail.len + 2);
+	enlargeStringInfo(&buf, offsetof(DpChargeRequest, data) + query_len + detail.len + 2 +
+					  sizeof(curve));
 	req = (DpChargeRequest *) buf.data;
-	req->size = offsetof(DpChargeRequest, data) + query_len + 1 + detail.len + 1;
+	req->size = offsetof(DpChargeRequest, data) + query_len + 1 + detail.len + 1 + sizeof(curve);
 	req->role = role;
 	req->epsilon = epsilon;
 	req->delta = delta;
 	req->query_len = query_len;
 	req->detail_len = detail.len;
+	req->n_rdp = DP_RDP_ORDERS;
 	memcpy(req->data, query, query_len);
 	req->data[query_len] = '\0';
 	memcpy(req->data + query_len + 1, detail.data, detail.len + 1);
+	memcpy(req->data + query_len + 1 + detail.len + 1, curve, sizeof(curve));
 
 	dp_charger_submit(req, &reply);
 
@@ -126,10 +180,17 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
 					 errmsg("privacy budget of role \"%s\" is exhausted", rolename),
-					 errdetail("The statement costs epsilon %g and delta %g; "
-							   "the budget has epsilon %g and delta %g left. "
-							   "Nothing was charged or released.",
-							   epsilon, delta, reply.epsilon_remaining, reply.delta_remaining),
+					 reply.renyi && !isnan(reply.composed)
+					 ? errdetail("The statement costs epsilon %g and delta %g; "
+								 "the budget has epsilon %g and delta %g left by basic composition, "
+								 "and Renyi composition would reach epsilon %g. "
+								 "Nothing was charged or released.",
+								 epsilon, delta, reply.epsilon_remaining, reply.delta_remaining,
+								 reply.composed)
+					 : errdetail("The statement costs epsilon %g and delta %g; "
+								 "the budget has epsilon %g and delta %g left. "
+								 "Nothing was charged or released.",
+								 epsilon, delta, reply.epsilon_remaining, reply.delta_remaining),
 					 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
 							 "or ask for a larger budget.")));
 			break;

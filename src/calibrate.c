@@ -405,7 +405,9 @@ dp_amplified_epsilon(double epsilon0, double q)
 /*
  * The inverse: the largest epsilon0 that subsampling at rate q amplifies to
  * at most epsilon, ln(1 + (e^epsilon - 1)/q), rounded down by a relative
- * 2^-50 to cover the few ulps of error of expm1, the division and log1p.
+ * 2^-50 to cover the few ulps of error of expm1, the division and log1p
+ * (for large epsilon, where e^epsilon overflows, the identity
+ * ln(e^eps - 1 + q) - ln q = eps - ln q + ln(1 + (q - 1) e^-eps)).
  */
 double
 dp_base_epsilon(double epsilon, double q)
@@ -414,7 +416,10 @@ dp_base_epsilon(double epsilon, double q)
 
 	if (q >= 1)
 		return epsilon;
-	e0 = log1p(expm1(epsilon) / q);
+	if (epsilon < 30)
+		e0 = log1p(expm1(epsilon) / q);
+	else						/* e^epsilon would overflow: the same in logs */
+		e0 = epsilon - log(q) + log1p((q - 1) * exp(-epsilon));
 	return dp_mul_down(e0, 1.0 - ldexp(1.0, -50));
 }
 
@@ -640,8 +645,6 @@ dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta)
  * The order grid of Google's dp_accounting RDP accountant: 1 + x/10 for
  * x = 1..99, then 11..63, then 128, 256, 512, 1024.
  */
-#define DP_RDP_ORDERS (99 + 53 + 4)
-
 const double *
 dp_rdp_orders(int *n)
 {
@@ -819,4 +822,81 @@ dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 	}
 #undef OUTSIDE
 	return hi;
+}
+
+/* ---------- Renyi DP of single releases, and budget admission ---------- */
+
+/*
+ * Exact Renyi DP of order alpha of the discrete Laplace mechanism with
+ * P[x] proportional to exp(-lambda |x|) on the integers and an integer
+ * shift d (the sensitivity in units): D_alpha = log(S) / (alpha - 1) with
+ *   S = c sum_x exp(-lambda (alpha |x| + (1 - alpha) |x - d|)),
+ *   c = (1 - a)/(1 + a), a = e^-lambda,
+ * summed in closed form over x <= 0, 0 < x < d and x >= d (three geometric
+ * series).  It is the discrete counterpart of Mironov 2017, Proposition 6
+ * (reference 004's table), to which it tends as lambda d stays fixed and
+ * lambda goes to 0; the divergence is symmetric in the two directions.
+ */
+double
+dp_rdp_discrete_laplace(double lambda, double d, double alpha)
+{
+	double		one_minus_a = -expm1(-lambda);
+	double		one_plus_a = 1 + exp(-lambda);
+	double		eps = lambda * d;
+	double		t1,
+				t2,
+				t3 = 0;
+
+	/* x <= 0: e^(lambda (alpha-1) d) / (1 - a); x >= d: e^(-lambda alpha d) / (1 - a) */
+	t1 = exp(eps * (alpha - 1)) / one_plus_a;
+	t2 = exp(-eps * alpha) / one_plus_a;
+	/* 0 < x < d: e^(lambda (alpha-1) d) r (1 - r^(d-1)) / (1 - r), r = e^(-lambda (2 alpha - 1)) */
+	if (d > 1)
+	{
+		double		mu = lambda * (2 * alpha - 1);
+
+		t3 = exp(eps * (alpha - 1) - mu) * (-expm1(-mu * (d - 1))) / (-expm1(-mu)) *
+			one_minus_a / one_plus_a;
+	}
+	return log(t1 + t2 + t3) / (alpha - 1);
+}
+
+/* Renyi DP of the Gaussian mechanism: alpha / (2 (sigma/sensitivity)^2) */
+double
+dp_rdp_gaussian(double noise_multiplier, double alpha)
+{
+	return alpha / (2 * noise_multiplier * noise_multiplier);
+}
+
+/*
+ * Is a statement of price (epsilon, delta) and Renyi DP curve `curve`
+ * admitted?  Under basic accounting, when the sums of epsilons and deltas
+ * stay within the limits (basic composition, reference 000, Claim 10).
+ * Under Renyi accounting also when the composed curve (orders add up,
+ * reference 002, Claim 22), converted at delta_limit, stays within the
+ * epsilon limit: both are valid bounds for the same releases, so either
+ * suffices.  *composed is the converted epsilon after the statement (NaN
+ * when it cannot be computed, delta_limit = 0).
+ */
+bool
+dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *curve,
+				 double *composed)
+{
+	int			n;
+	const double *orders = dp_rdp_orders(&n);
+	bool		basic_ok = dp_add_up(b->epsilon_spent, epsilon) <= b->epsilon_limit &&
+		dp_add_up(b->delta_spent, delta) <= b->delta_limit;
+
+	*composed = NAN;
+	if (b->delta_limit > 0)
+	{
+		double		total[DP_RDP_ORDERS];
+
+		for (int i = 0; i < n; i++)
+			total[i] = dp_add_up(b->rdp[i], curve[i]);
+		*composed = dp_rdp_to_epsilon(orders, total, n, b->delta_limit);
+	}
+	if (basic_ok)
+		return true;
+	return b->renyi && b->delta_limit > 0 && *composed <= b->epsilon_limit;
 }

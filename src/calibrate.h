@@ -39,6 +39,24 @@ extern double dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double
 extern double dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens,
 										int *method);
 
+/* Renyi DP of releases, and budgets */
+#define DP_RDP_ORDERS (99 + 53 + 4)
+
+typedef struct DpBudget
+{
+	double		epsilon_limit;
+	double		delta_limit;
+	double		epsilon_spent;
+	double		delta_spent;
+	bool		renyi;			/* accounting 'rdp' */
+	double		rdp[DP_RDP_ORDERS];	/* composed Renyi DP curve */
+} DpBudget;
+
+extern double dp_rdp_discrete_laplace(double lambda, double d, double alpha);
+extern double dp_rdp_gaussian(double noise_multiplier, double alpha);
+extern bool dp_budget_admits(const DpBudget *b, double epsilon, double delta,
+							 const double *curve, double *composed);
+
 /* intervals of the noise */
 extern double dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift);
 

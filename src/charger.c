@@ -54,6 +54,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -376,18 +377,19 @@ static void
 prepare_plans(void)
 {
 	Oid			t_lock[] = {REGROLEOID};
-	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID};
-	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID};
+	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID};
+	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
 
 	if (plan_lock)
 		return;
-	plan_lock = keep_plan("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent "
+	plan_lock = keep_plan("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent, "
+						  "accounting = 'rdp', rdp "
 						  "FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
-							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 3, t_update);
-	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail) "
-							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb) RETURNING id",
-							5, t_insert);
+	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
+							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 4, t_update);
+	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
+							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
+							6, t_insert);
 }
 
 static double
@@ -399,25 +401,61 @@ get_float8(int col)
 	return isnull ? 0 : DatumGetFloat8(d);
 }
 
+/* a float8[] datum of n values */
+static Datum
+float8_array_datum(const double *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* the role's composed Renyi DP curve from the catalog (zeros if none) */
+static void
+read_curve(int col, double *curve)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
+
+	memset(curve, 0, sizeof(double) * DP_RDP_ORDERS);
+	if (!isnull)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+						  TYPALIGN_DOUBLE, &elems, &nulls, &n);
+		if (n != DP_RDP_ORDERS)
+			elog(ERROR, "dp_agg charger: the Renyi DP curve of the budget has %d orders, not %d",
+				 n, DP_RDP_ORDERS);
+		for (int i = 0; i < n; i++)
+			curve[i] = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
+	}
+}
+
 /*
  * Apply one request, inside the batch transaction.  Writes only when the
- * budget can pay; the spent amounts are sums rounded up.
+ * budget admits the statement (dp_budget_admits); the spent amounts and the
+ * composed curve are sums rounded up.
  */
 static void
 charge_one(const DpChargeRequest *req, DpChargeReply *reply)
 {
-	Datum		args[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	double		eps_limit,
-				delta_limit,
-				eps_spent,
-				delta_spent,
-				new_eps,
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	DpBudget	b;
+	double		curve[DP_RDP_ORDERS];
+	double		new_eps,
 				new_delta;
 	const char *query = req->data;
 	const char *detail = req->data + req->query_len + 1;
 	bool		isnull;
 
+	memcpy(curve, req->data + req->query_len + 1 + req->detail_len + 1, sizeof(curve));
 	prepare_plans();
 	args[0] = ObjectIdGetDatum(req->role);
 	if (SPI_execute_plan(plan_lock, args, nulls, false, 1) != SPI_OK_SELECT)
@@ -427,22 +465,29 @@ charge_one(const DpChargeRequest *req, DpChargeReply *reply)
 		reply->result = DP_CHARGE_NO_BUDGET;
 		return;
 	}
-	eps_limit = get_float8(1);
-	delta_limit = get_float8(2);
-	eps_spent = get_float8(3);
-	delta_spent = get_float8(4);
-	new_eps = dp_add_up(eps_spent, req->epsilon);
-	new_delta = dp_add_up(delta_spent, req->delta);
-	reply->epsilon_remaining = Max(eps_limit - eps_spent, 0);
-	reply->delta_remaining = Max(delta_limit - delta_spent, 0);
-	if (!(new_eps <= eps_limit) || !(new_delta <= delta_limit))
+	b.epsilon_limit = get_float8(1);
+	b.delta_limit = get_float8(2);
+	b.epsilon_spent = get_float8(3);
+	b.delta_spent = get_float8(4);
+	b.renyi = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull));
+	read_curve(6, b.rdp);
+
+	reply->renyi = b.renyi;
+	reply->epsilon_remaining = Max(b.epsilon_limit - b.epsilon_spent, 0);
+	reply->delta_remaining = Max(b.delta_limit - b.delta_spent, 0);
+	if (!dp_budget_admits(&b, req->epsilon, req->delta, curve, &reply->composed))
 	{
 		reply->result = DP_CHARGE_DENIED;
 		return;
 	}
 
+	new_eps = dp_add_up(b.epsilon_spent, req->epsilon);
+	new_delta = dp_add_up(b.delta_spent, req->delta);
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+		b.rdp[i] = dp_add_up(b.rdp[i], curve[i]);
 	args[1] = Float8GetDatum(new_eps);
 	args[2] = Float8GetDatum(new_delta);
+	args[3] = float8_array_datum(b.rdp, DP_RDP_ORDERS);
 	if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "dp_agg charger: could not update the budget");
 
@@ -450,13 +495,14 @@ charge_one(const DpChargeRequest *req, DpChargeReply *reply)
 	args[2] = Float8GetDatum(req->delta);
 	args[3] = CStringGetTextDatum(query);
 	args[4] = CStringGetTextDatum(detail);
+	args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
 	if (SPI_execute_plan(plan_insert, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "dp_agg charger: could not write the ledger");
 	reply->ledger_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 												   SPI_tuptable->tupdesc, 1, &isnull));
-	reply->epsilon_remaining = Max(eps_limit - new_eps, 0);
-	reply->delta_remaining = Max(delta_limit - new_delta, 0);
+	reply->epsilon_remaining = Max(b.epsilon_limit - new_eps, 0);
+	reply->delta_remaining = Max(b.delta_limit - new_delta, 0);
 	reply->result = DP_CHARGE_OK;
 }
 
@@ -473,8 +519,9 @@ read_request(dsm_handle handle)
 	src = dsm_segment_address(seg);
 	if (src->size < offsetof(DpChargeRequest, data) + 2 ||
 		src->size > dsm_segment_map_length(seg) ||
-		src->query_len < 0 || src->detail_len < 0 ||
-		offsetof(DpChargeRequest, data) + src->query_len + 1 + src->detail_len + 1 > src->size)
+		src->query_len < 0 || src->detail_len < 0 || src->n_rdp != DP_RDP_ORDERS ||
+		offsetof(DpChargeRequest, data) + src->query_len + 1 + src->detail_len + 1 +
+		sizeof(double) * DP_RDP_ORDERS != src->size)
 	{
 		dsm_detach(seg);
 		return NULL;

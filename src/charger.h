@@ -26,10 +26,16 @@ typedef struct DpChargeReply
 	int64		ledger_id;
 	double		epsilon_remaining;
 	double		delta_remaining;
+	double		composed;		/* Renyi-composed epsilon after (NaN if none) */
+	bool		renyi;			/* the role uses Renyi accounting */
 	char		message[512];
 } DpChargeReply;
 
-/* what a backend sends: followed by the query text and the detail json */
+/*
+ * What a backend sends: the price, then in data the query text and the
+ * detail json (each NUL-terminated) and the statement's Renyi DP curve
+ * (n_rdp doubles, unaligned).
+ */
 typedef struct DpChargeRequest
 {
 	uint32		size;			/* of the whole request */
@@ -38,6 +44,7 @@ typedef struct DpChargeRequest
 	double		delta;
 	int32		query_len;
 	int32		detail_len;
+	int32		n_rdp;
 	char		data[FLEXIBLE_ARRAY_MEMBER];
 } DpChargeRequest;
 

@@ -334,3 +334,19 @@ dp_sampled_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	CHECK_SENS(sens);
 	PG_RETURN_FLOAT8(dp_sampled_gaussian_sigma(epsilon, delta, rate, sens, &method));
 }
+
+PG_FUNCTION_INFO_V1(dp_rdp_orders_sql);
+
+/* dp_agg.rdp_orders(): the order grid of the Renyi DP accountant */
+Datum
+dp_rdp_orders_sql(PG_FUNCTION_ARGS)
+{
+	int			n;
+	const double *orders = dp_rdp_orders(&n);
+	Datum	   *d = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(orders[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, FLOAT8OID, sizeof(float8),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}

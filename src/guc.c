@@ -16,6 +16,7 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 
@@ -92,14 +93,16 @@ dp_guc_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("dp_agg.max_databases",
-							"Number of databases that can charge budgets at the same time.",
-							NULL,
-							&dp_guc_max_databases,
-							8, 1, 1024,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
+	/* a postmaster setting may only be defined while preloading */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("dp_agg.max_databases",
+								"Number of databases that can charge budgets at the same time.",
+								NULL,
+								&dp_guc_max_databases,
+								8, 1, 1024,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("dp_agg");
 }

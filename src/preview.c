@@ -36,6 +36,8 @@
 #include "parser/parser.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -140,27 +142,50 @@ plan_statement(const char *query)
 	return stmt;
 }
 
-/* the caller's budget: can it pay? (NULLs when it has no budget) */
+/*
+ * The caller's budget: can it pay the statement (price and Renyi DP curve),
+ * by the same rule as the charger?  has_budget is false without a budget.
+ */
 static void
-caller_budget(double epsilon, double delta, bool *has_budget, bool *affordable)
+caller_budget(double epsilon, double delta, const double *curve,
+			  bool *has_budget, bool *affordable)
 {
 	*has_budget = false;
 	*affordable = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent "
-					"FROM dp_agg.my_budget", true, 1) != SPI_OK_SELECT)
+	if (SPI_execute("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent, "
+					"accounting = 'rdp', rdp FROM dp_agg.my_budget", true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_agg.my_budget");
 	if (SPI_processed == 1)
 	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
-		double		v[4];
+		DpBudget	b;
+		double		composed;
+		Datum		d;
 
-		for (int i = 0; i < 4; i++)
-			v[i] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											   i + 1, &isnull));
+		b.epsilon_limit = DatumGetFloat8(SPI_getbinval(tup, desc, 1, &isnull));
+		b.delta_limit = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+		b.epsilon_spent = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+		b.delta_spent = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
+		b.renyi = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		memset(b.rdp, 0, sizeof(b.rdp));
+		d = SPI_getbinval(tup, desc, 6, &isnull);
+		if (!isnull)
+		{
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, sizeof(float8),
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+			for (int i = 0; i < Min(n, DP_RDP_ORDERS); i++)
+				b.rdp[i] = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
+		}
 		*has_budget = true;
-		*affordable = dp_add_up(v[2], epsilon) <= v[0] && dp_add_up(v[3], delta) <= v[1];
+		*affordable = dp_budget_admits(&b, epsilon, delta, curve, &composed);
 	}
 	SPI_finish();
 }
@@ -184,6 +209,7 @@ dp_preview(PG_FUNCTION_ARGS)
 				affordable;
 	ListCell   *lc;
 	int			call = 0;
+	double		curve[DP_RDP_ORDERS];
 
 	stmt = plan_statement(query);
 	releases = dp_price_plan(stmt, NULL, true);
@@ -193,7 +219,10 @@ dp_preview(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the statement has no DP aggregate"),
 				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
-	caller_budget(epsilon, delta, &has_budget, &affordable);
+	memset(curve, 0, sizeof(curve));
+	foreach(lc, priced)
+		dp_release_add_rdp(lfirst(lc), curve);
+	caller_budget(epsilon, delta, curve, &has_budget, &affordable);
 
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, priced)

@@ -498,7 +498,11 @@ static void
 dyadic(double v, uint64 *m, int *e)
 {
 	int			ex;
-	double		f = frexp(v, &ex);
+	double		f;
+
+	if (!(v > 0) || !isfinite(v))
+		elog(ERROR, "dp_agg: noise parameter %g is not a positive finite number", v);
+	f = frexp(v, &ex);
 
 	*m = (uint64) ldexp(f, 53);
 	*e = ex - 53;
@@ -729,6 +733,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 	ns->delta = delta;
 	ns->base_epsilon = epsilon;
 	ns->base_delta = delta;
+	ns->sigma_units = 0;
 	ns->calibration = NULL;
 	ns->grid_exp = grid_exp;
 	ns->sens_units = sens_units;
@@ -772,6 +777,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 							   "the sampler accepts at most 2^48.", sigma)));
 		ns->mechanism = DP_MECH_GAUSSIAN;
 		ns->gaussian = gaussian_param(dp_mul_up(sigma, sigma));
+		ns->sigma_units = sigma;
 		ns->noise_scale = ldexp(sigma, grid_exp);
 	}
 }
@@ -1221,6 +1227,78 @@ dp_noise_draw(const DpNoiseSpec *spec)
 	return 0;
 }
 
+/* ---------- Renyi DP of a release ---------- */
+
+/* relative margin for the rounding of each Renyi DP term (never understated) */
+#define RDP_MARGIN (1.0 + 1.0 / 1099511627776.0)	/* 1 + 2^-40 */
+
+/*
+ * Add the Renyi DP curve of one noisy release to curve[] (on the grid of
+ * dp_rdp_orders):
+ *  - discrete Gaussian: alpha D^2 / (2 sigma^2), as for the continuous one
+ *    (Canonne, Kamath & Steinke 2020, Theorem 4: the same concentrated DP);
+ *    under Poisson subsampling the Renyi DP of the sampled Gaussian
+ *    (Mironov, Talwar & Zhang 2019; see gaussian_sigma_units on lattices);
+ *  - discrete Laplace: its exact Renyi DP (dp_rdp_discrete_laplace, the
+ *    discrete form of Mironov 2017, Proposition 6), at most epsilon;
+ *    amplified by subsampling: an epsilon-DP release is min(epsilon,
+ *    alpha epsilon^2 / 2)-RDP at every order (Bun & Steinke 2016).
+ * The noise actually used is at least what is assumed here (sigma^2 is
+ * rounded up, the Laplace scale is the sampler's), and each term is rounded
+ * up by a relative 2^-40.
+ */
+static void
+add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
+{
+	int			n;
+	const double *orders = dp_rdp_orders(&n);
+
+	for (int i = 0; i < n; i++)
+	{
+		double		a = orders[i];
+		double		v = 0;
+
+		switch (ns->mechanism)
+		{
+			case DP_MECH_NONE:
+				v = 0;
+				break;
+			case DP_MECH_LAPLACE:
+				if (sampling->amplified)
+					v = Min(ns->epsilon, a * ns->epsilon * ns->epsilon / 2);
+				else
+				{
+					double		lambda = (double) ns->laplace.s / (double) ns->laplace.t;
+
+					v = Min(dp_rdp_discrete_laplace(lambda, (double) ns->sens_units, a),
+							ns->epsilon);
+				}
+				break;
+			case DP_MECH_GAUSSIAN:
+				{
+					double		nm = ns->sigma_units / (double) ns->sens_units;
+
+					v = sampling->amplified
+						? dp_rdp_sampled_gaussian_fast(sampling->rate, nm, a)
+						: dp_rdp_gaussian(nm, a);
+					break;
+				}
+		}
+		if (v > 0)
+			curve[i] = dp_add_up(curve[i], dp_mul_up(v, RDP_MARGIN));
+	}
+}
+
+/* the Renyi DP curve of a priced call: one or two noisy releases */
+void
+dp_release_add_rdp(const DpRelease *r, double *curve)
+{
+	if (r->call.kind != DP_SUM)
+		add_noise_rdp(&r->count, &r->sampling, curve);
+	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+		add_noise_rdp(&r->sum, &r->sampling, curve);
+}
+
 /* ---------- price and description ---------- */
 
 /*
@@ -1266,7 +1344,10 @@ dp_priced_releases(List *releases, double *epsilon, double *delta)
 static void
 json_number(StringInfo buf, const char *key, double v)
 {
-	appendStringInfo(buf, "\"%s\": %.17g", key, v);
+	if (isfinite(v))
+		appendStringInfo(buf, "\"%s\": %.17g", key, v);
+	else
+		appendStringInfo(buf, "\"%s\": null", key);
 }
 
 /* is the release of this noise rounded to an integer (bigint results)? */

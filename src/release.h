@@ -82,6 +82,7 @@ typedef struct DpNoiseSpec
 	uint64		sens_units;		/* sensitivity in units */
 	double		sensitivity;	/* sens_units * 2^grid_exp */
 	double		noise_scale;	/* Laplace scale or sigma, value units */
+	double		sigma_units;	/* Gaussian: sigma in grid units */
 	const char *calibration;	/* under sampling: "amplified" or "renyi" */
 	DpLaplaceParam laplace;
 	DpGaussianParam gaussian;
@@ -129,6 +130,7 @@ extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpSampling *sampling, ParamListInfo params);
 extern List *dp_priced_releases(List *releases, double *epsilon, double *delta);
 extern void dp_release_describe(StringInfo buf, const DpRelease *r);
+extern void dp_release_add_rdp(const DpRelease *r, double *curve);
 extern void dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns);
 extern double dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence);
 

@@ -22,11 +22,16 @@ record() {   # suite passed failed
 }
 
 # pg_regress and isolation: one line per test, "ok" or "FAILED"
-out=$(make -s installcheck 2>&1)
+out=$(make -s -i installcheck 2>&1)
 echo "$out" | grep -E '^(test|     ) |^ok |^not ok ' || true
 pass=$(echo "$out" | grep -cE '\.\.\. ok|^ok ' || true)
 fail=$(echo "$out" | grep -cE '\.\.\. FAILED|^not ok |\.\.\. failed' || true)
-if [ "$pass" = 0 ] && [ "$fail" = 0 ]; then fail=1; echo "$out"; fi
+# every test listed in the Makefile must have reported
+expected=$(( $(grep -E '^REGRESS =' Makefile | wc -w) - 2 + $(grep -E '^ISOLATION =' Makefile | wc -w) - 2 ))
+if [ $((pass + fail)) -lt "$expected" ]; then
+    echo "$out"
+    fail=$((expected - pass))
+fi
 [ "$fail" != 0 ] && { cat regression.diffs test/isolation/output_iso/regression.diffs 2>/dev/null | head -200; }
 record "regress+iso" "$pass" "$fail"
 
