@@ -73,25 +73,19 @@ PI_DEC = ("3.14159265358979323846264338327950288419716939937510582097494459"
 
 def _log_erfc_dec(x):
     """log erfc(x) in decimal arithmetic: the Maclaurin series of erf for
-    |x| <= 14; for x > 14 the asymptotic expansion
-    exp(-x^2)/(x sqrt pi) sum_n (-1)^n (2n-1)!!/(2x^2)^n, summed to its
-    smallest term (below 1e-80 relative there)."""
+    |x| <= 3, and beyond the continued fraction
+    erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))
+    evaluated backwards from a depth where it has converged."""
     from decimal import Decimal as D
     pi = D(PI_DEC)
-    if x > 14:
-        term = D(1)
-        total = D(1)
-        n = 0
-        while True:
-            n += 1
-            new = -term * (2 * n - 1) / (2 * x * x)
-            if abs(new) >= abs(term) or abs(new) < D(10) ** -90:
-                break
-            term = new
-            total += term
-        return -x * x - (x * pi.sqrt()).ln() + total.ln()
-    if x < -14:
+    if x < -3:
         return (2 - (_log_erfc_dec(-x)).exp()).ln()
+    if x > 3:
+        depth = 4000
+        f = x
+        for k in range(depth, 0, -1):
+            f = x + (D(k) / 2) / f
+        return -x * x - pi.sqrt().ln() - f.ln()
     term = x
     total = x
     n = 0
@@ -100,7 +94,7 @@ def _log_erfc_dec(x):
         term = -term * x * x / n
         add = term / (2 * n + 1)
         total += add
-        if abs(add) < D(10) ** -150 and n > 10:
+        if abs(add) < D(10) ** -70 and n > 10:
             break
     return (1 - 2 / pi.sqrt() * total).ln()
 
