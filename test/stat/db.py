@@ -128,16 +128,53 @@ def release(query, settings=None):
 
     Fails if the statement made no charge or more than one."""
     before = last_ledger_id()
-    script = ""
-    for k, v in (settings or {}).items():
-        script += "SET %s = %s;\n" % (k, literal(v))
-    script += "COPY (%s) TO STDOUT;\n" % query
-    out = rows(script)
-    entries = rows("SELECT id, epsilon, delta, translate(query, E'\\n\\t\\r', '   '), detail::text "
-                   "FROM dp_agg.ledger "
-                   "WHERE id > %d AND kind = 'charge' AND role = current_user::regrole "
-                   "ORDER BY id;" % before)
+    out = rows(_settings_script(settings) + "COPY (%s) TO STDOUT;\n" % query)
+    entries = _charges_since(before)
     if len(entries) != 1:
         raise SqlError("expected one ledger charge for the statement, found %d" % len(entries))
-    e = entries[0]
+    return _release_of(out, entries[0])
+
+
+_END_MARK = "--dp-stat-end-of-statement--"
+
+
+def releases(query, times, settings=None):
+    """Run the same DP statement `times` times in one psql session (after
+    SET of the given settings): `times` independent releases, each with its
+    own ledger charge.  Returns the list of Release objects, in order.
+
+    Much faster than calling release() `times` times (one psql for all).
+    Fails unless every execution made exactly one charge."""
+    before = last_ledger_id()
+    script = _settings_script(settings)
+    script += ("COPY (%s) TO STDOUT;\n\\echo %s\n" % (query, _END_MARK)) * times
+    chunks, current = [], []
+    for line in run(script).splitlines():
+        if line == _END_MARK:
+            chunks.append(current)
+            current = []
+        else:
+            current.append(line.split("\t"))
+    if current or len(chunks) != times:
+        raise SqlError("expected the output of %d statements, got %d" % (times, len(chunks)))
+    entries = _charges_since(before)
+    if len(entries) != times:
+        raise SqlError("expected %d ledger charges for %d statements, found %d"
+                       % (times, times, len(entries)))
+    return [_release_of(out, e) for out, e in zip(chunks, entries)]
+
+
+def _settings_script(settings):
+    return "".join("SET %s = %s;\n" % (k, literal(v)) for k, v in (settings or {}).items())
+
+
+def _charges_since(before):
+    """The ledger charges of the current role after entry `before`, oldest first."""
+    return rows("SELECT id, epsilon, delta, translate(query, E'\\n\\t\\r', '   '), detail::text "
+                "FROM dp_agg.ledger "
+                "WHERE id > %d AND kind = 'charge' AND role = current_user::regrole "
+                "ORDER BY id;" % before)
+
+
+def _release_of(out, e):
     return Release(out, int(e[0]), float(e[1]), float(e[2]), e[3], json.loads(e[4]))

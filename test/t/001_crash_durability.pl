@@ -49,24 +49,62 @@ WHERE b.role = 'analyst'::regrole
 GROUP BY b.epsilon_spent});
 }
 
+# the state of a process (Z: a zombie) and the pid of its parent, from /proc
+sub proc_stat
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return;
+	my $stat = <$fh>;
+	close $fh;
+	return unless defined $stat && $stat =~ /^\d+ \(.*\) (\S) (\d+)/s;
+	return ($1, $2);
+}
+
+# the processes whose parent is $ppid
+sub children_of
+{
+	my ($ppid) = @_;
+	opendir(my $dh, '/proc') or die "cannot read /proc: $!";
+	my @pids = grep { /^\d+$/ } readdir $dh;
+	closedir $dh;
+	return grep {
+		my ($state, $parent) = proc_stat($_);
+		defined $parent && $parent == $ppid
+	} @pids;
+}
+
 # kill -9 the postmaster and every child at once, wait until they are all
 # gone, start again (crash recovery)
 sub crash_and_restart
 {
-	my $pid_line = (split /\n/,
-		slurp_file($node->data_dir . '/postmaster.pid'))[0];
-	my ($pm) = $pid_line =~ /^(\d+)/;
-	my @children = grep { /^\d+$/ }
-	  map { s/\s//gr } split /\n/, `ps -o pid= --ppid $pm`;
+	my $pidfile = $node->data_dir . '/postmaster.pid';
+	my ($pm) = slurp_file($pidfile) =~ /^(\d+)/;
+	my @children = children_of($pm);
 	$node->kill9;
 	kill 'KILL', @children;
-	foreach my $pid ($pm, @children)
+	# the children must have exited (zombies have: they hold no shared memory)
+	foreach my $pid (@children)
 	{
 		my $tries = 0;
-		while (kill(0, $pid) && $tries++ < 300)
+		while ($tries++ < 300)
 		{
+			my ($state) = proc_stat($pid);
+			last if !defined $state || $state eq 'Z';
 			usleep(100_000);
 		}
+	}
+	# the new postmaster refuses to start while the old PID exists: wait
+	# until the old one has been reaped; if nobody reaps it (an init that
+	# does not), its postmaster.pid is stale: remove it
+	my $tries = 0;
+	while (defined((proc_stat($pm))[0]) && $tries++ < 300)
+	{
+		usleep(100_000);
+	}
+	if (defined((proc_stat($pm))[0]))
+	{
+		note "the killed postmaster $pm was not reaped; removing $pidfile";
+		unlink $pidfile;
 	}
 	$node->start;
 	return;
