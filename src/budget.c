@@ -73,7 +73,7 @@ check_no_catalog_locks(void)
 
 	if (!OidIsValid(nsp))
 		return;
-	for (int i = 0; i < lengthof(tables); i++)
+	for (size_t i = 0; i < lengthof(tables); i++)
 	{
 		Oid			relid = get_relname_relid(tables[i], nsp);
 		LOCKTAG		tag;

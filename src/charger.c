@@ -540,6 +540,49 @@ set_message(DpChargeReply *reply, const char *msg)
 	strlcpy(reply->message, msg, sizeof(reply->message));
 }
 
+/*
+ * Apply one request in a subtransaction of the batch, so that an error
+ * fails that request only.
+ */
+static void
+charge_in_subtransaction(TakenRequest *t)
+{
+	DpChargeRequest *req = read_request(t->handle);
+	MemoryContext before = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	if (req == NULL)
+	{
+		t->reply.result = DP_CHARGE_FAILED;
+		set_message(&t->reply, "the request was abandoned");
+		return;
+	}
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(before);
+	PG_TRY();
+	{
+		charge_one(req, &t->reply);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(before);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(before);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(before);
+		CurrentResourceOwner = owner;
+		t->reply.result = DP_CHARGE_FAILED;
+		set_message(&t->reply, edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* Charge a batch in one transaction; the replies are final afterwards. */
 static void
 process_batch(TakenRequest *batch, int n)
@@ -556,42 +599,7 @@ process_batch(TakenRequest *batch, int n)
 		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
 
 		for (int i = 0; i < n; i++)
-		{
-			DpChargeRequest *req = read_request(batch[i].handle);
-			MemoryContext before = CurrentMemoryContext;
-			ResourceOwner owner = CurrentResourceOwner;
-
-			if (req == NULL)
-			{
-				batch[i].reply.result = DP_CHARGE_FAILED;
-				set_message(&batch[i].reply, "the request was abandoned");
-				continue;
-			}
-			BeginInternalSubTransaction(NULL);
-			MemoryContextSwitchTo(before);
-			PG_TRY();
-			{
-				charge_one(req, &batch[i].reply);
-				ReleaseCurrentSubTransaction();
-				MemoryContextSwitchTo(before);
-				CurrentResourceOwner = owner;
-			}
-			PG_CATCH();
-			{
-				ErrorData  *edata;
-
-				MemoryContextSwitchTo(before);
-				edata = CopyErrorData();
-				FlushErrorState();
-				RollbackAndReleaseCurrentSubTransaction();
-				MemoryContextSwitchTo(before);
-				CurrentResourceOwner = owner;
-				batch[i].reply.result = DP_CHARGE_FAILED;
-				set_message(&batch[i].reply, edata->message);
-				FreeErrorData(edata);
-			}
-			PG_END_TRY();
-		}
+			charge_in_subtransaction(&batch[i]);
 
 		SPI_finish();
 		PopActiveSnapshot();

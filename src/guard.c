@@ -95,7 +95,7 @@ typedef struct LevelContext
 {
 	List	   *aggrefs;
 	bool		window_dp;
-	int			sublevels;
+	Index		sublevels;
 } LevelContext;
 
 static bool
@@ -296,7 +296,7 @@ check_level(Query *q)
 			int			argnos[] = {info->lower_arg, info->upper_arg,
 			info->epsilon_arg, info->delta_arg};
 
-			for (int i = 0; i < lengthof(argnos); i++)
+			for (size_t i = 0; i < lengthof(argnos); i++)
 			{
 				if (argnos[i] >= 0)
 					dp_check_parameter_expr((Node *) list_nth_node(TargetEntry, a->args, argnos[i])->expr,
