@@ -386,6 +386,32 @@ dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units)
 	return hi;
 }
 
+/* The smallest epsilon at which the discrete Gaussian with sigma is delta-DP */
+double
+dp_discrete_gaussian_epsilon(double sigma, double delta, double sens_units)
+{
+	double		lo = 0,
+				hi = 1;
+
+	while (dp_discrete_gaussian_delta(sigma, hi, sens_units) > delta)
+	{
+		lo = hi;
+		hi *= 2;
+		if (!isfinite(hi))
+			return INFINITY;
+	}
+	for (int i = 0; i < 60; i++)
+	{
+		double		mid = lo + (hi - lo) / 2;
+
+		if (dp_discrete_gaussian_delta(sigma, mid, sens_units) <= delta)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
 /* ---------- amplification by subsampling ---------- */
 
 /*

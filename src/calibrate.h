@@ -26,6 +26,7 @@ extern double dp_gaussian_sigma(double epsilon, double delta, double sensitivity
 /* the discrete Gaussian on the integers, integer sensitivity */
 extern double dp_discrete_gaussian_delta(double sigma, double epsilon, double sens_units);
 extern double dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units);
+extern double dp_discrete_gaussian_epsilon(double sigma, double delta, double sens_units);
 
 /* amplification by subsampling and Renyi DP */
 extern double dp_amplified_epsilon(double epsilon0, double q);

@@ -27,6 +27,7 @@ PG_FUNCTION_INFO_V1(dp_gaussian_delta_sql);
 PG_FUNCTION_INFO_V1(dp_discrete_gaussian_sigma_sql);
 PG_FUNCTION_INFO_V1(dp_discrete_gaussian_delta_sql);
 PG_FUNCTION_INFO_V1(dp_noise_sample);
+PG_FUNCTION_INFO_V1(dp_noise_interval_sql);
 
 static void
 check_arg(bool ok, const char *name, const char *must, double v)
@@ -113,6 +114,22 @@ dp_discrete_gaussian_delta_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(dp_discrete_gaussian_delta(sigma, epsilon, sens));
 }
 
+/* "laplace" or "gaussian": true for Laplace */
+static bool
+parse_mechanism(text *t)
+{
+	char	   *mech = text_to_cstring(t);
+
+	if (strcmp(mech, "laplace") == 0)
+		return true;
+	if (strcmp(mech, "gaussian") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mechanism must be \"laplace\" or \"gaussian\""),
+				 errdetail("mechanism is \"%s\".", mech)));
+	return false;
+}
+
 /*
  * dp_agg.noise_sample(mechanism, scale, n): n draws of the samplers the
  * aggregates use, for statistical tests and audits.  Laplace: the scale is
@@ -122,21 +139,11 @@ Datum
 dp_noise_sample(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *mech = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		laplace = parse_mechanism(PG_GETARG_TEXT_PP(0));
 	double		scale = PG_GETARG_FLOAT8(1);
 	int32		n = PG_GETARG_INT32(2);
-	bool		laplace;
 	DpLaplaceParam lp = {0, 0};
 	DpGaussianParam gp = {0, 0};
-
-	if (strcmp(mech, "laplace") == 0)
-		laplace = true;
-	else if (strcmp(mech, "gaussian") == 0)
-		laplace = false;
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("mechanism must be \"laplace\" or \"gaussian\"")));
 	check_arg(scale >= (laplace ? ldexp(1.0, -40) : DP_MIN_GAUSSIAN_SIGMA) &&
 			  scale <= (laplace ? DP_MAX_LAPLACE_SCALE : DP_MAX_GAUSSIAN_SIGMA),
 			  "scale", "within the range of the sampler", scale);
@@ -349,4 +356,22 @@ dp_rdp_orders_sql(PG_FUNCTION_ARGS)
 		d[i] = Float8GetDatum(orders[i]);
 	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, FLOAT8OID, sizeof(float8),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * dp_agg.noise_interval(mechanism, noise_scale, confidence): the half-width
+ * of the central interval of the discrete Laplace (scale) or discrete
+ * Gaussian (sigma) noise on the integers at that confidence.
+ */
+Datum
+dp_noise_interval_sql(PG_FUNCTION_ARGS)
+{
+	bool		laplace = parse_mechanism(PG_GETARG_TEXT_PP(0));
+	double		scale = PG_GETARG_FLOAT8(1);
+	double		confidence = PG_GETARG_FLOAT8(2);
+
+	check_arg(scale >= 0 && isfinite(scale), "noise_scale", "a finite number at least 0", scale);
+	check_arg(confidence > 0 && confidence < 1, "confidence", "greater than 0 and less than 1",
+			  confidence);
+	PG_RETURN_FLOAT8(dp_noise_halfwidth(laplace, scale, confidence, 0));
 }

@@ -2,7 +2,7 @@
  *
  * preview.c
  *	  dp_agg.preview: the price and the error bars of a statement, before
- *	  paying, and dp_agg.noise_interval.
+ *	  paying.
  *
  * Noise in dp_agg does not depend on the data, so both the price and the
  * accuracy of every release are known from the statement alone.  preview
@@ -50,7 +50,6 @@
 #include "release.h"
 
 PG_FUNCTION_INFO_V1(dp_preview);
-PG_FUNCTION_INFO_V1(dp_noise_interval_sql);
 
 /* ---------- no user code may run ---------- */
 
@@ -280,38 +279,4 @@ dp_preview(PG_FUNCTION_ARGS)
 		}
 	}
 	return (Datum) 0;
-}
-
-/*
- * dp_agg.noise_interval(mechanism, noise_scale, confidence): the half-width
- * of the central interval of the discrete Laplace (scale) or discrete
- * Gaussian (sigma) noise on the integers at that confidence.
- */
-Datum
-dp_noise_interval_sql(PG_FUNCTION_ARGS)
-{
-	char	   *mech = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	double		scale = PG_GETARG_FLOAT8(1);
-	double		confidence = PG_GETARG_FLOAT8(2);
-	bool		laplace;
-
-	if (strcmp(mech, "laplace") == 0)
-		laplace = true;
-	else if (strcmp(mech, "gaussian") == 0)
-		laplace = false;
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("mechanism must be \"laplace\" or \"gaussian\"")));
-	if (!(scale >= 0 && isfinite(scale)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("noise_scale must be a finite number at least 0"),
-				 errdetail("noise_scale is %g.", scale)));
-	if (!(confidence > 0 && confidence < 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("confidence must be greater than 0 and less than 1"),
-				 errdetail("confidence is %g.", confidence)));
-	PG_RETURN_FLOAT8(dp_noise_halfwidth(laplace, scale, confidence, 0));
 }

@@ -566,76 +566,66 @@ gaussian_param(double v)
 	return p;
 }
 
-/* A small cache of discrete Gaussian calibrations (a few ms each). */
-typedef struct SigmaCacheEntry
+/*
+ * A small cache of calibrations, which take from microseconds (analytic)
+ * to tens of milliseconds (the Renyi DP of the sampled Gaussian): the same
+ * few parameters come back statement after statement.
+ */
+typedef enum CalibrationKind
 {
-	double		epsilon;
-	double		delta;
-	uint64		sens_units;
-	double		sigma;
-} SigmaCacheEntry;
+	CAL_DISCRETE_SIGMA,			/* dp_discrete_gaussian_sigma(a, b, c) */
+	CAL_RDP_MULTIPLIER			/* dp_rdp_sampled_gaussian_sigma(a, b, c) */
+} CalibrationKind;
 
-#define SIGMA_CACHE_SIZE 32
-static SigmaCacheEntry sigma_cache[SIGMA_CACHE_SIZE];
-static int	sigma_cache_used = 0;
-static int	sigma_cache_next = 0;
+typedef struct CalibrationEntry
+{
+	CalibrationKind kind;
+	double		a,
+				b,
+				c;
+	double		value;
+} CalibrationEntry;
+
+#define CALIBRATION_CACHE_SIZE 32
+static CalibrationEntry calibration_cache[CALIBRATION_CACHE_SIZE];
+static int	calibration_cache_used = 0;
+static int	calibration_cache_next = 0;
+
+static double
+calibration_cached(CalibrationKind kind, double a, double b, double c)
+{
+	CalibrationEntry *e;
+
+	for (int i = 0; i < calibration_cache_used; i++)
+	{
+		e = &calibration_cache[i];
+		if (e->kind == kind && e->a == a && e->b == b && e->c == c)
+			return e->value;
+	}
+	e = &calibration_cache[calibration_cache_next];
+	e->kind = kind;
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	e->value = kind == CAL_DISCRETE_SIGMA
+		? dp_discrete_gaussian_sigma(a, b, c)
+		: dp_rdp_sampled_gaussian_sigma(a, b, c);
+	calibration_cache_next = (calibration_cache_next + 1) % CALIBRATION_CACHE_SIZE;
+	if (calibration_cache_used < CALIBRATION_CACHE_SIZE)
+		calibration_cache_used++;
+	return e->value;
+}
 
 static double
 discrete_sigma_cached(double epsilon, double delta, uint64 sens_units)
 {
-	SigmaCacheEntry *e;
-
-	for (int i = 0; i < sigma_cache_used; i++)
-	{
-		e = &sigma_cache[i];
-		if (e->epsilon == epsilon && e->delta == delta && e->sens_units == sens_units)
-			return e->sigma;
-	}
-	e = &sigma_cache[sigma_cache_next];
-	e->epsilon = epsilon;
-	e->delta = delta;
-	e->sens_units = sens_units;
-	e->sigma = dp_discrete_gaussian_sigma(epsilon, delta, (double) sens_units);
-	sigma_cache_next = (sigma_cache_next + 1) % SIGMA_CACHE_SIZE;
-	if (sigma_cache_used < SIGMA_CACHE_SIZE)
-		sigma_cache_used++;
-	return e->sigma;
+	return calibration_cached(CAL_DISCRETE_SIGMA, epsilon, delta, (double) sens_units);
 }
-
-/* A small cache of Renyi-DP calibrations of the sampled Gaussian. */
-typedef struct RdpCacheEntry
-{
-	double		epsilon;
-	double		delta;
-	double		rate;
-	double		multiplier;
-} RdpCacheEntry;
-
-#define RDP_CACHE_SIZE 16
-static RdpCacheEntry rdp_cache[RDP_CACHE_SIZE];
-static int	rdp_cache_used = 0;
-static int	rdp_cache_next = 0;
 
 static double
 rdp_multiplier_cached(double epsilon, double delta, double rate)
 {
-	RdpCacheEntry *e;
-
-	for (int i = 0; i < rdp_cache_used; i++)
-	{
-		e = &rdp_cache[i];
-		if (e->epsilon == epsilon && e->delta == delta && e->rate == rate)
-			return e->multiplier;
-	}
-	e = &rdp_cache[rdp_cache_next];
-	e->epsilon = epsilon;
-	e->delta = delta;
-	e->rate = rate;
-	e->multiplier = dp_rdp_sampled_gaussian_sigma(epsilon, delta, rate);
-	rdp_cache_next = (rdp_cache_next + 1) % RDP_CACHE_SIZE;
-	if (rdp_cache_used < RDP_CACHE_SIZE)
-		rdp_cache_used++;
-	return e->multiplier;
+	return calibration_cached(CAL_RDP_MULTIPLIER, epsilon, delta, rate);
 }
 
 /* noise per unit of sensitivity, roughly, to choose grids */
@@ -653,30 +643,6 @@ noise_multiplier(double epsilon, double delta, const DpSampling *sampling)
 		m = Min(m, dp_gaussian_sigma(dp_base_epsilon(epsilon, sampling->rate),
 									 delta / sampling->rate, 1.0));
 	return m;
-}
-
-/* the smallest epsilon at which the discrete Gaussian with sigma is delta-DP */
-static double
-discrete_epsilon_at(double sigma, double delta, double sens_units)
-{
-	double		lo = 0,
-				hi = 1;
-
-	while (dp_discrete_gaussian_delta(sigma, hi, sens_units) > delta)
-	{
-		lo = hi;
-		hi *= 2;
-	}
-	for (int i = 0; i < 60; i++)
-	{
-		double		mid = lo + (hi - lo) / 2;
-
-		if (dp_discrete_gaussian_delta(sigma, mid, sens_units) <= delta)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
 }
 
 /*
@@ -717,7 +683,7 @@ gaussian_sigma_units(DpNoiseSpec *ns, uint64 sens_units, const DpSampling *sampl
 	}
 	ns->calibration = "renyi";
 	ns->base_delta = ns->delta;
-	ns->base_epsilon = discrete_epsilon_at(s2, ns->delta, su);
+	ns->base_epsilon = dp_discrete_gaussian_epsilon(s2, ns->delta, su);
 	return s2;
 }
 
