@@ -170,10 +170,11 @@ FROM visits;
 \c - analyst
 \echo
 \echo '--- 5. What the analyst has spent (dp_agg.my_ledger, dp_agg.my_budget)'
-\echo 'analyst=> SELECT id, epsilon, delta, query FROM dp_agg.my_ledger;'
+\echo 'analyst=> SELECT id, epsilon, delta, query FROM dp_agg.my_ledger ORDER BY id;'
 SELECT id, epsilon, delta, regexp_replace(query, '\s+', ' ', 'g') AS query
 FROM dp_agg.my_ledger ORDER BY id;
-\echo 'analyst=> SELECT epsilon_limit, epsilon_spent, epsilon_remaining, ... FROM dp_agg.my_budget;'
+\echo 'analyst=> SELECT epsilon_limit, epsilon_spent, epsilon_remaining,'
+\echo '                 delta_limit, delta_spent, delta_remaining FROM dp_agg.my_budget;'
 SELECT epsilon_limit, epsilon_spent, epsilon_remaining, delta_limit, delta_spent, delta_remaining
 FROM dp_agg.my_budget;
 

@@ -74,32 +74,37 @@ def run_psql(script, on_line=None):
 
 
 def plan_summary(plan_json):
-    """'serial, hash' / '2 workers, partial hash' ... from EXPLAIN (FORMAT JSON);
-    ', spills' if a hash aggregation plans to spill to disk."""
+    """'serial, hash' / '2 workers, partial hash, finalize sort' ... from
+    EXPLAIN (FORMAT JSON); ', spills' if a hash aggregation plans to spill to
+    disk."""
+    names = {"Hashed": "hash", "Sorted": "sort", "Mixed": "mixed", "Plain": "plain"}
     workers = 0
-    strategies = []
-    partial = False
+    grouping = []           # (partial mode, strategy) of grouping nodes, top down
     spills = False
 
     def walk(node):
-        nonlocal workers, partial, spills
+        nonlocal workers, spills
         if "Workers Planned" in node:
             workers = max(workers, node["Workers Planned"])
         if node.get("Node Type") == "Aggregate":
             if node.get("Planned Partitions", 0) > 0:
                 spills = True
-            if node.get("Partial Mode") in ("Partial", "Finalize"):
-                partial = True
             if node.get("Group Key"):
-                strategies.append({"Hashed": "hash", "Sorted": "sort",
-                                   "Mixed": "mixed"}.get(node.get("Strategy"), "?"))
+                grouping.append((node.get("Partial Mode", "Simple"),
+                                 names.get(node.get("Strategy"), "?")))
         for child in node.get("Plans", []):
             walk(child)
 
     walk(plan_json[0]["Plan"])
     s = f"{workers} worker{'s' if workers > 1 else ''}" if workers else "serial"
-    if strategies:
-        s += ", " + ("partial " if partial else "") + strategies[0]
+    partial = [st for mode, st in grouping if mode == "Partial"]
+    final = [st for mode, st in grouping if mode != "Partial"]
+    if partial and final and partial[0] != final[0]:
+        s += f", partial {partial[0]}, finalize {final[0]}"
+    elif partial:
+        s += f", partial {partial[0]}"
+    elif final:
+        s += f", {final[0]}"
     if spills:
         s += ", spills"
     return s
