@@ -7,6 +7,15 @@
 # the rows are identical, the amounts spent still count (a statement the
 # remaining budget cannot pay for fails), and new charges get ledger ids
 # after the restored ones (no id is reused).
+#
+# The same for Renyi DP accounting: the rows compared include the
+# accounting column and the curves (budget.rdp, ledger.rdp, value for
+# value).  Role carol has limits (5, 1e-5) and accounting 'rdp' and has
+# made 70 Gaussian releases at (0.5, 1e-6): basic composition ran out
+# after 9, the composed curve pays for 71 (test/reference/rdp.py: epsilon
+# at delta 1e-5 of 70, 71, 72 such releases is 4.93763, 4.97833, 5.01838).
+# In the restored copy carol makes the 71st and is refused the 72nd, which
+# only the restored accounting and curve decide.
 use strict;
 use warnings;
 
@@ -27,10 +36,12 @@ $node->safe_psql(
 CREATE EXTENSION dp_agg;
 CREATE ROLE alice;
 CREATE ROLE "Bob Smith";
+CREATE ROLE carol;
 CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO alice, "Bob Smith";
+GRANT SELECT ON t TO alice, "Bob Smith", carol;
 SELECT dp_agg.set_budget('alice', 1);
 SELECT dp_agg.set_budget('"Bob Smith"', 2, 0.001);
+SELECT dp_agg.set_budget('carol', 5, 1e-5, 'rdp');
 SET ROLE alice;
 SELECT dp_count(x, 0.25) FROM t;
 SELECT dp_sum(x, 0, 1000, 0.125), dp_count(x, 0.125) FROM t;
@@ -44,15 +55,38 @@ SELECT dp_avg(x, 0, 1000, 0.5) FROM t;
 RESET ROLE;
 SET ROLE alice;
 SELECT dp_count(x, 0.125) FROM t;
+RESET ROLE;
+SET ROLE carol;
+DO $$ DECLARE v bigint; BEGIN
+    FOR i IN 1 .. 70 LOOP SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t; END LOOP;
+END $$;
 });
 
 my $budget_sql = q{
 SELECT role::text, epsilon_limit, delta_limit, epsilon_spent, delta_spent,
-       created_at, updated_at
+       accounting, rdp, created_at, updated_at
 FROM dp_agg.budget ORDER BY 1};
 my $ledger_sql = q{
-SELECT id, at, role::text, kind, epsilon, delta, query, detail
+SELECT id, at, role::text, kind, epsilon, delta, query, detail, rdp
 FROM dp_agg.ledger ORDER BY id};
+
+# for role carol: charges|epsilon_spent|accounting|curves consistent|
+# composed epsilon at delta_limit (5 decimals).  "Curves consistent": every
+# charge has a curve on the whole order grid, and budget.rdp has a positive
+# value at every order within relative 1e-12 of the sum of the ledger
+# curves.
+my $carol_sql = q{
+WITH b AS (SELECT * FROM dp_agg.budget WHERE role = 'carol'::regrole),
+     l AS (SELECT l.* FROM dp_agg.ledger l, b WHERE l.role = b.role AND l.kind = 'charge'),
+     s AS (SELECT u.o, sum(u.v) AS v FROM l, unnest(l.rdp) WITH ORDINALITY u(v, o) GROUP BY u.o),
+     n AS (SELECT cardinality(dp_agg.rdp_orders()) AS orders)
+SELECT (SELECT count(*) FROM l) || '|' || b.epsilon_spent || '|' || b.accounting || '|' ||
+       ((SELECT count(*) FROM l, n WHERE cardinality(l.rdp) = n.orders) = (SELECT count(*) FROM l)
+        AND cardinality(b.rdp) = (SELECT orders FROM n)
+        AND (SELECT count(*) FROM s) = (SELECT orders FROM n)
+        AND (SELECT bool_and(abs(b.rdp[s.o] - s.v) <= 1e-12 * s.v AND s.v > 0) FROM s)) || '|' ||
+       round(dp_agg.spent_epsilon(b.role, b.delta_limit)::numeric, 5)
+FROM b};
 
 my $src_budget = $node->safe_psql('src', $budget_sql);
 my $src_ledger = $node->safe_psql('src', $ledger_sql);
@@ -60,7 +94,13 @@ my $src_max_id = $node->safe_psql('src', 'SELECT max(id) FROM dp_agg.ledger');
 like($src_budget, qr/^"?Bob Smith"?\|2\|0\.001\|0\.5\|/m,
 	'source: Bob has spent 0.5 since his reset');
 like($src_budget, qr/^alice\|1\|0\|0\.625\|/m, 'source: alice has spent 0.625');
-is($src_max_id, '6', 'source: six ledger entries');
+like($src_budget, qr/^carol\|5\|1e-05\|35\|[0-9.e-]+\|rdp\|\{[^}]+\}\|/m,
+	'source: carol has spent 35 by basic composition, with a curve');
+like($src_budget, qr/^alice\|.*\|basic\|\{[^}]+\}\|/m,
+	'source: alice has a curve too, under basic accounting');
+is($node->safe_psql('src', $carol_sql), '70|35|rdp|true|4.93763',
+	'source: carol\'s curve is the sum of her 70 charges');
+is($src_max_id, '76', 'source: 76 ledger entries');
 
 # the ledger id sequence has been used further than the last row shows
 # (ids are never reused, even those of rolled-back inserts)
@@ -103,6 +143,33 @@ FROM dp_agg.ledger ORDER BY id DESC LIMIT 1});
 		),
 		'0.875',
 		"$what: and the restored budget is charged");
+
+	# carol's restored accounting and curve decide her admissions
+	is($target->safe_psql($db, $carol_sql), '70|35|rdp|true|4.93763',
+		"$what: carol's restored curve is the sum of her restored charges");
+	my $curve = $target->safe_psql($db,
+		q{SELECT rdp FROM dp_agg.budget WHERE role = 'carol'::regrole});
+	is( $target->safe_psql(
+			$db, q{
+SET ROLE carol;
+SELECT accounting || '|' || round(composed_epsilon::numeric, 5) || '|' || rdp::text
+FROM dp_agg.my_budget}),
+		"rdp|4.93763|$curve",
+		"$what: carol's my_budget shows the restored curve");
+	$stdout = $target->safe_psql($db,
+		'SET ROLE carol; SELECT dp_count(x, 0.5, 1e-6) IS NOT NULL FROM t');
+	is($stdout, 't',
+		"$what: carol makes the 71st release, which only the curve pays for");
+	($ret, $stdout, $stderr) = $target->psql($db,
+		'SET ROLE carol; SELECT dp_count(x, 0.5, 1e-6) FROM t',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like(
+		$stderr,
+		qr/PB001.*privacy budget of role "carol" is exhausted.*Renyi composition would reach epsilon 5\.018/s,
+		"$what: carol is refused the 72nd");
+	is($stdout, '', "$what: nothing released");
+	is($target->safe_psql($db, $carol_sql), '71|35.5|rdp|true|4.97833',
+		"$what: the new charge adds its curve to the restored one");
 	return;
 }
 

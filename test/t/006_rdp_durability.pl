@@ -1,0 +1,216 @@
+# dp_agg: the Renyi DP curve of a charge survives a crash of the server
+# right after the release.
+#
+# Every charge records the statement's Renyi DP curve in dp_agg.ledger.rdp
+# and adds it to dp_agg.budget.rdp, in the charger's transaction
+# (synchronous commit, fsync on) committed before the statement reads a
+# row.  So once a DP value has reached the client, after kill -9 of every
+# server process and a restart, the curve is in the ledger row and in the
+# budget's composed curve, the composed curve is the sum of the ledger's
+# curves, and admission under 'rdp' accounting goes on from it: the role
+# whose curve pays for 71 Gaussian releases at (0.5, 1e-6) under limits
+# (5, 1e-5) is refused the 72nd after the restart.  Also after kill -9 of
+# the charger alone (a crash restart).
+#
+# Composed epsilons at delta 1e-5 of k such releases, from
+# test/reference/rdp.py: 1: 0.47388, 2: 0.68948, 71: 4.97833, 72: 5.01838.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('rdp_crash');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'dp_agg'
+fsync = on
+synchronous_commit = off
+restart_after_crash = on
+dp_agg.charger_idle_timeout = '10min'
+});
+$node->start;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION dp_agg;
+CREATE ROLE renyi;
+CREATE ROLE probe;
+CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
+GRANT SELECT ON t TO renyi, probe;
+SELECT dp_agg.set_budget('renyi', 5, 1e-5, 'rdp');
+SELECT dp_agg.set_budget('probe', 1, 1e-6);
+});
+
+my $release = 'SELECT dp_count(x, 0.5, 1e-6) IS NOT NULL FROM t';
+
+# charges|epsilon_spent|curves consistent|composed epsilon at 1e-5 (5
+# decimals), for role renyi.  "Curves consistent": every ledger charge has
+# a curve on the whole order grid, and budget.rdp has a positive value at
+# every order within relative 1e-12 of the sum of the ledger curves.
+sub rdp_state
+{
+	return $node->safe_psql(
+		'postgres', q{
+WITH b AS (SELECT * FROM dp_agg.budget WHERE role = 'renyi'::regrole),
+     l AS (SELECT l.* FROM dp_agg.ledger l, b WHERE l.role = b.role AND l.kind = 'charge'),
+     s AS (SELECT u.o, sum(u.v) AS v FROM l, unnest(l.rdp) WITH ORDINALITY u(v, o) GROUP BY u.o),
+     n AS (SELECT cardinality(dp_agg.rdp_orders()) AS orders)
+SELECT (SELECT count(*) FROM l) || '|' || b.epsilon_spent || '|' ||
+       ((SELECT count(*) FROM l, n WHERE cardinality(l.rdp) = n.orders) = (SELECT count(*) FROM l)
+        AND cardinality(b.rdp) = (SELECT orders FROM n)
+        AND (SELECT count(*) FROM s) = (SELECT orders FROM n)
+        AND (SELECT bool_and(abs(b.rdp[s.o] - s.v) <= 1e-12 * s.v AND s.v > 0) FROM s)) || '|' ||
+       round(dp_agg.spent_epsilon(b.role, 1e-5)::numeric, 5)
+FROM b});
+}
+
+# the state of a process (Z: a zombie) and the pid of its parent, from /proc
+sub proc_stat
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return;
+	my $stat = <$fh>;
+	close $fh;
+	return unless defined $stat && $stat =~ /^\d+ \(.*\) (\S) (\d+)/s;
+	return ($1, $2);
+}
+
+# the processes whose parent is $ppid
+sub children_of
+{
+	my ($ppid) = @_;
+	opendir(my $dh, '/proc') or die "cannot read /proc: $!";
+	my @pids = grep { /^\d+$/ } readdir $dh;
+	closedir $dh;
+	return grep {
+		my ($state, $parent) = proc_stat($_);
+		defined $parent && $parent == $ppid
+	} @pids;
+}
+
+# kill -9 the postmaster and every child at once, wait until they are all
+# gone, start again (crash recovery); as in 001_crash_durability.pl
+sub crash_and_restart
+{
+	my $pidfile = $node->data_dir . '/postmaster.pid';
+	my ($pm) = slurp_file($pidfile) =~ /^(\d+)/;
+	my @children = children_of($pm);
+	$node->kill9;
+	kill 'KILL', @children;
+	foreach my $pid (@children)
+	{
+		my $tries = 0;
+		while ($tries++ < 300)
+		{
+			my ($state) = proc_stat($pid);
+			last if !defined $state || $state eq 'Z';
+			usleep(100_000);
+		}
+	}
+	my $tries = 0;
+	while (defined((proc_stat($pm))[0]) && $tries++ < 300)
+	{
+		usleep(100_000);
+	}
+	if (defined((proc_stat($pm))[0]))
+	{
+		note "the killed postmaster $pm was not reaped; removing $pidfile";
+		unlink $pidfile;
+	}
+	$node->start;
+	return;
+}
+
+# 1. autocommit: the value reached the client, then everything is killed
+my $out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
+is($out, 't', 'released a Gaussian count');
+crash_and_restart();
+is(rdp_state(), '1|0.5|true|0.47388',
+	'after kill -9 and restart, the charge and its curve are there');
+# the curve of the same release made after the restart, by another role
+$node->safe_psql('postgres', "SET ROLE probe; $release");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT (SELECT l.rdp FROM dp_agg.ledger l
+        WHERE l.role = 'renyi'::regrole AND l.kind = 'charge')
+       = (SELECT l.rdp FROM dp_agg.ledger l
+          WHERE l.role = 'probe'::regrole AND l.kind = 'charge')
+   AND (SELECT l.rdp FROM dp_agg.ledger l
+        WHERE l.role = 'renyi'::regrole AND l.kind = 'charge')
+       = (SELECT b.rdp FROM dp_agg.budget b WHERE b.role = 'renyi'::regrole)}),
+	't',
+	'the ledger curve is that of the release, and the budget curve is that curve');
+
+# 2. the releasing transaction is still open (it will never commit)
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe('BEGIN');
+$bg->query_safe('SET ROLE renyi');
+$out = $bg->query_safe('SELECT dp_sum(x, 0, 1000, 0.5, 1e-6) IS NOT NULL FROM t');
+is($out, 't', 'released a Gaussian sum in an open transaction');
+crash_and_restart();
+eval { $bg->quit; };
+is(rdp_state(), '2|1|true|0.68948',
+	'the curve of a transaction that never committed stays after kill -9');
+
+# 3. the 71st release, which only the Renyi curve pays for (basic
+# composition ran out after 9), just before the crash
+$node->safe_psql(
+	'postgres', qq{
+SET ROLE renyi;
+DO \$\$ DECLARE v bigint; BEGIN
+    FOR i IN 1 .. 68 LOOP SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t; END LOOP;
+END \$\$;
+});
+is(rdp_state(), '70|35|true|4.93763', '70 releases charged');
+$out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
+is($out, 't', 'the 71st release, beyond basic composition');
+crash_and_restart();
+is(rdp_state(), '71|35.5|true|4.97833',
+	'after kill -9 and restart, the 71st charge and its curve are there');
+is( $node->safe_psql(
+		'postgres', q{
+SET ROLE renyi;
+SELECT accounting || '|' || (composed_epsilon = dp_agg.spent_epsilon('renyi', 1e-5)) || '|'
+       || (composed_epsilon <= epsilon_limit)
+FROM dp_agg.my_budget}),
+	'rdp|true|true',
+	'my_budget shows the composed epsilon within the limit');
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET ROLE renyi; $release",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like(
+	$stderr,
+	qr/PB001.*privacy budget of role "renyi" is exhausted.*Renyi composition would reach epsilon 5\.018/s,
+	'the 72nd release is refused by the restored curve');
+is($stdout, '', 'nothing released');
+is(rdp_state(), '71|35.5|true|4.97833', 'and nothing charged');
+
+# 4. kill -9 of the charger right after a release: the postmaster restarts
+# every process (crash recovery); the curve is not lost
+$node->safe_psql('postgres',
+	q{SELECT dp_agg.set_budget('renyi', 5.02, 1e-5, 'rdp')});
+$out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
+is($out, 't', 'the 72nd release under a limit of 5.02');
+my $charger = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
+like($charger, qr/^\d+$/, 'one charger runs');
+my $log_offset = -s $node->logfile;
+kill 'KILL', $charger;
+$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+	$log_offset);
+ok($node->poll_query_until('postgres', 'SELECT true'),
+	'the server restarted after the charger was killed');
+is(rdp_state(), '72|36|true|5.01838',
+	'no curve lost when the charger was killed');
+($ret, $stdout, $stderr) =
+  $node->psql('postgres', "SET ROLE renyi; $release");
+like($stderr, qr/privacy budget of role "renyi" is exhausted/,
+	'the 73rd release is refused');
+is(rdp_state(), '72|36|true|5.01838', 'and nothing charged');
+
+$node->stop;
+done_testing();
