@@ -12,18 +12,19 @@
  * secret values) into a small per-process buffer, so that a release that
  * needs a few dozen words does not pay a library call for each.  Every byte
  * handed out is wiped from the buffer at once, and the buffer is discarded
- * whenever the process id changes, so that a forked child never reuses its
- * parent's bytes.  Nothing is drawn before the first release of a backend,
- * in particular nothing in the postmaster.
+ * whenever the process id (MyProcPid, set at every process start) changes,
+ * so that a forked child never reuses its parent's bytes.  Nothing is drawn
+ * before the first release of a backend, in particular nothing in the
+ * postmaster.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include <openssl/err.h>
 #include <openssl/rand.h>
+
+#include "miscadmin.h"
 
 #include "random.h"
 
@@ -54,7 +55,7 @@ refill(void)
 				 errhint("Nothing was released.")));
 	}
 	rand_pos = 0;
-	rand_pid = getpid();
+	rand_pid = MyProcPid;
 }
 
 /*
@@ -65,7 +66,7 @@ dp_random_fill(void *buf, size_t len)
 {
 	unsigned char *out = (unsigned char *) buf;
 
-	if (rand_pid != getpid())
+	if (rand_pid != MyProcPid)
 		dp_random_discard();
 
 	while (len > 0)
@@ -91,7 +92,7 @@ dp_random_discard(void)
 {
 	explicit_bzero(rand_buf, sizeof(rand_buf));
 	rand_pos = DP_RANDOM_BUFSIZE;
-	rand_pid = getpid();
+	rand_pid = MyProcPid;
 }
 
 uint64
