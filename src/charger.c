@@ -437,73 +437,115 @@ read_curve(int col, double *curve)
 	}
 }
 
-/*
- * Apply one request, inside the batch transaction.  Writes only when the
- * budget admits the statement (dp_budget_admits); the spent amounts and the
- * composed curve are sums rounded up.
- */
-static void
-charge_one(const DpChargeRequest *req, DpChargeReply *reply)
+/* The budget of one role during a batch: read and locked once, written once. */
+typedef struct RoleState
 {
-	Datum		args[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			role;
+	bool		exists;
+	bool		dirty;
 	DpBudget	b;
-	double		curve[DP_RDP_ORDERS];
-	double		new_eps,
-				new_delta;
-	const char *query = req->data;
-	const char *detail = req->data + req->query_len + 1;
+} RoleState;
+
+static RoleState *
+role_state(RoleState *roles, int *nroles, Oid role)
+{
+	Datum		args[1];
+	char		nulls[1] = {' '};
+	RoleState  *rs;
 	bool		isnull;
 
-	memcpy(curve, req->data + req->query_len + 1 + req->detail_len + 1, sizeof(curve));
-	prepare_plans();
-	args[0] = ObjectIdGetDatum(req->role);
+	for (int i = 0; i < *nroles; i++)
+		if (roles[i].role == role)
+			return &roles[i];
+	rs = &roles[(*nroles)++];
+	memset(rs, 0, sizeof(*rs));
+	rs->role = role;
+	args[0] = ObjectIdGetDatum(role);
 	if (SPI_execute_plan(plan_lock, args, nulls, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "dp_agg charger: could not read the budget");
 	if (SPI_processed == 0)
+		return rs;
+	rs->exists = true;
+	rs->b.epsilon_limit = get_float8(1);
+	rs->b.delta_limit = get_float8(2);
+	rs->b.epsilon_spent = get_float8(3);
+	rs->b.delta_spent = get_float8(4);
+	rs->b.renyi = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											 5, &isnull));
+	read_curve(6, rs->b.rdp);
+	return rs;
+}
+
+/*
+ * Decide one request against its role's budget (in memory) and, if the
+ * budget admits it (dp_budget_admits), append it to the ledger.  The spent
+ * amounts and the composed curve are sums rounded up.
+ */
+static void
+charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
+{
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	DpBudget   *b = &rs->b;
+	double		curve[DP_RDP_ORDERS];
+	bool		isnull;
+
+	if (!rs->exists)
 	{
 		reply->result = DP_CHARGE_NO_BUDGET;
 		return;
 	}
-	b.epsilon_limit = get_float8(1);
-	b.delta_limit = get_float8(2);
-	b.epsilon_spent = get_float8(3);
-	b.delta_spent = get_float8(4);
-	b.renyi = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull));
-	read_curve(6, b.rdp);
-
-	reply->renyi = b.renyi;
-	reply->epsilon_remaining = Max(b.epsilon_limit - b.epsilon_spent, 0);
-	reply->delta_remaining = Max(b.delta_limit - b.delta_spent, 0);
-	if (!dp_budget_admits(&b, req->epsilon, req->delta, curve, &reply->composed))
+	memcpy(curve, req->data + req->query_len + 1 + req->detail_len + 1, sizeof(curve));
+	reply->renyi = b->renyi;
+	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
+	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
+	if (!dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed))
 	{
 		reply->result = DP_CHARGE_DENIED;
 		return;
 	}
 
-	new_eps = dp_add_up(b.epsilon_spent, req->epsilon);
-	new_delta = dp_add_up(b.delta_spent, req->delta);
+	b->epsilon_spent = dp_add_up(b->epsilon_spent, req->epsilon);
+	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
 	for (int i = 0; i < DP_RDP_ORDERS; i++)
-		b.rdp[i] = dp_add_up(b.rdp[i], curve[i]);
-	args[1] = Float8GetDatum(new_eps);
-	args[2] = Float8GetDatum(new_delta);
-	args[3] = float8_array_datum(b.rdp, DP_RDP_ORDERS);
-	if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "dp_agg charger: could not update the budget");
+		b->rdp[i] = dp_add_up(b->rdp[i], curve[i]);
+	rs->dirty = true;
 
+	args[0] = ObjectIdGetDatum(req->role);
 	args[1] = Float8GetDatum(req->epsilon);
 	args[2] = Float8GetDatum(req->delta);
-	args[3] = CStringGetTextDatum(query);
-	args[4] = CStringGetTextDatum(detail);
+	args[3] = CStringGetTextDatum(req->data);
+	args[4] = CStringGetTextDatum(req->data + req->query_len + 1);
 	args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
 	if (SPI_execute_plan(plan_insert, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "dp_agg charger: could not write the ledger");
 	reply->ledger_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 												   SPI_tuptable->tupdesc, 1, &isnull));
-	reply->epsilon_remaining = Max(b.epsilon_limit - new_eps, 0);
-	reply->delta_remaining = Max(b.delta_limit - new_delta, 0);
+	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
+	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
 	reply->result = DP_CHARGE_OK;
+}
+
+/* write back the budgets a batch changed */
+static void
+write_budgets(RoleState *roles, int nroles)
+{
+	for (int i = 0; i < nroles; i++)
+	{
+		Datum		args[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+
+		if (!roles[i].dirty)
+			continue;
+		args[0] = ObjectIdGetDatum(roles[i].role);
+		args[1] = Float8GetDatum(roles[i].b.epsilon_spent);
+		args[2] = Float8GetDatum(roles[i].b.delta_spent);
+		args[3] = float8_array_datum(roles[i].b.rdp, DP_RDP_ORDERS);
+		if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE ||
+			SPI_processed != 1)
+			elog(ERROR, "dp_agg charger: could not update the budget");
+	}
 }
 
 /* copy a request out of its segment; NULL if the backend has gone */
@@ -541,66 +583,47 @@ set_message(DpChargeReply *reply, const char *msg)
 }
 
 /*
- * Apply one request in a subtransaction of the batch, so that an error
- * fails that request only.
+ * Charge a batch in one transaction: each role's budget row is locked
+ * (FOR UPDATE) and read once, the requests are decided in arrival order
+ * against it, each admitted one appends its ledger row, and each budget is
+ * written once; one synchronous commit makes them all durable.  If anything
+ * fails, the transaction is rolled back and the requests are retried one at
+ * a time, so that a request that cannot be charged fails alone.  The
+ * replies are final only after this returns.
  */
-static void
-charge_in_subtransaction(TakenRequest *t)
-{
-	DpChargeRequest *req = read_request(t->handle);
-	MemoryContext before = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-
-	if (req == NULL)
-	{
-		t->reply.result = DP_CHARGE_FAILED;
-		set_message(&t->reply, "the request was abandoned");
-		return;
-	}
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(before);
-	PG_TRY();
-	{
-		charge_one(req, &t->reply);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(before);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(before);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(before);
-		CurrentResourceOwner = owner;
-		t->reply.result = DP_CHARGE_FAILED;
-		set_message(&t->reply, edata->message);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-}
-
-/* Charge a batch in one transaction; the replies are final afterwards. */
 static void
 process_batch(TakenRequest *batch, int n)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
+	bool		failed = false;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PG_TRY();
 	{
+		RoleState  *roles;
+		int			nroles = 0;
+
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "dp_agg charger: SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
-
+		prepare_plans();
+		roles = palloc(sizeof(RoleState) * n);
 		for (int i = 0; i < n; i++)
-			charge_in_subtransaction(&batch[i]);
+		{
+			DpChargeRequest *req = read_request(batch[i].handle);
 
+			memset(&batch[i].reply, 0, sizeof(DpChargeReply));
+			if (req == NULL)
+			{
+				batch[i].reply.result = DP_CHARGE_FAILED;
+				set_message(&batch[i].reply, "the request was abandoned");
+				continue;
+			}
+			charge_one(req, role_state(roles, &nroles, req->role), &batch[i].reply);
+		}
+		write_budgets(roles, nroles);
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
@@ -621,10 +644,17 @@ process_batch(TakenRequest *batch, int n)
 		ereport(LOG,
 				(errmsg("dp_agg charger could not commit %d charges: %s", n, edata->message)));
 		FreeErrorData(edata);
+		failed = true;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
+
+	if (failed && n > 1)
+	{
+		for (int i = 0; i < n; i++)
+			process_batch(&batch[i], 1);
+	}
 }
 
 void
