@@ -85,6 +85,19 @@ SELECT pg_temp.charges() AS charges_before \gset
 SELECT pg_temp.loop(4);
 SELECT pg_temp.charges() - :charges_before AS loop_charges, pg_temp.spent() AS after_loop;
 
+-- the whole statement text reaches the ledger, whether the request fits in
+-- the charger's shared-memory slot (8 kB) or travels in its own segment
+DO $$
+DECLARE x bigint;
+BEGIN
+    FOREACH x IN ARRAY ARRAY[100, 7000, 8200, 50000] LOOP
+        EXECUTE 'SELECT dp_count(i, 0.125) /* ' || repeat('x', x::int) || ' */ FROM c_t' INTO x;
+    END LOOP;
+END $$;
+SELECT length(query) - length('SELECT dp_count(i, 0.125) /*  */ FROM c_t') AS comment_length,
+       epsilon, jsonb_array_length(detail) AS releases, cardinality(rdp) = cardinality(dp_agg.rdp_orders()) AS curve
+FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 4;
+
 -- EXPLAIN does not run the statement and is not charged; EXPLAIN ANALYZE is
 EXPLAIN (COSTS OFF) SELECT dp_count(i, 0.125) FROM c_t;
 SELECT pg_temp.spent() AS after_explain;

@@ -15,18 +15,20 @@
  *
  * Protocol.  Shared memory holds one request slot per backend and one
  * charger slot per database with a charger (dp_agg.max_databases).  A
- * backend puts its request in a dynamic shared memory segment, marks its
- * slot PENDING and sets the charger's latch; the charger marks the requests
- * it takes TAKEN, processes them as one batch (one commit, so concurrent
- * statements share the WAL flush), then marks them DONE with the reply and
- * sets the backends' latches.  Slots carry a sequence number so that a reply
+ * backend copies its request into its slot (or, when it is larger than
+ * CHARGE_INLINE_SIZE, into a dynamic shared memory segment named in the
+ * slot), marks the slot PENDING and sets the charger's latch; the charger
+ * copies out the requests it takes and marks them TAKEN, processes them as
+ * one batch (one commit, so concurrent statements share the WAL flush), then
+ * marks them DONE with the reply and sets the backends' latches.  Slots carry a sequence number so that a reply
  * to an abandoned request (a cancelled backend) is never read as the reply
  * to a later one.  All slot fields are protected by one LWLock.
  *
- * Serialization.  One charger per database processes requests one at a
- * time, each in a subtransaction that locks the role's budget row (FOR
- * UPDATE), so no interleaving of sessions can spend past a limit; the row
- * lock also orders charges against the DBA's set_budget and reset_budget.
+ * Serialization.  One charger per database decides the requests of a batch
+ * in arrival order, against each role's budget row read once under a row
+ * lock (FOR UPDATE), so no interleaving of sessions can spend past a limit;
+ * the row lock also orders charges against the DBA's set_budget and
+ * reset_budget.
  *
  * Failure.  If the charger dies while it holds a request, the backend
  * cannot know whether the charge committed and fails with an error (an
@@ -73,15 +75,26 @@
 
 #define CHARGER_START_TIMEOUT_MS 30000
 
+/*
+ * Requests up to this size travel in the slot itself: a dynamic shared
+ * memory segment per statement (create, attach, detach: several system
+ * calls and page faults on each side) was a large part of the cost of a
+ * charge.  A request holds the query text, the detail and the Renyi curve
+ * (DP_RDP_ORDERS doubles).
+ */
+#define CHARGE_INLINE_SIZE 8192
+
 typedef struct RequestSlot
 {
 	int			state;
 	Oid			dboid;
 	uint64		seq;
-	dsm_handle	handle;
+	dsm_handle	handle;			/* DSM_HANDLE_INVALID: the request is inline */
 	Latch	   *client_latch;
 	pid_t		taken_by;		/* charger that holds it */
 	DpChargeReply reply;
+	uint32		inline_size;
+	char		inline_data[CHARGE_INLINE_SIZE];
 } RequestSlot;
 
 typedef struct ChargerSlot
@@ -284,7 +297,7 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 {
 	int			me = DP_MY_PROC_INDEX();
 	RequestSlot *slot;
-	dsm_segment *seg;
+	dsm_segment *seg = NULL;
 	uint64		seq;
 
 	if (shared == NULL || me < 0 || me >= shared->n_requests)
@@ -294,14 +307,32 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 				 errdetail("Nothing was charged or released.")));
 	slot = &requests[me];
 
-	seg = dsm_create(req->size, 0);
-	memcpy(dsm_segment_address(seg), req, req->size);
+	if (req->size > CHARGE_INLINE_SIZE)
+	{
+		seg = dsm_create(req->size, 0);
+		memcpy(dsm_segment_address(seg), req, req->size);
+	}
 
+	/*
+	 * Under the lock: a request abandoned while PENDING (a cancel) may be
+	 * taken by the charger at any moment, so the slot is rewritten only
+	 * while the charger cannot read it.
+	 */
 	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
 	seq = ++slot->seq;
 	slot->state = SLOT_PENDING;
 	slot->dboid = MyDatabaseId;
-	slot->handle = dsm_segment_handle(seg);
+	if (seg != NULL)
+	{
+		slot->handle = dsm_segment_handle(seg);
+		slot->inline_size = 0;
+	}
+	else
+	{
+		slot->handle = DSM_HANDLE_INVALID;
+		slot->inline_size = req->size;
+		memcpy(slot->inline_data, req, req->size);
+	}
 	slot->client_latch = MyLatch;
 	slot->taken_by = 0;
 	memset(&slot->reply, 0, sizeof(slot->reply));
@@ -345,7 +376,8 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-	dsm_detach(seg);
+	if (seg != NULL)
+		dsm_detach(seg);
 }
 
 /* ---------- the charger's side ---------- */
@@ -355,6 +387,7 @@ typedef struct TakenRequest
 	int			slot;
 	uint64		seq;
 	dsm_handle	handle;
+	DpChargeRequest *req;		/* copied from the slot, or NULL */
 	DpChargeReply reply;
 } TakenRequest;
 
@@ -548,31 +581,45 @@ write_budgets(RoleState *roles, int nroles)
 	}
 }
 
-/* copy a request out of its segment; NULL if the backend has gone */
+/*
+ * A checked copy of a request of at most avail bytes at src, in the current
+ * memory context; NULL if it is malformed.
+ */
 static DpChargeRequest *
-read_request(dsm_handle handle)
+copy_request(const char *src, Size avail)
 {
-	dsm_segment *seg = dsm_attach(handle);
+	DpChargeRequest head;
 	DpChargeRequest *req;
-	const DpChargeRequest *src;
 
-	if (seg == NULL)
+	if (avail < offsetof(DpChargeRequest, data))
 		return NULL;
-	src = dsm_segment_address(seg);
-	if (src->size < offsetof(DpChargeRequest, data) + 2 ||
-		src->size > dsm_segment_map_length(seg) ||
-		src->query_len < 0 || src->detail_len < 0 || src->n_rdp != DP_RDP_ORDERS ||
-		offsetof(DpChargeRequest, data) + src->query_len + 1 + src->detail_len + 1 +
-		sizeof(double) * DP_RDP_ORDERS != src->size)
-	{
-		dsm_detach(seg);
+	memcpy(&head, src, offsetof(DpChargeRequest, data));
+	if (head.size < offsetof(DpChargeRequest, data) + 2 || head.size > avail ||
+		head.query_len < 0 || head.detail_len < 0 || head.n_rdp != DP_RDP_ORDERS ||
+		offsetof(DpChargeRequest, data) + (Size) head.query_len + 1 + (Size) head.detail_len + 1 +
+		sizeof(double) * DP_RDP_ORDERS != head.size)
 		return NULL;
-	}
-	req = palloc(src->size);
-	memcpy(req, src, src->size);
-	dsm_detach(seg);
+	req = palloc(head.size);
+	memcpy(req, src, head.size);
 	req->data[req->query_len] = '\0';
 	req->data[req->query_len + 1 + req->detail_len] = '\0';
+	return req;
+}
+
+/* the request of a taken slot; NULL if the backend has gone or it is malformed */
+static DpChargeRequest *
+read_request(TakenRequest *t)
+{
+	dsm_segment *seg;
+	DpChargeRequest *req;
+
+	if (t->handle == DSM_HANDLE_INVALID)
+		return t->req;
+	seg = dsm_attach(t->handle);
+	if (seg == NULL)
+		return NULL;
+	req = copy_request(dsm_segment_address(seg), dsm_segment_map_length(seg));
+	dsm_detach(seg);
 	return req;
 }
 
@@ -612,7 +659,7 @@ process_batch(TakenRequest *batch, int n)
 		roles = palloc(sizeof(RoleState) * n);
 		for (int i = 0; i < n; i++)
 		{
-			DpChargeRequest *req = read_request(batch[i].handle);
+			DpChargeRequest *req = read_request(&batch[i]);
 
 			memset(&batch[i].reply, 0, sizeof(DpChargeReply));
 			if (req == NULL)
@@ -663,6 +710,7 @@ dp_charger_main(Datum arg)
 	Oid			dboid = DatumGetObjectId(arg);
 	ChargerSlot *me = NULL;
 	TakenRequest *batch;
+	MemoryContext batch_cxt;
 	TimestampTz idle_since;
 
 	pqsignal(SIGTERM, die);
@@ -714,6 +762,8 @@ dp_charger_main(Datum arg)
 		proc_exit(0);
 
 	batch = MemoryContextAlloc(TopMemoryContext, sizeof(TakenRequest) * shared->n_requests);
+	batch_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg charger batch",
+									  ALLOCSET_DEFAULT_SIZES);
 	idle_since = GetCurrentTimestamp();
 
 	for (;;)
@@ -721,6 +771,7 @@ dp_charger_main(Datum arg)
 		int			n = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(batch_cxt);
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -739,6 +790,15 @@ dp_charger_main(Datum arg)
 				batch[n].slot = i;
 				batch[n].seq = s->seq;
 				batch[n].handle = s->handle;
+				batch[n].req = NULL;
+				if (s->handle == DSM_HANDLE_INVALID)
+				{
+					MemoryContext old = MemoryContextSwitchTo(batch_cxt);
+
+					batch[n].req = copy_request(s->inline_data,
+												Min(s->inline_size, CHARGE_INLINE_SIZE));
+					MemoryContextSwitchTo(old);
+				}
 				memset(&batch[n].reply, 0, sizeof(DpChargeReply));
 				n++;
 			}
