@@ -28,7 +28,7 @@
 
 #include "random.h"
 
-#define DP_RANDOM_BUFSIZE 512
+#define DP_RANDOM_BUFSIZE 4096
 
 static unsigned char rand_buf[DP_RANDOM_BUFSIZE];
 static size_t rand_pos = DP_RANDOM_BUFSIZE;	/* empty */
@@ -100,6 +100,18 @@ dp_random_u64(void)
 {
 	uint64		r;
 
+	/*
+	 * The samplers draw words one at a time: take them straight from the
+	 * buffer while it has one.  (A plain memset suffices to wipe the
+	 * buffer: it is static, so the stores cannot be elided.)
+	 */
+	if (likely(rand_pid == MyProcPid && rand_pos <= DP_RANDOM_BUFSIZE - sizeof(r)))
+	{
+		memcpy(&r, rand_buf + rand_pos, sizeof(r));
+		memset(rand_buf + rand_pos, 0, sizeof(r));
+		rand_pos += sizeof(r);
+		return r;
+	}
 	dp_random_fill(&r, sizeof(r));
 	return r;
 }

@@ -31,7 +31,9 @@ AGGS = [
     ("avg(bigint)", "avg(b)", "dp_avg(b, 0, 1000, 1.0)"),
     ("avg(double)", "avg(d)", "dp_avg(d, 0, 1000, 1.0)"),
 ]
-GROUPINGS = [("none", "none"), ("1k", f"{1000:,}"), ("1m", f"{LARGE:,}")]
+GROUPINGS = [("none", "none"), ("1k", f"{1000:,}"), ("1m", f"{LARGE:,}"),
+             ("none-s", "none, BERNOULLI (10)"), ("1k-s", f"{1000:,}, BERNOULLI (10)")]
+SAMPLE = "TABLESAMPLE BERNOULLI (10)"
 MODES = [("serial", 0), ("2 workers", 2)]
 
 SESSION = f"""\\set ON_ERROR_STOP 1
@@ -43,11 +45,12 @@ SET ROLE dp_bench;
 
 
 def query(expr, grouping):
-    if grouping == "none":
-        return f"SELECT {expr} FROM {TABLE}"
-    if grouping == "1k":
-        return f"SELECT g1k, {expr} FROM {TABLE} GROUP BY g1k"
-    return f"SELECT count(a) FROM (SELECT g1m, {expr} AS a FROM {TABLE} GROUP BY g1m) s"
+    source = f"{TABLE} {SAMPLE}" if grouping.endswith("-s") else TABLE
+    if grouping.startswith("none"):
+        return f"SELECT {expr} FROM {source}"
+    if grouping.startswith("1k"):
+        return f"SELECT g1k, {expr} FROM {source} GROUP BY g1k"
+    return f"SELECT count(a) FROM (SELECT g1m, {expr} AS a FROM {source} GROUP BY g1m) s"
 
 
 def configs():
