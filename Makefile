@@ -12,6 +12,7 @@ OBJS = \
 	src/calibrate.o \
 	src/release.o \
 	src/aggregates.o \
+	src/numeric_units.o \
 	src/functions.o \
 	src/guard.o \
 	src/sampling.o \

@@ -928,6 +928,12 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.rdp_orders() IS
 'the Renyi DP orders dp_agg composes on: the grid of Google''s dp_accounting (1 + x/10 for x = 1..99, 11..63, 128, 256, 512, 1024)';
 
+CREATE FUNCTION dp_agg.numeric_units(value numeric, k integer)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dp_numeric_units_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.numeric_units(numeric, integer) IS
+'round(value * 2^-k), half away from zero, saturated at +-2^62: how dp_sum and dp_avg round each numeric row to their grid of 2^k, read in place without numeric arithmetic; NULL where that path declines (NaN, infinities, compressed values, more digits than 128-bit integers hold) and numeric arithmetic does the same rounding';
+
 CREATE FUNCTION dp_agg.rdp_to_epsilon(orders float8[], rdp float8[], delta float8)
 RETURNS float8 AS 'MODULE_PATHNAME', 'dp_rdp_to_epsilon_sql'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

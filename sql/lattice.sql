@@ -43,3 +43,43 @@ SELECT (r ->> 'grid')::float8 = 2 ^ round(ln((r ->> 'grid')::float8) / ln(2)) AS
        (r ->> 'noise_scale')::float8 / (r ->> 'grid')::float8 > 2 ^ 30 AS fine
 FROM dp_agg.ledger l, jsonb_array_elements(l.detail -> 0 -> 'releases') r
 WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
+
+-- numeric rows are rounded to the grid in place, without numeric arithmetic
+-- (numeric_units.c), whenever 128-bit integers suffice; that rounding must
+-- be round(v * 2^-k), half away from zero, as numeric_round does.  Values
+-- of every magnitude and scale, short and long on-disk formats (weights
+-- beyond +-63 or scales beyond 63 force the long one), values stored in a
+-- table (1-byte headers) and constants, exact ties of the grid.
+SELECT setseed(0.42);
+CREATE TABLE nu (v numeric, k int);
+INSERT INTO nu
+SELECT round(((random() - 0.5) * 10::numeric ^ e)::numeric, s), k
+FROM generate_series(-30, 30, 3) e, generate_series(0, 40, 4) s, generate_series(-80, 20, 10) k;
+-- ties: (m + 1/2) 2^k, positive and negative
+INSERT INTO nu
+SELECT sign * (m + 0.5) * 2::numeric ^ k, k
+FROM generate_series(-60, 10, 7) k, generate_series(0, 5) m, (VALUES (1), (-1)) sg(sign);
+-- long format, zero, huge (saturated) and tiny values
+INSERT INTO nu VALUES
+  (round(1.5, 70), 0), (round(-2.5, 70), 0), (1e100, -10), (-1e100, 0), (1e-100, -300),
+  (123456789.123456789, -40), (0, 5), (0.000, -5), (-0.0, 0), (4611686018427387904, 0),
+  (4611686018427387905, 0), (-4611686018427387905, 0), (9e18, -3);
+SELECT count(*) AS values,
+       count(*) FILTER (WHERE u IS NOT NULL) > count(*) * 0.8 AS mostly_in_place,
+       count(*) FILTER (WHERE u <> expected) AS wrong
+FROM (SELECT dp_agg.numeric_units(v, k) AS u,
+             greatest(least(round(v * pow2), 2::numeric ^ 62), -(2::numeric ^ 62)) AS expected
+      FROM (SELECT v, k, -- 2^-k exactly (numeric ^ is exact for positive integer powers only)
+                   CASE WHEN k <= 0 THEN 2::numeric ^ (-k) ELSE 5::numeric ^ k * ('1e-' || k)::numeric END AS pow2
+            FROM nu) n) s;
+-- the same for constants (4-byte headers), and where it declines
+SELECT dp_agg.numeric_units(2.5, 0) AS two_and_a_half, dp_agg.numeric_units(-2.5, 0) AS minus,
+       dp_agg.numeric_units(0.375, -2) AS three_eighths_in_quarters,
+       dp_agg.numeric_units(1e-100, -300) AS tiny,
+       dp_agg.numeric_units(1e60, 0) IS NULL AS declines_big,
+       dp_agg.numeric_units('NaN', 0) IS NULL AS declines_nan,
+       dp_agg.numeric_units('Infinity', 0) IS NULL AS declines_infinity;
+SELECT dp_agg.numeric_units(1, 5000);
+-- and through the aggregate: clamped, summed, released on the grid
+SELECT * FROM lattice_check('SELECT g, NULL::float8, dp_sum(v, -1000, 1000, 2) FROM (SELECT k % 5 AS g, v FROM nu) s GROUP BY g');
+DROP TABLE nu;

@@ -32,6 +32,7 @@
 #include "utils/numeric.h"
 
 #include "dp_agg.h"
+#include "numeric_units.h"
 #include "release.h"
 
 PG_FUNCTION_INFO_V1(dp_count_star_trans);
@@ -196,9 +197,20 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 	const DpRelease *r = st->release;
 	Numeric		v;
+	int64		units;
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_POINTER(st);
+
+	/* the common case, read in place (see numeric_units.c) */
+	if (dp_numeric_units(PG_GETARG_DATUM(1), r->row_grid_exp, &units))
+	{
+		st->sum += Min(Max(units, r->lo_units), r->hi_units);
+		st->count++;
+		PG_RETURN_POINTER(st);
+	}
+
+	/* the rest with numeric arithmetic (NaN is skipped, infinities clamped) */
 	v = PG_GETARG_NUMERIC(1);
 	if (numeric_is_nan(v))
 		PG_RETURN_POINTER(st);

@@ -18,10 +18,12 @@
 #include "utils/builtins.h"
 
 #include "calibrate.h"
+#include "numeric_units.h"
 #include "compat.h"
 #include "noise.h"
 
 PG_FUNCTION_INFO_V1(dp_laplace_scale_sql);
+PG_FUNCTION_INFO_V1(dp_numeric_units_sql);
 PG_FUNCTION_INFO_V1(dp_gaussian_sigma_sql);
 PG_FUNCTION_INFO_V1(dp_gaussian_delta_sql);
 PG_FUNCTION_INFO_V1(dp_discrete_gaussian_sigma_sql);
@@ -374,4 +376,26 @@ dp_noise_interval_sql(PG_FUNCTION_ARGS)
 	check_arg(confidence > 0 && confidence < 1, "confidence", "greater than 0 and less than 1",
 			  confidence);
 	PG_RETURN_FLOAT8(dp_noise_halfwidth(laplace, scale, confidence, 0));
+}
+
+/*
+ * dp_agg.numeric_units(value, k): the in-place rounding of a numeric row to
+ * units of 2^k (numeric_units.c), so that it can be checked against
+ * round(value * 2^-k); NULL where it declines.
+ */
+Datum
+dp_numeric_units_sql(PG_FUNCTION_ARGS)
+{
+	int32		k = PG_GETARG_INT32(1);
+	int64		units;
+
+	if (k < -2000 || k > 2000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must lie between -2000 and 2000"),
+				 errdetail("k is %d.", k),
+				 errhint("Grids of the DP aggregates lie far inside that range.")));
+	if (!dp_numeric_units(PG_GETARG_DATUM(0), k, &units))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(units);
 }
