@@ -54,11 +54,15 @@ def query(expr, grouping):
 
 
 def configs():
+    """Every configuration, or those whose "mode, groups, aggregate" matches
+    the regular expression DP_BENCH_ONLY."""
+    only = re.compile(os.environ.get("DP_BENCH_ONLY", ""))
     for mode, workers in MODES:
-        for grouping, _ in GROUPINGS:
+        for grouping, groups in GROUPINGS:
             for label, native, dp in AGGS:
-                yield (mode, workers, grouping, label,
-                       query(native, grouping), query(dp, grouping))
+                if only.search(f"{mode}, {groups}, {label}"):
+                    yield (mode, workers, grouping, label,
+                           query(native, grouping), query(dp, grouping))
 
 
 def run_psql(script, on_line=None):
@@ -191,6 +195,8 @@ def ledger_count():
 
 def main():
     cfgs = list(configs())
+    if not cfgs:
+        sys.exit("DP_BENCH_ONLY matches no configuration")
     sys.stderr.write(f"== plans of {len(cfgs)} query pairs\n")
     plans = explain_all(cfgs)
     before = ledger_count()

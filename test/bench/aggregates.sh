@@ -35,6 +35,9 @@
 #                      hash aggregation spills to disk, so that the GROUP BY
 #                      times compare the aggregates and not the spilling.
 #                      The plan column says "spills" when one is planned.
+#   DP_BENCH_ONLY      a regular expression: time only the configurations
+#                      whose "parallel, groups, aggregate" it matches, e.g.
+#                      '^serial, 1,000, count' (default: all)
 #   DP_BENCH_KEEP=1    keep the table dp_bench_agg (and reuse it if it has
 #                      the right number of rows)
 #   and those of bench_lib.sh: PGHOST/PGPORT (use that cluster instead of a
