@@ -14,7 +14,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
@@ -37,79 +40,6 @@ GRANT SELECT ON t TO analyst;
 SELECT dp_agg.set_budget('analyst', 4);
 });
 
-# spent|number of charges|sum of the charges, for role analyst
-sub budget_state
-{
-	return $node->safe_psql(
-		'postgres', q{
-SELECT b.epsilon_spent || '|' || count(l.id) || '|' || coalesce(sum(l.epsilon), 0)
-FROM dp_agg.budget b
-LEFT JOIN dp_agg.ledger l ON l.role = b.role AND l.kind = 'charge'
-WHERE b.role = 'analyst'::regrole
-GROUP BY b.epsilon_spent});
-}
-
-# the state of a process (Z: a zombie) and the pid of its parent, from /proc
-sub proc_stat
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/stat") or return;
-	my $stat = <$fh>;
-	close $fh;
-	return unless defined $stat && $stat =~ /^\d+ \(.*\) (\S) (\d+)/s;
-	return ($1, $2);
-}
-
-# the processes whose parent is $ppid
-sub children_of
-{
-	my ($ppid) = @_;
-	opendir(my $dh, '/proc') or die "cannot read /proc: $!";
-	my @pids = grep { /^\d+$/ } readdir $dh;
-	closedir $dh;
-	return grep {
-		my ($state, $parent) = proc_stat($_);
-		defined $parent && $parent == $ppid
-	} @pids;
-}
-
-# kill -9 the postmaster and every child at once, wait until they are all
-# gone, start again (crash recovery)
-sub crash_and_restart
-{
-	my $pidfile = $node->data_dir . '/postmaster.pid';
-	my ($pm) = slurp_file($pidfile) =~ /^(\d+)/;
-	my @children = children_of($pm);
-	$node->kill9;
-	kill 'KILL', @children;
-	# the children must have exited (zombies have: they hold no shared memory)
-	foreach my $pid (@children)
-	{
-		my $tries = 0;
-		while ($tries++ < 300)
-		{
-			my ($state) = proc_stat($pid);
-			last if !defined $state || $state eq 'Z';
-			usleep(100_000);
-		}
-	}
-	# the new postmaster refuses to start while the old PID exists: wait
-	# until the old one has been reaped; if nobody reaps it (an init that
-	# does not), its postmaster.pid is stale: remove it
-	my $tries = 0;
-	while (defined((proc_stat($pm))[0]) && $tries++ < 300)
-	{
-		usleep(100_000);
-	}
-	if (defined((proc_stat($pm))[0]))
-	{
-		note "the killed postmaster $pm was not reaped; removing $pidfile";
-		unlink $pidfile;
-	}
-	$node->start;
-	return;
-}
-
 # wait until the postmaster has restarted every process after one of them
 # crashed (not started by us), and accepts connections again
 sub wait_for_crash_restart
@@ -124,8 +54,8 @@ sub wait_for_crash_restart
 my $out = $node->safe_psql('postgres',
 	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
 is($out, 't', 'released a count');
-crash_and_restart();
-is(budget_state(), '0.25|1|0.25',
+crash_and_restart($node);
+is(budget_state($node), '0.25|1|0.25',
 	'after kill -9 and restart, the release is charged');
 is( $node->safe_psql(
 		'postgres', q{SELECT query FROM dp_agg.ledger
@@ -139,9 +69,9 @@ $bg->query_safe('BEGIN');
 $bg->query_safe('SET ROLE analyst');
 $out = $bg->query_safe('SELECT dp_sum(x, 0, 1000, 0.5) IS NOT NULL FROM t');
 is($out, 't', 'released a sum in an open transaction');
-crash_and_restart();
+crash_and_restart($node);
 eval { $bg->quit; };
-is(budget_state(), '0.75|2|0.75',
+is(budget_state($node), '0.75|2|0.75',
 	'the release of a transaction that never committed stays charged after kill -9'
 );
 
@@ -150,8 +80,8 @@ $out = $node->safe_psql('postgres',
 	'SET ROLE analyst; SELECT dp_count(x, 0.125) IS NOT NULL AND dp_avg(x, 0, 1000, 0.125) IS NOT NULL FROM t'
 );
 is($out, 't', 'released a count and an average');
-crash_and_restart();
-is(budget_state(), '1|3|1', 'a statement with two aggregates, charged once, survives');
+crash_and_restart($node);
+is(budget_state($node), '1|3|1', 'a statement with two aggregates, charged once, survives');
 
 # 4. kill -9 of the charger: the postmaster restarts every process (crash
 # recovery); no charge is lost and releases work again
@@ -164,11 +94,11 @@ my $log_offset = -s $node->logfile;
 kill 'KILL', $charger;
 ok(wait_for_crash_restart($log_offset),
 	'the server restarted after the charger was killed');
-is(budget_state(), '1.25|4|1.25', 'no charge lost when the charger was killed');
+is(budget_state($node), '1.25|4|1.25', 'no charge lost when the charger was killed');
 $out = $node->safe_psql('postgres',
 	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
 is($out, 't', 'releases work after the crash restart');
-is(budget_state(), '1.5|5|1.5', 'and are charged');
+is(budget_state($node), '1.5|5|1.5', 'and are charged');
 
 # 5. the charger exits (SIGTERM) while it holds a request: the statement
 # fails, nothing is released, nothing is charged
@@ -200,11 +130,11 @@ unlike($analyst->{stdout}, qr/released|^\d/m, 'nothing was released');
 $dba->query_safe('COMMIT');
 $dba->quit;
 $analyst->{stdout} = $analyst->{stderr} = '';
-is(budget_state(), '1.5|5|1.5',
+is(budget_state($node), '1.5|5|1.5',
 	'the charge of the charger that exited was not committed');
 $out = $analyst->query_safe('SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
 is($out, 't', 'the same backend releases again with a new charger');
-is(budget_state(), '1.75|6|1.75', 'and is charged once');
+is(budget_state($node), '1.75|6|1.75', 'and is charged once');
 $analyst->quit;
 
 $node->stop;

@@ -17,7 +17,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest;
 
 my $node = PostgreSQL::Test::Cluster->new('errors');
 $node->init;
@@ -36,18 +39,6 @@ CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
 GRANT SELECT ON t TO analyst;
 SELECT dp_agg.set_budget('analyst', 10);
 });
-
-# spent|number of charges|sum of the charges, for role analyst
-sub budget_state
-{
-	return $node->safe_psql(
-		'postgres', q{
-SELECT b.epsilon_spent || '|' || count(l.id) || '|' || coalesce(sum(l.epsilon), 0)
-FROM dp_agg.budget b
-LEFT JOIN dp_agg.ledger l ON l.role = b.role AND l.kind = 'charge'
-WHERE b.role = 'analyst'::regrole
-GROUP BY b.epsilon_spent});
-}
 
 # run psql as analyst with the given arguments; (exit code, stdout, stderr)
 sub psql_analyst
@@ -85,7 +76,7 @@ END $$});
 is($ret, 0, 'the DO block succeeds');
 like($stderr, qr/released: t.*swallowed: an error after the release/s,
 	'the value was released, then the error swallowed');
-is(budget_state(), '0.25|1|0.25',
+is(budget_state($node), '0.25|1|0.25',
 	'the release is charged although its subtransaction was rolled back');
 like(
 	$node->safe_psql(
@@ -110,7 +101,7 @@ END $$});
 is($ret, 0, 'the DO block catches the error of the DP statement');
 like($stderr, qr/caught: division by zero/, 'the DP statement failed');
 unlike($stderr, qr/not reached/, 'and released nothing');
-is(budget_state(), '0.75|2|0.75',
+is(budget_state($node), '0.75|2|0.75',
 	'a DP statement that fails after its charge stays charged');
 
 # the final function fails when the value is computed
@@ -123,7 +114,7 @@ EXCEPTION WHEN division_by_zero THEN
     NULL;
 END $$});
 is($ret, 0, 'an error above the aggregate is caught');
-is(budget_state(), '0.875|3|0.875', 'and the statement stays charged');
+is(budget_state($node), '0.875|3|0.875', 'and the statement stays charged');
 
 # --- several statements in one query string ---
 
@@ -131,14 +122,14 @@ is(budget_state(), '0.875|3|0.875', 'and the statement stays charged');
   psql_analyst('-c', 'SELECT dp_count(x, 0.25) FROM t; SELECT 1/0;');
 isnt($ret, 0, 'the query string fails');
 like($stderr, qr/division by zero/, 'in its second statement');
-is(budget_state(), '1.125|4|1.125',
+is(budget_state($node), '1.125|4|1.125',
 	'the first statement stays charged when the implicit transaction is rolled back'
 );
 
 ($ret, $stdout, $stderr) = psql_analyst('-c',
 	'BEGIN; SELECT dp_count(x, 0.25) IS NOT NULL FROM t; ROLLBACK; SELECT 1');
 is($ret, 0, 'BEGIN; release; ROLLBACK in one string');
-is(budget_state(), '1.375|5|1.375', 'stays charged');
+is(budget_state($node), '1.375|5|1.375', 'stays charged');
 
 # --- the client disconnects while the statement runs ---
 
@@ -169,7 +160,7 @@ ok( $node->poll_query_until(
 		'postgres', q{SELECT count(*) = 0 FROM pg_stat_activity
 		   WHERE usename = 'analyst'}),
 	'the backend of the killed client exits');
-is(budget_state(), '1.625|6|1.625',
+is(budget_state($node), '1.625|6|1.625',
 	'the statement of the disconnected client stays charged (once)');
 
 # --- a statement cancelled while it waits for the charger ---

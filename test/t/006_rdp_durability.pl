@@ -20,7 +20,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest;
 
 my $node = PostgreSQL::Test::Cluster->new('rdp_crash');
 $node->init;
@@ -68,67 +71,10 @@ SELECT (SELECT count(*) FROM l) || '|' || b.epsilon_spent || '|' ||
 FROM b});
 }
 
-# the state of a process (Z: a zombie) and the pid of its parent, from /proc
-sub proc_stat
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/stat") or return;
-	my $stat = <$fh>;
-	close $fh;
-	return unless defined $stat && $stat =~ /^\d+ \(.*\) (\S) (\d+)/s;
-	return ($1, $2);
-}
-
-# the processes whose parent is $ppid
-sub children_of
-{
-	my ($ppid) = @_;
-	opendir(my $dh, '/proc') or die "cannot read /proc: $!";
-	my @pids = grep { /^\d+$/ } readdir $dh;
-	closedir $dh;
-	return grep {
-		my ($state, $parent) = proc_stat($_);
-		defined $parent && $parent == $ppid
-	} @pids;
-}
-
-# kill -9 the postmaster and every child at once, wait until they are all
-# gone, start again (crash recovery); as in 001_crash_durability.pl
-sub crash_and_restart
-{
-	my $pidfile = $node->data_dir . '/postmaster.pid';
-	my ($pm) = slurp_file($pidfile) =~ /^(\d+)/;
-	my @children = children_of($pm);
-	$node->kill9;
-	kill 'KILL', @children;
-	foreach my $pid (@children)
-	{
-		my $tries = 0;
-		while ($tries++ < 300)
-		{
-			my ($state) = proc_stat($pid);
-			last if !defined $state || $state eq 'Z';
-			usleep(100_000);
-		}
-	}
-	my $tries = 0;
-	while (defined((proc_stat($pm))[0]) && $tries++ < 300)
-	{
-		usleep(100_000);
-	}
-	if (defined((proc_stat($pm))[0]))
-	{
-		note "the killed postmaster $pm was not reaped; removing $pidfile";
-		unlink $pidfile;
-	}
-	$node->start;
-	return;
-}
-
 # 1. autocommit: the value reached the client, then everything is killed
 my $out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
 is($out, 't', 'released a Gaussian count');
-crash_and_restart();
+crash_and_restart($node);
 is(rdp_state(), '1|0.5|true|0.47388',
 	'after kill -9 and restart, the charge and its curve are there');
 # the curve of the same release made after the restart, by another role
@@ -151,7 +97,7 @@ $bg->query_safe('BEGIN');
 $bg->query_safe('SET ROLE renyi');
 $out = $bg->query_safe('SELECT dp_sum(x, 0, 1000, 0.5, 1e-6) IS NOT NULL FROM t');
 is($out, 't', 'released a Gaussian sum in an open transaction');
-crash_and_restart();
+crash_and_restart($node);
 eval { $bg->quit; };
 is(rdp_state(), '2|1|true|0.68948',
 	'the curve of a transaction that never committed stays after kill -9');
@@ -168,7 +114,7 @@ END \$\$;
 is(rdp_state(), '70|35|true|4.93763', '70 releases charged');
 $out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
 is($out, 't', 'the 71st release, beyond basic composition');
-crash_and_restart();
+crash_and_restart($node);
 is(rdp_state(), '71|35.5|true|4.97833',
 	'after kill -9 and restart, the 71st charge and its curve are there');
 is( $node->safe_psql(

@@ -1,0 +1,94 @@
+# dp_agg: helpers shared by the TAP tests in test/t.
+#
+#   use FindBin;
+#   use lib $FindBin::RealBin;
+#   use DpAggTest;
+package DpAggTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+our @EXPORT = qw(budget_state crash_and_restart);
+
+# spent|number of charges|sum of the charges of a role, on a node
+sub budget_state
+{
+	my ($node, $role) = @_;
+	$role //= 'analyst';
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT b.epsilon_spent || '|' || count(l.id) || '|' || coalesce(sum(l.epsilon), 0)
+FROM dp_agg.budget b
+LEFT JOIN dp_agg.ledger l ON l.role = b.role AND l.kind = 'charge'
+WHERE b.role = '$role'::regrole
+GROUP BY b.epsilon_spent});
+}
+
+# the state of a process (Z: a zombie) and the pid of its parent, from /proc
+sub proc_stat
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return;
+	my $stat = <$fh>;
+	close $fh;
+	return unless defined $stat && $stat =~ /^\d+ \(.*\) (\S) (\d+)/s;
+	return ($1, $2);
+}
+
+# the processes whose parent is $ppid
+sub children_of
+{
+	my ($ppid) = @_;
+	opendir(my $dh, '/proc') or die "cannot read /proc: $!";
+	my @pids = grep { /^\d+$/ } readdir $dh;
+	closedir $dh;
+	return grep {
+		my ($state, $parent) = proc_stat($_);
+		defined $parent && $parent == $ppid
+	} @pids;
+}
+
+# kill -9 the postmaster and every child at once, wait until they are all
+# gone, start again (crash recovery)
+sub crash_and_restart
+{
+	my ($node) = @_;
+	my $pidfile = $node->data_dir . '/postmaster.pid';
+	my ($pm) = slurp_file($pidfile) =~ /^(\d+)/;
+	my @children = children_of($pm);
+	$node->kill9;
+	kill 'KILL', @children;
+	# the children must have exited (zombies have: they hold no shared memory)
+	foreach my $pid (@children)
+	{
+		my $tries = 0;
+		while ($tries++ < 300)
+		{
+			my ($state) = proc_stat($pid);
+			last if !defined $state || $state eq 'Z';
+			usleep(100_000);
+		}
+	}
+	# the new postmaster refuses to start while the old PID exists: wait
+	# until the old one has been reaped; if nobody reaps it (an init that
+	# does not), its postmaster.pid is stale: remove it
+	my $tries = 0;
+	while (defined((proc_stat($pm))[0]) && $tries++ < 300)
+	{
+		usleep(100_000);
+	}
+	if (defined((proc_stat($pm))[0]))
+	{
+		note "the killed postmaster $pm was not reaped; removing $pidfile";
+		unlink $pidfile;
+	}
+	$node->start;
+	return;
+}
+
+1;
