@@ -642,7 +642,7 @@ static void
 process_batch(TakenRequest *batch, int n)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
-	bool		failed = false;
+	volatile bool failed = false;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
