@@ -60,6 +60,19 @@ if [ -f test/stat/run.py ]; then
     record "statistical" "$sp" "$sf"
 fi
 
+# the independent references check themselves (test/reference/*.py --check)
+rp=0; rf=0
+for ref in test/reference/*.py; do
+    grep -q -- '--check' "$ref" || continue
+    if out=$(python3 "$ref" --check 2>&1); then
+        rp=$((rp + 1))
+    else
+        rf=$((rf + 1)); echo "$out" | tail -20
+    fi
+    echo "$out" | grep -E '^-- worst' | sed "s|^-- |$(basename "$ref"): |"
+done
+[ $((rp + rf)) -gt 0 ] && record "reference" "$rp" "$rf"
+
 # load test: exit status
 if [ -x test/load/run.sh ]; then
     if test/load/run.sh; then record "load" 1 0; else record "load" 0 1; fi
