@@ -112,6 +112,15 @@ SELECT q, s, k, d,
 FROM (VALUES (0.01, 1.1, 1000, 1e-05, 1.711770091218176e+00),
              (0.1, 2.0, 1, 1e-06, 6.613789061251177e-01),
              (1.0, 4.0, 10, 1e-05, 3.617099772983339e+00)) v(q, s, k, d, ref);
+-- the curve releases are charged (and sampled_gaussian_epsilon composes)
+-- bounds the precise one from above: its epsilon is never below
+SELECT q, s,
+       bool_and(dp_agg.sampled_gaussian_epsilon(q, s, 1, d) >=
+                dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(), dp_agg.rdp_sampled_gaussian(q, s, dp_agg.rdp_orders()), d))
+         AS charged_at_least_precise
+FROM (VALUES (1e-7, 1.0), (1e-5, 0.5), (0.001, 2.0), (0.01, 1.1), (0.1, 1.0), (0.5, 20.0), (0.99, 0.3)) v(q, s),
+     (VALUES (1e-5), (1e-9)) w(d)
+GROUP BY q, s ORDER BY q, s;
 -- rate 1 is the plain Gaussian: order / (2 noise_multiplier^2); infinite
 -- order gives infinity
 SELECT dp_agg.rdp_sampled_gaussian(1, 2, ARRAY[2, 3.5, 'Infinity']) AS plain;
