@@ -19,17 +19,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use DpAggTest;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'dp_agg'
-fsync = on
-synchronous_commit = off
-restart_after_crash = on
-dp_agg.charger_idle_timeout = '10min'
-});
-$node->start;
+my $node = crash_test_node('crash');
 
 $node->safe_psql(
 	'postgres', q{

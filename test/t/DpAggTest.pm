@@ -9,11 +9,32 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(budget_state crash_and_restart);
+our @EXPORT = qw(crash_test_node budget_state crash_and_restart);
+
+# a started node for crash tests: dp_agg preloaded, fsync on (durability is
+# what is tested) but synchronous_commit off (the charger must force it on
+# for its own commits), restarts after a crash, a charger that stays up
+sub crash_test_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf(
+		'postgresql.conf', q{
+shared_preload_libraries = 'dp_agg'
+fsync = on
+synchronous_commit = off
+restart_after_crash = on
+dp_agg.charger_idle_timeout = '10min'
+});
+	$node->start;
+	return $node;
+}
 
 # spent|number of charges|sum of the charges of a role, on a node
 sub budget_state
