@@ -4,15 +4,26 @@
 # missing, build and install the extension, and run PostgreSQL (which
 # refuses to run as root) as the postgres user in a throw-away cluster.
 
-DP_PG_MAJOR=${DP_PG_MAJOR:-15}
-DP_PG_BIN=/usr/lib/postgresql/$DP_PG_MAJOR/bin
+# Which PostgreSQL: the one PG_CONFIG names, else Debian's postgresql-$DP_PG_MAJOR
+# (15 by default).  Everything below uses DP_PG_BIN and PG_CONFIG.
+if [ -n "${PG_CONFIG:-}" ] && [ "$PG_CONFIG" != pg_config ]; then
+    DP_PG_BIN=$("$PG_CONFIG" --bindir)
+    DP_PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+    DP_PG_PACKAGED=0
+else
+    DP_PG_MAJOR=${DP_PG_MAJOR:-15}
+    DP_PG_BIN=/usr/lib/postgresql/$DP_PG_MAJOR/bin
+    DP_PG_PACKAGED=1
+fi
+export PG_CONFIG="$DP_PG_BIN/pg_config"
 
 dp_log() { printf '== %s\n' "$*" >&2; }
 
 # Install the Debian packages we need, if any is missing.
 dp_install_deps() {
-    local pkgs="build-essential postgresql-$DP_PG_MAJOR postgresql-server-dev-$DP_PG_MAJOR
-                libssl-dev libipc-run-perl python3 ca-certificates"
+    local pkgs="build-essential libssl-dev libipc-run-perl python3 ca-certificates"
+    [ "$DP_PG_PACKAGED" = 1 ] &&
+        pkgs="$pkgs postgresql-$DP_PG_MAJOR postgresql-server-dev-$DP_PG_MAJOR"
     local missing=""
     for p in $pkgs; do
         dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -33,16 +44,16 @@ dp_install_deps() {
 # Build and install the extension from the tree $1.
 dp_build_install() {
     dp_log "building dp_agg"
-    make -C "$1" -s PG_CONFIG="$DP_PG_BIN/pg_config" >/dev/null
-    make -C "$1" -s PG_CONFIG="$DP_PG_BIN/pg_config" install >/dev/null
+    make -C "$1" -s PG_CONFIG="$PG_CONFIG" >/dev/null
+    make -C "$1" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 }
 
 # Run a command as the postgres user (or as ourselves if we are not root).
 dp_as_postgres() {
     if [ "$(id -u)" = 0 ]; then
-        runuser -u postgres -- env PATH="$DP_PG_BIN:$PATH" "$@"
+        runuser -u postgres -- env PATH="$DP_PG_BIN:$PATH" PG_CONFIG="$PG_CONFIG" "$@"
     else
-        env PATH="$DP_PG_BIN:$PATH" "$@"
+        env PATH="$DP_PG_BIN:$PATH" PG_CONFIG="$PG_CONFIG" "$@"
     fi
 }
 
