@@ -5,6 +5,10 @@
  *
  * Pure functions of doubles, no PostgreSQL state, so that every number the
  * aggregates use can be recomputed by the SQL functions of the same names.
+ * The one exception is cancellation: every loop whose length depends on its
+ * input or on convergence calls CHECK_FOR_INTERRUPTS (miscadmin.h), which
+ * reads a flag and can only throw the cancel or terminate error; it runs in
+ * backends and in the charger alike, and no state is left half-written.
  *
  * Floating point is used to *choose* noise parameters, never to draw noise.
  * Where an error of a rounding could weaken privacy it is directed: a noise
@@ -19,9 +23,123 @@
 
 #include <math.h>
 
+#include <float.h>
+
+#include "miscadmin.h"
+
 #include "calibrate.h"
 
 #define LOG_SQRT_2PI 0.91893853320467274178
+
+/* ---------- root finding ---------- */
+
+/*
+ * The most halvings a bisection can make before its bracket holds two
+ * adjacent doubles: a linear bisection of a bracket as wide as the doubles
+ * (2^1024) reaches their smallest spacing (2^-1074) after 1024 + 1074
+ * halvings; a logarithmic one halves the logarithm of hi/lo, at most
+ * 2 * 745 (the range of the natural log of positive doubles), until the
+ * ratio is 1 + 2^-52: about 64 halvings, then a few linear ones.
+ */
+#define DP_BISECT_MAX_STEPS (1024 + 1074 + 2)
+
+static double
+bisect_midpoint(double lo, double hi, DpBisectMidpoint midpoint)
+{
+	double		mid;
+
+	switch (midpoint)
+	{
+		case DP_BISECT_LOG:
+			mid = sqrt(lo) * sqrt(hi);
+			if (mid > lo && mid < hi)
+				return mid;
+			return lo + (hi - lo) / 2;
+		case DP_BISECT_INTEGER:
+			return floor(lo + (hi - lo) / 2);
+		case DP_BISECT_LINEAR:
+			break;
+	}
+	return lo + (hi - lo) / 2;
+}
+
+/*
+ * The smallest x in (lo, hi] where the monotone predicate holds, to the
+ * precision asked: holds(hi) must be true, and lo a point where it is
+ * false (or a lower limit of the search).  Returns the upper end of the
+ * final bracket, so that the predicate was checked true at the value
+ * returned (or hi is returned untouched).
+ *
+ * Stopping rule: the bisection stops as soon as
+ *  - the midpoint is not strictly between lo and hi: the bracket holds
+ *    adjacent doubles (for DP_BISECT_INTEGER adjacent integers, or above
+ *    2^53 adjacent doubles) and cannot narrow any more;
+ *  - hi - lo <= rel_tol hi (rel_tol = 0: never);
+ *  - or after max_steps halvings (0: DP_BISECT_MAX_STEPS, which the first
+ *    rule never reaches).
+ * Each step checks for interrupts.
+ */
+double
+dp_bisect(DpPredicate holds, const void *arg, double lo, double hi,
+		  DpBisectMidpoint midpoint, double rel_tol, int max_steps)
+{
+	if (max_steps <= 0 || max_steps > DP_BISECT_MAX_STEPS)
+		max_steps = DP_BISECT_MAX_STEPS;
+	for (int i = 0; i < max_steps && hi - lo > rel_tol * hi; i++)
+	{
+		double		mid = bisect_midpoint(lo, hi, midpoint);
+
+		if (!(mid > lo && mid < hi))
+			break;
+		CHECK_FOR_INTERRUPTS();
+		if (holds(mid, arg))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * Widen a bracket upwards until the predicate holds at *hi: *lo takes the
+ * last point where it failed, *hi is multiplied by factor > 1.  False when
+ * *hi would exceed limit (the answer, if any, lies beyond).  At most
+ * log(limit / *hi) / log(factor) steps, each checking for interrupts.
+ */
+bool
+dp_bracket_up(DpPredicate holds, const void *arg, double *lo, double *hi,
+			  double factor, double limit)
+{
+	while (!holds(*hi, arg))
+	{
+		CHECK_FOR_INTERRUPTS();
+		*lo = *hi;
+		*hi *= factor;
+		if (!(*hi <= limit))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Widen a bracket downwards while the predicate still holds at *lo: *hi
+ * takes the last point where it held, *lo is divided by divisor > 1.  False
+ * when *lo falls below floor_ (then *hi is the smallest point checked).
+ */
+static bool
+bracket_down(DpPredicate holds, const void *arg, double *lo, double *hi,
+			 double divisor, double floor_)
+{
+	while (holds(*lo, arg))
+	{
+		CHECK_FOR_INTERRUPTS();
+		*hi = *lo;
+		*lo /= divisor;
+		if (!(*lo >= floor_))
+			return false;
+	}
+	return true;
+}
 
 /* ---------- directed rounding ---------- */
 
@@ -156,58 +274,57 @@ dp_gaussian_delta(double sigma, double epsilon, double sensitivity)
 	return exp_diff(la, lb);
 }
 
+/* a privacy target (epsilon, delta) and an integer sensitivity, for predicates */
+typedef struct DpTarget
+{
+	double		epsilon;
+	double		delta;
+	double		sens;
+	double		q;				/* sampling rate (Renyi DP search) */
+	double		sigma;			/* a fixed sigma (epsilon search) */
+} DpTarget;
+
+/* the Gaussian of standard deviation sigma, sensitivity 1, meets the target */
+static bool
+gaussian_meets(double sigma, const void *arg)
+{
+	const DpTarget *t = arg;
+
+	return dp_gaussian_delta(sigma, t->epsilon, 1.0) <= t->delta;
+}
+
 /*
  * Smallest sigma whose exact delta(epsilon) is at most delta: the analytic
  * Gaussian mechanism (Balle & Wang 2018, Theorem 8 and Algorithm 1).  delta
  * is decreasing in sigma, so bisection on log(sigma) finds it; we iterate to
- * the resolution of a double (about 1e-15 relative) and return the upper end
- * of the bracket, whose delta was checked to be at most the target.  Since
- * delta depends on sigma/S only, we solve for S = 1 and scale (rounding up).
+ * the resolution of a double (adjacent doubles, dp_bisect) and return the
+ * upper end of the bracket, whose delta was checked to be at most the
+ * target.  Since delta depends on sigma/S only, we solve for S = 1 and
+ * scale (rounding up).
  */
 double
 dp_gaussian_sigma(double epsilon, double delta, double sensitivity)
 {
+	DpTarget	t = {.epsilon = epsilon, .delta = delta, .sens = 1.0};
 	double		lo,
 				hi;
 
 	if (sensitivity == 0)
 		return 0.0;
 
-	/* classical calibration (reference 003) as a starting point */
+	/*
+	 * The classical calibration sqrt(2 ln(1.25/delta)) / epsilon (Dwork &
+	 * Roth 2014, Theorem A.1) as a starting point.
+	 */
 	hi = sqrt(2.0 * log(1.25 / delta)) / epsilon;
 	if (!(hi > 0) || !isfinite(hi))
 		hi = 1.0;
 	lo = hi;
-	while (dp_gaussian_delta(hi, epsilon, 1.0) > delta)
-	{
-		lo = hi;
-		hi *= 2.0;
-		if (!isfinite(hi))
-			return INFINITY;
-	}
-	if (lo == hi)
-	{
-		while (dp_gaussian_delta(lo, epsilon, 1.0) <= delta)
-		{
-			hi = lo;
-			lo /= 2.0;
-			if (lo == 0)
-				return dp_mul_up(hi, sensitivity);
-		}
-	}
-	for (int i = 0; i < 400; i++)
-	{
-		double		mid = sqrt(lo) * sqrt(hi);
-
-		if (!(mid > lo && mid < hi))
-			mid = lo + (hi - lo) / 2;
-		if (!(mid > lo && mid < hi))
-			break;
-		if (dp_gaussian_delta(mid, epsilon, 1.0) <= delta)
-			hi = mid;
-		else
-			lo = mid;
-	}
+	if (!dp_bracket_up(gaussian_meets, &t, &lo, &hi, 2.0, DBL_MAX))
+		return INFINITY;
+	if (lo == hi && !bracket_down(gaussian_meets, &t, &lo, &hi, 2.0, DBL_TRUE_MIN))
+		return dp_mul_up(hi, sensitivity);
+	hi = dp_bisect(gaussian_meets, &t, lo, hi, DP_BISECT_LOG, 0, 0);
 	return dp_mul_up(hi, sensitivity);
 }
 
@@ -226,6 +343,8 @@ dp_gaussian_sigma(double epsilon, double delta, double sensitivity)
  * covers with a relative margin).
  */
 #define DISCRETE_EXACT_MAX_SIGMA 64.0
+/* -log of the relative size of the last term summed: 48.6 > 70 ln 2 */
+#define TAIL_SUM_LOG_CUTOFF 48.6
 
 /*
  * log sum_{x >= m} exp(-x^2 / (2 sigma^2)) for an integer m >= 0, by direct
@@ -238,8 +357,12 @@ log_discrete_tail_sum(double sigma, double m)
 	double		sum = 0.0;
 	int			jmax = 0;
 
-	/* terms exp(-((m+j)^2 - m^2)/(2 sigma^2)) decrease; stop below 2^-70 */
-	while ((2.0 * m * jmax + (double) jmax * jmax) / two_s2 < 48.6)
+	/*
+	 * The terms exp(-((m+j)^2 - m^2)/(2 sigma^2)) decrease; stop below
+	 * 2^-70: at most sqrt(2 TAIL_SUM_LOG_CUTOFF) sigma <= 631 terms, as
+	 * sigma <= DISCRETE_EXACT_MAX_SIGMA here.
+	 */
+	while ((2.0 * m * jmax + (double) jmax * jmax) / two_s2 < TAIL_SUM_LOG_CUTOFF)
 		jmax++;
 	for (int j = jmax; j >= 0; j--)
 		sum += exp(-(2.0 * m * j + (double) j * j) / two_s2);
@@ -338,14 +461,53 @@ dp_discrete_gaussian_delta(double sigma, double epsilon, double sens_units)
 }
 
 /*
+ * Relative margin on the target delta of the discrete calibration: it
+ * absorbs the rounding errors of evaluating delta (a few hundred ulps at
+ * most), so that the delta of the sigma returned is at most the one asked.
+ */
+#define DISCRETE_DELTA_MARGIN 1e-9
+/* relative precision of the discrete sigma: far below that margin */
+#define DISCRETE_SIGMA_REL_TOL 1e-12
+/*
+ * The discrete sigma is within a few percent of the analytic one it starts
+ * from (Canonne, Kamath & Steinke 2020, section 2.1: their deltas differ
+ * by the discretisation only), so the bracket grows in steps of 1/16.
+ */
+#define DISCRETE_SIGMA_STEP 1.0625
+/* smallest sigma tried: below it the noise is far below one unit anyway */
+#define DISCRETE_SIGMA_START 1e-3
+#define DISCRETE_SIGMA_FLOOR 1e-6
+/* halvings of the epsilon bracket: absolute precision 2^-60 of its width */
+#define DISCRETE_EPSILON_STEPS 60
+
+/* the discrete Gaussian of sigma meets (epsilon, delta) */
+static bool
+discrete_sigma_meets(double sigma, const void *arg)
+{
+	const DpTarget *t = arg;
+
+	return dp_discrete_gaussian_delta(sigma, t->epsilon, t->sens) <= t->delta;
+}
+
+/* the discrete Gaussian of the fixed sigma is (epsilon, delta)-DP */
+static bool
+discrete_epsilon_meets(double epsilon, const void *arg)
+{
+	const DpTarget *t = arg;
+
+	return dp_discrete_gaussian_delta(t->sigma, epsilon, t->sens) <= t->delta;
+}
+
+/*
  * The sigma of the discrete Gaussian used by the aggregates: the smallest
- * sigma (to about 1e-12 relative) whose delta, evaluated as above, is at most
- * delta (1 - 1e-9); the margin absorbs the rounding errors of the evaluation.
+ * sigma (to DISCRETE_SIGMA_REL_TOL) whose delta, evaluated as above, is at
+ * most delta (1 - DISCRETE_DELTA_MARGIN).
  */
 double
 dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units)
 {
-	double		target = delta * (1.0 - 1e-9);
+	DpTarget	t = {.epsilon = epsilon, .delta = delta * (1.0 - DISCRETE_DELTA_MARGIN),
+		.sens = sens_units};
 	double		lo,
 				hi;
 
@@ -354,62 +516,31 @@ dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units)
 	hi = dp_gaussian_sigma(epsilon, delta, sens_units);
 	if (!isfinite(hi))
 		return hi;
-	if (hi < 1e-3)
-		hi = 1e-3;
+	if (hi < DISCRETE_SIGMA_START)
+		hi = DISCRETE_SIGMA_START;
 	lo = hi;
-	while (dp_discrete_gaussian_delta(hi, epsilon, sens_units) > target)
-	{
-		lo = hi;
-		hi *= 1.0625;
-		if (!isfinite(hi))
-			return INFINITY;
-	}
-	if (lo == hi)
-	{
-		while (dp_discrete_gaussian_delta(lo, epsilon, sens_units) <= target)
-		{
-			hi = lo;
-			lo /= 1.0625;
-			if (lo < 1e-6)
-				return hi;
-		}
-	}
-	while (hi - lo > 1e-12 * hi)
-	{
-		double		mid = lo + (hi - lo) / 2;
-
-		if (dp_discrete_gaussian_delta(mid, epsilon, sens_units) <= target)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	if (!dp_bracket_up(discrete_sigma_meets, &t, &lo, &hi, DISCRETE_SIGMA_STEP, DBL_MAX))
+		return INFINITY;
+	if (lo == hi &&
+		!bracket_down(discrete_sigma_meets, &t, &lo, &hi, DISCRETE_SIGMA_STEP,
+					  DISCRETE_SIGMA_FLOOR))
+		return hi;
+	return dp_bisect(discrete_sigma_meets, &t, lo, hi, DP_BISECT_LINEAR,
+					 DISCRETE_SIGMA_REL_TOL, 0);
 }
 
 /* The smallest epsilon at which the discrete Gaussian with sigma is delta-DP */
 double
 dp_discrete_gaussian_epsilon(double sigma, double delta, double sens_units)
 {
+	DpTarget	t = {.sigma = sigma, .delta = delta, .sens = sens_units};
 	double		lo = 0,
 				hi = 1;
 
-	while (dp_discrete_gaussian_delta(sigma, hi, sens_units) > delta)
-	{
-		lo = hi;
-		hi *= 2;
-		if (!isfinite(hi))
-			return INFINITY;
-	}
-	for (int i = 0; i < 60; i++)
-	{
-		double		mid = lo + (hi - lo) / 2;
-
-		if (dp_discrete_gaussian_delta(sigma, mid, sens_units) <= delta)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	if (!dp_bracket_up(discrete_epsilon_meets, &t, &lo, &hi, 2.0, DBL_MAX))
+		return INFINITY;
+	return dp_bisect(discrete_epsilon_meets, &t, lo, hi, DP_BISECT_LINEAR, 0,
+					 DISCRETE_EPSILON_STEPS);
 }
 
 /* ---------- amplification by subsampling ---------- */
@@ -496,10 +627,18 @@ log_a_int(double q, double sigma, int alpha)
 		double		term = log_coef + i * log(q) + (alpha - i) * log1p(-q) +
 			((double) i * i - i) / (2 * sigma * sigma);
 
+		CHECK_FOR_INTERRUPTS();
 		log_a = log_add(log_a, term);
 	}
 	return log_a;
 }
+
+/*
+ * The largest order the calculators accept (besides infinity), and the
+ * terms the fractional series may take: it stops once past alpha and below
+ * e^-30, which twice the largest order leaves room for.
+ */
+#define LOG_A_FRAC_MAX_TERMS (2 * DP_RDP_MAX_ORDER)
 
 /*
  * log A_alpha for fractional alpha: the series of Mironov, Talwar & Zhang
@@ -516,7 +655,7 @@ log_a_frac(double q, double sigma, double alpha)
 	double		log_coef = 0;	/* log |C(alpha, i)| */
 	int			sign = 1;		/* sign of C(alpha, i) */
 
-	for (int i = 0; i < 100000; i++)
+	for (int i = 0; i < LOG_A_FRAC_MAX_TERMS; i++)
 	{
 		double		j = alpha - i;
 		double		log_t0 = log_coef + i * log(q) + j * log1p(-q);
@@ -526,6 +665,7 @@ log_a_frac(double q, double sigma, double alpha)
 		double		log_s0 = log_t0 + ((double) i * i - i) / (2 * sigma * sigma) + log_e0;
 		double		log_s1 = log_t1 + (j * j - j) / (2 * sigma * sigma) + log_e1;
 
+		CHECK_FOR_INTERRUPTS();
 		if (sign > 0)
 		{
 			log_a0 = log_add(log_a0, log_s0);
@@ -562,6 +702,13 @@ log_a_frac(double q, double sigma, double alpha)
  * exp(-2 pi^2 16^2)) and the range holds all but exp(-722) of the mass.
  * Returns NaN when A_alpha is not close to 1 after all.
  */
+/*
+ * Points of the rule at most (the span over the step: (alpha + 76 sigma)
+ * 16 / sigma, so orders up to about 6e5 sigma); beyond, the expansions are
+ * kept.  A few hundred milliseconds of exp() at most.
+ */
+#define NEAR_ONE_MAX_POINTS 10000000
+
 static double
 log_a_near_one(double q, double sigma, double alpha)
 {
@@ -571,7 +718,7 @@ log_a_near_one(double q, double sigma, double alpha)
 	long		n = (long) ((hi - lo) / h) + 1;
 	double		sum = 0;
 
-	if (n > 10000000)
+	if (n > NEAR_ONE_MAX_POINTS)
 		return NAN;
 	for (long k = 0; k < n; k++)
 	{
@@ -579,6 +726,7 @@ log_a_near_one(double q, double sigma, double alpha)
 		double		u = q * expm1((2 * z - 1) / (2 * sigma * sigma));
 		double		g = expm1(alpha * log1p(u)) - alpha * u;
 
+		CHECK_FOR_INTERRUPTS();
 		sum += g * exp(-z * z / (2 * sigma * sigma));
 	}
 	sum *= h / (sigma * sqrt(2 * M_PI));
@@ -610,7 +758,7 @@ rdp_sampled_gaussian(double q, double sigma, double alpha, bool precise)
 		return INFINITY;
 	if (q == 1)
 		return alpha / (2 * sigma * sigma);
-	if (alpha == floor(alpha) && alpha <= 100000)
+	if (alpha == floor(alpha) && alpha <= DP_RDP_MAX_ORDER)
 		log_a = log_a_int(q, sigma, (int) alpha);
 	else
 		log_a = log_a_frac(q, sigma, alpha);
@@ -675,6 +823,7 @@ dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta)
 		double		a = orders[i];
 		double		e;
 
+		CHECK_FOR_INTERRUPTS();
 		if (!(a > 1.01) || isnan(rdp[i]))
 			continue;
 		if (isinf(a))
@@ -732,32 +881,39 @@ dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta)
 }
 
 /*
+ * The Renyi DP search: noise multipliers from RDP_SIGMA_MIN (far less noise
+ * than any delta < 1 allows with sampling) to RDP_SIGMA_MAX (beyond it the
+ * answer is reported as infinite: the sampler's largest sigma, 2^48 units,
+ * is reached long before at any sensitivity of 2^4 units or more), to a
+ * relative precision far below the margins of the charges.
+ */
+#define RDP_SIGMA_MIN 1e-3
+#define RDP_SIGMA_MAX 1e12
+#define RDP_SIGMA_REL_TOL 1e-12
+
+/* the sampled Gaussian of noise multiplier sigma meets (epsilon, delta) */
+static bool
+rdp_sigma_meets(double sigma, const void *arg)
+{
+	const DpTarget *t = arg;
+
+	return dp_sampled_gaussian_epsilon(t->q, sigma, 1, t->delta) <= t->epsilon;
+}
+
+/*
  * The smallest noise multiplier whose sampled Gaussian is (epsilon, delta)-DP
  * by the Renyi DP route (one release), by bisection on log sigma.
  */
 double
 dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q)
 {
-	double		lo = 1e-3,
+	DpTarget	t = {.epsilon = epsilon, .delta = delta, .q = q};
+	double		lo = RDP_SIGMA_MIN,
 				hi = 1.0;
 
-	while (dp_sampled_gaussian_epsilon(q, hi, 1, delta) > epsilon)
-	{
-		lo = hi;
-		hi *= 2;
-		if (hi > 1e12)
-			return INFINITY;
-	}
-	for (int i = 0; i < 60 && hi / lo > 1 + 1e-12; i++)
-	{
-		double		mid = sqrt(lo * hi);
-
-		if (dp_sampled_gaussian_epsilon(q, mid, 1, delta) <= epsilon)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	if (!dp_bracket_up(rdp_sigma_meets, &t, &lo, &hi, 2.0, RDP_SIGMA_MAX))
+		return INFINITY;
+	return dp_bisect(rdp_sigma_meets, &t, lo, hi, DP_BISECT_LOG, RDP_SIGMA_REL_TOL, 0);
 }
 
 /*
@@ -820,11 +976,47 @@ noise_upper(bool laplace, double scale, double m)
 	return laplace ? discrete_laplace_upper(scale, m) : discrete_gaussian_upper(scale, m);
 }
 
+typedef struct HalfwidthTarget
+{
+	bool		laplace;
+	double		scale;
+	double		unit;			/* 2^shift */
+	int			shift;
+	double		confidence;
+} HalfwidthTarget;
+
+/* P[|released noise| > k] <= 1 - confidence */
+static bool
+halfwidth_covers(double k, const void *arg)
+{
+	const HalfwidthTarget *t = arg;
+	double		outside;
+
+	if (t->shift == 0)
+		outside = 2 * noise_upper(t->laplace, t->scale, k + 1);
+	else
+	{
+		double		m = (k + 0.5) * t->unit;
+
+		outside = 2 * noise_upper(t->laplace, t->scale, m)
+			- (noise_upper(t->laplace, t->scale, m) - noise_upper(t->laplace, t->scale, m + 1));
+	}
+	return outside <= 1 - t->confidence;
+}
+
+/*
+ * Beyond this the half-width is reported as infinite: no noise the
+ * samplers accept comes near it (their scales are at most 2^62).
+ */
+#define HALFWIDTH_MAX 1e300
+
 /*
  * The half-width of the central interval of the noise X (discrete Laplace
  * of scale `scale`, or discrete Gaussian of standard deviation `scale`, on
  * the integers) at the given confidence: the smallest integer K with
- * P[|X| <= K] >= confidence.
+ * P[|X| <= K] >= confidence.  Above 2^53, where not every integer is a
+ * double, the smallest double K that satisfies it (dp_bisect stops at
+ * adjacent doubles).
  *
  * With `shift` > 0 the value released is X / 2^shift rounded to the nearest
  * integer (half up): the smallest integer K with P[|round(X/2^shift)| <= K]
@@ -834,39 +1026,17 @@ noise_upper(bool laplace, double scale, double m)
 double
 dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 {
+	HalfwidthTarget t = {laplace, scale, ldexp(1.0, shift), shift, confidence};
 	double		lo = 0,
 				hi = 1;
-	double		unit = ldexp(1.0, shift);
 
 	if (scale == 0 || confidence <= 0)
 		return 0;
-
-#define OUTSIDE(k) (shift == 0 ? 2 * noise_upper(laplace, scale, (k) + 1) \
-	: 2 * noise_upper(laplace, scale, ((k) + 0.5) * unit) \
-	  - (noise_upper(laplace, scale, ((k) + 0.5) * unit) \
-		 - noise_upper(laplace, scale, ((k) + 0.5) * unit + 1)))
-
-	/* the smallest integer K with P[outside] <= 1 - confidence */
-	while (OUTSIDE(hi) > 1 - confidence)
-	{
-		lo = hi;
-		hi *= 2;
-		if (hi > 1e300)
-			return INFINITY;
-	}
-	if (OUTSIDE(0) <= 1 - confidence)
+	if (!dp_bracket_up(halfwidth_covers, &t, &lo, &hi, 2.0, HALFWIDTH_MAX))
+		return INFINITY;
+	if (halfwidth_covers(0, &t))
 		return 0;
-	while (hi - lo > 1)
-	{
-		double		mid = floor(lo + (hi - lo) / 2);
-
-		if (OUTSIDE(mid) <= 1 - confidence)
-			hi = mid;
-		else
-			lo = mid;
-	}
-#undef OUTSIDE
-	return hi;
+	return dp_bisect(halfwidth_covers, &t, lo, hi, DP_BISECT_INTEGER, 0, 0);
 }
 
 /* ---------- Renyi DP of single releases, and budget admission ---------- */

@@ -10,6 +10,25 @@
 
 #include <stdbool.h>
 
+/*
+ * Root finding on a monotone predicate: holds(x, arg) is false below some
+ * point and true at and above it.  See dp_bisect in calibrate.c for the
+ * stopping rule.
+ */
+typedef bool (*DpPredicate) (double x, const void *arg);
+
+typedef enum DpBisectMidpoint
+{
+	DP_BISECT_LINEAR,			/* (lo + hi) / 2 */
+	DP_BISECT_LOG,				/* sqrt(lo) sqrt(hi), for positive brackets */
+	DP_BISECT_INTEGER			/* floor((lo + hi) / 2), for integer answers */
+} DpBisectMidpoint;
+
+extern double dp_bisect(DpPredicate holds, const void *arg, double lo, double hi,
+						DpBisectMidpoint midpoint, double rel_tol, int max_steps);
+extern bool dp_bracket_up(DpPredicate holds, const void *arg, double *lo, double *hi,
+						  double factor, double limit);
+
 /* directed rounding of one operation */
 extern double dp_add_up(double a, double b);
 extern double dp_mul_up(double a, double b);
@@ -39,6 +58,9 @@ extern double dp_sampled_gaussian_epsilon(double q, double sigma, double steps, 
 extern double dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q);
 extern double dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens,
 										int *method);
+
+/* largest finite Renyi order the calculators accept: exact up to there */
+#define DP_RDP_MAX_ORDER 100000
 
 /* Renyi DP of releases, and budgets */
 #define DP_RDP_ORDERS (99 + 53 + 4)
