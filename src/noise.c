@@ -29,6 +29,8 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
+
 #include "noise.h"
 #include "random.h"
 
@@ -204,6 +206,7 @@ bernoulli_exp_big(Big *num, const Big *den)
 
 	while (big_cmp(num, den) >= 0)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (!bernoulli_exp_minus_one())
 			return false;
 		big_sub(num, den);
@@ -245,6 +248,8 @@ dp_sample_discrete_laplace(DpLaplaceParam param)
 		uint128		y;
 		bool		negative;
 
+		/* rejection: a geometric number of rounds, unbounded in principle */
+		CHECK_FOR_INTERRUPTS();
 		if (!dp_bernoulli_exp_u64(u, t))
 			continue;
 		while (bernoulli_exp_minus_one())
@@ -328,6 +333,7 @@ dp_sample_discrete_gaussian(DpGaussianParam param)
 					d,
 					num;
 
+		CHECK_FOR_INTERRUPTS();
 		/* d = | |Y| q t - p | */
 		big_set_u128(&b, absy);
 		big_mul(&b, &bq, &tmp);
