@@ -10,7 +10,15 @@ OBJS = \
 	src/random.o \
 	src/noise.o \
 	src/calibrate.o \
+	src/catalog.o \
+	src/params.o \
+	src/noise_param.o \
+	src/grid.o \
 	src/release.o \
+	src/registry.o \
+	src/release_rdp.o \
+	src/describe.o \
+	src/price.o \
 	src/aggregates.o \
 	src/numeric_units.o \
 	src/functions.o \

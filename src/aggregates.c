@@ -31,9 +31,9 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
-#include "dp_agg.h"
+#include "grid.h"
 #include "numeric_units.h"
-#include "release.h"
+#include "registry.h"
 
 PG_FUNCTION_INFO_V1(dp_count_star_trans);
 PG_FUNCTION_INFO_V1(dp_count_trans);
@@ -121,7 +121,7 @@ accumulate_int(DpAggState *st, int64 v)
 		v = r->lower_int;
 	else if (v > r->upper_int)
 		v = r->upper_int;
-	st->sum += dp_round_int(v, r);
+	st->sum += dp_round_int(v, r->row_grid_exp);
 	st->count++;
 }
 
@@ -136,7 +136,7 @@ accumulate_float(DpAggState *st, double v)
 		v = r->lower_float;
 	else if (v > r->upper_float)
 		v = r->upper_float;		/* also clamps +-Infinity */
-	st->sum += dp_round_float(v, r);
+	st->sum += dp_round_float(v, r->row_mult, r->row_grid_exp);
 	st->count++;
 }
 
@@ -220,7 +220,7 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 											   NumericGetDatum(r->upper_num))) > 0)
 		v = r->upper_num;
-	st->sum += dp_round_numeric(v, r);
+	st->sum += dp_round_numeric(v, r->row_mult_num);
 	st->count++;
 	PG_RETURN_POINTER(st);
 }

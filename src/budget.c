@@ -32,7 +32,9 @@
 #include "budget.h"
 #include "calibrate.h"
 #include "charger.h"
-#include "release.h"
+#include "describe.h"
+#include "price.h"
+#include "release_rdp.h"
 
 void
 dp_budget_init(void)
@@ -41,8 +43,8 @@ dp_budget_init(void)
 }
 
 /* Fail closed where a charge cannot be made durable. */
-void
-dp_check_can_release(void)
+static void
+check_can_release(void)
 {
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -128,7 +130,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 
 	if (priced == NIL)
 		return;					/* partial aggregation only: nothing released here */
-	dp_check_can_release();
+	check_can_release();
 	check_no_catalog_locks();
 
 	initStringInfo(&detail);

@@ -15,11 +15,7 @@
 #define ERRCODE_DP_NO_BUDGET		MAKE_SQLSTATE('P','B','0','0','2')
 #define ERRCODE_DP_CHARGE_FAILED	MAKE_SQLSTATE('P','B','0','0','3')
 
-extern void dp_check_can_release(void);
 extern void dp_charge(QueryDesc *queryDesc, List *releases);
 extern void dp_budget_init(void);
-
-/* hooks.c */
-extern List *dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate);
 
 #endif							/* DP_AGG_BUDGET_H */

@@ -16,13 +16,11 @@
 #include "miscadmin.h"
 
 #include "budget.h"
-#include "dp_agg.h"
+#include "catalog.h"
 #include "guc.h"
-#include "release.h"
+#include "hooks.h"
 
 PG_MODULE_MAGIC;
-
-bool		dp_preloaded = false;
 
 void		_PG_init(void);
 
@@ -30,7 +28,7 @@ void
 _PG_init(void)
 {
 	dp_guc_init();
-	dp_release_init();
+	dp_catalog_init();
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	dp_preloaded = true;

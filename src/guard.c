@@ -33,7 +33,7 @@
 #include "parser/parsetree.h"
 
 #include "guard.h"
-#include "release.h"
+#include "params.h"
 #include "sampling.h"
 
 /* ---------- finding DP aggregates ---------- */

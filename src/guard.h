@@ -11,7 +11,8 @@
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 
-#include "release.h"
+#include "catalog.h"
+#include "sampling.h"
 
 /* A DP aggregate call found in a plan. */
 typedef struct DpPlanCall

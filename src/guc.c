@@ -23,6 +23,7 @@
 #include "guc.h"
 
 static char *dp_guc_epsilon_string = NULL;
+bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
 int			dp_guc_max_databases = 8;

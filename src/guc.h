@@ -8,6 +8,9 @@
 #ifndef DP_AGG_GUC_H
 #define DP_AGG_GUC_H
 
+/* true when loaded from shared_preload_libraries (set by _PG_init) */
+extern bool dp_preloaded;
+
 extern double dp_guc_delta;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_max_databases;

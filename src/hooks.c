@@ -24,9 +24,10 @@
 #include "optimizer/planner.h"
 
 #include "budget.h"
-#include "dp_agg.h"
 #include "guard.h"
-#include "release.h"
+#include "hooks.h"
+#include "price.h"
+#include "registry.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -39,47 +40,6 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	return standard_planner(parse, query_string, cursorOptions, boundParams);
-}
-
-/*
- * Tickets for the DP calls of a plan, in the executor's query context.
- */
-List *
-dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
-{
-	List	   *calls = dp_guard_plan(stmt, validate);
-	List	   *releases = NIL;
-	ListCell   *lc;
-
-	foreach(lc, calls)
-	{
-		DpPlanCall *c = lfirst(lc);
-
-		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
-										  c->finalize, &c->sampling, params);
-
-		r->agg_node = c->agg;
-		releases = lappend(releases, r);
-	}
-
-	/* say once why a sampled table gets no amplification */
-	foreach(lc, releases)
-	{
-		DpRelease  *r = lfirst(lc);
-
-		if (validate && r->finalize && r->sampling.sampled && !r->sampling.amplified)
-		{
-			ereport(NOTICE,
-					(errmsg("TABLESAMPLE %s gives no privacy amplification here",
-							r->sampling.method),
-					 errdetail("The release is priced and its noise calibrated as if the table "
-							   "were read whole: %s.", r->sampling.why_not),
-					 errhint("BERNOULLI without REPEATABLE, or dp_agg.secure_bernoulli, "
-							 "earns amplification by subsampling.")));
-			break;
-		}
-	}
-	return releases;
 }
 
 static void

@@ -44,10 +44,11 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
-#include "budget.h"
 #include "calibrate.h"
 #include "compat.h"
-#include "release.h"
+#include "describe.h"
+#include "price.h"
+#include "release_rdp.h"
 
 PG_FUNCTION_INFO_V1(dp_preview);
 

@@ -9,32 +9,13 @@
 #ifndef DP_AGG_RELEASE_H
 #define DP_AGG_RELEASE_H
 
-#include "fmgr.h"
-#include "lib/stringinfo.h"
-#include "nodes/execnodes.h"
 #include "nodes/params.h"
 #include "nodes/primnodes.h"
 #include "utils/numeric.h"
 
+#include "catalog.h"
 #include "noise.h"
-
-/* which aggregate */
-typedef enum DpAggKind
-{
-	DP_COUNT_STAR,
-	DP_COUNT,
-	DP_SUM,
-	DP_AVG
-} DpAggKind;
-
-/* how values are accumulated */
-typedef enum DpValueClass
-{
-	DP_VALUE_NONE,				/* counts */
-	DP_VALUE_INT,				/* smallint, integer, bigint */
-	DP_VALUE_FLOAT,				/* real, double precision */
-	DP_VALUE_NUMERIC
-} DpValueClass;
+#include "sampling.h"
 
 typedef enum DpMechanism
 {
@@ -42,33 +23,6 @@ typedef enum DpMechanism
 	DP_MECH_LAPLACE,
 	DP_MECH_GAUSSIAN
 } DpMechanism;
-
-/* What the catalog says about a DP aggregate: its kind and argument layout. */
-typedef struct DpCallInfo
-{
-	Oid			aggfnoid;
-	DpAggKind	kind;
-	DpValueClass vclass;
-	Oid			valtype;		/* type of the value (InvalidOid for count) */
-	int			nargs;
-	int			lower_arg;		/* argument positions, -1 when absent */
-	int			upper_arg;
-	int			epsilon_arg;
-	int			delta_arg;
-} DpCallInfo;
-
-/* How a table is sampled, as far as privacy is concerned. */
-typedef struct DpSampling
-{
-	bool		sampled;		/* TABLESAMPLE present */
-	bool		amplified;		/* the release takes credit for it */
-	const char *method;			/* "bernoulli", "system", ... */
-	double		rate;			/* inclusion probability of a row */
-	const char *why_not;		/* when sampled but not amplified */
-	/* from the plan, resolved when the statement is priced */
-	TableSampleClause *tablesample;
-	int			nscans;			/* scans that read the table */
-} DpSampling;
 
 /* One noisy release (a count, or a sum): exact sampler parameters. */
 typedef struct DpNoiseSpec
@@ -118,27 +72,10 @@ typedef struct DpRelease
 	uint64		fingerprint;	/* identifies the accumulation units */
 } DpRelease;
 
-extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
-extern bool dp_extension_present(void);
-extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_mechanism_name(DpMechanism mech);
-
-extern bool dp_is_parameter_form(Node *expr);
-extern void dp_check_parameter_expr(Node *expr, const DpCallInfo *info, int argno);
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpCallInfo *info, bool finalize,
 									const DpSampling *sampling, ParamListInfo params);
-extern List *dp_priced_releases(List *releases, double *epsilon, double *delta);
-extern void dp_release_describe(StringInfo buf, const DpRelease *r);
-extern void dp_release_add_rdp(const DpRelease *r, double *curve);
-extern void dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns);
-extern double dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence);
-
-extern void dp_register_releases(EState *estate, List *releases);
-extern const DpRelease *dp_release_for_call(FunctionCallInfo fcinfo, const char *fname);
-
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
-
-extern void dp_release_init(void);
 
 #endif							/* DP_AGG_RELEASE_H */

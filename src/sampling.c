@@ -46,6 +46,7 @@
 #include "utils/syscache.h"
 
 #include "calibrate.h"
+#include "params.h"
 #include "random.h"
 #include "sampling.h"
 

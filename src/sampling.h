@@ -11,7 +11,18 @@
 #include "nodes/params.h"
 #include "nodes/plannodes.h"
 
-#include "release.h"
+/* How a table is sampled, as far as privacy is concerned. */
+typedef struct DpSampling
+{
+	bool		sampled;		/* TABLESAMPLE present */
+	bool		amplified;		/* the release takes credit for it */
+	const char *method;			/* "bernoulli", "system", ... */
+	double		rate;			/* inclusion probability of a row */
+	const char *why_not;		/* when sampled but not amplified */
+	/* from the plan, resolved when the statement is priced */
+	TableSampleClause *tablesample;
+	int			nscans;			/* scans that read the table */
+} DpSampling;
 
 extern const DpSampling dp_no_sampling;
 

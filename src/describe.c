@@ -1,0 +1,165 @@
+/*-------------------------------------------------------------------------
+ *
+ * describe.c
+ *	  JSON descriptions of priced calls for the ledger and for preview, and
+ *	  the half-width of the central interval of their noise.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/builtins.h"
+#include "utils/json.h"
+
+#include "calibrate.h"
+#include "describe.h"
+
+static void
+json_number(StringInfo buf, const char *key, double v)
+{
+	if (isfinite(v))
+		appendStringInfo(buf, "\"%s\": %.17g", key, v);
+	else
+		appendStringInfo(buf, "\"%s\": null", key);
+}
+
+/* is the release of this noise rounded to an integer (bigint results)? */
+static bool
+integer_result(const DpRelease *r, const DpNoiseSpec *ns)
+{
+	if (ns == &r->count)
+		return r->call.kind != DP_AVG;
+	return r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT;
+}
+
+/*
+ * Half-width of the central interval of a release's noise at a confidence,
+ * exact for the discrete distribution used (and for its rounding to an
+ * integer where the result is a bigint), in units of the released value.
+ */
+double
+dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence)
+{
+	bool		laplace = ns->mechanism == DP_MECH_LAPLACE;
+	double		scale_units;
+
+	if (ns->mechanism == DP_MECH_NONE)
+		return 0;
+	scale_units = laplace ? (double) ns->laplace.t / (double) ns->laplace.s
+		: ldexp(ns->noise_scale, -ns->grid_exp);
+	if (integer_result(r, ns) && ns->grid_exp < 0)
+		return dp_noise_halfwidth(laplace, scale_units, confidence, -ns->grid_exp);
+	return ldexp(dp_noise_halfwidth(laplace, scale_units, confidence, 0), ns->grid_exp);
+}
+
+static void
+describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoiseSpec *ns)
+{
+	appendStringInfo(buf, "{\"release\": \"%s\", \"mechanism\": \"%s\", ",
+					 part, dp_mechanism_name(ns->mechanism));
+	json_number(buf, "epsilon", ns->epsilon);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "delta", ns->delta);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "sensitivity", ns->sensitivity);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "noise_scale", ns->noise_scale);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "ci95", dp_release_halfwidth(r, ns, 0.95));
+	appendStringInfoString(buf, "}");
+}
+
+void
+dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
+{
+	const DpSampling *s = &r->sampling;
+
+	if (!s->sampled)
+	{
+		appendStringInfoString(buf, "null");
+		return;
+	}
+	appendStringInfo(buf, "{\"method\": \"%s\", ", s->method ? s->method : "unknown");
+	json_number(buf, "rate", s->rate);
+	appendStringInfo(buf, ", \"amplified\": %s, ", s->amplified ? "true" : "false");
+	json_number(buf, "base_epsilon", ns->base_epsilon);
+	if (ns->mechanism == DP_MECH_GAUSSIAN)
+	{
+		appendStringInfoString(buf, ", ");
+		json_number(buf, "base_delta", ns->base_delta);
+	}
+	if (ns->calibration)
+		appendStringInfo(buf, ", \"calibration\": \"%s\"", ns->calibration);
+	if (!s->amplified && s->why_not)
+	{
+		appendStringInfoString(buf, ", \"why_not\": ");
+		escape_json(buf, s->why_not);
+	}
+	appendStringInfoString(buf, "}");
+}
+
+/*
+ * A JSON object describing one priced call, for the ledger: the call's
+ * price, and for its main release (the count, or the (centred) sum) the
+ * mechanism, sensitivity and noise scale in the units of the released value;
+ * "releases" lists every noisy release of the call (dp_avg has two).
+ */
+void
+dp_release_describe(StringInfo buf, const DpRelease *r)
+{
+	const DpNoiseSpec *main = (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
+		? &r->count : &r->sum;
+
+	appendStringInfo(buf, "{\"aggregate\": \"%s\", ", dp_kind_name(r->call.kind));
+	if (OidIsValid(r->call.valtype))
+	{
+		appendStringInfoString(buf, "\"type\": ");
+		escape_json(buf, format_type_be(r->call.valtype));
+		appendStringInfoString(buf, ", ");
+	}
+	appendStringInfo(buf, "\"mechanism\": \"%s\", ", dp_mechanism_name(main->mechanism));
+	json_number(buf, "epsilon", r->epsilon);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "delta", r->delta);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "sensitivity", main->sensitivity);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "noise_scale", main->noise_scale);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "ci95", dp_release_halfwidth(r, main, 0.95));
+	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+	{
+		appendStringInfoString(buf, ", \"lower\": ");
+		if (r->call.vclass == DP_VALUE_INT)
+			appendStringInfo(buf, INT64_FORMAT ", \"upper\": " INT64_FORMAT,
+							 r->lower_int, r->upper_int);
+		else if (r->call.vclass == DP_VALUE_FLOAT)
+			appendStringInfo(buf, "%.17g, \"upper\": %.17g", r->lower_float, r->upper_float);
+		else
+			appendStringInfo(buf, "%s, \"upper\": %s",
+							 numeric_normalize(r->lower_num), numeric_normalize(r->upper_num));
+	}
+	appendStringInfoString(buf, ", \"sampling\": ");
+	dp_sampling_describe(buf, r, main);
+	appendStringInfoString(buf, ", \"releases\": [");
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			describe_noise(buf, "count", r, &r->count);
+			break;
+		case DP_SUM:
+			describe_noise(buf, "sum", r, &r->sum);
+			break;
+		case DP_AVG:
+			describe_noise(buf, "count", r, &r->count);
+			appendStringInfoString(buf, ", ");
+			describe_noise(buf, "centred_sum", r, &r->sum);
+			break;
+	}
+	appendStringInfoString(buf, "]}");
+}

@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * describe.h
+ *	  JSON descriptions of priced calls, and the intervals of their noise.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_DESCRIBE_H
+#define DP_AGG_DESCRIBE_H
+
+#include "lib/stringinfo.h"
+
+#include "release.h"
+
+extern void dp_release_describe(StringInfo buf, const DpRelease *r);
+extern void dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns);
+extern double dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence);
+
+#endif							/* DP_AGG_DESCRIBE_H */

@@ -1,0 +1,83 @@
+/*-------------------------------------------------------------------------
+ *
+ * grid.c
+ *	  The grid of a release: every released value is an integer number of
+ *	  units of 2^k.  The choice of k, and the rounding of numeric rows and
+ *	  bounds to it (integers and doubles round inline, grid.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "grid.h"
+
+/*
+ * Exponent of the row grid: noise of about 2^40 units, |rows| <= 2^60
+ * units, sensitivity >= 4 units where possible, and k >= min_exp.
+ * log2_span is log2 of the spread the noise hides (max(|l|,|u|) for a sum,
+ * u - l for an average), log2_max that of max(|l|,|u|).
+ */
+int
+dp_choose_row_grid(double log2_span, double log2_max, double mult, int min_exp)
+{
+	double		k = floor(log2_span + log2(mult)) - 40;
+	double		hi = floor(log2_span) - 2;
+	double		lo = ceil(log2_max) - 60;
+
+	if (k > hi)
+		k = hi;
+	if (k < lo)
+		k = lo;
+	if (k < min_exp)
+		k = min_exp;
+	if (!isfinite(k))
+		k = min_exp;
+	return (int) k;
+}
+
+int64
+dp_round_numeric(Numeric v, Numeric mult)
+{
+	Datum		scaled;
+
+	scaled = NumericGetDatum(numeric_mul_opt_error(v, mult, NULL));
+	scaled = DirectFunctionCall2(numeric_round, scaled, Int32GetDatum(0));
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, scaled));
+}
+
+/* 2^e as an exact numeric: powers of 2 (or of 5 shifted by 10^-n) */
+Numeric
+dp_numeric_pow2(int e)
+{
+	int			n = Abs(e);
+	Numeric		base = int64_to_numeric(e >= 0 ? 2 : 5);
+	Numeric		result = int64_to_numeric(1);
+
+	/* exponentiation by squaring; integer products are exact */
+	while (n > 0)
+	{
+		if (n & 1)
+			result = numeric_mul_opt_error(result, base, NULL);
+		n >>= 1;
+		if (n > 0)
+			base = numeric_mul_opt_error(base, base, NULL);
+	}
+	if (e < 0)
+	{
+		char		buf[32];
+
+		snprintf(buf, sizeof(buf), "1e%d", e);
+		result = numeric_mul_opt_error(result,
+									   DatumGetNumeric(DirectFunctionCall3(numeric_in,
+																		   CStringGetDatum(buf),
+																		   ObjectIdGetDatum(InvalidOid),
+																		   Int32GetDatum(-1))),
+									   NULL);
+	}
+	return result;
+}

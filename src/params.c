@@ -1,0 +1,174 @@
+/*-------------------------------------------------------------------------
+ *
+ * params.c
+ *	  Parameters of a DP aggregate call (epsilon, delta, clamping bounds) and
+ *	  of TABLESAMPLE: constants or statement parameters only, decided and
+ *	  evaluated before execution so that they cannot depend on the data.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_proc.h"
+#include "fmgr.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "params.h"
+
+/*
+ * Is expr a constant, a parameter of the statement, or a built-in immutable
+ * function or operator of such?  Those are decided before execution and
+ * cannot depend on the data.
+ */
+bool
+dp_is_parameter_form(Node *expr)
+{
+	if (expr == NULL)
+		return false;
+	switch (nodeTag(expr))
+	{
+		case T_Const:
+			return true;
+		case T_Param:
+			return ((Param *) expr)->paramkind == PARAM_EXTERN;
+		case T_RelabelType:
+			return dp_is_parameter_form((Node *) ((RelabelType *) expr)->arg);
+		case T_FuncExpr:
+			{
+				FuncExpr   *f = (FuncExpr *) expr;
+				ListCell   *lc;
+
+				if (f->funcretset || f->funcid >= FirstGenbkiObjectId ||
+					func_volatile(f->funcid) != PROVOLATILE_IMMUTABLE)
+					return false;
+				foreach(lc, f->args)
+					if (!dp_is_parameter_form(lfirst(lc)))
+						return false;
+				return true;
+			}
+		case T_OpExpr:
+			{
+				OpExpr	   *o = (OpExpr *) expr;
+				ListCell   *lc;
+
+				set_opfuncid(o);
+				if (o->opretset || o->opfuncid >= FirstGenbkiObjectId ||
+					func_volatile(o->opfuncid) != PROVOLATILE_IMMUTABLE)
+					return false;
+				foreach(lc, o->args)
+					if (!dp_is_parameter_form(lfirst(lc)))
+						return false;
+				return true;
+			}
+		default:
+			return false;
+	}
+}
+
+/*
+ * ERROR unless argument argno of a DP aggregate call is of parameter form.
+ */
+void
+dp_check_parameter_expr(Node *expr, const DpCallInfo *info, int argno)
+{
+	if (!dp_is_parameter_form(expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s of %s must be a constant or a parameter",
+						dp_arg_name(info, argno), dp_kind_name(info->kind)),
+				 errdetail("Columns, sub-queries and volatile expressions would make "
+						   "the noise depend on the data."),
+				 errhint("Write a literal, or a $n parameter of a prepared statement.")));
+}
+
+/*
+ * The value of an expression of parameter form (dp_is_parameter_form),
+ * given the statement's parameters: the one evaluator of the noise
+ * parameters, the clamping bounds and the TABLESAMPLE percentage.
+ */
+void
+dp_eval_parameter(Node *expr, ParamListInfo params, Datum *value, bool *isnull)
+{
+	switch (nodeTag(expr))
+	{
+		case T_Const:
+			*value = ((Const *) expr)->constvalue;
+			*isnull = ((Const *) expr)->constisnull;
+			return;
+		case T_Param:
+			{
+				Param	   *p = (Param *) expr;
+				ParamExternData *prm;
+				ParamExternData prmdata;
+
+				if (params == NULL || p->paramid <= 0 || p->paramid > params->numParams)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_PARAMETER),
+							 errmsg("there is no value for parameter $%d", p->paramid)));
+				if (params->paramFetch != NULL)
+					prm = params->paramFetch(params, p->paramid, false, &prmdata);
+				else
+					prm = &params->params[p->paramid - 1];
+				if (prm->ptype != p->paramtype)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("type of parameter %d (%s) does not match that when preparing the plan (%s)",
+									p->paramid, format_type_be(prm->ptype),
+									format_type_be(p->paramtype))));
+				*value = prm->value;
+				*isnull = prm->isnull;
+				return;
+			}
+		case T_RelabelType:
+			dp_eval_parameter((Node *) ((RelabelType *) expr)->arg, params, value, isnull);
+			return;
+		case T_FuncExpr:
+		case T_OpExpr:
+			{
+				Oid			fn;
+				List	   *args;
+				Oid			collation;
+				ListCell   *lc;
+				int			i = 0;
+				FmgrInfo	flinfo;
+				LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+
+				if (IsA(expr, FuncExpr))
+				{
+					fn = ((FuncExpr *) expr)->funcid;
+					args = ((FuncExpr *) expr)->args;
+					collation = ((FuncExpr *) expr)->inputcollid;
+				}
+				else
+				{
+					set_opfuncid((OpExpr *) expr);
+					fn = ((OpExpr *) expr)->opfuncid;
+					args = ((OpExpr *) expr)->args;
+					collation = ((OpExpr *) expr)->inputcollid;
+				}
+				fmgr_info(fn, &flinfo);
+				InitFunctionCallInfoData(*fcinfo, &flinfo, list_length(args),
+										 collation, NULL, NULL);
+				foreach(lc, args)
+				{
+					dp_eval_parameter(lfirst(lc), params,
+								   &fcinfo->args[i].value, &fcinfo->args[i].isnull);
+					if (fcinfo->args[i].isnull && flinfo.fn_strict)
+					{
+						*value = (Datum) 0;
+						*isnull = true;
+						return;
+					}
+					i++;
+				}
+				*value = FunctionCallInvoke(fcinfo);
+				*isnull = fcinfo->isnull;
+				return;
+			}
+		default:
+			elog(ERROR, "dp_agg: unexpected parameter expression %d", (int) nodeTag(expr));
+	}
+}

@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * price.c
+ *	  The price of a statement: a ticket for every DP aggregate call its plan
+ *	  holds, and the total epsilon and delta of the calls it finalizes
+ *	  (basic composition: Dwork & Roth 2014, Theorem 3.16), each call counted
+ *	  once however many groups it produces, as groups are disjoint and their
+ *	  releases compose in parallel.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/nodeFuncs.h"
+
+#include "calibrate.h"
+#include "guard.h"
+#include "price.h"
+
+/*
+ * Tickets for the DP calls of a plan, in the executor's query context.
+ */
+List *
+dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
+{
+	List	   *calls = dp_guard_plan(stmt, validate);
+	List	   *releases = NIL;
+	ListCell   *lc;
+
+	foreach(lc, calls)
+	{
+		DpPlanCall *c = lfirst(lc);
+
+		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
+										  c->finalize, &c->sampling, params);
+
+		r->agg_node = c->agg;
+		releases = lappend(releases, r);
+	}
+
+	/* say once why a sampled table gets no amplification */
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+
+		if (validate && r->finalize && r->sampling.sampled && !r->sampling.amplified)
+		{
+			ereport(NOTICE,
+					(errmsg("TABLESAMPLE %s gives no privacy amplification here",
+							r->sampling.method),
+					 errdetail("The release is priced and its noise calibrated as if the table "
+							   "were read whole: %s.", r->sampling.why_not),
+					 errhint("BERNOULLI without REPEATABLE, or dp_agg.secure_bernoulli, "
+							 "earns amplification by subsampling.")));
+			break;
+		}
+	}
+	return releases;
+}
+
+/*
+ * The releases a statement pays for: the finalized calls, one per distinct
+ * call of each Agg node (the executor evaluates equal calls once), and
+ * their total price, rounded up.
+ */
+List *
+dp_priced_releases(List *releases, double *epsilon, double *delta)
+{
+	List	   *priced = NIL;
+	ListCell   *lc;
+
+	*epsilon = 0;
+	*delta = 0;
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+		ListCell   *lc2;
+		bool		dup = false;
+
+		if (!r->finalize)
+			continue;
+		foreach(lc2, priced)
+		{
+			DpRelease  *p = lfirst(lc2);
+
+			if (p->agg_node == r->agg_node && equal(p->aggref, r->aggref))
+			{
+				dup = true;
+				break;
+			}
+		}
+		if (dup)
+			continue;
+		priced = lappend(priced, r);
+		*epsilon = dp_add_up(*epsilon, r->epsilon);
+		*delta = dp_add_up(*delta, r->delta);
+	}
+	return priced;
+}

@@ -1,0 +1,146 @@
+/*-------------------------------------------------------------------------
+ *
+ * release_rdp.c
+ *	  The Renyi DP curve of a priced call, on the order grid of the
+ *	  accountant (calibrate.c), with a cache of recent curves.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "calibrate.h"
+#include "release_rdp.h"
+
+/* relative margin for the rounding of each Renyi DP term (never understated) */
+#define RDP_MARGIN (1.0 + 1.0 / 1099511627776.0)	/* 1 + 2^-40 */
+
+/*
+ * The Renyi DP curve of one noisy release (on the grid of dp_rdp_orders),
+ * before the margin:
+ *  - discrete Gaussian: alpha D^2 / (2 sigma^2), as for the continuous one
+ *    (Canonne, Kamath & Steinke 2020, Theorem 4: the same concentrated DP);
+ *    under Poisson subsampling the Renyi DP of the sampled Gaussian
+ *    (Mironov, Talwar & Zhang 2019; see gaussian_sigma_units on lattices);
+ *  - discrete Laplace: its exact Renyi DP (dp_rdp_discrete_laplace, the
+ *    discrete form of Mironov 2017, Proposition 6), at most epsilon;
+ *    amplified by subsampling: an epsilon-DP release is min(epsilon,
+ *    alpha epsilon^2 / 2)-RDP at every order (Bun & Steinke 2016).
+ * The noise actually used is at least what is assumed here (sigma^2 is
+ * rounded up, the Laplace scale is the sampler's), and add_noise_rdp rounds
+ * each term up by a relative 2^-40.
+ */
+static void
+noise_rdp_curve(const DpNoiseSpec *ns, const DpSampling *sampling, double *out)
+{
+	int			n;
+	const double *orders = dp_rdp_orders(&n);
+
+	for (int i = 0; i < n; i++)
+	{
+		double		a = orders[i];
+
+		switch (ns->mechanism)
+		{
+			case DP_MECH_NONE:
+				out[i] = 0;
+				break;
+			case DP_MECH_LAPLACE:
+				if (sampling->amplified)
+					out[i] = Min(ns->epsilon, a * ns->epsilon * ns->epsilon / 2);
+				else
+					out[i] = Min(dp_rdp_discrete_laplace((double) ns->laplace.s / (double) ns->laplace.t,
+														 (double) ns->sens_units, a),
+								 ns->epsilon);
+				break;
+			case DP_MECH_GAUSSIAN:
+				{
+					double		nm = ns->sigma_units / (double) ns->sens_units;
+
+					out[i] = sampling->amplified
+						? dp_rdp_sampled_gaussian_fast(sampling->rate, nm, a)
+						: dp_rdp_gaussian(nm, a);
+					break;
+				}
+		}
+	}
+}
+
+/*
+ * The last few curves computed: statements repeat their releases, and a
+ * curve costs hundreds of exp() and log() (or, sampled, much more).
+ */
+typedef struct CurveCacheEntry
+{
+	DpMechanism mechanism;
+	bool		amplified;
+	double		rate;
+	double		epsilon;
+	uint64		sens_units;
+	uint64		t,
+				s;				/* Laplace */
+	double		sigma_units;	/* Gaussian */
+	double		curve[DP_RDP_ORDERS];
+} CurveCacheEntry;
+
+#define CURVE_CACHE_SIZE 8
+static CurveCacheEntry curve_cache[CURVE_CACHE_SIZE];
+static int	curve_cache_used = 0;
+static int	curve_cache_next = 0;
+
+static const double *
+noise_rdp_curve_cached(const DpNoiseSpec *ns, const DpSampling *sampling)
+{
+	CurveCacheEntry key;
+	CurveCacheEntry *e;
+
+	memset(&key, 0, offsetof(CurveCacheEntry, curve));
+	key.mechanism = ns->mechanism;
+	key.amplified = sampling->amplified;
+	key.rate = sampling->amplified ? sampling->rate : 1;
+	key.epsilon = ns->epsilon;
+	key.sens_units = ns->sens_units;
+	if (ns->mechanism == DP_MECH_LAPLACE)
+	{
+		key.t = ns->laplace.t;
+		key.s = ns->laplace.s;
+	}
+	else if (ns->mechanism == DP_MECH_GAUSSIAN)
+		key.sigma_units = ns->sigma_units;
+
+	for (int i = 0; i < curve_cache_used; i++)
+	{
+		if (memcmp(&curve_cache[i], &key, offsetof(CurveCacheEntry, curve)) == 0)
+			return curve_cache[i].curve;
+	}
+	/* computed before the entry is filled, so that an error leaves no stale entry */
+	noise_rdp_curve(ns, sampling, key.curve);
+	e = &curve_cache[curve_cache_next];
+	memcpy(e, &key, sizeof(key));
+	curve_cache_next = (curve_cache_next + 1) % CURVE_CACHE_SIZE;
+	if (curve_cache_used < CURVE_CACHE_SIZE)
+		curve_cache_used++;
+	return e->curve;
+}
+
+/* add the curve of one noisy release to curve[], each term rounded up */
+static void
+add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
+{
+	const double *c = noise_rdp_curve_cached(ns, sampling);
+
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+	{
+		if (c[i] > 0)
+			curve[i] = dp_add_up(curve[i], dp_mul_up(c[i], RDP_MARGIN));
+	}
+}
+
+/* the Renyi DP curve of a priced call: one or two noisy releases */
+void
+dp_release_add_rdp(const DpRelease *r, double *curve)
+{
+	if (r->call.kind != DP_SUM)
+		add_noise_rdp(&r->count, &r->sampling, curve);
+	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+		add_noise_rdp(&r->sum, &r->sampling, curve);
+}

@@ -1,0 +1,15 @@
+/*-------------------------------------------------------------------------
+ *
+ * release_rdp.h
+ *	  The Renyi DP curve of a priced call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_RELEASE_RDP_H
+#define DP_AGG_RELEASE_RDP_H
+
+#include "release.h"
+
+extern void dp_release_add_rdp(const DpRelease *r, double *curve);
+
+#endif							/* DP_AGG_RELEASE_RDP_H */
