@@ -121,6 +121,7 @@ static double
 calibration_cached(CalibrationKind kind, double a, double b, double c)
 {
 	CalibrationEntry *e;
+	double		value;
 
 	for (int i = 0; i < calibration_cache_used; i++)
 	{
@@ -128,14 +129,16 @@ calibration_cached(CalibrationKind kind, double a, double b, double c)
 		if (e->kind == kind && e->a == a && e->b == b && e->c == c)
 			return e->value;
 	}
+	/* computed before the entry is touched: an error leaves no stale pair */
+	value = kind == CAL_DISCRETE_SIGMA
+		? dp_discrete_gaussian_sigma(a, b, c)
+		: dp_rdp_sampled_gaussian_sigma(a, b, c);
 	e = &calibration_cache[calibration_cache_next];
 	e->kind = kind;
 	e->a = a;
 	e->b = b;
 	e->c = c;
-	e->value = kind == CAL_DISCRETE_SIGMA
-		? dp_discrete_gaussian_sigma(a, b, c)
-		: dp_rdp_sampled_gaussian_sigma(a, b, c);
+	e->value = value;
 	calibration_cache_next = (calibration_cache_next + 1) % CALIBRATION_CACHE_SIZE;
 	if (calibration_cache_used < CALIBRATION_CACHE_SIZE)
 		calibration_cache_used++;
