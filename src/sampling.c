@@ -155,18 +155,12 @@ dp_sampling_resolve(DpSampling *s, ParamListInfo params)
 		s->why_not = "the table is read in several parts";
 	else
 	{
-		Expr	   *arg = linitial(tsc->args);
 		Datum		value;
 		bool		isnull;
-		ExprContext *econtext;
-		ExprState  *state;
 
-		/* a constant or a parameter (dp_check_tablesample), evaluated now */
-		econtext = CreateStandaloneExprContext();
-		econtext->ecxt_param_list_info = params;
-		state = ExecInitExpr(arg, NULL);
-		value = ExecEvalExpr(state, econtext, &isnull);
-		FreeExprContext(econtext, true);
+		/* a constant or a parameter, evaluated now */
+		dp_check_tablesample(tsc);
+		dp_eval_parameter(linitial(tsc->args), params, &value, &isnull);
 		if (isnull)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
