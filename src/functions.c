@@ -21,6 +21,7 @@
 #include "numeric_units.h"
 #include "compat.h"
 #include "noise.h"
+#include "noise_param.h"
 
 PG_FUNCTION_INFO_V1(dp_laplace_scale_sql);
 PG_FUNCTION_INFO_V1(dp_numeric_units_sql);
@@ -133,9 +134,18 @@ parse_mechanism(text *t)
 }
 
 /*
+ * Smallest Laplace scale noise_sample accepts: 2^-40, far below any the
+ * aggregates use (their grids make the noise about 2^40 units).
+ */
+#define NOISE_SAMPLE_MIN_LAPLACE_SCALE (1.0 / 1099511627776.0)
+
+/*
  * dp_agg.noise_sample(mechanism, scale, n): n draws of the samplers the
- * aggregates use, for statistical tests and audits.  Laplace: the scale is
- * the exact dyadic value given; Gaussian: sigma, with sigma^2 rounded up.
+ * aggregates use, for statistical tests and audits, with the parameters
+ * the aggregates would use (noise_param.c).  Laplace: the scale t/s is the
+ * smallest dyadic rational at least the scale given (the scale itself when
+ * its binary exponent is at least -63); Gaussian: sigma, with sigma^2
+ * rounded up.
  */
 Datum
 dp_noise_sample(PG_FUNCTION_ARGS)
@@ -146,48 +156,16 @@ dp_noise_sample(PG_FUNCTION_ARGS)
 	int32		n = PG_GETARG_INT32(2);
 	DpLaplaceParam lp = {0, 0};
 	DpGaussianParam gp = {0, 0};
-	check_arg(scale >= (laplace ? ldexp(1.0, -40) : DP_MIN_GAUSSIAN_SIGMA) &&
+
+	check_arg(scale >= (laplace ? NOISE_SAMPLE_MIN_LAPLACE_SCALE : DP_MIN_GAUSSIAN_SIGMA) &&
 			  scale <= (laplace ? DP_MAX_LAPLACE_SCALE : DP_MAX_GAUSSIAN_SIGMA),
 			  "scale", "within the range of the sampler", scale);
 	check_arg(n >= 0, "n", "at least 0", n);
 
 	if (laplace)
-	{
-		int			e;
-		double		f = frexp(scale, &e);
-
-		/* scale = f 2^e exactly: t / s with t = f 2^53 */
-		lp.t = (uint64) ldexp(f, 53);
-		e -= 53;
-		if (e >= 0)
-		{
-			lp.t <<= e;
-			lp.s = 1;
-		}
-		else
-			lp.s = UINT64CONST(1) << (-e);
-		while (lp.s > 1 && (lp.t & 1) == 0)
-		{
-			lp.t >>= 1;
-			lp.s >>= 1;
-		}
-	}
+		lp = dp_laplace_param(scale);
 	else
-	{
-		double		v = dp_mul_up(scale, scale);
-		int			e;
-		double		f = frexp(v, &e);
-
-		gp.p = (uint64) ldexp(f, 53);
-		e -= 53;
-		if (e >= 0)
-		{
-			gp.p <<= e;
-			gp.q = 1;
-		}
-		else
-			gp.q = (uint128) 1 << (-e);
-	}
+		gp = dp_gaussian_param(dp_mul_up(scale, scale));
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (int i = 0; i < n; i++)
@@ -216,6 +194,24 @@ PG_FUNCTION_INFO_V1(dp_sampled_gaussian_sigma_sql);
 #define CHECK_RATE0(q) check_arg((q) >= 0 && (q) <= 1, "rate", "between 0 and 1", (q))
 #define CHECK_NM(m) check_arg((m) > 0 && isfinite(m), "noise_multiplier", "a positive finite number", (m))
 
+/*
+ * A Renyi order: above 1, and at most DP_RDP_MAX_ORDER (the series of the
+ * sampled Gaussian are summed exactly up to there) or infinite.  Checked
+ * for the whole array before any is computed.
+ */
+static void
+check_order(double a)
+{
+	check_arg(a > 1, "order", "greater than 1", a);
+	if (!(a <= DP_RDP_MAX_ORDER || a == INFINITY))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("order must be at most %d, or infinite", DP_RDP_MAX_ORDER),
+				 errdetail("order is %g; the Renyi DP of the sampled Gaussian is computed "
+						   "exactly for orders in (1, %d] and at infinity.",
+						   a, DP_RDP_MAX_ORDER)));
+}
+
 /* the float8 elements of a one-dimensional array without NULLs */
 static double *
 float8_array(ArrayType *a, const char *name, int *n)
@@ -233,6 +229,7 @@ float8_array(ArrayType *a, const char *name, int *n)
 	result = palloc(sizeof(double) * Max(*n, 1));
 	for (int i = 0; i < *n; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -279,8 +276,10 @@ dp_rdp_sampled_gaussian_sql(PG_FUNCTION_ARGS)
 	CHECK_RATE0(rate);
 	CHECK_NM(nm);
 	for (int i = 0; i < n; i++)
+		check_order(orders[i]);
+	for (int i = 0; i < n; i++)
 	{
-		check_arg(orders[i] > 1, "order", "greater than 1", orders[i]);
+		CHECK_FOR_INTERRUPTS();
 		out[i] = Float8GetDatum(dp_rdp_sampled_gaussian(rate, nm, orders[i]));
 	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(out, n, FLOAT8OID, sizeof(float8),
@@ -305,6 +304,7 @@ dp_rdp_to_epsilon_sql(PG_FUNCTION_ARGS)
 	CHECK_DELTA_POS(delta);
 	for (int i = 0; i < n; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		check_arg(orders[i] > 1, "order", "greater than 1", orders[i]);
 		check_arg(rdp[i] >= 0, "rdp", "at least 0", rdp[i]);
 	}
@@ -363,7 +363,9 @@ dp_rdp_orders_sql(PG_FUNCTION_ARGS)
 /*
  * dp_agg.noise_interval(mechanism, noise_scale, confidence): the half-width
  * of the central interval of the discrete Laplace (scale) or discrete
- * Gaussian (sigma) noise on the integers at that confidence.
+ * Gaussian (sigma) noise on the integers at that confidence, for the scales
+ * the samplers accept; exact below 2^53, above it the smallest double that
+ * covers (dp_noise_halfwidth).
  */
 Datum
 dp_noise_interval_sql(PG_FUNCTION_ARGS)
@@ -372,7 +374,12 @@ dp_noise_interval_sql(PG_FUNCTION_ARGS)
 	double		scale = PG_GETARG_FLOAT8(1);
 	double		confidence = PG_GETARG_FLOAT8(2);
 
-	check_arg(scale >= 0 && isfinite(scale), "noise_scale", "a finite number at least 0", scale);
+	if (laplace)
+		check_arg(scale >= 0 && scale <= DP_MAX_LAPLACE_SCALE, "noise_scale",
+				  "between 0 and 2^62 for laplace (the range of the sampler)", scale);
+	else
+		check_arg(scale >= 0 && scale <= DP_MAX_GAUSSIAN_SIGMA, "noise_scale",
+				  "between 0 and 2^48 for gaussian (the range of the sampler)", scale);
 	check_arg(confidence > 0 && confidence < 1, "confidence", "greater than 0 and less than 1",
 			  confidence);
 	PG_RETURN_FLOAT8(dp_noise_halfwidth(laplace, scale, confidence, 0));
