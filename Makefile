@@ -54,3 +54,8 @@ $(OBJS): $(wildcard src/*.h)
 .PHONY: prove_installcheck
 prove_installcheck:
 	$(prove_installcheck)
+
+# the module graph: acyclic includes and calls, layered (README, "Layout")
+.PHONY: check-graph
+check-graph: all
+	bash test/check-graph.sh

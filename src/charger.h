@@ -48,7 +48,6 @@ typedef struct DpChargeRequest
 	char		data[FLEXIBLE_ARRAY_MEMBER];
 } DpChargeRequest;
 
-extern void dp_charger_request_shmem(void);
 extern void dp_charger_init(void);
 extern void dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply);
 

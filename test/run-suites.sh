@@ -21,6 +21,15 @@ record() {   # suite passed failed
     total_fail=$((total_fail + $3))
 }
 
+# the module graph (builds the objects in this copy of the tree)
+if [ -f test/check-graph.sh ]; then
+    if out=$(bash test/check-graph.sh 2>&1); then
+        echo "$out"; record "graph" 1 0
+    else
+        echo "$out"; record "graph" 0 1
+    fi
+fi
+
 # pg_regress and isolation: one line per test, "ok" or "FAILED"
 out=$(make -s -i installcheck 2>&1)
 echo "$out" | grep -E '^(test|     ) |^ok |^not ok ' || true
