@@ -8,7 +8,7 @@
 SET statement_timeout = '5s';
 CREATE TABLE lim_t (i int);
 INSERT INTO lim_t SELECT k FROM generate_series(1, 10) k;
-CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN EXECUTE q; RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
 
