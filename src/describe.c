@@ -54,18 +54,25 @@ dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidenc
 	return ldexp(dp_noise_halfwidth(laplace, scale_units, confidence, 0), ns->grid_exp);
 }
 
+/* the price and the noise of a release: four fields, without braces */
+static void
+describe_price(StringInfo buf, double epsilon, double delta, const DpNoiseSpec *ns)
+{
+	json_number(buf, "epsilon", epsilon);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "delta", delta);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "sensitivity", ns->sensitivity);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "noise_scale", ns->noise_scale);
+}
+
 static void
 describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoiseSpec *ns)
 {
 	appendStringInfo(buf, "{\"release\": \"%s\", \"mechanism\": \"%s\", ",
 					 part, dp_mechanism_name(ns->mechanism));
-	json_number(buf, "epsilon", ns->epsilon);
-	appendStringInfoString(buf, ", ");
-	json_number(buf, "delta", ns->delta);
-	appendStringInfoString(buf, ", ");
-	json_number(buf, "sensitivity", ns->sensitivity);
-	appendStringInfoString(buf, ", ");
-	json_number(buf, "noise_scale", ns->noise_scale);
+	describe_price(buf, ns->epsilon, ns->delta, ns);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
 	appendStringInfoString(buf, ", ");
@@ -122,13 +129,7 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 		appendStringInfoString(buf, ", ");
 	}
 	appendStringInfo(buf, "\"mechanism\": \"%s\", ", dp_mechanism_name(main->mechanism));
-	json_number(buf, "epsilon", r->epsilon);
-	appendStringInfoString(buf, ", ");
-	json_number(buf, "delta", r->delta);
-	appendStringInfoString(buf, ", ");
-	json_number(buf, "sensitivity", main->sensitivity);
-	appendStringInfoString(buf, ", ");
-	json_number(buf, "noise_scale", main->noise_scale);
+	describe_price(buf, r->epsilon, r->delta, main);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "ci95", dp_release_halfwidth(r, main, 0.95));
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
