@@ -560,6 +560,13 @@ dp_amplified_epsilon(double epsilon0, double q)
 }
 
 /*
+ * From this epsilon on the inverse is computed in logs: e^epsilon / q
+ * overflows from about epsilon = 709 + ln q, and already at 30 the two
+ * forms agree to rounding (e^-30 < 1e-13), so the switch costs nothing.
+ */
+#define BASE_EPSILON_LOG_FORM 30
+
+/*
  * The inverse: the largest epsilon0 that subsampling at rate q amplifies to
  * at most epsilon, ln(1 + (e^epsilon - 1)/q), rounded down by a relative
  * 2^-50 to cover the few ulps of error of expm1, the division and log1p
@@ -573,9 +580,9 @@ dp_base_epsilon(double epsilon, double q)
 
 	if (q >= 1)
 		return epsilon;
-	if (epsilon < 30)
+	if (epsilon < BASE_EPSILON_LOG_FORM)
 		e0 = log1p(expm1(epsilon) / q);
-	else						/* e^epsilon would overflow: the same in logs */
+	else
 		e0 = epsilon - log(q) + log1p((q - 1) * exp(-epsilon));
 	return dp_mul_down(e0, 1.0 - ldexp(1.0, -50));
 }

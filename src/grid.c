@@ -17,17 +17,27 @@
 #include "grid.h"
 
 /*
- * Exponent of the row grid: noise of about 2^40 units, |rows| <= 2^60
- * units, sensitivity >= 4 units where possible, and k >= min_exp.
- * log2_span is log2 of the spread the noise hides (max(|l|,|u|) for a sum,
- * u - l for an average), log2_max that of max(|l|,|u|).
+ * The noise is about 2^40 units: the rounding of each row (at most half a
+ * unit) is then far below the noise, and the exact samplers' parameters
+ * stay far inside their ranges (noise.h).
+ */
+#define GRID_NOISE_LOG2 40
+/* the sensitivity is at least 2^2 units where possible */
+#define GRID_MIN_SENS_LOG2 2
+
+/*
+ * Exponent of the row grid: noise of about 2^GRID_NOISE_LOG2 units, |rows|
+ * <= 2^DP_GRID_ROW_LOG2 units, sensitivity >= 2^GRID_MIN_SENS_LOG2 units
+ * where possible, and k >= min_exp.  log2_span is log2 of the spread the
+ * noise hides (max(|l|,|u|) for a sum, u - l for an average), log2_max that
+ * of max(|l|,|u|), mult the noise per unit of sensitivity.
  */
 int
 dp_choose_row_grid(double log2_span, double log2_max, double mult, int min_exp)
 {
-	double		k = floor(log2_span + log2(mult)) - 40;
-	double		hi = floor(log2_span) - 2;
-	double		lo = ceil(log2_max) - 60;
+	double		k = floor(log2_span + log2(mult)) - GRID_NOISE_LOG2;
+	double		hi = floor(log2_span) - GRID_MIN_SENS_LOG2;
+	double		lo = ceil(log2_max) - DP_GRID_ROW_LOG2;
 
 	if (k > hi)
 		k = hi;

@@ -13,6 +13,28 @@
 #include "utils/numeric.h"
 
 /*
+ * Rows are at most 2^DP_GRID_ROW_LOG2 units (the grid is chosen so), so
+ * that 128-bit sums of up to 2^67 rows cannot overflow; after rounding a
+ * bound may exceed that by the rounding, so bounds are checked against
+ * twice as much, DP_GRID_MAX_UNITS.
+ */
+#define DP_GRID_ROW_LOG2 60
+#define DP_GRID_MAX_UNITS ((int64) 1 << (DP_GRID_ROW_LOG2 + 1))
+
+/*
+ * The smallest grid exponent: below the smallest positive double (2^-1074),
+ * so that it never makes a grid coarser than a double bound needs; it keeps
+ * 2^-k within the range of numerics.
+ */
+#define DP_GRID_MIN_EXP (-1100)
+
+/*
+ * Doubles are scaled by a multiplication by 2^-k where that is a normal
+ * double (|k| < 1022, with margin), else by ldexp.
+ */
+#define DP_GRID_MULT_MAX_EXP 1000
+
+/*
  * Rounding of one clamped value to a row grid, in units of 2^k: a monotone
  * function, applied identically to the bounds.  Integers round half up (a
  * negative exponent, used with Gaussian noise, scales them exactly);
@@ -25,7 +47,7 @@ dp_round_int(int64 v, int k)
 	if (k == 0)
 		return v;
 	if (k < 0)
-		return v * ((int64) 1 << (-k));	/* exact: |v| 2^-k <= 2^61 */
+		return v * ((int64) 1 << (-k));	/* exact: |v| 2^-k <= DP_GRID_MAX_UNITS */
 	return (int64) (((int128) v + ((int128) 1 << (k - 1))) >> k);
 }
 

@@ -282,7 +282,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
  * Laplace of scale 1/epsilon is exactly epsilon-DP.  Gaussian noise goes on
  * the lattice 2^k Z with k <= 0 chosen so that sigma is about 2^40 units:
  * there the discrete Gaussian needs no more noise than the continuous one
- * (on the integers it needs up to 1.5% more when sigma is near 1), and the
+ * (on the integers it needs up to about 2% more when sigma is small), and the
  * released count is rounded to an integer afterwards (post-processing).
  */
 static void
@@ -294,7 +294,7 @@ plan_count_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delt
 	if (delta > 0)
 		k = dp_choose_row_grid(0.0, 0.0,
 							noise_multiplier(epsilon, delta, sampling),
-							-1100);
+							DP_GRID_MIN_EXP);
 	plan_noise(ns, fname, epsilon, delta, UINT64CONST(1) << (-k), k, sampling);
 }
 
@@ -489,7 +489,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 		resolve_bounds(r, aggref, params, &log2_span, &log2_max);
 		k = dp_choose_row_grid(log2_span, log2_max,
 							noise_multiplier(sum_epsilon, sum_delta, &r->sampling),
-							(info->vclass == DP_VALUE_INT && delta == 0) ? 0 : -1100);
+							(info->vclass == DP_VALUE_INT && delta == 0) ? 0 : DP_GRID_MIN_EXP);
 		r->row_grid_exp = k;
 		switch (info->vclass)
 		{
@@ -498,7 +498,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 				r->hi_units = dp_round_int(r->upper_int, k);
 				break;
 			case DP_VALUE_FLOAT:
-				r->row_mult = (k > -1000 && k < 1000) ? ldexp(1.0, -k) : 0;
+				r->row_mult = (k > -DP_GRID_MULT_MAX_EXP && k < DP_GRID_MULT_MAX_EXP) ? ldexp(1.0, -k) : 0;
 				r->lo_units = dp_round_float(r->lower_float, r->row_mult, k);
 				r->hi_units = dp_round_float(r->upper_float, r->row_mult, k);
 				break;
@@ -508,7 +508,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 				r->hi_units = dp_round_numeric(r->upper_num, r->row_mult_num);
 				break;
 		}
-		if (r->lo_units < -(INT64CONST(1) << 61) || r->hi_units > (INT64CONST(1) << 61))
+		if (r->lo_units < -DP_GRID_MAX_UNITS || r->hi_units > DP_GRID_MAX_UNITS)
 			elog(ERROR, "dp_agg: grid exponent %d leaves bounds too large", k);
 
 		if (info->kind == DP_SUM)
