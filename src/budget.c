@@ -7,10 +7,7 @@
  * statement starts, the role privilege checks use: inside a SECURITY
  * DEFINER function that is the function's owner, after SET ROLE the role
  * set.  The price is the sum of the epsilons and of the deltas of the DP
- * aggregate calls the plan finalizes (basic composition, "A Tail of Two
- * Densities", reference 000, Claim 10), each call counted once however many
- * groups it produces: groups are disjoint, so their releases compose in
- * parallel.  The charge is committed by the charger (charger.c) before the
+ * aggregate calls the plan finalizes (price.c).  The charge is committed by the charger (charger.c) before the
  * executor reads a row; if it is not confirmed, the statement fails.
  *
  *-------------------------------------------------------------------------

@@ -239,7 +239,8 @@ exp_diff(double la, double lb)
 
 /*
  * The Laplace mechanism is epsilon-DP with scale b = sensitivity / epsilon
- * ("A Tail of Two Densities", reference 000, the claim after (1.5)).
+ * (Dwork & Roth 2014, "The Algorithmic Foundations of Differential
+ * Privacy", Theorem 3.6).
  * Rounded up so that the scale used is never below the one required.
  */
 double
@@ -548,8 +549,9 @@ dp_discrete_gaussian_epsilon(double sigma, double delta, double sens_units)
 /*
  * Poisson subsampling with rate q turns an epsilon0-DP mechanism into an
  * epsilon-DP one with epsilon = ln(1 + q (e^epsilon0 - 1)) for add/remove
- * neighbours ("A Tail of Two Densities", reference 000, Claim 19; Steinke,
- * reference 001, Theorem 29 and section 6.2); for (epsilon0, delta0)-DP the
+ * neighbours (Steinke 2022, "Composition of Differential Privacy & Privacy
+ * Amplification by Subsampling", Theorem 29 and section 6.2; Balle, Barthe
+ * & Gaboardi 2018); for (epsilon0, delta0)-DP the
  * delta becomes q delta0.  Computed with expm1/log1p, stable for small
  * values.
  */
@@ -872,8 +874,8 @@ dp_rdp_orders(int *n)
 
 /*
  * epsilon at delta after steps releases of the sampled Gaussian, composed
- * in Renyi DP (each order adds up: "A Tail of Two Densities", reference 002,
- * Claim 22) on the dp_accounting grid and converted as above.
+ * in Renyi DP (each order adds up: Mironov 2017, "Renyi Differential
+ * Privacy", Proposition 1) on the dp_accounting grid and converted as above.
  */
 double
 dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta)
@@ -927,7 +929,7 @@ dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q)
  * sigma of a Gaussian release whose input is Poisson-subsampled at rate q,
  * so that the release is (epsilon, delta)-DP: the better of
  *  (i) the analytic Gaussian at the base (epsilon0, delta/q) that
- *      amplification turns into (epsilon, delta) (reference 001, Theorem 29),
+ *      amplification turns into (epsilon, delta) (Steinke 2022, Theorem 29),
  *  (ii) the Renyi DP of the sampled Gaussian converted to (epsilon, delta).
  * *method tells which (1 or 2).
  */
@@ -1056,7 +1058,7 @@ dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
  *   c = (1 - a)/(1 + a), a = e^-lambda,
  * summed in closed form over x <= 0, 0 < x < d and x >= d (three geometric
  * series).  It is the discrete counterpart of Mironov 2017, Proposition 6
- * (reference 004's table), to which it tends as lambda d stays fixed and
+ * (and Table II), to which it tends as lambda d stays fixed and
  * lambda goes to 0; the divergence is symmetric in the two directions.
  */
 double
@@ -1093,9 +1095,9 @@ dp_rdp_gaussian(double noise_multiplier, double alpha)
 /*
  * Is a statement of price (epsilon, delta) and Renyi DP curve `curve`
  * admitted?  Under basic accounting, when the sums of epsilons and deltas
- * stay within the limits (basic composition, reference 000, Claim 10).
- * Under Renyi accounting also when the composed curve (orders add up,
- * reference 002, Claim 22), converted at delta_limit, stays within the
+ * stay within the limits (basic composition: Dwork & Roth 2014, Theorem
+ * 3.16).  Under Renyi accounting also when the composed curve (orders add
+ * up: Mironov 2017, Proposition 1), converted at delta_limit, stays within the
  * epsilon limit: both are valid bounds for the same releases, so either
  * suffices.  *composed is the converted epsilon after the statement (NaN
  * when it cannot be computed, delta_limit = 0).

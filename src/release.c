@@ -179,7 +179,7 @@ noise_multiplier(double epsilon, double delta, const DpSampling *sampling)
  * guarantee it has before subsampling.  Without amplification: the exact
  * discrete calibration at (epsilon, delta).  With it: the better of
  *  (i) the discrete calibration at the base (epsilon0, delta/q) that
- *      amplification turns into (epsilon, delta) (reference 001, Theorem 29);
+ *      amplification turns into (epsilon, delta) (Steinke 2022, Theorem 29);
  *  (ii) the Renyi DP of the Poisson-subsampled Gaussian (Mironov, Talwar &
  *      Zhang 2019) converted to (epsilon, delta) (Balle et al. 2020,
  *      Theorem 21).  That analysis is for the continuous Gaussian; our noise

@@ -7,8 +7,9 @@
  * (p) and no REPEATABLE, each row is kept independently with probability
  * q = p/100: Poisson subsampling.  A release that is (epsilon0, delta0)-DP
  * on the sample is then (ln(1 + q (e^epsilon0 - 1)), q delta0)-DP on the
- * table for add/remove neighbours (reference 000, Claim 19; reference 001,
- * Theorem 29 and section 6.2), so the noise can be calibrated to the weaker
+ * table for add/remove neighbours (Steinke 2022, "Composition of
+ * Differential Privacy & Privacy Amplification by Subsampling", Theorem 29
+ * and section 6.2), so the noise can be calibrated to the weaker
  * base guarantee and the release still costs what was asked.  Gaussian
  * releases may also use the Renyi DP of the sampled Gaussian (release.c).
  *
