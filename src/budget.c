@@ -105,41 +105,40 @@ statement_text(QueryDesc *queryDesc, int *len)
 	return CleanQuerytext(text, &location, len);
 }
 
-/*
- * Charge the statement whose releases these are, or ERROR.
- */
-void
-dp_charge(QueryDesc *queryDesc, List *releases)
+/* the JSON array describing the priced calls, for the ledger */
+static void
+describe_calls(StringInfo detail, List *priced)
 {
-	double		epsilon,
-				delta;
-	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
-	StringInfoData detail;
-	StringInfoData buf;
-	DpChargeRequest *req;
-	DpChargeReply reply;
 	ListCell   *lc;
-	const char *query;
-	int			query_len;
-	Oid			role = GetUserId();
-	const char *rolename;
-	double		curve[DP_RDP_ORDERS];
 
-	if (priced == NIL)
-		return;					/* partial aggregation only: nothing released here */
-	check_can_release();
-	check_no_catalog_locks();
-
-	initStringInfo(&detail);
-	appendStringInfoChar(&detail, '[');
+	initStringInfo(detail);
+	appendStringInfoChar(detail, '[');
 	foreach(lc, priced)
 	{
 		if (lc != list_head(priced))
-			appendStringInfoString(&detail, ", ");
-		dp_release_describe(&detail, lfirst(lc));
+			appendStringInfoString(detail, ", ");
+		dp_release_describe(detail, lfirst(lc));
 	}
-	appendStringInfoChar(&detail, ']');
+	appendStringInfoChar(detail, ']');
+}
 
+/*
+ * The request to the charger: price, statement text (without trailing
+ * semicolons and spaces), description and Renyi DP curve, in one palloc'd
+ * block.
+ */
+static DpChargeRequest *
+build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
+{
+	StringInfoData detail;
+	StringInfoData buf;
+	DpChargeRequest *req;
+	ListCell   *lc;
+	const char *query;
+	int			query_len;
+	double		curve[DP_RDP_ORDERS];
+
+	describe_calls(&detail, priced);
 	query = statement_text(queryDesc, &query_len);
 	if (query_len < 0)
 		query_len = strlen(query);
@@ -155,7 +154,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 					  sizeof(curve));
 	req = (DpChargeRequest *) buf.data;
 	req->size = offsetof(DpChargeRequest, data) + query_len + 1 + detail.len + 1 + sizeof(curve);
-	req->role = role;
+	req->role = GetUserId();
 	req->epsilon = epsilon;
 	req->delta = delta;
 	req->query_len = query_len;
@@ -165,31 +164,34 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	req->data[query_len] = '\0';
 	memcpy(req->data + query_len + 1, detail.data, detail.len + 1);
 	memcpy(req->data + query_len + 1 + detail.len + 1, curve, sizeof(curve));
+	return req;
+}
 
-	dp_charger_submit(req, &reply);
+/* ERROR with the charger's reason for not charging role */
+static void
+report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta)
+{
+	const char *rolename = GetUserNameFromId(role, true);
 
-	rolename = GetUserNameFromId(role, true);
 	if (rolename == NULL)
 		rolename = psprintf("%u", role);
-	switch (reply.result)
+	switch (reply->result)
 	{
-		case DP_CHARGE_OK:
-			return;
 		case DP_CHARGE_DENIED:
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
 					 errmsg("privacy budget of role \"%s\" is exhausted", rolename),
-					 reply.renyi && !isnan(reply.composed)
+					 reply->renyi && !isnan(reply->composed)
 					 ? errdetail("The statement costs epsilon %g and delta %g; "
 								 "the budget has epsilon %g and delta %g left by basic composition, "
 								 "and Renyi composition would reach epsilon %g. "
 								 "Nothing was charged or released.",
-								 epsilon, delta, reply.epsilon_remaining, reply.delta_remaining,
-								 reply.composed)
+								 epsilon, delta, reply->epsilon_remaining, reply->delta_remaining,
+								 reply->composed)
 					 : errdetail("The statement costs epsilon %g and delta %g; "
 								 "the budget has epsilon %g and delta %g left. "
 								 "Nothing was charged or released.",
-								 epsilon, delta, reply.epsilon_remaining, reply.delta_remaining),
+								 epsilon, delta, reply->epsilon_remaining, reply->delta_remaining),
 					 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
 							 "or ask for a larger budget.")));
 			break;
@@ -205,8 +207,31 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_CHARGE_FAILED),
 					 errmsg("could not charge the privacy budget of role \"%s\"", rolename),
-					 errdetail("%s", reply.message),
+					 errdetail("%s", reply->message),
 					 errhint("Nothing was released.")));
 			break;
 	}
+}
+
+/*
+ * Charge the statement whose releases these are, or ERROR.
+ */
+void
+dp_charge(QueryDesc *queryDesc, List *releases)
+{
+	double		epsilon,
+				delta;
+	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
+	DpChargeRequest *req;
+	DpChargeReply reply;
+
+	if (priced == NIL)
+		return;					/* partial aggregation only: nothing released here */
+	check_can_release();
+	check_no_catalog_locks();
+
+	req = build_request(queryDesc, priced, epsilon, delta);
+	dp_charger_submit(req, &reply);
+	if (reply.result != DP_CHARGE_OK)
+		report_refusal(req->role, &reply, epsilon, delta);
 }

@@ -424,22 +424,12 @@ resolve_bounds(DpRelease *r, Aggref *aggref, ParamListInfo params,
 	}
 }
 
-DpRelease *
-dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
-				  bool finalize, const DpSampling *sampling, ParamListInfo params)
+/* epsilon of a call: its argument, else the setting; ERROR unless positive */
+static double
+resolve_epsilon(Aggref *aggref, const DpCallInfo *info, ParamListInfo params)
 {
-	DpRelease  *r = palloc0(sizeof(DpRelease));
 	const char *fname = dp_kind_name(info->kind);
-	double		epsilon,
-				delta;
-
-	r->call = *info;
-	r->aggref = aggref;
-	r->finalize = finalize;
-	r->sampling = *sampling;
-	dp_sampling_resolve(&r->sampling, params);
-	sampling = &r->sampling;
-	aggref = args_from;
+	double		epsilon;
 
 	if (info->epsilon_arg >= 0)
 		epsilon = DatumGetFloat8(resolve_arg(aggref, info, info->epsilon_arg, params));
@@ -457,6 +447,14 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 				 errdetail("epsilon is %g.", epsilon),
 				 errhint("Smaller epsilon means more privacy and more noise; values "
 						 "between 0.1 and 1 are typical.")));
+	return epsilon;
+}
+
+/* delta of a call: its argument, else the setting; ERROR unless in [0, 1) */
+static double
+resolve_delta(Aggref *aggref, const DpCallInfo *info, ParamListInfo params)
+{
+	double		delta;
 
 	if (info->delta_arg >= 0)
 		delta = DatumGetFloat8(resolve_arg(aggref, info, info->delta_arg, params));
@@ -465,70 +463,110 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	if (!(delta >= 0 && delta < 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("delta of %s must be at least 0 and less than 1", fname),
+				 errmsg("delta of %s must be at least 0 and less than 1", dp_kind_name(info->kind)),
 				 errdetail("delta is %g.", delta),
 				 errhint("delta = 0 selects the Laplace mechanism (pure epsilon-DP); a small "
 						 "positive delta, well below 1/n, the Gaussian mechanism.")));
-	r->epsilon = epsilon;
-	r->delta = delta;
+	return delta;
+}
+
+/* set the row grid 2^k of a sum or average and round its bounds to it */
+static void
+set_row_grid(DpRelease *r, int k)
+{
+	r->row_grid_exp = k;
+	switch (r->call.vclass)
+	{
+		case DP_VALUE_INT:
+			r->lo_units = dp_round_int(r->lower_int, k);
+			r->hi_units = dp_round_int(r->upper_int, k);
+			break;
+		case DP_VALUE_FLOAT:
+			r->row_mult = (k > -DP_GRID_MULT_MAX_EXP && k < DP_GRID_MULT_MAX_EXP) ? ldexp(1.0, -k) : 0;
+			r->lo_units = dp_round_float(r->lower_float, r->row_mult, k);
+			r->hi_units = dp_round_float(r->upper_float, r->row_mult, k);
+			break;
+		default:
+			r->row_mult_num = dp_numeric_pow2(-k);
+			r->lo_units = dp_round_numeric(r->lower_num, r->row_mult_num);
+			r->hi_units = dp_round_numeric(r->upper_num, r->row_mult_num);
+			break;
+	}
+	if (r->lo_units < -DP_GRID_MAX_UNITS || r->hi_units > DP_GRID_MAX_UNITS)
+		elog(ERROR, "dp_agg: grid exponent %d leaves bounds too large", k);
+}
+
+/*
+ * The noise of dp_sum (one release) or dp_avg (a count and a centred sum,
+ * each at half the price): bounds, grid, sensitivity in units.
+ */
+static void
+plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
+{
+	const DpCallInfo *info = &r->call;
+	const char *fname = dp_kind_name(info->kind);
+	const DpSampling *sampling = &r->sampling;
+	double		epsilon = info->kind == DP_SUM ? r->epsilon : r->epsilon / 2;
+	double		delta = info->kind == DP_SUM ? r->delta : r->delta / 2;
+	double		log2_span = 0,
+				log2_max = 0;
+	int			k;
+
+	resolve_bounds(r, aggref, params, &log2_span, &log2_max);
+	k = dp_choose_row_grid(log2_span, log2_max, noise_multiplier(epsilon, delta, sampling),
+						   (info->vclass == DP_VALUE_INT && r->delta == 0) ? 0 : DP_GRID_MIN_EXP);
+	set_row_grid(r, k);
+	if (info->kind == DP_SUM)
+	{
+		uint64		sens = (uint64) Max(-r->lo_units, r->hi_units);	/* lo <= hi */
+
+		plan_noise(&r->sum, fname, epsilon, delta, sens, k, sampling);
+	}
+	else
+	{
+		/* centred values 2 r(x) - (r(l) + r(u)) in half units */
+		plan_count_noise(&r->count, fname, epsilon, delta, sampling);
+		plan_noise(&r->sum, fname, epsilon, delta,
+				   (uint64) (r->hi_units - r->lo_units), k - 1, sampling);
+	}
+}
+
+/* seed of the fingerprint hash: "dpag" in ASCII */
+#define FINGERPRINT_SEED 0x64706167
+
+/*
+ * The ticket of one DP aggregate call: aggref is the call the executor
+ * evaluates, args_from the Aggref holding its arguments (itself, or for a
+ * combining node its partial Aggref).
+ */
+DpRelease *
+dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
+				  bool finalize, const DpSampling *sampling, ParamListInfo params)
+{
+	DpRelease  *r = palloc0(sizeof(DpRelease));
+
+	r->call = *info;
+	r->aggref = aggref;
+	r->finalize = finalize;
+	r->sampling = *sampling;
+	dp_sampling_resolve(&r->sampling, params);
+	r->epsilon = resolve_epsilon(args_from, info, params);
+	r->delta = resolve_delta(args_from, info, params);
 
 	if (info->kind == DP_COUNT_STAR || info->kind == DP_COUNT)
 	{
 		r->row_grid_exp = 0;
-		plan_count_noise(&r->count, fname, epsilon, delta, sampling);
+		plan_count_noise(&r->count, dp_kind_name(info->kind), r->epsilon, r->delta,
+						 &r->sampling);
 	}
 	else
-	{
-		double		log2_span = 0,
-					log2_max = 0;
-		double		sum_epsilon = info->kind == DP_SUM ? epsilon : epsilon / 2;
-		double		sum_delta = info->kind == DP_SUM ? delta : delta / 2;
-		int			k;
-		uint64		sens;
-
-		resolve_bounds(r, aggref, params, &log2_span, &log2_max);
-		k = dp_choose_row_grid(log2_span, log2_max,
-							noise_multiplier(sum_epsilon, sum_delta, &r->sampling),
-							(info->vclass == DP_VALUE_INT && delta == 0) ? 0 : DP_GRID_MIN_EXP);
-		r->row_grid_exp = k;
-		switch (info->vclass)
-		{
-			case DP_VALUE_INT:
-				r->lo_units = dp_round_int(r->lower_int, k);
-				r->hi_units = dp_round_int(r->upper_int, k);
-				break;
-			case DP_VALUE_FLOAT:
-				r->row_mult = (k > -DP_GRID_MULT_MAX_EXP && k < DP_GRID_MULT_MAX_EXP) ? ldexp(1.0, -k) : 0;
-				r->lo_units = dp_round_float(r->lower_float, r->row_mult, k);
-				r->hi_units = dp_round_float(r->upper_float, r->row_mult, k);
-				break;
-			default:
-				r->row_mult_num = dp_numeric_pow2(-k);
-				r->lo_units = dp_round_numeric(r->lower_num, r->row_mult_num);
-				r->hi_units = dp_round_numeric(r->upper_num, r->row_mult_num);
-				break;
-		}
-		if (r->lo_units < -DP_GRID_MAX_UNITS || r->hi_units > DP_GRID_MAX_UNITS)
-			elog(ERROR, "dp_agg: grid exponent %d leaves bounds too large", k);
-
-		if (info->kind == DP_SUM)
-		{
-			sens = (uint64) Max(-r->lo_units, r->hi_units);	/* lo <= hi */
-			plan_noise(&r->sum, fname, epsilon, delta, sens, k, sampling);
-		}
-		else
-		{
-			/* centred values 2 r(x) - (r(l) + r(u)) in half units */
-			plan_count_noise(&r->count, fname, epsilon / 2, delta / 2, sampling);
-			plan_noise(&r->sum, fname, epsilon / 2, delta / 2,
-					   (uint64) (r->hi_units - r->lo_units), k - 1, sampling);
-		}
-	}
+		plan_sum_noise(r, args_from, params);
 
 	{
 		int64		fp[5] = {info->kind, info->vclass, r->row_grid_exp, r->lo_units, r->hi_units};
 
-		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp), 0x64706167);
+		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
+											 FINGERPRINT_SEED);
 	}
 	return r;
 }
