@@ -76,7 +76,7 @@ describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoi
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
 	appendStringInfoString(buf, ", ");
-	json_number(buf, "ci95", dp_release_halfwidth(r, ns, 0.95));
+	json_number(buf, "ci95", dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE));
 	appendStringInfoString(buf, "}");
 }
 
@@ -131,7 +131,7 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	appendStringInfo(buf, "\"mechanism\": \"%s\", ", dp_mechanism_name(main->mechanism));
 	describe_price(buf, r->epsilon, r->delta, main);
 	appendStringInfoString(buf, ", ");
-	json_number(buf, "ci95", dp_release_halfwidth(r, main, 0.95));
+	json_number(buf, "ci95", dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
 	{
 		appendStringInfoString(buf, ", \"lower\": ");

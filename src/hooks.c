@@ -9,9 +9,10 @@
  *
  * At planning the guard rejects statements it cannot price (guard.c).  At
  * executor start, before a single row is read, the plan is checked again
- * and every DP aggregate call gets its ticket (release.c); the statement is
- * charged durably (budget.c); only then are the tickets registered, which
- * is what allows the aggregates to run (aggregates.c).  Parallel workers
+ * and every DP aggregate call gets its ticket (price.c, release.c); the
+ * statement is charged durably (budget.c); only then are the tickets
+ * registered (registry.c), which is what allows the aggregates to run
+ * (aggregates.c).  Parallel workers
  * rebuild the tickets of their plan fragment to learn the accumulation
  * units, and never charge or release.
  *

@@ -271,7 +271,7 @@ dp_preview(PG_FUNCTION_ARGS)
 			values[7] = Float8GetDatum(ns->noise_scale);
 			values[8] = Float8GetDatum(ldexp(1.0, ns->grid_exp));
 			values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sampling.data));
-			values[10] = Float8GetDatum(dp_release_halfwidth(r, ns, 0.95));
+			values[10] = Float8GetDatum(dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE));
 			values[11] = Float8GetDatum(epsilon);
 			values[12] = Float8GetDatum(delta);
 			values[13] = BoolGetDatum(affordable);

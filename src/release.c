@@ -9,17 +9,18 @@
  * parameters of its noise.  Tickets are computed from the plan, the values of
  * the statement's parameters and the settings at that moment, and nothing
  * else; they are then charged (budget.c) and registered for the executor
- * state of that execution.  The aggregate support functions (aggregates.c)
+ * state of that execution (registry.c).  The aggregate support functions (aggregates.c)
  * look their ticket up and never read a setting: what runs is what was paid.
  * A support function that finds no ticket refuses to run, so any path to a
  * release that bypasses pricing fails closed.
  *
  * Grids.  Every release is an integer number of units of 2^k.  Counts use
  * k = 0.  For sums, each clamped value is rounded to the nearest multiple of
- * 2^k, with k chosen from the bounds and the noise scale so that the noise is
- * about 2^40 units (rounding errors far below the noise), no row exceeds
- * 2^60 units (128-bit sums cannot overflow), and the sensitivity is at least
- * 4 units; integer types never use k < 0.  The sensitivity in units is then
+ * 2^k, with k chosen from the bounds and the noise scale (grid.c) so that
+ * the noise is about 2^40 units (rounding errors far below the noise), no
+ * row exceeds 2^60 units (128-bit sums cannot overflow), and the
+ * sensitivity is at least 4 units; integer types never use k < 0 with
+ * Laplace noise.  The sensitivity in units is then
  * computed exactly from the rounded bounds.
  *
  *-------------------------------------------------------------------------

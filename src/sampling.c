@@ -187,6 +187,14 @@ dp_sampling_base_epsilon(double epsilon, const DpSampling *sampling)
 
 /* ---------- the TABLESAMPLE method dp_agg.secure_bernoulli ---------- */
 
+/*
+ * As BERNOULLI (PostgreSQL's tsm_bernoulli): the percentage the planner
+ * assumes when it is not a constant, and the percentage from which
+ * page-at-a-time visibility checks pay off.
+ */
+#define SB_DEFAULT_PERCENT 10
+#define SB_PAGEMODE_PERCENT 25
+
 typedef struct SecureBernoulliState
 {
 	uint64		cutoff;			/* keep a row if a random uint32 is below */
@@ -198,14 +206,14 @@ sb_samplescangetsamplesize(PlannerInfo *root, RelOptInfo *baserel, List *paramex
 						   BlockNumber *pages, double *tuples)
 {
 	Node	   *pctnode = (Node *) linitial(paramexprs);
-	float4		percent = 10;	/* default if the percentage is not known */
+	float4		percent = SB_DEFAULT_PERCENT;
 
 	pctnode = estimate_expression_value(root, pctnode);
 	if (IsA(pctnode, Const) && !((Const *) pctnode)->constisnull)
 	{
 		percent = DatumGetFloat4(((Const *) pctnode)->constvalue);
 		if (!(percent >= 0 && percent <= 100))
-			percent = 10;
+			percent = SB_DEFAULT_PERCENT;
 	}
 	*pages = baserel->pages;	/* every page is read */
 	*tuples = clamp_row_est(baserel->tuples * percent / 100);
@@ -226,7 +234,7 @@ sb_beginsamplescan(SampleScanState *node, Datum *params, int nparams, uint32 see
 	st->cutoff = (uint64) ldexp(bernoulli_rate((float4) percent), 32);
 	st->lt = InvalidOffsetNumber;
 	node->use_bulkread = true;
-	node->use_pagemode = (percent >= 25);
+	node->use_pagemode = (percent >= SB_PAGEMODE_PERCENT);
 }
 
 /* one independent coin per tuple offset, from the CSPRNG */
