@@ -30,10 +30,13 @@ SELECT q, try(q) FROM (VALUES
 SELECT noise_scale, abs(ci95 / (1e18 * ln(20)) - 1) < 1e-9 AS b_ln_20
 FROM dp_agg.preview('SELECT dp_count(i, 1e-18, 0) FROM lim_t');
 
--- Renyi orders: exact up to 100000 and at infinity, refused beyond
+-- Renyi orders: exact up to 100000 and at infinity, refused beyond; noise
+-- multipliers below 2^-80 (where 1 / (2 sigma^2) overflowed) are refused
 SELECT q, try(q) FROM (VALUES
   ('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[1e6])'),
-  ('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[2, 100000.5])')) v(q);
+  ('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[2, 100000.5])'),
+  ('SELECT dp_agg.rdp_sampled_gaussian(1e-300, 1e-300, ARRAY[2])'),
+  ('SELECT dp_agg.sampled_gaussian_epsilon(0.5, 1e-30, 1, 1e-5)')) v(q);
 SELECT (dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[2, 'Infinity'::float8]))[2] AS at_infinity;
 
 -- a long computation is cancelled by statement_timeout: a thousand orders

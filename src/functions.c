@@ -192,7 +192,16 @@ PG_FUNCTION_INFO_V1(dp_sampled_gaussian_sigma_sql);
 
 #define CHECK_RATE(q) check_arg((q) > 0 && (q) <= 1, "rate", "greater than 0 and at most 1", (q))
 #define CHECK_RATE0(q) check_arg((q) >= 0 && (q) <= 1, "rate", "between 0 and 1", (q))
-#define CHECK_NM(m) check_arg((m) > 0 && isfinite(m), "noise_multiplier", "a positive finite number", (m))
+/*
+ * The smallest noise multiplier the Renyi calculators accept: below any the
+ * aggregates use (their sigma is at least 1/256 unit and their sensitivity
+ * at most 2^62 units, so at least 2^-70), and large enough that
+ * 1 / (2 sigma^2) is finite (at most 2^159): smaller ones made it 0/0.
+ */
+#define MIN_NOISE_MULTIPLIER (1.0 / 1208925819614629174706176.0)	/* 2^-80 */
+
+#define CHECK_NM(m) check_arg((m) >= MIN_NOISE_MULTIPLIER && isfinite(m), "noise_multiplier", \
+							  "a finite number at least 2^-80", (m))
 
 /*
  * A Renyi order: above 1, and at most DP_RDP_MAX_ORDER (the series of the
