@@ -18,6 +18,22 @@
 
 #include "params.h"
 
+/* a built-in immutable function, not returning a set, of parameter forms */
+static bool
+call_is_parameter_form(Oid fn, bool retset, List *args)
+{
+	ListCell   *lc;
+
+	if (retset || fn >= FirstGenbkiObjectId || func_volatile(fn) != PROVOLATILE_IMMUTABLE)
+		return false;
+	foreach(lc, args)
+	{
+		if (!dp_is_parameter_form(lfirst(lc)))
+			return false;
+	}
+	return true;
+}
+
 /*
  * Is expr a constant, a parameter of the statement, or a built-in immutable
  * function or operator of such?  Those are decided before execution and
@@ -39,29 +55,15 @@ dp_is_parameter_form(Node *expr)
 		case T_FuncExpr:
 			{
 				FuncExpr   *f = (FuncExpr *) expr;
-				ListCell   *lc;
 
-				if (f->funcretset || f->funcid >= FirstGenbkiObjectId ||
-					func_volatile(f->funcid) != PROVOLATILE_IMMUTABLE)
-					return false;
-				foreach(lc, f->args)
-					if (!dp_is_parameter_form(lfirst(lc)))
-						return false;
-				return true;
+				return call_is_parameter_form(f->funcid, f->funcretset, f->args);
 			}
 		case T_OpExpr:
 			{
 				OpExpr	   *o = (OpExpr *) expr;
-				ListCell   *lc;
 
 				set_opfuncid(o);
-				if (o->opretset || o->opfuncid >= FirstGenbkiObjectId ||
-					func_volatile(o->opfuncid) != PROVOLATILE_IMMUTABLE)
-					return false;
-				foreach(lc, o->args)
-					if (!dp_is_parameter_form(lfirst(lc)))
-						return false;
-				return true;
+				return call_is_parameter_form(o->opfuncid, o->opretset, o->args);
 			}
 		default:
 			return false;
@@ -84,6 +86,57 @@ dp_check_parameter_expr(Node *expr, const DpCallInfo *info, int argno)
 				 errhint("Write a literal, or a $n parameter of a prepared statement.")));
 }
 
+/* the value of an external parameter $n of the statement */
+static void
+eval_param(Param *p, ParamListInfo params, Datum *value, bool *isnull)
+{
+	ParamExternData *prm;
+	ParamExternData prmdata;
+
+	if (params == NULL || p->paramid <= 0 || p->paramid > params->numParams)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_PARAMETER),
+				 errmsg("there is no value for parameter $%d", p->paramid)));
+	if (params->paramFetch != NULL)
+		prm = params->paramFetch(params, p->paramid, false, &prmdata);
+	else
+		prm = &params->params[p->paramid - 1];
+	if (prm->ptype != p->paramtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("type of parameter %d (%s) does not match that when preparing the plan (%s)",
+						p->paramid, format_type_be(prm->ptype),
+						format_type_be(p->paramtype))));
+	*value = prm->value;
+	*isnull = prm->isnull;
+}
+
+/* the value of a call of function fn on args (a strict one on a NULL is NULL) */
+static void
+eval_call(Oid fn, List *args, Oid collation, ParamListInfo params, Datum *value, bool *isnull)
+{
+	ListCell   *lc;
+	int			i = 0;
+	FmgrInfo	flinfo;
+	LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+
+	fmgr_info(fn, &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, list_length(args), collation, NULL, NULL);
+	foreach(lc, args)
+	{
+		dp_eval_parameter(lfirst(lc), params, &fcinfo->args[i].value, &fcinfo->args[i].isnull);
+		if (fcinfo->args[i].isnull && flinfo.fn_strict)
+		{
+			*value = (Datum) 0;
+			*isnull = true;
+			return;
+		}
+		i++;
+	}
+	*value = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+}
+
 /*
  * The value of an expression of parameter form (dp_is_parameter_form),
  * given the statement's parameters: the one evaluator of the noise
@@ -99,73 +152,24 @@ dp_eval_parameter(Node *expr, ParamListInfo params, Datum *value, bool *isnull)
 			*isnull = ((Const *) expr)->constisnull;
 			return;
 		case T_Param:
-			{
-				Param	   *p = (Param *) expr;
-				ParamExternData *prm;
-				ParamExternData prmdata;
-
-				if (params == NULL || p->paramid <= 0 || p->paramid > params->numParams)
-					ereport(ERROR,
-							(errcode(ERRCODE_UNDEFINED_PARAMETER),
-							 errmsg("there is no value for parameter $%d", p->paramid)));
-				if (params->paramFetch != NULL)
-					prm = params->paramFetch(params, p->paramid, false, &prmdata);
-				else
-					prm = &params->params[p->paramid - 1];
-				if (prm->ptype != p->paramtype)
-					ereport(ERROR,
-							(errcode(ERRCODE_DATATYPE_MISMATCH),
-							 errmsg("type of parameter %d (%s) does not match that when preparing the plan (%s)",
-									p->paramid, format_type_be(prm->ptype),
-									format_type_be(p->paramtype))));
-				*value = prm->value;
-				*isnull = prm->isnull;
-				return;
-			}
+			eval_param((Param *) expr, params, value, isnull);
+			return;
 		case T_RelabelType:
 			dp_eval_parameter((Node *) ((RelabelType *) expr)->arg, params, value, isnull);
 			return;
 		case T_FuncExpr:
+			{
+				FuncExpr   *f = (FuncExpr *) expr;
+
+				eval_call(f->funcid, f->args, f->inputcollid, params, value, isnull);
+				return;
+			}
 		case T_OpExpr:
 			{
-				Oid			fn;
-				List	   *args;
-				Oid			collation;
-				ListCell   *lc;
-				int			i = 0;
-				FmgrInfo	flinfo;
-				LOCAL_FCINFO(fcinfo, FUNC_MAX_ARGS);
+				OpExpr	   *o = (OpExpr *) expr;
 
-				if (IsA(expr, FuncExpr))
-				{
-					fn = ((FuncExpr *) expr)->funcid;
-					args = ((FuncExpr *) expr)->args;
-					collation = ((FuncExpr *) expr)->inputcollid;
-				}
-				else
-				{
-					set_opfuncid((OpExpr *) expr);
-					fn = ((OpExpr *) expr)->opfuncid;
-					args = ((OpExpr *) expr)->args;
-					collation = ((OpExpr *) expr)->inputcollid;
-				}
-				fmgr_info(fn, &flinfo);
-				InitFunctionCallInfoData(*fcinfo, &flinfo, list_length(args),
-										 collation, NULL, NULL);
-				foreach(lc, args)
-				{
-					dp_eval_parameter(lfirst(lc), params,
-								   &fcinfo->args[i].value, &fcinfo->args[i].isnull);
-					if (fcinfo->args[i].isnull && flinfo.fn_strict)
-					{
-						*value = (Datum) 0;
-						*isnull = true;
-						return;
-					}
-					i++;
-				}
-				*value = FunctionCallInvoke(fcinfo);
-				*isnull = fcinfo->isnull;
+				set_opfuncid(o);
+				eval_call(o->opfuncid, o->args, o->inputcollid, params, value, isnull);
 				return;
 			}
 		default:
