@@ -8,7 +8,7 @@
 #    object of the same module, and every symbol an object defines and
 #    another object uses is declared in its module's header.
 # A module is a .c file and the .h of the same name.  Builds the objects if
-# they are missing (make, with PG_CONFIG).  Usage: test/check-graph.sh
+# any is missing (make, with PG_CONFIG; only the objects).  Usage: test/check-graph.sh
 # (or make check-graph).  Prints the problems and exits 1, or prints one
 # "graph: ..." line and exits 0.
 set -euo pipefail
@@ -33,7 +33,7 @@ objs=$(ls src/*.c | sed 's/\.c$/.o/')
 missing=0
 for o in $objs; do [ -f "$o" ] || missing=1; done
 if [ "$missing" = 1 ]; then
-    make -s PG_CONFIG="${PG_CONFIG:-pg_config}" >/dev/null
+    make -s PG_CONFIG="${PG_CONFIG:-pg_config}" $objs >/dev/null
 fi
 
 # one line per object: "module D symbol" (defined) or "module U symbol"
