@@ -10,8 +10,8 @@
  * parallel plan, and no sum can overflow (rows are at most 2^60 units).
  *
  * Transition functions read nothing but the value: bounds, grid and noise
- * come from the ticket (release.c), looked up once per call site and cached
- * in fn_extra.  Noise is drawn only in the final functions, only in the
+ * come from the ticket (release.c), looked up once per call site in the
+ * registry (registry.c) and cached in fn_extra.  Noise is drawn only in the final functions, only in the
  * process that ran ExecutorStart, and only once per state: a final function
  * called again on the same state returns the same release.
  *

@@ -8,7 +8,7 @@
  * accuracy of every release are known from the statement alone.  preview
  * parses, analyses and plans the statement exactly as execution would (the
  * planner hook runs the guard), prices the plan with the same code
- * (hooks.c, release.c), and stops there: nothing is executed or charged.
+ * (price.c, release.c), and stops there: nothing is executed or charged.
  * A statement that preview accepts is accepted by execution at the same
  * price (as long as the settings and budget do not change in between), and
  * one it rejects is rejected with the same error.

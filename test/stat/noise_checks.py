@@ -124,7 +124,7 @@ def assert_mean_and_variance(check, noise, law):
     check.note("G=%d sd %.4g (exact %.4g)" % (g, math.sqrt(s), math.sqrt(var)))
 
 
-# ---------- rounding of rows to a grid, as dp_agg documents it (dp_agg.h) ----------
+# ---------- rounding of rows to a grid, as dp_agg documents it (grid.h) ----------
 
 def round_int(v, grid):
     """Integers: half up, in units of grid (a power of 2 >= 1)."""

@@ -6,7 +6,7 @@ statement, one charge).  The noise parameters of the statement are read
 from its ledger entry; the assertions are those of noise_checks.py:
 
   * deterministic: the ledger's calibration is the documented one, and each
-    release minus the exact value (clamped, rounded to the grid as dp_agg.h
+    release minus the exact value (clamped, rounded to the grid as grid.h
     documents) is a multiple of the grid;  integer results (bigint) whose
     grid is finer than 1 (Gaussian counts and integer sums) are the exact
     value plus the noise rounded half up, so their noise law is
