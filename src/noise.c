@@ -139,6 +139,7 @@ big_random_below(const Big *n, Big *out)
 	Assert(bits > 0);
 	do
 	{
+		CHECK_FOR_INTERRUPTS();
 		dp_random_fill(out->w, limbs * sizeof(uint64));
 		out->w[limbs - 1] &= topmask;
 		out->n = limbs;
