@@ -339,6 +339,84 @@ bad_bounds(const char *fname, const char *msg, const char *detail)
 					 "about the column, not from the data.")));
 }
 
+/* integer bounds; *log2_span and *log2_max as for resolve_bounds */
+static void
+resolve_int_bounds(DpRelease *r, Datum ld, Datum ud, double *log2_span, double *log2_max)
+{
+	const DpCallInfo *info = &r->call;
+	const char *fname = dp_kind_name(info->kind);
+	int64		l = int_datum(ld, info->valtype);
+	int64		u = int_datum(ud, info->valtype);
+	int128		m = Max(-(int128) l, (int128) u);
+
+	if (l > u)
+		bad_bounds(fname, "are reversed",
+				   psprintf("lower is " INT64_FORMAT ", upper is " INT64_FORMAT ".", l, u));
+	if (info->kind == DP_SUM && m > int_type_max(info->valtype))
+		bad_bounds(fname, "have a sensitivity that overflows the type",
+				   psprintf("max(|lower|, |upper|) = max(|" INT64_FORMAT "|, |" INT64_FORMAT "|) "
+							"does not fit in %s.", l, u, format_type_be(info->valtype)));
+	r->lower_int = l;
+	r->upper_int = u;
+	*log2_max = log2((double) m);	/* m = max(|l|, |u|) as l <= u */
+	*log2_span = info->kind == DP_SUM ? *log2_max : log2((double) ((int128) u - l));
+}
+
+/* real and double precision bounds */
+static void
+resolve_float_bounds(DpRelease *r, Datum ld, Datum ud, double *log2_span, double *log2_max)
+{
+	const DpCallInfo *info = &r->call;
+	const char *fname = dp_kind_name(info->kind);
+	double		l = info->valtype == FLOAT4OID ? DatumGetFloat4(ld) : DatumGetFloat8(ld);
+	double		u = info->valtype == FLOAT4OID ? DatumGetFloat4(ud) : DatumGetFloat8(ud);
+
+	if (isnan(l) || isnan(u))
+		bad_bounds(fname, "must not be NaN", NULL);
+	if (isinf(l) || isinf(u))
+		bad_bounds(fname, "must be finite", NULL);
+	if (l > u)
+		bad_bounds(fname, "are reversed",
+				   psprintf("lower is %g, upper is %g.", l, u));
+	r->lower_float = l;
+	r->upper_float = u;
+	*log2_max = log2(Max(fabs(l), fabs(u)));
+	*log2_span = info->kind == DP_SUM ? *log2_max : log2(u / 2 - l / 2) + 1;
+}
+
+/* numeric bounds, which must lie within the range of double precision */
+static void
+resolve_numeric_bounds(DpRelease *r, Datum ld, Datum ud, double *log2_span, double *log2_max)
+{
+	const DpCallInfo *info = &r->call;
+	const char *fname = dp_kind_name(info->kind);
+	Numeric		l = DatumGetNumeric(ld);
+	Numeric		u = DatumGetNumeric(ud);
+	double		lf,
+				uf,
+				span;
+
+	if (numeric_is_nan(l) || numeric_is_nan(u))
+		bad_bounds(fname, "must not be NaN", NULL);
+	if (numeric_is_inf(l) || numeric_is_inf(u))
+		bad_bounds(fname, "must be finite", NULL);
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, ld, ud)) > 0)
+		bad_bounds(fname, "are reversed",
+				   psprintf("lower is %s, upper is %s.",
+							numeric_normalize(l), numeric_normalize(u)));
+	lf = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, ld));
+	uf = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, ud));
+	span = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+											  NumericGetDatum(numeric_sub_opt_error(u, l, NULL))));
+	if (!isfinite(lf) || !isfinite(uf) || !isfinite(span))
+		bad_bounds(fname, "are too large",
+				   "Numeric bounds must lie within the range of double precision.");
+	r->lower_num = DatumGetNumeric(datumCopy(ld, false, -1));
+	r->upper_num = DatumGetNumeric(datumCopy(ud, false, -1));
+	*log2_max = log2(Max(fabs(lf), fabs(uf)));
+	*log2_span = info->kind == DP_SUM ? *log2_max : log2(span);
+}
+
 /*
  * Resolve and check the clamping bounds of dp_sum/dp_avg; return the log2
  * of the spread the noise must hide and of the largest magnitude.
@@ -348,78 +426,20 @@ resolve_bounds(DpRelease *r, Aggref *aggref, ParamListInfo params,
 			   double *log2_span, double *log2_max)
 {
 	const DpCallInfo *info = &r->call;
-	const char *fname = dp_kind_name(info->kind);
 	Datum		ld = resolve_arg(aggref, info, info->lower_arg, params);
 	Datum		ud = resolve_arg(aggref, info, info->upper_arg, params);
 
 	switch (info->vclass)
 	{
 		case DP_VALUE_INT:
-			{
-				int64		l = int_datum(ld, info->valtype);
-				int64		u = int_datum(ud, info->valtype);
-				int128		m = Max(-(int128) l, (int128) u);
-
-				if (l > u)
-					bad_bounds(fname, "are reversed",
-							   psprintf("lower is " INT64_FORMAT ", upper is " INT64_FORMAT ".", l, u));
-				if (info->kind == DP_SUM && m > int_type_max(info->valtype))
-					bad_bounds(fname, "have a sensitivity that overflows the type",
-							   psprintf("max(|lower|, |upper|) = max(|" INT64_FORMAT "|, |" INT64_FORMAT "|) "
-										"does not fit in %s.", l, u, format_type_be(info->valtype)));
-				r->lower_int = l;
-				r->upper_int = u;
-				*log2_max = log2((double) m);	/* m = max(|l|, |u|) as l <= u */
-				*log2_span = info->kind == DP_SUM ? *log2_max : log2((double) ((int128) u - l));
-				break;
-			}
+			resolve_int_bounds(r, ld, ud, log2_span, log2_max);
+			break;
 		case DP_VALUE_FLOAT:
-			{
-				double		l = info->valtype == FLOAT4OID ? DatumGetFloat4(ld) : DatumGetFloat8(ld);
-				double		u = info->valtype == FLOAT4OID ? DatumGetFloat4(ud) : DatumGetFloat8(ud);
-
-				if (isnan(l) || isnan(u))
-					bad_bounds(fname, "must not be NaN", NULL);
-				if (isinf(l) || isinf(u))
-					bad_bounds(fname, "must be finite", NULL);
-				if (l > u)
-					bad_bounds(fname, "are reversed",
-							   psprintf("lower is %g, upper is %g.", l, u));
-				r->lower_float = l;
-				r->upper_float = u;
-				*log2_max = log2(Max(fabs(l), fabs(u)));
-				*log2_span = info->kind == DP_SUM ? *log2_max : log2(u / 2 - l / 2) + 1;
-				break;
-			}
+			resolve_float_bounds(r, ld, ud, log2_span, log2_max);
+			break;
 		case DP_VALUE_NUMERIC:
-			{
-				Numeric		l = DatumGetNumeric(ld);
-				Numeric		u = DatumGetNumeric(ud);
-				double		lf,
-							uf,
-							span;
-
-				if (numeric_is_nan(l) || numeric_is_nan(u))
-					bad_bounds(fname, "must not be NaN", NULL);
-				if (numeric_is_inf(l) || numeric_is_inf(u))
-					bad_bounds(fname, "must be finite", NULL);
-				if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, ld, ud)) > 0)
-					bad_bounds(fname, "are reversed",
-							   psprintf("lower is %s, upper is %s.",
-										numeric_normalize(l), numeric_normalize(u)));
-				lf = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, ld));
-				uf = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, ud));
-				span = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-														  NumericGetDatum(numeric_sub_opt_error(u, l, NULL))));
-				if (!isfinite(lf) || !isfinite(uf) || !isfinite(span))
-					bad_bounds(fname, "are too large",
-							   "Numeric bounds must lie within the range of double precision.");
-				r->lower_num = DatumGetNumeric(datumCopy(ld, false, -1));
-				r->upper_num = DatumGetNumeric(datumCopy(ud, false, -1));
-				*log2_max = log2(Max(fabs(lf), fabs(uf)));
-				*log2_span = info->kind == DP_SUM ? *log2_max : log2(span);
-				break;
-			}
+			resolve_numeric_bounds(r, ld, ud, log2_span, log2_max);
+			break;
 		case DP_VALUE_NONE:
 			elog(ERROR, "dp_agg: bounds on a count");
 	}
