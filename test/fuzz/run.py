@@ -41,6 +41,7 @@ one for the server check, and last exactly "fuzz: N passed, M failed".
 
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -212,10 +213,8 @@ class Harness:
             what += "; statement_timeout ignored, backend %s" % how
             if "killed" in how:
                 self.restarts += 1
-        else:
-            self.restarts += 1
-            if not self.admin.wait_recovery():
-                raise RuntimeError("the server did not recover")
+        elif not self.admin.wait_recovery():
+            raise RuntimeError("the server did not recover")
         self.session.close()
         self.open()
         return what
@@ -227,7 +226,10 @@ class Harness:
                 target.failures.append(("(the remaining %d calls)" % (len(target.statements) - n),
                                         "not run: the function already hung"))
                 break
-            out = self.session.call(stmt)
+            try:
+                out = self.session.call(stmt)
+            except (RuntimeError, EOFError, TimeoutError, subprocess.TimeoutExpired) as e:
+                out = session.Outcome("LOST", message="harness: %s: %s" % (type(e).__name__, e))
             target.calls += 1
             if out.status in ("HANG", "LOST"):
                 hangs += 1
@@ -241,7 +243,13 @@ class Harness:
             # (the same interrupt): re-running it would only hang again
             if out.status not in ("HANG", "LOST") and seconds > CANCEL_TEST_AFTER:
                 target.cancel_tests += 1
-                problem, restarted = self.cancel_test(stmt)
+                try:
+                    problem, restarted = self.cancel_test(stmt)
+                except (RuntimeError, EOFError, TimeoutError, subprocess.TimeoutExpired) as e:
+                    problem = "harness: %s: %s" % (type(e).__name__, e)
+                    restarted = not self.admin.alive()
+                    if restarted and not self.admin.wait_recovery():
+                        raise RuntimeError("the server did not recover")
                 if problem:
                     target.failures.append((stmt, "cancel: " + problem))
                 if restarted:       # the restart ended our session too
@@ -353,6 +361,7 @@ def main(argv):
     logpath = server_log()
     offset = os.path.getsize(logpath) if logpath else 0
     passed = failed = 0
+    targets = []
     try:
         setup(h.admin)
         rows = [line.split("|") for line in h.admin.query(CATALOG_SQL, database=DATABASE).splitlines()]
@@ -403,7 +412,9 @@ def main(argv):
     except Exception as e:
         print("FAIL teardown: %s" % str(e).strip().replace("\n", " | "))
         failed += 1
-    print("# %.1fs" % (time.time() - t0))
+    print("# %d calls (%d failing), %d cancel tests, %d cluster restarts by the harness, %.1fs"
+          % (sum(t.calls for t in targets), sum(len(t.failures) for t in targets),
+             sum(t.cancel_tests for t in targets), h.restarts, time.time() - t0))
     print("fuzz: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

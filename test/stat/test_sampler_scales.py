@@ -13,10 +13,10 @@ N = 250000 draws per test.
 Small scales: the counts of four events, nonzero, +1, -1 and |x| >= 2, are
 each Binomial(N, p) with p from the exact pmf (laws.py).  An event whose
 probability is so small that N p <= 1e-7 must not occur at all: false
-failure at most N p <= 1e-7 (p below 2^-1074 when it underflows).  At the
-scales below about 0.05 every event but 0 is of that kind: the sampler must
-return only zeros (probability of a nonzero draw below e^-20 at Laplace
-scale 0.05, e^-2048 at 2^-11).  Otherwise the count must lie in the
+failure at most N p <= 1e-7 (p below 2^-1074 when it underflows).  At
+Laplace scales below about 0.034 and Gaussian sigmas below about 0.13
+every event but 0 is of that kind: the sampler must return only zeros (a
+nonzero draw has probability below 2 e^-2048 at Laplace scale 2^-11).  Otherwise the count must lie in the
 Chernoff acceptance interval stats.binomial_acceptance(N, p, 4.9e-7): false
 failure at most 9.8e-7 per assertion.
 
