@@ -98,6 +98,19 @@ REGROLE_EXPRESSIONS = [
     "NULL::regrole",
 ]
 
+# types no function takes today, so that a new function is fuzzed at once
+REGCLASS_EXPRESSIONS = [
+    "'fz.t'::regclass",
+    "'pg_class'::regclass",
+    "'fz.dp_fuzz_no_such_table'::regclass",
+    "0::oid::regclass",
+    "4294967295::oid::regclass",
+    "NULL::regclass",
+]
+BOOLEAN_EXPRESSIONS = ["true", "false", "NULL::boolean"]
+JSONB_EXPRESSIONS = ["'{}'::jsonb", "'null'::jsonb", "'[]'::jsonb", "'{\"epsilon\": 1e400}'::jsonb",
+                     "(SELECT jsonb_agg(g) FROM generate_series(1, %d) g)" % N_BIG, "NULL::jsonb"]
+
 
 def _lit(values, sqltype):
     return ["NULL::%s" % sqltype if v is None else "'%s'::%s" % (v.replace("'", "''"), sqltype)
@@ -120,6 +133,9 @@ TYPES = {
     "double precision[]": (FLOAT8_ARRAY_EXPRESSIONS,
                            _by_index(FLOAT8_ARRAY_EXPRESSIONS, FLOAT8_ARRAY_PAIRS)),
     "regrole": (REGROLE_EXPRESSIONS, REGROLE_EXPRESSIONS),
+    "regclass": (REGCLASS_EXPRESSIONS, REGCLASS_EXPRESSIONS),
+    "boolean": (BOOLEAN_EXPRESSIONS, BOOLEAN_EXPRESSIONS),
+    "jsonb": (JSONB_EXPRESSIONS, JSONB_EXPRESSIONS),
 }
 
 # valid values by argument name, then by type
@@ -154,6 +170,9 @@ BASE_BY_TYPE = {
     "text": "'laplace'::text",
     "double precision[]": "'{2,4,8}'::float8[]",
     "regrole": "current_user::regrole",
+    "regclass": "'fz.t'::regclass",
+    "boolean": "true",
+    "jsonb": "'{}'::jsonb",
 }
 
 # base bounds of the aggregates (lower, upper), by the value's type
