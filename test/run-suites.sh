@@ -83,7 +83,8 @@ fi
 # cluster of its own on the next port: a call that ignores cancel can only
 # be ended by SIGKILL, which restarts the cluster (fsync off makes that
 # restart skip the sync of the data directory); the runner prints
-# "fuzz: N passed, M failed"
+# "fuzz: N passed, M failed"; it bounds every wait itself, and timeout(1)
+# is the last resort
 if [ -f test/fuzz/run.py ]; then
     fdir=$(mktemp -d /tmp/dp_agg_fuzz.XXXXXX)
     fport=$((port + 1))
@@ -91,7 +92,7 @@ if [ -f test/fuzz/run.py ]; then
     PGHOST=$fdir PGPORT=$fport psql -XAtq -d postgres -c "ALTER SYSTEM SET fsync = off" \
         -c "SELECT pg_reload_conf()" >/dev/null
     out=$(PGHOST=$fdir PGPORT=$fport DP_FUZZ_SERVER_LOG=$fdir/server.log \
-        python3 test/fuzz/run.py 2>&1)
+        timeout 1200 python3 test/fuzz/run.py 2>&1)
     echo "$out"
     dp_stop_cluster "$fdir"
     rm -rf "$fdir"
