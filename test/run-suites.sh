@@ -10,7 +10,8 @@ cd "$top"
 dir=$(mktemp -d /tmp/dp_agg_cluster.XXXXXX)
 port=${DP_TEST_PORT:-54329}
 dp_start_cluster "$dir" "$port"
-trap 'dp_stop_cluster "$dir"; rm -rf "$dir"' EXIT
+fdir=""     # the fuzz test's own cluster, below
+trap 'dp_stop_cluster "$dir"; rm -rf "$dir"; [ -n "$fdir" ] && { dp_stop_cluster "$fdir"; rm -rf "$fdir"; }' EXIT
 export PGHOST=$dir PGPORT=$port PGUSER=postgres
 
 total_pass=0
@@ -85,6 +86,34 @@ done
 # load test: exit status
 if [ -x test/load/run.sh ]; then
     if test/load/run.sh; then record "load" 1 0; else record "load" 0 1; fi
+fi
+
+# fuzz test: every function and aggregate with extreme arguments, in a
+# cluster of its own on the next port: a call that ignores cancel can only
+# be ended by SIGKILL, which restarts the cluster (fsync off makes that
+# restart skip the sync of the data directory); the runner prints
+# "fuzz: N passed, M failed"; it bounds every wait itself, and timeout(1)
+# is the last resort
+if [ -f test/fuzz/run.py ]; then
+    fdir=$(mktemp -d /tmp/dp_agg_fuzz.XXXXXX)
+    fport=$((port + 1))
+    dp_start_cluster "$fdir" "$fport"
+    PGHOST=$fdir PGPORT=$fport psql -XAtq -d postgres -c "ALTER SYSTEM SET fsync = off" \
+        -c "SELECT pg_reload_conf()" >/dev/null
+    out=$(PGHOST=$fdir PGPORT=$fport DP_FUZZ_SERVER_LOG=$fdir/server.log \
+        timeout 1200 python3 test/fuzz/run.py 2>&1)
+    echo "$out"
+    dp_stop_cluster "$fdir"
+    rm -rf "$fdir"
+    fdir=""
+    line=$(echo "$out" | grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        fp=$(echo "$line" | sed -E 's/^fuzz: ([0-9]+) passed.*/\1/')
+        ff=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        fp=0; ff=1
+    fi
+    record "fuzz" "$fp" "$ff"
 fi
 
 echo "$total_pass passed, $total_fail failed"
