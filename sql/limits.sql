@@ -35,15 +35,43 @@ FROM dp_agg.preview('SELECT dp_count(i, 1e-18, 0) FROM lim_t');
 SELECT q, try(q) FROM (VALUES
   ('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[1e6])'),
   ('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[2, 100000.5])'),
-  ('SELECT dp_agg.rdp_sampled_gaussian(1e-300, 1e-300, ARRAY[2])'),
+  ('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1e-300, ARRAY[2])'),
   ('SELECT dp_agg.sampled_gaussian_epsilon(0.5, 1e-30, 1, 1e-5)')) v(q);
 SELECT (dp_agg.rdp_sampled_gaussian(0.5, 1, ARRAY[2, 'Infinity'::float8]))[2] AS at_infinity;
 
 -- a long computation is cancelled by statement_timeout: a thousand orders
--- near the largest (each sums a series of 2 10^5 terms) take minutes
+-- near the largest (each sums a series of 2 10^5 terms) would reach the
+-- work limit below only after hundreds of milliseconds
 SET statement_timeout = '200ms';
 SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, array_fill(99999.5::float8, ARRAY[1000]));
 SET statement_timeout = '5s';
+
+-- the work of one calculator call is bounded (2 10^6 steps): a hundred
+-- thousand orders near 1, each an integral of about 1,200 points, fail at
+-- once with an error instead of running for seconds
+SELECT try('SELECT dp_agg.rdp_sampled_gaussian(0.5, 1, array_fill(1.0000001::float8, ARRAY[100000]))');
+-- the Renyi calculators take rates of 0 or from 2^-32 (BERNOULLI's
+-- smallest) to 1: below, 1/q overflows the series
+SELECT q, try(q) FROM (VALUES
+  ('SELECT dp_agg.sampled_gaussian_epsilon(5e-324, 1e-6, 1, 0.5)'),
+  ('SELECT dp_agg.rdp_sampled_gaussian(1e-10, 1, ARRAY[2])'),
+  ('SELECT dp_agg.sampled_gaussian_sigma(1, 1e-6, 1e-10, 1)'),
+  ('SELECT dp_agg.sampled_gaussian_epsilon(0, 1, 1, 1e-5)')) v(q);
+-- the Renyi search for sigma skips the orders whose conversion alone
+-- exceeds epsilon: at epsilon 1e-18 every order of the grid, so it ends at
+-- once and the amplified analytic Gaussian (Steinke 2022, Theorem 29) is
+-- the answer
+SELECT abs(dp_agg.sampled_gaussian_sigma(1e-18, 1e-6, 0.5, 1)
+           / dp_agg.gaussian_sigma(dp_agg.base_epsilon(1e-18, 0.5), 2e-6, 1) - 1) < 1e-12
+       AS theorem_29;
+-- dp_avg with equal bounds and an epsilon so small its noise is infinite:
+-- a clear error, not an internal one (the grid of a zero span is set by
+-- the size of the bounds alone)
+SELECT try('SELECT * FROM dp_agg.preview(''SELECT dp_avg(i::real, 1e-45::real, 1e-45::real, 5e-324) FROM lim_t'')');
+SELECT release, mechanism, sensitivity
+FROM dp_agg.preview('SELECT dp_avg(i::real, 1e-45::real, 1e-45::real, 1) FROM lim_t');
+-- noise_sample draws at most a million values a call
+SELECT try('SELECT count(*) FROM dp_agg.noise_sample(''laplace'', 1, 2147483647)');
 
 -- noise_sample at scales below 2^-10 uses the aggregates' conversion:
 -- P[X != 0] = 2 p / (1 + p), p = e^(-1/b), is below 1e-400 for b <= 2^-10,

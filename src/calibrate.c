@@ -5,9 +5,11 @@
  *
  * Pure functions of doubles, no PostgreSQL state, so that every number the
  * aggregates use can be recomputed by the SQL functions of the same names.
- * The one exception is cancellation: every loop whose length depends on its
- * input or on convergence calls CHECK_FOR_INTERRUPTS (miscadmin.h), which
- * reads a flag and can only throw the cancel or terminate error; it runs in
+ * The one exception is bounded work: every step of a loop whose length
+ * depends on its input or on convergence goes through dp_work_step, which
+ * calls CHECK_FOR_INTERRUPTS (miscadmin.h: it reads a flag and can only
+ * throw the cancel or terminate error) and, inside a calculator call that
+ * set a limit (dp_work_limit), counts the step against it.  It runs in
  * backends and in the charger alike, and no state is left half-written.
  *
  * Floating point is used to *choose* noise parameters, never to draw noise.
@@ -30,6 +32,43 @@
 #include "calibrate.h"
 
 #define LOG_SQRT_2PI 0.91893853320467274178
+
+/* ---------- bounded work ---------- */
+
+/* steps left to the calculator call under way; unlimited when not limited */
+static bool work_limited = false;
+static int64 work_left = 0;
+
+/*
+ * Limit the steps of what follows to max_steps (0: no limit, only
+ * cancellation).  The SQL calculators set it at every call, the pricing of
+ * a statement clears it, so a limit never outlives the call that set it by
+ * more than the next of those.
+ */
+void
+dp_work_limit(int64 max_steps)
+{
+	work_limited = max_steps > 0;
+	work_left = max_steps;
+}
+
+/* one step of a loop of input- or convergence-dependent length */
+void
+dp_work_step(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (work_limited && --work_left < 0)
+	{
+		work_limited = false;
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the computation exceeds the work limit of one call"),
+				 errdetail("One call may sum at most " INT64_FORMAT " terms of series, "
+						   "integrals and searches.", (int64) DP_CALCULATOR_MAX_STEPS),
+				 errhint("Ask for fewer Renyi orders, or for parameters closer to those the "
+						 "aggregates use, in several calls if need be.")));
+	}
+}
 
 /* ---------- root finding ---------- */
 
@@ -91,7 +130,7 @@ dp_bisect(DpPredicate holds, const void *arg, double lo, double hi,
 
 		if (!(mid > lo && mid < hi))
 			break;
-		CHECK_FOR_INTERRUPTS();
+		dp_work_step();
 		if (holds(mid, arg))
 			hi = mid;
 		else
@@ -112,7 +151,7 @@ dp_bracket_up(DpPredicate holds, const void *arg, double *lo, double *hi,
 {
 	while (!holds(*hi, arg))
 	{
-		CHECK_FOR_INTERRUPTS();
+		dp_work_step();
 		*lo = *hi;
 		*hi *= factor;
 		if (!(*hi <= limit))
@@ -132,7 +171,7 @@ bracket_down(DpPredicate holds, const void *arg, double *lo, double *hi,
 {
 	while (holds(*lo, arg))
 	{
-		CHECK_FOR_INTERRUPTS();
+		dp_work_step();
 		*hi = *lo;
 		*lo /= divisor;
 		if (!(*lo >= floor_))
@@ -636,7 +675,7 @@ log_a_int(double q, double sigma, int alpha)
 		double		term = log_coef + i * log(q) + (alpha - i) * log1p(-q) +
 			((double) i * i - i) / (2 * sigma * sigma);
 
-		CHECK_FOR_INTERRUPTS();
+		dp_work_step();
 		log_a = log_add(log_a, term);
 	}
 	return log_a;
@@ -674,7 +713,7 @@ log_a_frac(double q, double sigma, double alpha)
 		double		log_s0 = log_t0 + ((double) i * i - i) / (2 * sigma * sigma) + log_e0;
 		double		log_s1 = log_t1 + (j * j - j) / (2 * sigma * sigma) + log_e1;
 
-		CHECK_FOR_INTERRUPTS();
+		dp_work_step();
 		if (sign > 0)
 		{
 			log_a0 = log_add(log_a0, log_s0);
@@ -735,7 +774,7 @@ log_a_near_one(double q, double sigma, double alpha)
 		double		u = q * expm1((2 * z - 1) / (2 * sigma * sigma));
 		double		g = expm1(alpha * log1p(u)) - alpha * u;
 
-		CHECK_FOR_INTERRUPTS();
+		dp_work_step();
 		sum += g * exp(-z * z / (2 * sigma * sigma));
 	}
 	sum *= h / (sigma * sqrt(2 * M_PI));
@@ -822,6 +861,20 @@ dp_rdp_sampled_gaussian_fast(double q, double sigma, double alpha)
  * (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020), and at
  * least 0.
  */
+/* the orders the conversion uses: finite and above 1.01 */
+static bool
+convertible_order(double a)
+{
+	return a > 1.01 && !isinf(a);
+}
+
+/* epsilon at delta of a release with Renyi DP rdp at order a */
+static double
+order_epsilon(double rdp, double a, double delta)
+{
+	return rdp + log1p(-1 / a) - (log(delta) + log(a)) / (a - 1);
+}
+
 double
 dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta)
 {
@@ -829,15 +882,12 @@ dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta)
 
 	for (int i = 0; i < n; i++)
 	{
-		double		a = orders[i];
 		double		e;
 
-		CHECK_FOR_INTERRUPTS();
-		if (!(a > 1.01) || isnan(rdp[i]))
+		dp_work_step();
+		if (!convertible_order(orders[i]) || isnan(rdp[i]))
 			continue;
-		if (isinf(a))
-			continue;
-		e = rdp[i] + log1p(-1 / a) - (log(delta) + log(a)) / (a - 1);
+		e = order_epsilon(rdp[i], orders[i], delta);
 		if (e < best)
 			best = e;
 	}
@@ -900,13 +950,37 @@ dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta)
 #define RDP_SIGMA_MAX 1e12
 #define RDP_SIGMA_REL_TOL 1e-12
 
-/* the sampled Gaussian of noise multiplier sigma meets (epsilon, delta) */
+/*
+ * The sampled Gaussian of noise multiplier sigma meets (epsilon, delta):
+ * dp_sampled_gaussian_epsilon(q, sigma, 1, delta) <= epsilon, decided order
+ * by order, which gives the same answer for less work.  The minimum over
+ * the orders is at most epsilon exactly when some order's epsilon is, so
+ * the first such order ends the search.  An order whose epsilon exceeds
+ * epsilon at Renyi DP 0 cannot meet it (Renyi DP is at least 0, and the
+ * rounded sum is monotone in it) and is skipped without computing its
+ * Renyi DP: for a small epsilon that is every order of the grid, and the
+ * search for sigma ends at once.
+ */
 static bool
 rdp_sigma_meets(double sigma, const void *arg)
 {
 	const DpTarget *t = arg;
+	int			n;
+	const double *orders = dp_rdp_orders(&n);
 
-	return dp_sampled_gaussian_epsilon(t->q, sigma, 1, t->delta) <= t->epsilon;
+	for (int i = 0; i < n; i++)
+	{
+		double		a = orders[i];
+		double		rdp;
+
+		dp_work_step();
+		if (!convertible_order(a) || !(order_epsilon(0, a, t->delta) <= t->epsilon))
+			continue;
+		rdp = dp_rdp_sampled_gaussian_fast(t->q, sigma, a);
+		if (!isnan(rdp) && order_epsilon(rdp, a, t->delta) <= t->epsilon)
+			return true;
+	}
+	return false;
 }
 
 /*

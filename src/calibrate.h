@@ -8,7 +8,7 @@
 #ifndef DP_AGG_CALIBRATE_H
 #define DP_AGG_CALIBRATE_H
 
-#include <stdbool.h>
+#include "c.h"
 
 /*
  * Root finding on a monotone predicate: holds(x, arg) is false below some
@@ -28,6 +28,18 @@ extern double dp_bisect(DpPredicate holds, const void *arg, double lo, double hi
 						DpBisectMidpoint midpoint, double rel_tol, int max_steps);
 extern bool dp_bracket_up(DpPredicate holds, const void *arg, double *lo, double *hi,
 						  double factor, double limit);
+
+/*
+ * Bounded work.  The most steps (terms of a series, points of an integral,
+ * steps of a search) one call of a SQL calculator may take: at about 0.1 to
+ * 0.3 us a step, well under a second, whatever its arguments.  The 156
+ * orders of the dp_accounting grid take a few hundred thousand steps at
+ * most for the parameters the aggregates use.
+ */
+#define DP_CALCULATOR_MAX_STEPS INT64CONST(2000000)
+
+extern void dp_work_limit(int64 max_steps);
+extern void dp_work_step(void);
 
 /* directed rounding of one operation */
 extern double dp_add_up(double a, double b);

@@ -54,6 +54,7 @@ dp_laplace_scale_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(0);
 	double		sens = PG_GETARG_FLOAT8(1);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_SENS(sens);
 	PG_RETURN_FLOAT8(dp_laplace_scale(epsilon, sens));
@@ -67,6 +68,7 @@ dp_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	double		delta = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
 	CHECK_SENS(sens);
@@ -81,6 +83,7 @@ dp_gaussian_delta_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_SIGMA(sigma);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	CHECK_SENS(sens);
@@ -95,6 +98,7 @@ dp_discrete_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	double		delta = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
 	check_arg(sens >= 0 && sens <= 4611686018427387904.0 && sens == floor(sens),
@@ -110,6 +114,7 @@ dp_discrete_gaussian_delta_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_SIGMA(sigma);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	check_arg(sens >= 0 && sens <= 4611686018427387904.0 && sens == floor(sens),
@@ -140,6 +145,14 @@ parse_mechanism(text *t)
 #define NOISE_SAMPLE_MIN_LAPLACE_SCALE (1.0 / 1099511627776.0)
 
 /*
+ * Most draws one call of noise_sample returns: a million draws take well
+ * under a second (about 0.3 us each for the discrete Laplace, 0.6 us for
+ * the discrete Gaussian), so a call never runs for minutes; larger samples
+ * are drawn by several calls.
+ */
+#define NOISE_SAMPLE_MAX_DRAWS 1000000
+
+/*
  * dp_agg.noise_sample(mechanism, scale, n): n draws of the samplers the
  * aggregates use, for statistical tests and audits, with the parameters
  * the aggregates would use (noise_param.c).  Laplace: the scale t/s is the
@@ -160,7 +173,7 @@ dp_noise_sample(PG_FUNCTION_ARGS)
 	check_arg(scale >= (laplace ? NOISE_SAMPLE_MIN_LAPLACE_SCALE : DP_MIN_GAUSSIAN_SIGMA) &&
 			  scale <= (laplace ? DP_MAX_LAPLACE_SCALE : DP_MAX_GAUSSIAN_SIGMA),
 			  "scale", "within the range of the sampler", scale);
-	check_arg(n >= 0, "n", "at least 0", n);
+	check_arg(n >= 0 && n <= NOISE_SAMPLE_MAX_DRAWS, "n", "between 0 and 1000000", n);
 
 	if (laplace)
 		lp = dp_laplace_param(scale);
@@ -192,6 +205,15 @@ PG_FUNCTION_INFO_V1(dp_sampled_gaussian_sigma_sql);
 
 #define CHECK_RATE(q) check_arg((q) > 0 && (q) <= 1, "rate", "greater than 0 and at most 1", (q))
 #define CHECK_RATE0(q) check_arg((q) >= 0 && (q) <= 1, "rate", "between 0 and 1", (q))
+
+/*
+ * Rates of the Renyi DP calculators: 0, or from the smallest positive rate
+ * TABLESAMPLE BERNOULLI applies (its cutoff is a 32-bit integer, so rates
+ * are multiples of 2^-32) to 1.  Below it the series overflow (1/q).
+ */
+#define MIN_RENYI_RATE (1.0 / 4294967296.0)
+#define CHECK_RENYI_RATE(q) check_arg((q) == 0 || ((q) >= MIN_RENYI_RATE && (q) <= 1), "rate", \
+									  "0, or from 2^-32 to 1", (q))
 /*
  * The smallest noise multiplier the Renyi calculators accept: below any the
  * aggregates use (their sigma is at least 1/256 unit and their sensitivity
@@ -255,6 +277,7 @@ dp_amplified_epsilon_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(0);
 	double		rate = PG_GETARG_FLOAT8(1);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	CHECK_RATE0(rate);
 	PG_RETURN_FLOAT8(dp_amplified_epsilon(epsilon, rate));
@@ -267,6 +290,7 @@ dp_base_epsilon_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(0);
 	double		rate = PG_GETARG_FLOAT8(1);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	CHECK_RATE(rate);
 	PG_RETURN_FLOAT8(dp_base_epsilon(epsilon, rate));
@@ -282,7 +306,8 @@ dp_rdp_sampled_gaussian_sql(PG_FUNCTION_ARGS)
 	double	   *orders = float8_array(PG_GETARG_ARRAYTYPE_P(2), "orders", &n);
 	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
 
-	CHECK_RATE0(rate);
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
+	CHECK_RENYI_RATE(rate);
 	CHECK_NM(nm);
 	for (int i = 0; i < n; i++)
 		check_order(orders[i]);
@@ -305,6 +330,7 @@ dp_rdp_to_epsilon_sql(PG_FUNCTION_ARGS)
 	double	   *rdp = float8_array(PG_GETARG_ARRAYTYPE_P(1), "rdp", &m);
 	double		delta = PG_GETARG_FLOAT8(2);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	if (n != m)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -329,7 +355,8 @@ dp_sampled_gaussian_epsilon_sql(PG_FUNCTION_ARGS)
 	int32		steps = PG_GETARG_INT32(2);
 	double		delta = PG_GETARG_FLOAT8(3);
 
-	CHECK_RATE0(rate);
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
+	CHECK_RENYI_RATE(rate);
 	CHECK_NM(nm);
 	check_arg(steps >= 0, "steps", "at least 0", steps);
 	CHECK_DELTA_POS(delta);
@@ -346,9 +373,10 @@ dp_sampled_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	double		sens = PG_GETARG_FLOAT8(3);
 	int			method;
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
-	CHECK_RATE(rate);
+	check_arg(rate >= MIN_RENYI_RATE && rate <= 1, "rate", "from 2^-32 to 1", rate);
 	CHECK_SENS(sens);
 	PG_RETURN_FLOAT8(dp_sampled_gaussian_sigma(epsilon, delta, rate, sens, &method));
 }
@@ -383,6 +411,7 @@ dp_noise_interval_sql(PG_FUNCTION_ARGS)
 	double		scale = PG_GETARG_FLOAT8(1);
 	double		confidence = PG_GETARG_FLOAT8(2);
 
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	if (laplace)
 		check_arg(scale >= 0 && scale <= DP_MAX_LAPLACE_SCALE, "noise_scale",
 				  "between 0 and 2^62 for laplace (the range of the sampler)", scale);

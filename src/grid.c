@@ -39,13 +39,16 @@ dp_choose_row_grid(double log2_span, double log2_max, double mult, int min_exp)
 	double		hi = floor(log2_span) - GRID_MIN_SENS_LOG2;
 	double		lo = ceil(log2_max) - DP_GRID_ROW_LOG2;
 
-	if (k > hi)
+	/*
+	 * Written so that NaN falls through to the next rule: k is NaN when the
+	 * span is 0 (log2 -inf) and the noise infinite, and then only the size
+	 * of the bounds constrains the grid (the sensitivity is 0: no noise).
+	 */
+	if (!(k <= hi))
 		k = hi;
-	if (k < lo)
+	if (!(k >= lo))
 		k = lo;
-	if (k < min_exp)
-		k = min_exp;
-	if (!isfinite(k))
+	if (!(k >= min_exp) || !isfinite(k))
 		k = min_exp;
 	return (int) k;
 }

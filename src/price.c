@@ -19,13 +19,18 @@
 
 /*
  * Tickets for the DP calls of a plan, in the executor's query context.
+ * Pricing is not a calculator call: its calibrations run without a work
+ * limit (they can always be cancelled), whatever a calculator left behind.
  */
 List *
 dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 {
-	List	   *calls = dp_guard_plan(stmt, validate);
+	List	   *calls;
 	List	   *releases = NIL;
 	ListCell   *lc;
+
+	dp_work_limit(0);
+	calls = dp_guard_plan(stmt, validate);
 
 	foreach(lc, calls)
 	{
