@@ -18,6 +18,7 @@ OBJS = \
 	src/sampling.o \
 	src/hooks.o \
 	src/budget.o \
+	src/budget_row.o \
 	src/charger.o \
 	src/preview.o
 

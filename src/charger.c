@@ -63,6 +63,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "budget_row.h"
 #include "calibrate.h"
 #include "charger.h"
 #include "compat.h"
@@ -415,23 +416,13 @@ prepare_plans(void)
 
 	if (plan_lock)
 		return;
-	plan_lock = keep_plan("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent, "
-						  "accounting = 'rdp', rdp "
-						  "FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+	plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS
+						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
 	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
 							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 4, t_update);
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
-}
-
-static double
-get_float8(int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
-
-	return isnull ? 0 : DatumGetFloat8(d);
 }
 
 /* a float8[] datum of n values */
@@ -444,30 +435,6 @@ float8_array_datum(const double *v, int n)
 		d[i] = Float8GetDatum(v[i]);
 	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/* the role's composed Renyi DP curve from the catalog (zeros if none) */
-static void
-read_curve(int col, double *curve)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
-
-	memset(curve, 0, sizeof(double) * DP_RDP_ORDERS);
-	if (!isnull)
-	{
-		Datum	   *elems;
-		bool	   *nulls;
-		int			n;
-
-		deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-						  TYPALIGN_DOUBLE, &elems, &nulls, &n);
-		if (n != DP_RDP_ORDERS)
-			elog(ERROR, "dp_agg charger: the Renyi DP curve of the budget has %d orders, not %d",
-				 n, DP_RDP_ORDERS);
-		for (int i = 0; i < n; i++)
-			curve[i] = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
-	}
 }
 
 /* The budget of one role during a batch: read and locked once, written once. */
@@ -485,7 +452,6 @@ role_state(RoleState *roles, int *nroles, Oid role)
 	Datum		args[1];
 	char		nulls[1] = {' '};
 	RoleState  *rs;
-	bool		isnull;
 
 	for (int i = 0; i < *nroles; i++)
 		if (roles[i].role == role)
@@ -499,13 +465,7 @@ role_state(RoleState *roles, int *nroles, Oid role)
 	if (SPI_processed == 0)
 		return rs;
 	rs->exists = true;
-	rs->b.epsilon_limit = get_float8(1);
-	rs->b.delta_limit = get_float8(2);
-	rs->b.epsilon_spent = get_float8(3);
-	rs->b.delta_spent = get_float8(4);
-	rs->b.renyi = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											 5, &isnull));
-	read_curve(6, rs->b.rdp);
+	dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rs->b);
 	return rs;
 }
 
