@@ -24,7 +24,7 @@ OBJS = \
 
 DATA = sql/dp_agg--$(EXTVERSION).sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

@@ -914,7 +914,8 @@ process_batch(TakenRequest *batch, int n)
 		for (int i = 0; i < n; i++)
 		{
 			batch[i].reply.result = DP_CHARGE_FAILED;
-			set_message(&batch[i].reply, edata->message);
+			set_message(&batch[i].reply, edata->detail == NULL ? edata->message :
+						psprintf("%s: %s", edata->message, edata->detail));
 		}
 		ereport(LOG,
 				(errmsg("dp_agg charger could not commit %d charges: %s", n, edata->message)));
