@@ -279,23 +279,29 @@ charger_running(uint64 generation)
 	return running;
 }
 
-/* free charger slot i if it still holds this generation; true if it did */
+/*
+ * Free charger slot i if it still holds this generation (and, with
+ * only_starting, its charger has not registered yet); true if it did.
+ */
 static bool
-release_charger_slot(int i, uint64 generation)
+release_charger_slot(int i, uint64 generation, bool only_starting)
 {
+	ChargerSlot *c = &chargers[i];
 	bool		released = false;
 
 	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	if (chargers[i].generation == generation && chargers[i].state != CHARGER_FREE)
+	if (c->generation == generation && c->state != CHARGER_FREE &&
+		(!only_starting || c->state == CHARGER_STARTING))
 	{
-		chargers[i].state = CHARGER_FREE;
-		chargers[i].latch = NULL;
-		chargers[i].starter = NULL;
+		c->state = CHARGER_FREE;
+		c->latch = NULL;
+		c->starter = NULL;
 		released = true;
 	}
 	LWLockRelease(shared->lock);
 	return released;
 }
+
 /* ---------- the backend's side ---------- */
 
 /* the request this backend is writing or waiting for, for the cleanup */
@@ -385,11 +391,15 @@ charger_slot_state(int i, uint64 generation)
 	return state;
 }
 
-/* cleanup of a launch that failed: give the claimed slot back */
+/*
+ * Cleanup of a launch given up: give the claimed slot back, unless the
+ * charger registered in the meantime (it runs and owns the slot).
+ */
 static void
 unclaim_charger_slot(int code, Datum arg)
 {
-	if (launching_slot >= 0 && release_charger_slot(launching_slot, launching_generation))
+	if (launching_slot >= 0 &&
+		release_charger_slot(launching_slot, launching_generation, true))
 		wake_pending(MyDatabaseId);
 	launching_slot = -1;
 }
@@ -964,7 +974,7 @@ charger_exit(int code, Datum arg)
 		if (orphaned)
 			ConditionVariableBroadcast(&s->cv);
 	}
-	if (release_charger_slot(my_start.slot, my_start.generation))
+	if (release_charger_slot(my_start.slot, my_start.generation, false))
 		wake_pending(my_dboid);
 }
 
@@ -1070,7 +1080,7 @@ retire(void)
 		pending = requests[i].state == REQ_PENDING && requests[i].dboid == my_dboid;
 		SpinLockRelease(&requests[i].mutex);
 	}
-	if (!pending)
+	if (!pending && chargers[my_start.slot].generation == my_start.generation)
 	{
 		chargers[my_start.slot].state = CHARGER_FREE;
 		chargers[my_start.slot].latch = NULL;
