@@ -573,6 +573,21 @@ charger_exited(void)
 }
 
 /*
+ * Is the slot still held by that charger?  Asked after finding it no longer
+ * running: it may have answered just before it went.
+ */
+static bool
+still_taken(RequestSlot *s, uint64 holder)
+{
+	bool		taken;
+
+	SpinLockAcquire(&s->mutex);
+	taken = s->state == REQ_TAKEN && s->charger == holder;
+	SpinLockRelease(&s->mutex);
+	return taken;
+}
+
+/*
  * Wait for the outcome of our request seq: copy the reply out and free the
  * slot, or ERROR if the charger holding it exited.
  */
@@ -602,7 +617,7 @@ await_reply(RequestSlot *s, uint64 seq, DpChargeReply *reply)
 				charger_exited();
 			return;
 		}
-		if (state == REQ_TAKEN && !charger_running(holder))
+		if (state == REQ_TAKEN && !charger_running(holder) && still_taken(s, holder))
 			charger_exited();	/* left TAKEN: the next request takes the slot over */
 		if (state == REQ_PENDING && prod_charger())
 			continue;
