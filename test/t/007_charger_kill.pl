@@ -213,7 +213,7 @@ blocked_batch('KILL', 'batch-kill');
 # --- 5. a backend terminated while it waits; a new one takes its slot ---
 # The charger holds the terminated backend's request until the DBA lets
 # go; one of the backends connecting right after most likely gets its
-# PGPROC (PostgreSQL hands out the most recently freed one), and with it
+# PGPROC (PostgreSQL 15 hands out the most recently freed one), and with it
 # its request slot: each must get its own reply, not the dead one's.
 {
 	my $dba = $node->background_psql('postgres');
