@@ -588,11 +588,11 @@ still_taken(RequestSlot *s, uint64 holder)
 }
 
 /*
- * Wait for the outcome of our request seq: copy the reply out and free the
- * slot, or ERROR if the charger holding it exited.
+ * Wait for the outcome of our published request: copy the reply out and
+ * free the slot, or ERROR if the charger holding it exited.
  */
 static void
-await_reply(RequestSlot *s, uint64 seq, DpChargeReply *reply)
+await_reply(RequestSlot *s, DpChargeReply *reply)
 {
 	for (;;)
 	{
@@ -600,7 +600,6 @@ await_reply(RequestSlot *s, uint64 seq, DpChargeReply *reply)
 		uint64		holder;
 
 		SpinLockAcquire(&s->mutex);
-		Assert(s->seq == seq);
 		state = s->state;
 		holder = s->charger;
 		SpinLockRelease(&s->mutex);
@@ -638,7 +637,7 @@ exchange(RequestSlot *slot, const DpChargeRequest *req, dsm_segment *seg, DpChar
 		/* prepared before the charger can answer: the first sleep waits */
 		ConditionVariablePrepareToSleep(&slot->cv);
 		publish_request(slot, req, seg);
-		await_reply(slot, my_seq, reply);
+		await_reply(slot, reply);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(withdraw_request, (Datum) 0);
 }
@@ -679,7 +678,6 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 typedef struct TakenRequest
 {
 	int			slot;
-	uint64		seq;
 	dsm_handle	handle;
 	DpChargeRequest *req;		/* copied from the slot, or NULL */
 	DpChargeReply reply;
@@ -1038,7 +1036,6 @@ take_requests(TakenRequest *batch, MemoryContext cxt)
 		{
 			s->state = REQ_TAKEN;
 			s->charger = my_start.generation;
-			batch[n].seq = s->seq;
 			taken = true;
 		}
 		SpinLockRelease(&s->mutex);
@@ -1070,7 +1067,7 @@ reply_all(TakenRequest *batch, int n)
 
 		s->reply = batch[i].reply;	/* ours while TAKEN */
 		SpinLockAcquire(&s->mutex);
-		Assert(s->state == REQ_TAKEN && s->seq == batch[i].seq);
+		Assert(s->state == REQ_TAKEN && s->charger == my_start.generation);
 		s->state = REQ_DONE;
 		SpinLockRelease(&s->mutex);
 		ConditionVariableBroadcast(&s->cv);
