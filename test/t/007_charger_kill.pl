@@ -62,12 +62,22 @@ sub charger_pid
 		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
 }
 
+# wait until the postmaster has restarted every process after a crash and
+# accepts connections again; true if it does within $statement_timeout
+# (each try in an eval: psql may exit before reading its query while the
+# server refuses connections, and IPC::Run dies of the broken pipe)
 sub wait_for_crash_restart
 {
 	my ($log_offset) = @_;
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
 		$log_offset);
-	return $node->poll_query_until('postgres', 'SELECT true');
+	for (1 .. $statement_timeout * 10)
+	{
+		my $up = eval { $node->safe_psql('postgres', 'SELECT 1') eq '1' };
+		return 1 if $up;
+		usleep(100_000);
+	}
+	return 0;
 }
 
 # a release in a session of its own, in the background: returns its handle
