@@ -26,12 +26,13 @@ OBJS = \
 	src/sampling.o \
 	src/hooks.o \
 	src/budget.o \
+	src/budget_row.o \
 	src/charger.o \
 	src/preview.o
 
 DATA = sql/dp_agg--$(EXTVERSION).sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting limits
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

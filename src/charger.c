@@ -13,16 +13,43 @@
  * dp_agg.ledger in its own transaction with synchronous commit, and only
  * then answers.  A backend that gets no positive answer releases nothing.
  *
- * Protocol.  Shared memory holds one request slot per backend and one
- * charger slot per database with a charger (dp_agg.max_databases).  A
- * backend copies its request into its slot (or, when it is larger than
- * CHARGE_INLINE_SIZE, into a dynamic shared memory segment named in the
- * slot), marks the slot PENDING and sets the charger's latch; the charger
- * copies out the requests it takes and marks them TAKEN, processes them as
- * one batch (one commit, so concurrent statements share the WAL flush), then
- * marks them DONE with the reply and sets the backends' latches.  Slots carry a sequence number so that a reply
- * to an abandoned request (a cancelled backend) is never read as the reply
- * to a later one.  All slot fields are protected by one LWLock.
+ * Shared memory holds one request slot per backend (indexed like PGPROCs)
+ * and one charger slot per database with a charger (dp_agg.max_databases).
+ *
+ * Request slots.  Each is a small state machine under its own spinlock;
+ * whoever the state names owns the request body and the reply, and touches
+ * them without any lock:
+ *
+ *	IDLE -> WRITING		the backend: it writes the body
+ *	WRITING -> PENDING	the backend publishes it and sets the charger's latch
+ *	PENDING -> TAKEN	the charger: it copies the body out, charges, and
+ *						writes the reply
+ *	TAKEN -> DONE		the charger publishes the reply
+ *	TAKEN -> ORPHANED	the charger exits (its exit callback) before replying
+ *	DONE, ORPHANED -> IDLE	the backend has read the outcome
+ *	WRITING, PENDING -> IDLE	the backend gives up (an error, a cancel, exit)
+ *
+ * A backend that gives up while its request is TAKEN leaves it TAKEN, and
+ * the next request from that slot (the same backend or a new one with the
+ * same PGPROC) waits until the charger lets go, so the charger never copies
+ * a body being rewritten nor writes a reply into someone else's request.
+ * Each request gets a sequence number and each charger a generation
+ * (unique since the server started); a TAKEN slot records the generation
+ * of the charger holding it.  Backends wait on their slot's condition
+ * variable, which is broadcast whenever the state of the slot changes in a
+ * way the backend must see: a reply, the holding charger's exit, the
+ * database's charger exiting or failing to start while the request is
+ * PENDING.
+ *
+ * Charger slots.  FREE -> STARTING (claimed by the backend that launches
+ * the charger) -> RUNNING (the charger registered its latch) -> FREE (the
+ * charger retires when idle, or its exit callback runs).  They are changed
+ * and read under one LWLock, held only to read or write a few words: no
+ * system call, allocation or copy of a request happens under it.  Liveness
+ * is "the slot holds this generation and is RUNNING", which a recycled PID
+ * cannot fake: only the charger's own exit callback or retirement frees
+ * its slot, and a process that dies without running its exit callbacks
+ * makes the postmaster reinitialize shared memory.
  *
  * Serialization.  One charger per database decides the requests of a batch
  * in arrival order, against each role's budget row read once under a row
@@ -39,9 +66,6 @@
  */
 #include "postgres.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -49,12 +73,14 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -63,17 +89,28 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "budget_row.h"
 #include "calibrate.h"
 #include "charger.h"
 #include "compat.h"
 #include "guc.h"
 
-#define SLOT_IDLE		0
-#define SLOT_PENDING	1
-#define SLOT_TAKEN		2
-#define SLOT_DONE		3
+typedef enum RequestState
+{
+	REQ_IDLE = 0,
+	REQ_WRITING,
+	REQ_PENDING,
+	REQ_TAKEN,
+	REQ_DONE,
+	REQ_ORPHANED
+} RequestState;
 
-#define CHARGER_START_TIMEOUT_MS 30000
+typedef enum ChargerState
+{
+	CHARGER_FREE = 0,
+	CHARGER_STARTING,
+	CHARGER_RUNNING
+} ChargerState;
 
 /*
  * Requests up to this size travel in the slot itself: a dynamic shared
@@ -86,32 +123,43 @@
 
 typedef struct RequestSlot
 {
-	int			state;
+	slock_t		mutex;			/* protects state, seq, dboid, charger */
+	RequestState state;
+	uint64		seq;			/* of the request in the slot */
 	Oid			dboid;
-	uint64		seq;
-	dsm_handle	handle;			/* DSM_HANDLE_INVALID: the request is inline */
-	Latch	   *client_latch;
-	pid_t		taken_by;		/* charger that holds it */
+	uint64		charger;		/* TAKEN: generation of the charger */
+	ConditionVariable cv;		/* the backend waits here */
+	/* owned by whoever the state names (see the head comment) */
 	DpChargeReply reply;
+	dsm_handle	handle;			/* DSM_HANDLE_INVALID: the request is inline */
 	uint32		inline_size;
 	char		inline_data[CHARGE_INLINE_SIZE];
 } RequestSlot;
 
 typedef struct ChargerSlot
 {
-	Oid			dboid;			/* InvalidOid when free */
-	pid_t		pid;			/* 0 while starting */
-	Latch	   *latch;
-	TimestampTz since;			/* claimed at */
+	ChargerState state;
+	Oid			dboid;
+	uint64		generation;		/* of the charger claimed into it */
+	Latch	   *latch;			/* RUNNING: the charger's */
+	Latch	   *starter;		/* STARTING: the launching backend's */
 } ChargerSlot;
 
 typedef struct DpChargerShared
 {
-	LWLock	   *lock;
+	LWLock	   *lock;			/* protects the charger slots */
+	uint64		next_generation;
 	int			n_chargers;
 	int			n_requests;
 	/* ChargerSlot[n_chargers], then RequestSlot[n_requests] */
 } DpChargerShared;
+
+/* what a launching backend tells its charger, in bgw_extra */
+typedef struct ChargerStart
+{
+	int			slot;
+	uint64		generation;
+} ChargerStart;
 
 static DpChargerShared *shared = NULL;
 static ChargerSlot *chargers = NULL;
@@ -160,15 +208,21 @@ charger_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	shared = ShmemInitStruct("dp_agg charger", shmem_size(), &found);
+	chargers = (ChargerSlot *) ((char *) shared + MAXALIGN(sizeof(DpChargerShared)));
+	requests = (RequestSlot *) (chargers + dp_guc_max_databases);
 	if (!found)
 	{
 		memset(shared, 0, shmem_size());
 		shared->lock = &(GetNamedLWLockTranche("dp_agg"))->lock;
+		shared->next_generation = 1;
 		shared->n_chargers = dp_guc_max_databases;
 		shared->n_requests = request_slots();
+		for (int i = 0; i < shared->n_requests; i++)
+		{
+			SpinLockInit(&requests[i].mutex);
+			ConditionVariableInit(&requests[i].cv);
+		}
 	}
-	chargers = (ChargerSlot *) ((char *) shared + MAXALIGN(sizeof(DpChargerShared)));
-	requests = (RequestSlot *) (chargers + shared->n_chargers);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -186,75 +240,190 @@ dp_charger_init(void)
 	shmem_startup_hook = charger_shmem_startup;
 }
 
-static bool
-process_alive(pid_t pid)
+/* ---------- both sides ---------- */
+
+/*
+ * Wake the backends whose requests wait in PENDING for a charger of dboid:
+ * called when that database's charger goes away or fails to start, so they
+ * launch another.
+ */
+static void
+wake_pending(Oid dboid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+	for (int i = 0; i < shared->n_requests; i++)
+	{
+		RequestSlot *s = &requests[i];
+		bool		wake;
+
+		SpinLockAcquire(&s->mutex);
+		wake = s->state == REQ_PENDING && s->dboid == dboid;
+		SpinLockRelease(&s->mutex);
+		if (wake)
+			ConditionVariableBroadcast(&s->cv);
+	}
+}
+
+/* is the charger of this generation registered and running? */
+static bool
+charger_running(uint64 generation)
+{
+	bool		running = false;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	for (int i = 0; i < shared->n_chargers; i++)
+	{
+		if (chargers[i].generation == generation && chargers[i].state == CHARGER_RUNNING)
+			running = true;
+	}
+	LWLockRelease(shared->lock);
+	return running;
+}
+
+/*
+ * Free charger slot i if it still holds this generation (and, with
+ * only_starting, its charger has not registered yet); true if it did.
+ */
+static bool
+release_charger_slot(int i, uint64 generation, bool only_starting)
+{
+	ChargerSlot *c = &chargers[i];
+	bool		released = false;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	if (c->generation == generation && c->state != CHARGER_FREE &&
+		(!only_starting || c->state == CHARGER_STARTING))
+	{
+		c->state = CHARGER_FREE;
+		c->latch = NULL;
+		c->starter = NULL;
+		released = true;
+	}
+	LWLockRelease(shared->lock);
+	return released;
 }
 
 /* ---------- the backend's side ---------- */
 
-/*
- * With the lock held: the charger slot of this database.  Frees the slot of
- * a dead charger and claims a free one if there is none; *launch tells the
- * caller to start a charger for the claimed slot.
- */
-static ChargerSlot *
-charger_for_my_database(bool *launch)
-{
-	ChargerSlot *free_slot = NULL;
-	TimestampTz now = GetCurrentTimestamp();
+/* the request this backend is writing or waiting for, for the cleanup */
+static uint64 my_seq = 0;
 
-	*launch = false;
+/* the claimed charger slot a launch is waiting on, for the cleanup */
+static int	launching_slot = -1;
+static uint64 launching_generation = 0;
+
+typedef struct ChargerRef
+{
+	ChargerState state;			/* CHARGER_FREE: this database has none */
+	Latch	   *latch;			/* RUNNING: to wake it */
+} ChargerRef;
+
+/* the charger of this database, as the charger slots say */
+static ChargerRef
+my_charger(void)
+{
+	ChargerRef	ref = {CHARGER_FREE, NULL};
+
+	LWLockAcquire(shared->lock, LW_SHARED);
 	for (int i = 0; i < shared->n_chargers; i++)
 	{
-		ChargerSlot *c = &chargers[i];
-
-		if (c->dboid == MyDatabaseId)
+		if (chargers[i].state != CHARGER_FREE && chargers[i].dboid == MyDatabaseId)
 		{
-			if (c->pid != 0 && !process_alive(c->pid))
-				c->dboid = InvalidOid;	/* died: forget it */
-			else if (c->pid == 0 &&
-					 TimestampDifferenceExceeds(c->since, now, CHARGER_START_TIMEOUT_MS))
-				c->dboid = InvalidOid;	/* never started */
-			else
-				return c;
+			ref.state = chargers[i].state;
+			ref.latch = chargers[i].latch;
 		}
-		if (c->dboid == InvalidOid && free_slot == NULL)
-			free_slot = c;
 	}
-	if (free_slot == NULL)
+	LWLockRelease(shared->lock);
+	return ref;
+}
+
+/*
+ * Claim a charger slot for this database; -1 if another backend claimed one
+ * first (its charger will take our request).
+ */
+static int
+claim_charger_slot(uint64 *generation)
+{
+	int			claimed = -1;
+	bool		taken = false;
+	int			free_slot = -1;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < shared->n_chargers; i++)
+	{
+		if (chargers[i].state != CHARGER_FREE && chargers[i].dboid == MyDatabaseId)
+			taken = true;
+		else if (chargers[i].state == CHARGER_FREE && free_slot < 0)
+			free_slot = i;
+	}
+	if (!taken && free_slot >= 0)
+	{
+		ChargerSlot *c = &chargers[free_slot];
+
+		c->state = CHARGER_STARTING;
+		c->dboid = MyDatabaseId;
+		c->generation = shared->next_generation++;
+		c->latch = NULL;
+		c->starter = MyLatch;
+		*generation = c->generation;
+		claimed = free_slot;
+	}
+	LWLockRelease(shared->lock);
+
+	if (!taken && claimed < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many databases are charging privacy budgets at the same time"),
 				 errdetail("Nothing was charged or released."),
 				 errhint("Raise dp_agg.max_databases (currently %d).", shared->n_chargers)));
-	free_slot->dboid = MyDatabaseId;
-	free_slot->pid = 0;
-	free_slot->latch = NULL;
-	free_slot->since = now;
-	*launch = true;
-	return free_slot;
+	return claimed;
 }
 
-static void
-unclaim_charger(void)
+/* the state of charger slot i if it still holds this generation, else FREE */
+static ChargerState
+charger_slot_state(int i, uint64 generation)
 {
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < shared->n_chargers; i++)
-	{
-		if (chargers[i].dboid == MyDatabaseId && chargers[i].pid == 0)
-			chargers[i].dboid = InvalidOid;
-	}
+	ChargerState state = CHARGER_FREE;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	if (chargers[i].generation == generation)
+		state = chargers[i].state;
 	LWLockRelease(shared->lock);
+	return state;
+}
+
+/*
+ * Cleanup of a launch given up: give the claimed slot back, unless the
+ * charger registered in the meantime (it runs and owns the slot).
+ */
+static void
+unclaim_charger_slot(int code, Datum arg)
+{
+	if (launching_slot >= 0 &&
+		release_charger_slot(launching_slot, launching_generation, true))
+		wake_pending(MyDatabaseId);
+	launching_slot = -1;
 }
 
 static void
-launch_charger(void)
+charger_start_failed(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("could not start the dp_agg charger"),
+			 errdetail("Nothing was charged or released."),
+			 errhint("See the server log.")));
+}
+
+/*
+ * Start the charger of claimed slot i and wait until it runs (it sets our
+ * latch) or stops (the postmaster sets our latch: bgw_notify_pid).
+ */
+static void
+launch_charger(int i, uint64 generation)
 {
 	BackgroundWorker bgw;
 	BackgroundWorkerHandle *handle;
-	pid_t		pid;
+	ChargerStart start = {i, generation};
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -265,32 +434,219 @@ launch_charger(void)
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "dp_agg charger for database %u", MyDatabaseId);
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "dp_agg charger");
 	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+	StaticAssertStmt(sizeof(ChargerStart) <= BGW_EXTRALEN, "ChargerStart fits in bgw_extra");
+	memcpy(bgw.bgw_extra, &start, sizeof(start));
 	bgw.bgw_notify_pid = MyProcPid;
 
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+	launching_slot = i;
+	launching_generation = generation;
+	PG_ENSURE_ERROR_CLEANUP(unclaim_charger_slot, (Datum) 0);
 	{
-		unclaim_charger();
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("could not start the dp_agg charger"),
-				 errdetail("Nothing was charged or released."),
-				 errhint("Raise max_worker_processes.")));
+		pid_t		pid;
+
+		if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("could not start the dp_agg charger"),
+					 errdetail("Nothing was charged or released."),
+					 errhint("Raise max_worker_processes.")));
+		while (charger_slot_state(i, generation) == CHARGER_STARTING)
+		{
+			if (GetBackgroundWorkerPid(handle, &pid) == BGWH_STOPPED)
+				charger_start_failed();
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
+							 PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (charger_slot_state(i, generation) != CHARGER_RUNNING)
+			charger_start_failed();
 	}
-	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
+	PG_END_ENSURE_ERROR_CLEANUP(unclaim_charger_slot, (Datum) 0);
+	launching_slot = -1;
+}
+
+/*
+ * While our request is PENDING: wake this database's charger, or start one
+ * if it has none.  Returns true if it started one (our latch was consumed:
+ * the caller must look at the slot again before sleeping).
+ */
+static bool
+prod_charger(void)
+{
+	ChargerRef	ref = my_charger();
+	uint64		generation;
+	int			i;
+
+	if (ref.state == CHARGER_RUNNING)
+		SetLatch(ref.latch);
+	if (ref.state != CHARGER_FREE)
+		return false;
+	i = claim_charger_slot(&generation);
+	if (i < 0)
+		return false;
+	ConditionVariableCancelSleep();
+	launch_charger(i, generation);
+	return true;
+}
+
+/* cleanup of a request given up: withdraw it unless a charger holds it */
+static void
+withdraw_request(int code, Datum arg)
+{
+	RequestSlot *s = &requests[DP_MY_PROC_INDEX()];
+
+	ConditionVariableCancelSleep();
+	SpinLockAcquire(&s->mutex);
+	if (s->seq == my_seq && (s->state == REQ_WRITING || s->state == REQ_PENDING))
+		s->state = REQ_IDLE;
+	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * Make the slot ours for a new request: wait while a charger still holds
+ * the previous one (given up by this backend, or by a previous owner of
+ * this PGPROC).  Returns the new request's sequence number.
+ */
+static uint64
+begin_request(RequestSlot *s)
+{
+	for (;;)
 	{
-		unclaim_charger();
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("could not start the dp_agg charger"),
-				 errdetail("Nothing was charged or released."),
-				 errhint("See the server log.")));
+		RequestState state;
+		uint64		holder;
+		uint64		seq = 0;
+
+		SpinLockAcquire(&s->mutex);
+		state = s->state;
+		holder = s->charger;
+		SpinLockRelease(&s->mutex);
+		if (state == REQ_TAKEN && charger_running(holder))
+		{
+			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+			continue;
+		}
+		SpinLockAcquire(&s->mutex);
+		if (s->state == state && s->charger == holder)
+		{
+			seq = ++s->seq;
+			s->state = REQ_WRITING;
+			s->dboid = MyDatabaseId;
+		}
+		SpinLockRelease(&s->mutex);
+		if (seq != 0)
+		{
+			ConditionVariableCancelSleep();
+			return seq;
+		}
 	}
+}
+
+/* write the request into the slot we own, or name its segment; publish it */
+static void
+publish_request(RequestSlot *s, const DpChargeRequest *req, dsm_segment *seg)
+{
+	if (seg != NULL)
+	{
+		s->handle = dsm_segment_handle(seg);
+		s->inline_size = 0;
+	}
+	else
+	{
+		s->handle = DSM_HANDLE_INVALID;
+		s->inline_size = req->size;
+		memcpy(s->inline_data, req, req->size);
+	}
+	SpinLockAcquire(&s->mutex);
+	s->state = REQ_PENDING;
+	SpinLockRelease(&s->mutex);
+}
+
+static void
+charger_exited(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the dp_agg charger exited while charging this statement"),
+			 errdetail("The charge may or may not have been recorded; nothing was released."),
+			 errhint("Look for the statement in dp_agg.my_ledger before running it again.")));
+}
+
+/*
+ * Is the slot still held by that charger?  Asked after finding it no longer
+ * running: it may have answered just before it went.
+ */
+static bool
+still_taken(RequestSlot *s, uint64 holder)
+{
+	bool		taken;
+
+	SpinLockAcquire(&s->mutex);
+	taken = s->state == REQ_TAKEN && s->charger == holder;
+	SpinLockRelease(&s->mutex);
+	return taken;
+}
+
+/*
+ * Wait for the outcome of our published request: copy the reply out and
+ * free the slot, or ERROR if the charger holding it exited.
+ */
+static void
+await_reply(RequestSlot *s, DpChargeReply *reply)
+{
+	for (;;)
+	{
+		RequestState state;
+		uint64		holder;
+
+		SpinLockAcquire(&s->mutex);
+		state = s->state;
+		holder = s->charger;
+		SpinLockRelease(&s->mutex);
+
+		if (state == REQ_DONE)
+			*reply = s->reply;
+		if (state == REQ_DONE || state == REQ_ORPHANED)
+		{
+			ConditionVariableCancelSleep();
+			SpinLockAcquire(&s->mutex);
+			s->state = REQ_IDLE;
+			SpinLockRelease(&s->mutex);
+			if (state == REQ_ORPHANED)
+				charger_exited();
+			return;
+		}
+		if (state == REQ_TAKEN && !charger_running(holder) && still_taken(s, holder))
+			charger_exited();	/* left TAKEN: the next request takes the slot over */
+		if (state == REQ_PENDING && prod_charger())
+			continue;
+		if (state != REQ_PENDING && state != REQ_TAKEN)
+			elog(ERROR, "dp_agg: request slot in state %d while waiting", (int) state);
+		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
+	}
+}
+
+/* the request's round trip, withdrawn if it is given up before a charger takes it */
+static void
+exchange(RequestSlot *slot, const DpChargeRequest *req, dsm_segment *seg, DpChargeReply *reply)
+{
+	PG_ENSURE_ERROR_CLEANUP(withdraw_request, (Datum) 0);
+	{
+		my_seq = 0;
+		my_seq = begin_request(slot);
+		/* prepared before the charger can answer: the first sleep waits */
+		ConditionVariablePrepareToSleep(&slot->cv);
+		publish_request(slot, req, seg);
+		await_reply(slot, reply);
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(withdraw_request, (Datum) 0);
 }
 
 /*
  * Send a charge request to this database's charger and wait for its reply.
- * Interrupts are honoured while waiting; a cancelled request may still be
- * charged, but its statement releases nothing.
+ * Interrupts are honoured while waiting; a request given up while the
+ * charger holds it may still be charged, but its statement releases
+ * nothing.
  */
 void
 dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
@@ -298,7 +654,6 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 	int			me = DP_MY_PROC_INDEX();
 	RequestSlot *slot;
 	dsm_segment *seg = NULL;
-	uint64		seq;
 
 	if (shared == NULL || me < 0 || me >= shared->n_requests)
 		ereport(ERROR,
@@ -313,69 +668,7 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 		memcpy(dsm_segment_address(seg), req, req->size);
 	}
 
-	/*
-	 * Under the lock: a request abandoned while PENDING (a cancel) may be
-	 * taken by the charger at any moment, so the slot is rewritten only
-	 * while the charger cannot read it.
-	 */
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	seq = ++slot->seq;
-	slot->state = SLOT_PENDING;
-	slot->dboid = MyDatabaseId;
-	if (seg != NULL)
-	{
-		slot->handle = dsm_segment_handle(seg);
-		slot->inline_size = 0;
-	}
-	else
-	{
-		slot->handle = DSM_HANDLE_INVALID;
-		slot->inline_size = req->size;
-		memcpy(slot->inline_data, req, req->size);
-	}
-	slot->client_latch = MyLatch;
-	slot->taken_by = 0;
-	memset(&slot->reply, 0, sizeof(slot->reply));
-	LWLockRelease(shared->lock);
-
-	for (;;)
-	{
-		bool		done = false;
-		bool		launch = false;
-		int			state;
-		pid_t		taken_by;
-		Latch	   *charger_latch = NULL;
-
-		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-		state = slot->state;
-		taken_by = slot->taken_by;
-		if (slot->seq == seq && state == SLOT_DONE)
-		{
-			*reply = slot->reply;
-			slot->state = SLOT_IDLE;
-			done = true;
-		}
-		else if (state == SLOT_PENDING)
-			charger_latch = charger_for_my_database(&launch)->latch;
-		LWLockRelease(shared->lock);
-
-		if (done)
-			break;
-		if (launch)
-			launch_charger();
-		if (state == SLOT_TAKEN && !process_alive(taken_by))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the dp_agg charger exited while charging this statement"),
-					 errdetail("The charge may or may not have been recorded; nothing was released.")));
-		if (charger_latch)
-			SetLatch(charger_latch);
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 100L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
+	exchange(slot, req, seg, reply);
 	if (seg != NULL)
 		dsm_detach(seg);
 }
@@ -385,7 +678,6 @@ dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
 typedef struct TakenRequest
 {
 	int			slot;
-	uint64		seq;
 	dsm_handle	handle;
 	DpChargeRequest *req;		/* copied from the slot, or NULL */
 	DpChargeReply reply;
@@ -415,23 +707,13 @@ prepare_plans(void)
 
 	if (plan_lock)
 		return;
-	plan_lock = keep_plan("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent, "
-						  "accounting = 'rdp', rdp "
-						  "FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+	plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS
+						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
 	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
 							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 4, t_update);
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
-}
-
-static double
-get_float8(int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
-
-	return isnull ? 0 : DatumGetFloat8(d);
 }
 
 /* a float8[] datum of n values */
@@ -444,30 +726,6 @@ float8_array_datum(const double *v, int n)
 		d[i] = Float8GetDatum(v[i]);
 	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/* the role's composed Renyi DP curve from the catalog (zeros if none) */
-static void
-read_curve(int col, double *curve)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull);
-
-	memset(curve, 0, sizeof(double) * DP_RDP_ORDERS);
-	if (!isnull)
-	{
-		Datum	   *elems;
-		bool	   *nulls;
-		int			n;
-
-		deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-						  TYPALIGN_DOUBLE, &elems, &nulls, &n);
-		if (n != DP_RDP_ORDERS)
-			elog(ERROR, "dp_agg charger: the Renyi DP curve of the budget has %d orders, not %d",
-				 n, DP_RDP_ORDERS);
-		for (int i = 0; i < n; i++)
-			curve[i] = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
-	}
 }
 
 /* The budget of one role during a batch: read and locked once, written once. */
@@ -485,7 +743,6 @@ role_state(RoleState *roles, int *nroles, Oid role)
 	Datum		args[1];
 	char		nulls[1] = {' '};
 	RoleState  *rs;
-	bool		isnull;
 
 	for (int i = 0; i < *nroles; i++)
 		if (roles[i].role == role)
@@ -499,13 +756,7 @@ role_state(RoleState *roles, int *nroles, Oid role)
 	if (SPI_processed == 0)
 		return rs;
 	rs->exists = true;
-	rs->b.epsilon_limit = get_float8(1);
-	rs->b.delta_limit = get_float8(2);
-	rs->b.epsilon_spent = get_float8(3);
-	rs->b.delta_spent = get_float8(4);
-	rs->b.renyi = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											 5, &isnull));
-	read_curve(6, rs->b.rdp);
+	dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rs->b);
 	return rs;
 }
 
@@ -686,7 +937,8 @@ process_batch(TakenRequest *batch, int n)
 		for (int i = 0; i < n; i++)
 		{
 			batch[i].reply.result = DP_CHARGE_FAILED;
-			set_message(&batch[i].reply, edata->message);
+			set_message(&batch[i].reply, edata->detail == NULL ? edata->message :
+						psprintf("%s: %s", edata->message, edata->detail));
 		}
 		ereport(LOG,
 				(errmsg("dp_agg charger could not commit %d charges: %s", n, edata->message)));
@@ -704,61 +956,181 @@ process_batch(TakenRequest *batch, int n)
 	}
 }
 
-void
-dp_charger_main(Datum arg)
+/* ---------- the charger's life ---------- */
+
+static Oid	my_dboid = InvalidOid;
+static ChargerStart my_start = {-1, 0};
+
+/*
+ * Exit callback: fail the requests we hold (the backends cannot know
+ * whether their charges committed), give our slot back, and wake the
+ * backends waiting for a charger so that they start another.  Runs after
+ * the transaction was aborted (on_shmem_exit callbacks follow the
+ * before_shmem_exit ones), on every exit that does not reinitialize shared
+ * memory.
+ */
+static void
+charger_exit(int code, Datum arg)
 {
-	Oid			dboid = DatumGetObjectId(arg);
-	ChargerSlot *me = NULL;
-	TakenRequest *batch;
-	MemoryContext batch_cxt;
-	TimestampTz idle_since;
+	for (int i = 0; i < shared->n_requests; i++)
+	{
+		RequestSlot *s = &requests[i];
+		bool		orphaned = false;
 
-	pqsignal(SIGTERM, die);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+		SpinLockAcquire(&s->mutex);
+		if (s->state == REQ_TAKEN && s->charger == my_start.generation)
+		{
+			s->state = REQ_ORPHANED;
+			orphaned = true;
+		}
+		SpinLockRelease(&s->mutex);
+		if (orphaned)
+			ConditionVariableBroadcast(&s->cv);
+	}
+	if (release_charger_slot(my_start.slot, my_start.generation, false))
+		wake_pending(my_dboid);
+}
 
-	/* durability is the point: nobody may configure it away here */
+/*
+ * Turn our STARTING slot RUNNING and wake the backend that launched us;
+ * false if the slot is no longer ours (the launch was given up).
+ */
+static bool
+register_charger(void)
+{
+	ChargerSlot *c = &chargers[my_start.slot];
+	Latch	   *starter = NULL;
+	bool		ok = false;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	if (c->generation == my_start.generation && c->state == CHARGER_STARTING)
+	{
+		c->state = CHARGER_RUNNING;
+		c->latch = MyLatch;
+		starter = c->starter;
+		c->starter = NULL;
+		ok = true;
+	}
+	LWLockRelease(shared->lock);
+	if (starter != NULL)
+		SetLatch(starter);
+	return ok;
+}
+
+/*
+ * Take every PENDING request of our database, copying inline bodies out
+ * after the slot is ours; returns how many.
+ */
+static int
+take_requests(TakenRequest *batch, MemoryContext cxt)
+{
+	int			n = 0;
+
+	for (int i = 0; i < shared->n_requests; i++)
+	{
+		RequestSlot *s = &requests[i];
+		bool		taken = false;
+
+		SpinLockAcquire(&s->mutex);
+		if (s->state == REQ_PENDING && s->dboid == my_dboid)
+		{
+			s->state = REQ_TAKEN;
+			s->charger = my_start.generation;
+			taken = true;
+		}
+		SpinLockRelease(&s->mutex);
+		if (!taken)
+			continue;
+		batch[n].slot = i;
+		batch[n].handle = s->handle;
+		batch[n].req = NULL;
+		if (s->handle == DSM_HANDLE_INVALID)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			batch[n].req = copy_request(s->inline_data, Min(s->inline_size, CHARGE_INLINE_SIZE));
+			MemoryContextSwitchTo(old);
+		}
+		memset(&batch[n].reply, 0, sizeof(DpChargeReply));
+		n++;
+	}
+	return n;
+}
+
+/* publish the replies of a processed batch and wake their backends */
+static void
+reply_all(TakenRequest *batch, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		RequestSlot *s = &requests[batch[i].slot];
+
+		s->reply = batch[i].reply;	/* ours while TAKEN */
+		SpinLockAcquire(&s->mutex);
+		Assert(s->state == REQ_TAKEN && s->charger == my_start.generation);
+		s->state = REQ_DONE;
+		SpinLockRelease(&s->mutex);
+		ConditionVariableBroadcast(&s->cv);
+	}
+}
+
+/*
+ * Give our slot back if no request of our database is pending; true if we
+ * did (the caller exits).  Checked under the lock that backends take to
+ * find us after publishing a request, so that none is left behind: a
+ * backend that publishes later finds no charger and starts one.
+ */
+static bool
+retire(void)
+{
+	bool		pending = false;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < shared->n_requests && !pending; i++)
+	{
+		SpinLockAcquire(&requests[i].mutex);
+		pending = requests[i].state == REQ_PENDING && requests[i].dboid == my_dboid;
+		SpinLockRelease(&requests[i].mutex);
+	}
+	if (!pending && chargers[my_start.slot].generation == my_start.generation)
+	{
+		chargers[my_start.slot].state = CHARGER_FREE;
+		chargers[my_start.slot].latch = NULL;
+	}
+	LWLockRelease(shared->lock);
+	return !pending;
+}
+
+/* settings of the charger's own session: durability is the point */
+static void
+charger_settings(void)
+{
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
+}
 
-	/* take the slot a backend claimed for us, unless another charger runs */
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	{
-		bool		other = false;
-		ChargerSlot *free_slot = NULL;
+void
+dp_charger_main(Datum arg)
+{
+	TakenRequest *batch;
+	MemoryContext batch_cxt;
+	TimestampTz idle_since;
 
-		for (int i = 0; i < shared->n_chargers; i++)
-		{
-			ChargerSlot *c = &chargers[i];
+	my_dboid = DatumGetObjectId(arg);
+	memcpy(&my_start, MyBgworkerEntry->bgw_extra, sizeof(my_start));
+	if (my_start.slot < 0 || my_start.slot >= shared->n_chargers)
+		elog(FATAL, "dp_agg charger: started for slot %d of %d", my_start.slot, shared->n_chargers);
+	on_shmem_exit(charger_exit, (Datum) 0);
 
-			if (c->dboid == dboid && c->pid != 0 && c->pid != MyProcPid && process_alive(c->pid))
-				other = true;
-			else if (c->dboid == dboid && me == NULL)
-				me = c;
-			else if (c->dboid == InvalidOid && free_slot == NULL)
-				free_slot = c;
-		}
-		if (other)
-		{
-			if (me != NULL && me->pid == 0)
-				me->dboid = InvalidOid;
-			me = NULL;
-		}
-		else if (me == NULL)
-			me = free_slot;
-		if (me != NULL)
-		{
-			me->dboid = dboid;
-			me->pid = MyProcPid;
-			me->latch = MyLatch;
-		}
-	}
-	LWLockRelease(shared->lock);
-	if (me == NULL)
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(my_dboid, InvalidOid, 0);
+	charger_settings();
+	if (!register_charger())
 		proc_exit(0);
 
 	batch = MemoryContextAlloc(TopMemoryContext, sizeof(TakenRequest) * shared->n_requests);
@@ -768,7 +1140,7 @@ dp_charger_main(Datum arg)
 
 	for (;;)
 	{
-		int			n = 0;
+		int			n;
 
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextReset(batch_cxt);
@@ -778,66 +1150,19 @@ dp_charger_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-		for (int i = 0; i < shared->n_requests; i++)
+		n = take_requests(batch, batch_cxt);
+		if (n > 0)
 		{
-			RequestSlot *s = &requests[i];
-
-			if (s->state == SLOT_PENDING && s->dboid == dboid)
-			{
-				s->state = SLOT_TAKEN;
-				s->taken_by = MyProcPid;
-				batch[n].slot = i;
-				batch[n].seq = s->seq;
-				batch[n].handle = s->handle;
-				batch[n].req = NULL;
-				if (s->handle == DSM_HANDLE_INVALID)
-				{
-					MemoryContext old = MemoryContextSwitchTo(batch_cxt);
-
-					batch[n].req = copy_request(s->inline_data,
-												Min(s->inline_size, CHARGE_INLINE_SIZE));
-					MemoryContextSwitchTo(old);
-				}
-				memset(&batch[n].reply, 0, sizeof(DpChargeReply));
-				n++;
-			}
-		}
-		if (n == 0 &&
-			TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), dp_guc_charger_idle_ms))
-		{
-			/* nothing pending, under the lock: backends will start a new one */
-			me->dboid = InvalidOid;
-			me->pid = 0;
-			me->latch = NULL;
-			LWLockRelease(shared->lock);
-			proc_exit(0);
-		}
-		LWLockRelease(shared->lock);
-
-		if (n == 0)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 dp_guc_charger_idle_ms, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
+			process_batch(batch, n);
+			reply_all(batch, n);
+			idle_since = GetCurrentTimestamp();
 			continue;
 		}
-
-		process_batch(batch, n);
-
-		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-		for (int i = 0; i < n; i++)
-		{
-			RequestSlot *s = &requests[batch[i].slot];
-
-			if (s->seq == batch[i].seq && s->state == SLOT_TAKEN)
-			{
-				s->reply = batch[i].reply;
-				s->state = SLOT_DONE;
-				SetLatch(s->client_latch);
-			}
-		}
-		LWLockRelease(shared->lock);
-		idle_since = GetCurrentTimestamp();
+		if (TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), dp_guc_charger_idle_ms) &&
+			retire())
+			proc_exit(0);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 dp_guc_charger_idle_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
 }

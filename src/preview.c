@@ -44,6 +44,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "budget_row.h"
 #include "calibrate.h"
 #include "compat.h"
 #include "describe.h"
@@ -154,36 +155,15 @@ caller_budget(double epsilon, double delta, const double *curve,
 	*affordable = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT epsilon_limit, delta_limit, epsilon_spent, delta_spent, "
-					"accounting = 'rdp', rdp FROM dp_agg.my_budget", true, 1) != SPI_OK_SELECT)
+	if (SPI_execute("SELECT " DP_BUDGET_ROW_COLUMNS " FROM dp_agg.my_budget",
+					true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_agg.my_budget");
 	if (SPI_processed == 1)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
 		DpBudget	b;
 		double		composed;
-		Datum		d;
 
-		b.epsilon_limit = DatumGetFloat8(SPI_getbinval(tup, desc, 1, &isnull));
-		b.delta_limit = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-		b.epsilon_spent = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
-		b.delta_spent = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
-		b.renyi = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
-		memset(b.rdp, 0, sizeof(b.rdp));
-		d = SPI_getbinval(tup, desc, 6, &isnull);
-		if (!isnull)
-		{
-			Datum	   *elems;
-			bool	   *nulls;
-			int			n;
-
-			deconstruct_array(DatumGetArrayTypeP(d), FLOAT8OID, sizeof(float8),
-							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
-			for (int i = 0; i < Min(n, DP_RDP_ORDERS); i++)
-				b.rdp[i] = nulls[i] ? 0 : DatumGetFloat8(elems[i]);
-		}
+		dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &b);
 		*has_budget = true;
 		*affordable = dp_budget_admits(&b, epsilon, delta, curve, &composed);
 	}

@@ -1,0 +1,115 @@
+--
+-- budget_row: the charger and dp_agg.preview decode a row of dp_agg.budget
+-- the same way, and refuse a malformed one (a Renyi DP curve of the wrong
+-- shape, or with a NULL, NaN or negative order) instead of reading zeros,
+-- which would admit charges the budget cannot pay.  Nothing is charged or
+-- released while the row is malformed.
+--
+CREATE TABLE br_t AS SELECT k AS i FROM generate_series(1, 100) k;
+CREATE ROLE regress_dp_br;
+GRANT SELECT ON br_t TO regress_dp_br;
+SELECT dp_agg.set_budget('regress_dp_br', 4, 1e-6, 'rdp');
+CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
+  SELECT b.epsilon_spent || '|' || count(l.id)
+  FROM dp_agg.budget b LEFT JOIN dp_agg.ledger l ON l.role = b.role AND l.kind = 'charge'
+  WHERE b.role = 'regress_dp_br'::regrole GROUP BY b.epsilon_spent $$;
+CREATE FUNCTION pg_temp.curve(n int, k int, v float8) RETURNS float8[] LANGUAGE sql AS $$
+  SELECT array_agg(CASE WHEN j = k THEN v ELSE 0 END) FROM generate_series(1, n) j $$;
+CREATE FUNCTION pg_temp.orders() RETURNS int LANGUAGE sql AS
+  'SELECT cardinality(dp_agg.rdp_orders())';
+
+-- a well-formed curve (NULL: nothing spent since the last reset) is read
+SET ROLE regress_dp_br;
+SELECT DISTINCT affordable FROM dp_agg.preview('SELECT dp_count(i, 0.5) FROM br_t');
+SELECT dp_count(i, 0.5) IS NOT NULL AS released FROM br_t;
+RESET ROLE;
+SELECT pg_temp.state() AS after_release;
+
+-- each malformed curve: preview and the charge fail, nothing is charged
+CREATE TEMP TABLE saved AS
+  SELECT rdp FROM dp_agg.budget WHERE role = 'regress_dp_br'::regrole;
+CREATE TEMP TABLE bad (name text, rdp float8[]);
+INSERT INTO bad VALUES
+  ('too short', pg_temp.curve(pg_temp.orders() - 1, 0, 0)),
+  ('too long', pg_temp.curve(pg_temp.orders() + 1, 0, 0)),
+  ('empty', '{}'),
+  ('two-dimensional', ARRAY[pg_temp.curve(pg_temp.orders(), 0, 0)]),
+  ('a NULL order', pg_temp.curve(pg_temp.orders(), 3, NULL)),
+  ('a NaN order', pg_temp.curve(pg_temp.orders(), 3, 'NaN')),
+  ('a negative order', pg_temp.curve(pg_temp.orders(), 3, -1));
+-- preview, then the charge, as the role
+CREATE FUNCTION pg_temp.attempt() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  msg text;
+  detail text;
+BEGIN
+  BEGIN
+    PERFORM * FROM dp_agg.preview('SELECT dp_count(i, 0.5) FROM br_t');
+    RETURN NEXT 'preview: accepted';
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+    RETURN NEXT 'preview: ' || msg || ': ' || detail;
+  END;
+  BEGIN
+    PERFORM dp_count(i, 0.5) FROM br_t;
+    RETURN NEXT 'charge: accepted';
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+    RETURN NEXT 'charge: ' || msg || ': ' || detail;
+  END;
+END $$;
+-- one case: write the bad curve (committed, so the charger sees it), try
+CREATE FUNCTION pg_temp.write_bad(case_name text) RETURNS void LANGUAGE sql AS $$
+  UPDATE dp_agg.budget SET rdp = (SELECT rdp FROM bad WHERE name = case_name)
+  WHERE role = 'regress_dp_br'::regrole $$;
+CREATE FUNCTION pg_temp.restore() RETURNS text LANGUAGE sql AS $$
+  UPDATE dp_agg.budget SET rdp = (SELECT rdp FROM saved)
+  WHERE role = 'regress_dp_br'::regrole;
+  SELECT pg_temp.state() $$;
+SELECT pg_temp.write_bad('too short');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS too_short;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+SELECT pg_temp.write_bad('too long');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS too_long;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+SELECT pg_temp.write_bad('empty');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS empty;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+SELECT pg_temp.write_bad('two-dimensional');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS two_dimensional;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+SELECT pg_temp.write_bad('a NULL order');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS null_order;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+SELECT pg_temp.write_bad('a NaN order');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS nan_order;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+SELECT pg_temp.write_bad('a negative order');
+SET ROLE regress_dp_br;
+SELECT pg_temp.attempt() AS negative_order;
+RESET ROLE;
+SELECT pg_temp.restore() AS state;
+
+-- the restored row works again
+SET ROLE regress_dp_br;
+SELECT dp_count(i, 0.5) IS NOT NULL AS released FROM br_t;
+RESET ROLE;
+SELECT pg_temp.state() AS after_restore;
+
+DROP TABLE br_t;
+SELECT dp_agg.reset_budget('regress_dp_br');
+DELETE FROM dp_agg.ledger WHERE role = 'regress_dp_br'::regrole;
+DELETE FROM dp_agg.budget WHERE role = 'regress_dp_br'::regrole;
+DROP ROLE regress_dp_br;

@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ *
+ * budget_row.c
+ *	  Decoding one row of dp_agg.budget into a DpBudget, rejecting
+ *	  malformed rows the same way everywhere.
+ *
+ * The charger (which decides charges) and dp_agg.preview (which predicts
+ * them) must read a budget identically, or preview could call a statement
+ * affordable that the charger refuses.  The table's CHECK constraints
+ * cover the scalar columns; the Renyi DP curve is a float8[] that nothing
+ * in SQL constrains, so it is checked here: NULL means "nothing spent
+ * since the last reset" (dp_agg.reset_budget writes NULL), anything else
+ * must be one dimension of DP_RDP_ORDERS values, none NULL, NaN or
+ * negative (a Renyi divergence is non-negative: Mironov 2017, "Renyi
+ * Differential Privacy", Definition 3).  A malformed row is an error, never
+ * read as zeros: zeros would admit charges the budget cannot pay.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+
+#include "budget_row.h"
+
+/* column numbers in DP_BUDGET_ROW_COLUMNS */
+#define COL_EPSILON_LIMIT	1
+#define COL_DELTA_LIMIT		2
+#define COL_EPSILON_SPENT	3
+#define COL_DELTA_SPENT		4
+#define COL_RENYI			5
+#define COL_RDP				6
+
+static void
+malformed(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("malformed row in dp_agg.budget"),
+			 errdetail("%s", detail),
+			 errhint("Reset the budget with dp_agg.reset_budget, which keeps the ledger.")));
+}
+
+/* a column that must not be NULL */
+static Datum
+required(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+
+	if (isnull)
+		malformed("A limit, an amount spent or the accounting is NULL.");
+	return d;
+}
+
+/* the composed Renyi DP curve: zeros if NULL */
+static void
+decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, COL_RDP, &isnull);
+	ArrayType  *a;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	memset(curve, 0, sizeof(double) * DP_RDP_ORDERS);
+	if (isnull)
+		return;
+	a = DatumGetArrayTypeP(d);
+	if (ARR_NDIM(a) != 1 || ARR_ELEMTYPE(a) != FLOAT8OID)
+		malformed("The Renyi DP curve is not a one-dimensional float8 array.");
+	deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &n);
+	if (n != DP_RDP_ORDERS)
+		malformed(psprintf("The Renyi DP curve has %d orders; dp_agg records %d.",
+						   n, DP_RDP_ORDERS));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i] || isnan(DatumGetFloat8(elems[i])) || DatumGetFloat8(elems[i]) < 0)
+			malformed(psprintf("Order %d of the Renyi DP curve is NULL, NaN or negative.",
+							   i + 1));
+		curve[i] = DatumGetFloat8(elems[i]);
+	}
+}
+
+/*
+ * Decode a row whose columns are DP_BUDGET_ROW_COLUMNS, or ERROR if it is
+ * malformed.
+ */
+void
+dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
+{
+	if (desc->natts != COL_RDP)
+		elog(ERROR, "dp_agg: a budget row has %d columns, not %d", desc->natts, COL_RDP);
+	b->epsilon_limit = DatumGetFloat8(required(tup, desc, COL_EPSILON_LIMIT));
+	b->delta_limit = DatumGetFloat8(required(tup, desc, COL_DELTA_LIMIT));
+	b->epsilon_spent = DatumGetFloat8(required(tup, desc, COL_EPSILON_SPENT));
+	b->delta_spent = DatumGetFloat8(required(tup, desc, COL_DELTA_SPENT));
+	b->renyi = DatumGetBool(required(tup, desc, COL_RENYI));
+	decode_curve(tup, desc, b->rdp);
+}
