@@ -809,7 +809,7 @@ dp_round_numeric(Numeric v, const DpRelease *r)
 Numeric
 dp_numeric_pow2(int e)
 {
-	int			n = Abs(e);
+	int			n = (e < 0) ? -e : e;
 	Numeric		base = int64_to_numeric(e >= 0 ? 2 : 5);
 	Numeric		result = int64_to_numeric(1);
 

@@ -13,6 +13,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
 #include "nodes/params.h"
+#include "nodes/parsenodes.h"
 #include "nodes/primnodes.h"
 #include "utils/numeric.h"
 
