@@ -87,6 +87,8 @@ build_pg() {
     src=$cache/src/$v
     rm -rf "$src" "$prefix"
     mkdir -p "$src"
+    # apt downloads as its own unprivileged user where it can
+    id _apt >/dev/null 2>&1 && chown _apt "$src"
     if ! (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "postgresql-$v=$srcver"); then
         log "PostgreSQL $v: the mirror does not serve the source package postgresql-$v $srcver"
         return 2
