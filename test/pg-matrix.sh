@@ -18,7 +18,8 @@
 # reused when its stamp file names the source version apt offers now; a
 # new point release rebuilds it.
 #
-# Output: one line per version and suite, the time taken, and last
+# Output: one line per version and suite (and whether dp_agg compiled
+# without warnings), the time taken, and last
 #   matrix: N passed, N failed
 # Exits non-zero if anything failed or a version could not be built.
 set -uo pipefail
@@ -142,6 +143,15 @@ for v in $versions; do
         rm -rf "$work"
     )
     echo "$out" | sed "s/^/pg$v /"
+    # dp_agg must build without warnings on every version
+    warnings=$(echo "$out" | grep -c 'warning:')
+    if [ "$warnings" = 0 ]; then
+        printf 'pg%-3s compile      1 passed, 0 failed\n' "$v"
+        total_pass=$((total_pass + 1))
+    else
+        printf 'pg%-3s compile      0 passed, 1 failed (%d warnings)\n' "$v" "$warnings"
+        total_fail=$((total_fail + 1))
+    fi
     line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
     if [ -n "$line" ]; then
         total_pass=$((total_pass + $(echo "$line" | cut -d' ' -f1)))
