@@ -2,7 +2,6 @@
 
 EXTENSION = dp_agg
 MODULE_big = dp_agg
-EXTVERSION = 0.1
 
 OBJS = \
 	src/dp_agg.o \
@@ -30,7 +29,9 @@ OBJS = \
 	src/charger.o \
 	src/preview.o
 
-DATA = sql/dp_agg--$(EXTVERSION).sql
+# 0.1 is the install script; each later version is the update script from
+# the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
+DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql
 
 REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg

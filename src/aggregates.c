@@ -31,6 +31,7 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
+#include "compat.h"
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
@@ -382,7 +383,7 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s cannot be finalized in a parallel worker",
 						dp_kind_name(r->call.kind)),
-				 errhint("Set debug_parallel_query to off.")));
+				 errhint("Set %s to off.", DP_DEBUG_PARALLEL_SETTING)));
 	if (PG_ARGISNULL(0))
 	{
 		memset(empty, 0, sizeof(*empty));

@@ -24,11 +24,11 @@
 #include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
-#include "utils/queryjumble.h"
 
 #include "budget.h"
 #include "calibrate.h"
 #include "charger.h"
+#include "compat.h"
 #include "describe.h"
 #include "price.h"
 #include "release_rdp.h"
@@ -82,7 +82,7 @@ check_no_catalog_locks(void)
 		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
 		for (LOCKMODE mode = RowShareLock; mode <= AccessExclusiveLock; mode++)
 		{
-			if (LockHeldByMe(&tag, mode))
+			if (DP_LOCK_HELD_BY_ME(&tag, mode))
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("DP aggregates cannot release values in a transaction that locks dp_agg.%s",

@@ -1188,7 +1188,7 @@ dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *
 	*composed = NAN;
 	if (b->delta_limit > 0)
 	{
-		double		total[DP_RDP_ORDERS];
+		double		total[DP_RDP_ORDERS] = {0};
 
 		for (int i = 0; i < n; i++)
 			total[i] = dp_add_up(b->rdp[i], curve[i]);

@@ -167,9 +167,7 @@ static RequestSlot *requests = NULL;
 
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-#ifdef DP_HAVE_SHMEM_REQUEST_HOOK
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 
 static int
 request_slots(void)
@@ -190,10 +188,8 @@ shmem_size(void)
 static void
 charger_shmem_request(void)
 {
-#ifdef DP_HAVE_SHMEM_REQUEST_HOOK
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(shmem_size());
 	RequestNamedLWLockTranche("dp_agg", 1);
 }
@@ -230,12 +226,8 @@ charger_shmem_startup(void)
 void
 dp_charger_init(void)
 {
-#ifdef DP_HAVE_SHMEM_REQUEST_HOOK
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = charger_shmem_request;
-#else
-	charger_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = charger_shmem_startup;
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * compat.h
- *	  Shims for the PostgreSQL versions dp_agg builds against (13 to 17).
+ *	  Shims for the PostgreSQL versions dp_agg builds against (15 to 18).
  *
  * Each shim is named for what it papers over; the code elsewhere uses the
  * names defined here and never tests PG_VERSION_NUM itself.
@@ -12,29 +12,45 @@
 #define DP_AGG_COMPAT_H
 
 #include "miscadmin.h"
-#include "storage/backendid.h"
+#include "storage/lock.h"
 
-/* GUC prefix reservation was called EmitWarningsOnPlaceholders before 15 */
-#if PG_VERSION_NUM < 150000
-#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+/* the varlena macros (VARSIZE, VARDATA, ...) left postgres.h for varatt.h in 16 */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
 #endif
 
-/* shared memory must be requested from shmem_request_hook since 15 */
-#if PG_VERSION_NUM >= 150000
-#define DP_HAVE_SHMEM_REQUEST_HOOK 1
+/* the query jumbling header moved from utils/ to nodes/ in 16 */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#else
+#include "utils/queryjumble.h"
 #endif
 
-/* index of this process among the backend slots, 0-based */
+/* backend ids became 0-based process numbers in 17 (storage/backendid.h went) */
 #if PG_VERSION_NUM >= 170000
 #define DP_MY_PROC_INDEX() (MyProcNumber)
 #else
+#include "storage/backendid.h"
 #define DP_MY_PROC_INDEX() (MyBackendId - 1)
 #endif
 
-/* parse analysis with fixed parameter types was renamed in 15 */
-#if PG_VERSION_NUM < 150000
-#define pg_analyze_and_rewrite_fixedparams(raw, text, types, n, env) \
-	pg_analyze_and_rewrite((raw), (text), (types), (n), (env))
+/* LockHeldByMe took an "or a stronger mode" argument in 17: we ask for exactly mode */
+#if PG_VERSION_NUM >= 170000
+#define DP_LOCK_HELD_BY_ME(tag, mode) LockHeldByMe((tag), (mode), false)
+#else
+#define DP_LOCK_HELD_BY_ME(tag, mode) LockHeldByMe((tag), (mode))
+#endif
+
+/* the setting that forces parallel plans was renamed in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_DEBUG_PARALLEL_SETTING "debug_parallel_query"
+#else
+#define DP_DEBUG_PARALLEL_SETTING "force_parallel_mode"
+#endif
+
+/* GROUP BY got a range table entry of its own, RTE_GROUP, in 18 */
+#if PG_VERSION_NUM >= 180000
+#define DP_HAVE_RTE_GROUP 1
 #endif
 
 /* the permission check of a plan's range table changed shape in 16 */
@@ -46,7 +62,7 @@
 	ExecCheckRTPerms((stmt)->rtable, true)
 #endif
 
-/* InitMaterializedSRF was SetSingleFuncCall before 15.2, absent before 15 */
+/* InitMaterializedSRF was SetSingleFuncCall before 15.2 */
 #if PG_VERSION_NUM < 150002
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
 #define MAT_SRF_USE_EXPECTED_DESC SRF_SINGLE_USE_EXPECTED

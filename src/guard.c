@@ -32,6 +32,7 @@
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 
+#include "compat.h"
 #include "guard.h"
 #include "params.h"
 #include "sampling.h"
@@ -223,6 +224,16 @@ check_from_item(Query *q, bool dp_here)
 		case RTE_JOIN:
 			reject("joins are", DETAIL_TWICE);
 			break;
+#ifdef DP_HAVE_RTE_GROUP
+		case RTE_GROUP:
+
+			/*
+			 * Parse analysis puts the GROUP RTE in the range table only, for
+			 * the Vars of grouped expressions; it is never in a FROM list.
+			 */
+			elog(ERROR, "dp_agg: GROUP range table entry in a FROM list");
+			break;
+#endif
 	}
 }
 

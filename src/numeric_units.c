@@ -25,6 +25,7 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "numeric_units.h"
 
 /* the header bits of the on-disk format (utils/adt/numeric.c) */

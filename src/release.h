@@ -10,6 +10,7 @@
 #define DP_AGG_RELEASE_H
 
 #include "nodes/params.h"
+#include "nodes/parsenodes.h"
 #include "nodes/primnodes.h"
 #include "utils/numeric.h"
 

@@ -17,8 +17,8 @@ cd "$top"
 
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
-0 compat guc calibrate random numeric_units
-1 noise catalog budget_row
+0 compat guc calibrate random
+1 noise catalog budget_row numeric_units
 2 params noise_param grid
 3 sampling
 4 release

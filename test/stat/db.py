@@ -20,6 +20,13 @@ class SqlError(Exception):
 
 
 def _psql():
+    """psql of the PostgreSQL that PG_CONFIG names (as test/lib.sh), else
+    the first on PATH, else Debian's postgresql-15."""
+    pg_config = os.environ.get("PG_CONFIG", "pg_config")
+    if pg_config != "pg_config":
+        bindir = subprocess.run([pg_config, "--bindir"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        return os.path.join(bindir, "psql")
     exe = shutil.which("psql")
     if exe:
         return exe

@@ -176,7 +176,7 @@ my ($out, $err) = $analyst->query(
 	q{SET statement_timeout = '500ms'; SELECT dp_count(x, 0.125) FROM t});
 like($analyst->{stderr}, qr/canceling statement due to statement timeout/,
 	'a statement waiting for the charger is cancelled');
-is($out, '', 'and released nothing');
+is(bg_output($out), '', 'and released nothing');
 $analyst->{stderr} = '';
 $analyst->query_safe('RESET statement_timeout');
 

@@ -60,6 +60,10 @@ SELECT (SELECT epsilon_spent || '|' || delta_spent FROM dp_agg.budget
        || '|' || (SELECT count(*) FROM dp_agg.ledger)});
 }
 
+# the setting that forces parallel plans was renamed in PostgreSQL 16
+my $force_parallel =
+  $node->pg_version >= 16 ? 'debug_parallel_query' : 'force_parallel_mode';
+
 my @statements = (
 	'SELECT dp_count(x, 0.5) FROM t',
 	'SET dp_agg.epsilon = 1; SELECT dp_count(*) FROM t',
@@ -72,7 +76,7 @@ my @statements = (
 	# parallel query: the workers load the library too
 	'SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; '
 	  . 'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; '
-	  . 'SET force_parallel_mode = on; SELECT dp_count(x, 0.5) FROM t',
+	  . "SET $force_parallel = on; SELECT dp_count(x, 0.5) FROM t",
 );
 
 foreach my $sql (@statements)

@@ -14,7 +14,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(crash_test_node budget_state crash_and_restart);
+our @EXPORT = qw(crash_test_node budget_state crash_and_restart bg_output);
 
 # a started node for crash tests: dp_agg preloaded, fsync on (durability is
 # what is tested) but synchronous_commit off (the charger must force it on
@@ -34,6 +34,17 @@ dp_agg.charger_idle_timeout = '10min'
 });
 	$node->start;
 	return $node;
+}
+
+# the output of a BackgroundPsql query.  The BackgroundPsql of early
+# PostgreSQL 16 minor releases (16.2 here) leaves a final newline, or after
+# an error its own separator line, in the output; later ones do not.
+sub bg_output
+{
+	my ($out) = @_;
+	$out =~ s/\n\z//;
+	$out =~ s/\n?background_psql: QUERY_SEPARATOR\z//;
+	return $out;
 }
 
 # spent|number of charges|sum of the charges of a role, on a node

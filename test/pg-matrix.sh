@@ -1,0 +1,169 @@
+#!/bin/bash
+# dp_agg: the PostgreSQL version matrix of CI (run by .ci/run after the main
+# suites, as root on Debian 12).
+#
+# For each major version in DP_MATRIX (default "17 18") it builds PostgreSQL
+# from Debian's source package into a prefix cached on this machine, builds
+# dp_agg against it and runs the regress, isolation and TAP suites.  The
+# Debian 12 package of PostgreSQL 15 is tested by test/run-all.sh itself.
+#
+# Sources: the deb-src lines below, in a private apt configuration (the
+# machine's own sources are left alone).  apt checks every downloaded file
+# against the checksums of the Sources index, whose InRelease file it checks
+# against debian-archive-keyring: that is the chain of trust, so the .dsc
+# file's own signature (made by an uploader's key, which would need
+# debian-keyring) is not checked again when unpacking.
+#
+# Cache: $DP_MATRIX_CACHE/pgNN (default /var/cache/dp_agg-ci).  A prefix is
+# reused when its stamp file names the source version apt offers now; a
+# new point release rebuilds it.
+#
+# Output: one line per version and suite (and whether dp_agg compiled
+# without warnings), the time taken, and last
+#   matrix: N passed, N failed
+# Exits non-zero if anything failed or a version could not be built.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${DP_MATRIX_CACHE:-/var/cache/dp_agg-ci}
+versions=${DP_MATRIX:-17 18}
+port=${DP_MATRIX_PORT:-55450}
+jobs=${DP_MATRIX_JOBS:-2}
+
+log() { printf '== matrix: %s\n' "$*" >&2; }
+
+# Debian suite whose source package of PostgreSQL $1 we build
+suite_of() {
+    case $1 in
+        17) echo trixie ;;
+        18) echo forky ;;
+        *) return 1 ;;
+    esac
+}
+
+apt_opts=(-o "Dir::Etc::SourceList=$cache/apt/sources.list"
+          -o "Dir::Etc::SourceParts=$cache/apt/none"
+          -o "Dir::State::Lists=$cache/apt/lists"
+          -o "Dir::Cache=$cache/apt/cache")
+
+apt_setup() {
+    mkdir -p "$cache/apt/lists/partial" "$cache/apt/none" "$cache/apt/cache/archives/partial"
+    local v suites=""
+    for v in $versions; do suites="$suites $(suite_of "$v")"; done
+    {
+        for s in $(echo $suites | tr ' ' '\n' | sort -u); do
+            echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $s main"
+        done
+    } > "$cache/apt/sources.list"
+    apt-get "${apt_opts[@]}" -qq update
+}
+
+build_deps() {
+    local pkgs="build-essential bison flex libssl-dev zlib1g-dev pkg-config libipc-run-perl dpkg-dev"
+    local missing="" p
+    for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+    if [ -n "$missing" ]; then
+        log "installing$missing"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    fi
+}
+
+# Build PostgreSQL $1 into $cache/pg$1 unless the cached prefix is complete.
+build_pg() {
+    local v=$1 suite prefix srcver src dir
+    suite=$(suite_of "$v") || { log "no Debian suite known for PostgreSQL $v"; return 1; }
+    prefix=$cache/pg$v
+    srcver=$(apt-cache "${apt_opts[@]}" showsrc "postgresql-$v/$suite" 2>/dev/null |
+        sed -n 's/^Version: //p' | head -1)
+    [ -n "$srcver" ] || srcver=$(apt-cache "${apt_opts[@]}" showsrc "postgresql-$v" 2>/dev/null |
+        sed -n 's/^Version: //p' | head -1)
+    if [ -z "$srcver" ]; then
+        log "no source package postgresql-$v in $suite"
+        return 1
+    fi
+    if [ -f "$prefix/.dp_agg-complete" ] && [ "$(cat "$prefix/.dp_agg-complete")" = "$srcver" ]; then
+        log "PostgreSQL $v: reusing $prefix (source $srcver)"
+        return 0
+    fi
+    log "PostgreSQL $v: building source $srcver into $prefix"
+    src=$cache/src/$v
+    rm -rf "$src" "$prefix"
+    mkdir -p "$src"
+    # apt downloads as its own unprivileged user where it can
+    id _apt >/dev/null 2>&1 && chown _apt "$src"
+    if ! (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "postgresql-$v=$srcver"); then
+        log "PostgreSQL $v: the mirror does not serve the source package postgresql-$v $srcver"
+        return 2
+    fi
+    # checksums were verified by apt (see above); the uploader's signature
+    # needs debian-keyring, which would only repeat that check
+    (cd "$src" && dpkg-source --no-check -x ./*.dsc build >/dev/null) || return 1
+    dir=$src/build
+    (cd "$dir" &&
+        ./configure --prefix="$prefix" --with-openssl --enable-tap-tests --enable-debug \
+            --without-readline --without-icu --without-llvm >configure.log 2>&1 &&
+        make -s -j"$jobs" >make.log 2>&1 &&
+        make -s install >install.log 2>&1 &&
+        make -s -C contrib/dblink install >>install.log 2>&1 &&
+        make -s -C contrib/tsm_system_rows install >>install.log 2>&1) ||
+        { log "PostgreSQL $v: build failed; logs in $dir"; tail -30 "$dir"/*.log >&2; return 1; }
+    echo "$srcver" > "$prefix/.dp_agg-complete"
+    rm -rf "$src"
+}
+
+total_pass=0
+total_fail=0
+untested=""
+start=$(date +%s)
+log "versions: $versions; cache: $cache"
+build_deps
+apt_setup || { log "apt-get update failed"; total_fail=$((total_fail + 1)); }
+
+for v in $versions; do
+    t0=$(date +%s)
+    build_pg "$v"
+    case $? in
+        0) ;;
+        2)  # an unreachable source is no failure of dp_agg: say so loudly
+            printf 'pg%-3s NOT TESTED: source package not downloadable here\n' "$v"
+            untested="$untested $v"
+            continue ;;
+        *)  printf 'pg%-3s build        0 passed, 1 failed\n' "$v"
+            total_fail=$((total_fail + 1))
+            continue ;;
+    esac
+    t1=$(date +%s)
+    out=$(
+        export PG_CONFIG=$cache/pg$v/bin/pg_config
+        . "$top/test/lib.sh"
+        make -C "$top" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null
+        dp_build_install "$top" 2>&1
+        work=$(dp_copy_tree "$top")
+        make -C "$top" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null
+        DP_SUITES="regress tap" DP_TEST_PORT=$port dp_as_postgres bash "$work/test/run-suites.sh"
+        rm -rf "$work"
+    )
+    echo "$out" | sed "s/^/pg$v /"
+    # dp_agg must build without warnings on every version
+    warnings=$(echo "$out" | grep -c 'warning:')
+    if [ "$warnings" = 0 ]; then
+        printf 'pg%-3s compile      1 passed, 0 failed\n' "$v"
+        total_pass=$((total_pass + 1))
+    else
+        printf 'pg%-3s compile      0 passed, 1 failed (%d warnings)\n' "$v" "$warnings"
+        total_fail=$((total_fail + 1))
+    fi
+    line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+    if [ -n "$line" ]; then
+        total_pass=$((total_pass + $(echo "$line" | cut -d' ' -f1)))
+        total_fail=$((total_fail + $(echo "$line" | cut -d' ' -f3)))
+    else
+        total_fail=$((total_fail + 1))
+    fi
+    log "PostgreSQL $v: build $((t1 - t0)) s, suites $(($(date +%s) - t1)) s"
+    port=$((port + 1))
+done
+
+log "matrix took $(($(date +%s) - start)) s"
+[ -n "$untested" ] && log "NOT TESTED (no source package):$untested"
+echo "matrix: $total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]

@@ -1,0 +1,212 @@
+# dp_agg: ALTER EXTENSION dp_agg UPDATE keeps the privacy budgets, the
+# ledger and the Renyi DP curves, and releases charge as before.
+#
+# A database installs version 0.1 (its install script is kept for that),
+# spends budget under basic accounting (alice) and Renyi DP accounting
+# (carol: limits (5, 1e-5), 70 Gaussian releases at (0.5, 1e-6), as in
+# 004_dump_restore.pl: test/reference/rdp.py gives epsilon at delta 1e-5 of
+# 70, 71, 72 such releases as 4.93763, 4.97833, 5.01838), and is updated to
+# 0.2.  The rows are identical after the update, carol's curve is still the
+# sum of her charges, alice is refused what she no longer has, carol makes
+# the 71st release (which only the curve pays for) and is refused the 72nd.
+#
+# Version 0.2 adds checks of the shape of the stored curves: an update over
+# a damaged curve fails and leaves 0.1 in place.  A new install of 0.2 (0.1
+# plus the update script: there is no dp_agg--0.2.sql) has the same objects
+# as an updated one.  pg_dump and pg_restore of the updated database keep
+# version, rows and charging.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $tempdir = PostgreSQL::Test::Utils::tempdir;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
+$node->start;
+
+my $version_sql =
+  q{SELECT extversion FROM pg_extension WHERE extname = 'dp_agg'};
+
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql(
+	'old', q{
+CREATE EXTENSION dp_agg VERSION '0.1';
+CREATE ROLE alice;
+CREATE ROLE carol;
+CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
+GRANT SELECT ON t TO alice, carol;
+SELECT dp_agg.set_budget('alice', 1);
+SELECT dp_agg.set_budget('carol', 5, 1e-5, 'rdp');
+SET ROLE alice;
+SELECT dp_count(x, 0.25) FROM t;
+SELECT dp_sum(x, 0, 1000, 0.125), dp_count(x, 0.125) FROM t;
+RESET ROLE;
+SET ROLE carol;
+DO $$ DECLARE v bigint; BEGIN
+    FOR i IN 1 .. 70 LOOP SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t; END LOOP;
+END $$;
+});
+is($node->safe_psql('old', $version_sql), '0.1', 'version 0.1 installed');
+
+my $budget_sql = q{
+SELECT role::text, epsilon_limit, delta_limit, epsilon_spent, delta_spent,
+       accounting, rdp, created_at, updated_at
+FROM dp_agg.budget ORDER BY 1};
+my $ledger_sql = q{
+SELECT id, at, role::text, kind, epsilon, delta, query, detail, rdp
+FROM dp_agg.ledger ORDER BY id};
+
+# for role carol: charges|epsilon_spent|accounting|curves consistent|
+# composed epsilon at delta_limit (5 decimals), as in 004_dump_restore.pl:
+# every charge has a curve on the whole order grid and budget.rdp is within
+# relative 1e-12 of the sum of the ledger curves at every order
+my $carol_sql = q{
+WITH b AS (SELECT * FROM dp_agg.budget WHERE role = 'carol'::regrole),
+     l AS (SELECT l.* FROM dp_agg.ledger l, b WHERE l.role = b.role AND l.kind = 'charge'),
+     s AS (SELECT u.o, sum(u.v) AS v FROM l, unnest(l.rdp) WITH ORDINALITY u(v, o) GROUP BY u.o),
+     n AS (SELECT cardinality(dp_agg.rdp_orders()) AS orders)
+SELECT (SELECT count(*) FROM l) || '|' || b.epsilon_spent || '|' || b.accounting || '|' ||
+       ((SELECT count(*) FROM l, n WHERE cardinality(l.rdp) = n.orders) = (SELECT count(*) FROM l)
+        AND cardinality(b.rdp) = (SELECT orders FROM n)
+        AND (SELECT count(*) FROM s) = (SELECT orders FROM n)
+        AND (SELECT bool_and(abs(b.rdp[s.o] - s.v) <= 1e-12 * s.v AND s.v > 0) FROM s)) || '|' ||
+       round(dp_agg.spent_epsilon(b.role, b.delta_limit)::numeric, 5)
+FROM b};
+
+# the objects of the extension and the checks on its tables, by name
+my $objects_sql = q{
+SELECT pg_describe_object(d.classid, d.objid, 0)
+FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
+WHERE e.extname = 'dp_agg' AND d.deptype = 'e'
+UNION ALL
+SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+FROM pg_constraint WHERE connamespace = 'dp_agg'::regnamespace
+ORDER BY 1};
+
+my $old_budget = $node->safe_psql('old', $budget_sql);
+my $old_ledger = $node->safe_psql('old', $ledger_sql);
+like($old_budget, qr/^alice\|1\|0\|0\.5\|0\|basic\|\{[^}]+\}\|/m,
+	'0.1: alice has spent 0.5');
+is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
+	'0.1: carol\'s curve is the sum of her 70 charges');
+is($node->safe_psql('old', 'SELECT count(*) FROM dp_agg.ledger'),
+	'72', '0.1: 72 ledger entries');
+unlike($node->safe_psql('old', $objects_sql),
+	qr/rdp_shape/, '0.1 has no checks of the curves');
+
+# an update over a damaged curve fails and changes nothing
+$node->safe_psql('postgres', 'CREATE DATABASE damaged');
+$node->safe_psql(
+	'damaged', q{
+CREATE EXTENSION dp_agg VERSION '0.1';
+CREATE ROLE dave;
+SELECT dp_agg.set_budget('dave', 1, 1e-5, 'rdp');
+UPDATE dp_agg.budget SET rdp = array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])
+WHERE role = 'dave'::regrole;
+UPDATE dp_agg.budget SET rdp[7] = NULL WHERE role = 'dave'::regrole;
+});
+my ($ret, $stdout, $stderr) =
+  $node->psql('damaged', 'ALTER EXTENSION dp_agg UPDATE');
+isnt($ret, 0, 'update over a curve with a missing value fails');
+like($stderr, qr/violated by some row|violates check constraint/,
+	'with the check that failed');
+is($node->safe_psql('damaged', $version_sql),
+	'0.1', 'and the extension stays at 0.1');
+
+# the update
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.2', 'updated to 0.2');
+is($node->safe_psql('old', $budget_sql),
+	$old_budget, 'after the update: the budgets are identical');
+is($node->safe_psql('old', $ledger_sql),
+	$old_ledger, 'after the update: the ledger is identical');
+is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
+	'after the update: carol\'s curve is the sum of her charges');
+
+# a new install of 0.2 has the same objects as the updated one
+$node->safe_psql('postgres', 'CREATE DATABASE new');
+$node->safe_psql('new', 'CREATE EXTENSION dp_agg');
+is($node->safe_psql('new', $version_sql),
+	'0.2', 'CREATE EXTENSION installs 0.2');
+my $objects = $node->safe_psql('old', $objects_sql);
+like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
+	'0.2 checks the curves of the budgets');
+like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
+	'0.2 checks the curves of the ledger');
+is($node->safe_psql('new', $objects_sql),
+	$objects, 'a new install of 0.2 has the objects of an updated one');
+
+# releases charge as before
+sub check_charging
+{
+	my ($db, $what) = @_;
+
+	# alice has 0.5 left
+	my ($ret, $stdout, $stderr) = $node->psql($db,
+		'SET ROLE alice; SELECT dp_count(x, 0.75) FROM t',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($stderr, qr/PB001.*privacy budget of role "alice" is exhausted/,
+		"$what: alice cannot spend more than she has left");
+	is($stdout, '', "$what: nothing released");
+	is( $node->safe_psql(
+			$db, 'SET ROLE alice; SELECT dp_count(x, 0.5) IS NOT NULL FROM t'),
+		't',
+		"$what: alice spends what she has left");
+	is( $node->safe_psql(
+			$db,
+			q{SELECT epsilon_spent FROM dp_agg.budget WHERE role = 'alice'::regrole}
+		),
+		'1',
+		"$what: and is charged for it");
+
+	is( $node->safe_psql(
+			$db,
+			'SET ROLE carol; SELECT dp_count(x, 0.5, 1e-6) IS NOT NULL FROM t'),
+		't',
+		"$what: carol makes the 71st release, which only the curve pays for");
+	($ret, $stdout, $stderr) = $node->psql($db,
+		'SET ROLE carol; SELECT dp_count(x, 0.5, 1e-6) FROM t',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like(
+		$stderr,
+		qr/PB001.*privacy budget of role "carol" is exhausted.*Renyi composition would reach epsilon 5\.018/s,
+		"$what: carol is refused the 72nd");
+	is($stdout, '', "$what: nothing released");
+	is($node->safe_psql($db, $carol_sql), '71|35.5|rdp|true|4.97833',
+		"$what: the new charge adds its curve to the old ones");
+	return;
+}
+
+# pg_dump and pg_restore of the updated database, before it charges more
+command_ok(
+	[
+		'pg_dump', '-Fc', '-d', $node->connstr('old'),
+		'-f', "$tempdir/old.dump"
+	],
+	'pg_dump -Fc of the updated database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+command_ok(
+	[
+		'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'),
+		"$tempdir/old.dump"
+	],
+	'pg_restore into a fresh database');
+is($node->safe_psql('restored', $version_sql),
+	'0.2', 'restored: version 0.2');
+is($node->safe_psql('restored', $budget_sql),
+	$old_budget, 'restored: the budgets are identical');
+is($node->safe_psql('restored', $ledger_sql),
+	$old_ledger, 'restored: the ledger is identical');
+is($node->safe_psql('restored', $objects_sql),
+	$objects, 'restored: the objects of an updated install');
+
+check_charging('old', 'after the update');
+check_charging('restored', 'restored');
+
+$node->stop;
+done_testing();
