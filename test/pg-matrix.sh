@@ -14,6 +14,13 @@
 # file's own signature (made by an uploader's key, which would need
 # debian-keyring) is not checked again when unpacking.
 #
+# The mirror may no longer serve the version its Sources index names (it
+# keeps older point releases in its pool): then the newest earlier point
+# release it serves is built, verified the way dpkg-source verifies a source
+# package: the .dsc's signature by a Debian uploader (gpgv, debian-keyring),
+# and every file against the SHA-256 the .dsc lists (checked by apt-helper
+# while downloading, and again by dpkg-source).
+#
 # Cache: $DP_MATRIX_CACHE/pgNN (default /var/cache/dp_agg-ci).  A prefix is
 # reused when its stamp file names the source version apt offers now; a
 # new point release rebuilds it.
@@ -58,7 +65,8 @@ apt_setup() {
 }
 
 build_deps() {
-    local pkgs="build-essential bison flex libssl-dev zlib1g-dev pkg-config libipc-run-perl dpkg-dev"
+    local pkgs="build-essential bison flex libssl-dev zlib1g-dev pkg-config libipc-run-perl dpkg-dev
+                gpgv debian-keyring"
     local missing="" p
     for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
     if [ -n "$missing" ]; then
@@ -67,9 +75,36 @@ build_deps() {
     fi
 }
 
+# Download into $3 the newest point release of PostgreSQL $1 before the
+# index's version $2 whose signed .dsc the mirror serves; print its version.
+# Returns 2 when none is served, 1 when one fails verification.
+download_signed_source() {
+    local v=$1 srcver=$2 src=$3 upstream suffix minor m ver dsc sum file
+    local pool=http://deb.debian.org/debian/pool/main/p/postgresql-$v
+    upstream=${srcver%%-*}
+    suffix=${srcver#"$upstream"}
+    minor=${upstream#*.}
+    for ((m = minor - 1; m >= 0 && m >= minor - 6; m--)); do
+        ver=$v.$m$suffix
+        dsc=postgresql-${v}_$ver.dsc
+        /usr/lib/apt/apt-helper download-file "$pool/$dsc" "$src/$dsc" >/dev/null 2>&1 || continue
+        if ! gpgv --keyring /usr/share/keyrings/debian-keyring.gpg "$src/$dsc" >/dev/null 2>&1; then
+            log "PostgreSQL $v: $dsc has no valid signature of a Debian uploader"
+            return 1
+        fi
+        while read -r sum file; do
+            /usr/lib/apt/apt-helper download-file "$pool/$file" "$src/$file" "SHA256:$sum" \
+                >/dev/null 2>&1 || { log "PostgreSQL $v: $file failed its checksum or download"; return 1; }
+        done < <(sed -nE '/^Checksums-Sha256:/,/^[A-Z]/s/^ ([0-9a-f]{64}) [0-9]+ (.+)$/\1 \2/p' "$src/$dsc")
+        echo "$ver"
+        return 0
+    done
+    return 2
+}
+
 # Build PostgreSQL $1 into $cache/pg$1 unless the cached prefix is complete.
 build_pg() {
-    local v=$1 suite prefix srcver src dir
+    local v=$1 suite prefix srcver src dir built
     suite=$(suite_of "$v") || { log "no Debian suite known for PostgreSQL $v"; return 1; }
     prefix=$cache/pg$v
     srcver=$(apt-cache "${apt_opts[@]}" showsrc "postgresql-$v/$suite" 2>/dev/null |
@@ -80,8 +115,8 @@ build_pg() {
         log "no source package postgresql-$v in $suite"
         return 1
     fi
-    if [ -f "$prefix/.dp_agg-complete" ] && [ "$(cat "$prefix/.dp_agg-complete")" = "$srcver" ]; then
-        log "PostgreSQL $v: reusing $prefix (source $srcver)"
+    if [ -f "$prefix/.dp_agg-complete" ] && [ "$(head -1 "$prefix/.dp_agg-complete")" = "$srcver" ]; then
+        log "PostgreSQL $v: reusing $prefix (source $(tail -1 "$prefix/.dp_agg-complete"))"
         return 0
     fi
     log "PostgreSQL $v: building source $srcver into $prefix"
@@ -90,13 +125,21 @@ build_pg() {
     mkdir -p "$src"
     # apt downloads as its own unprivileged user where it can
     id _apt >/dev/null 2>&1 && chown _apt "$src"
-    if ! (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "postgresql-$v=$srcver"); then
-        log "PostgreSQL $v: the mirror does not serve the source package postgresql-$v $srcver"
-        return 2
+    built=$srcver
+    if (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "postgresql-$v=$srcver" 2>/dev/null); then
+        # checksums were verified by apt against the signed index (see above)
+        (cd "$src" && dpkg-source --no-check -x ./*.dsc build >/dev/null) || return 1
+    else
+        log "PostgreSQL $v: the mirror does not serve postgresql-$v $srcver; trying earlier point releases"
+        built=$(download_signed_source "$v" "$srcver" "$src")
+        case $? in
+            0) ;;
+            2) log "PostgreSQL $v: no point release of postgresql-$v is served"; return 2 ;;
+            *) return 1 ;;
+        esac
+        log "PostgreSQL $v: building the signed source $built"
+        (cd "$src" && dpkg-source --require-valid-signature -x ./*.dsc build >/dev/null) || return 1
     fi
-    # checksums were verified by apt (see above); the uploader's signature
-    # needs debian-keyring, which would only repeat that check
-    (cd "$src" && dpkg-source --no-check -x ./*.dsc build >/dev/null) || return 1
     dir=$src/build
     (cd "$dir" &&
         ./configure --prefix="$prefix" --with-openssl --enable-tap-tests --enable-debug \
@@ -106,7 +149,7 @@ build_pg() {
         make -s -C contrib/dblink install >>install.log 2>&1 &&
         make -s -C contrib/tsm_system_rows install >>install.log 2>&1) ||
         { log "PostgreSQL $v: build failed; logs in $dir"; tail -30 "$dir"/*.log >&2; return 1; }
-    echo "$srcver" > "$prefix/.dp_agg-complete"
+    printf '%s\n%s\n' "$srcver" "$built" > "$prefix/.dp_agg-complete"
     rm -rf "$src"
 }
 
