@@ -63,10 +63,10 @@ dp_work_step(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("the computation exceeds the work limit of one call"),
-				 errdetail("One call may sum at most " INT64_FORMAT " terms of series, "
-						   "integrals and searches.", (int64) DP_CALCULATOR_MAX_STEPS),
-				 errhint("Ask for fewer Renyi orders, or for parameters closer to those the "
-						 "aggregates use, in several calls if need be.")));
+				 errdetail("One call may take at most %lld steps of series, integrals and searches.",
+						   (long long) DP_CALCULATOR_MAX_STEPS),
+				 errhint("Ask for less in one call: fewer Renyi orders, or parameters closer to "
+						 "those the aggregates use.")));
 	}
 }
 

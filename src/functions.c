@@ -42,6 +42,21 @@ check_arg(bool ok, const char *name, const char *must, double v)
 				 errdetail("%s is %g.", name, v)));
 }
 
+/*
+ * The result of a calculator, computed under the work limit of one call
+ * (calibrate.c), which ends with it.  An error ends the call with the limit
+ * still set, until the next calculator call or the next pricing sets it
+ * anew; no other computation runs in between.
+ */
+#define CALCULATE(expr) (dp_work_limit(DP_CALCULATOR_MAX_STEPS), calculated(expr))
+
+static inline double
+calculated(double value)
+{
+	dp_work_limit(0);
+	return value;
+}
+
 #define CHECK_EPSILON(e) check_arg((e) > 0 && isfinite(e), "epsilon", "a positive finite number", (e))
 #define CHECK_DELTA_POS(d) check_arg((d) > 0 && (d) < 1, "delta", "greater than 0 and less than 1", (d))
 #define CHECK_SENS(s) check_arg((s) >= 0 && isfinite(s), "sensitivity", "a finite number at least 0", (s))
@@ -54,10 +69,9 @@ dp_laplace_scale_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(0);
 	double		sens = PG_GETARG_FLOAT8(1);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_SENS(sens);
-	PG_RETURN_FLOAT8(dp_laplace_scale(epsilon, sens));
+	PG_RETURN_FLOAT8(CALCULATE(dp_laplace_scale(epsilon, sens)));
 }
 
 /* dp_agg.gaussian_sigma(epsilon, delta, sensitivity): analytic Gaussian */
@@ -68,11 +82,10 @@ dp_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	double		delta = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
 	CHECK_SENS(sens);
-	PG_RETURN_FLOAT8(dp_gaussian_sigma(epsilon, delta, sens));
+	PG_RETURN_FLOAT8(CALCULATE(dp_gaussian_sigma(epsilon, delta, sens)));
 }
 
 /* dp_agg.gaussian_delta(sigma, epsilon, sensitivity): exact delta(epsilon) */
@@ -83,11 +96,10 @@ dp_gaussian_delta_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_SIGMA(sigma);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	CHECK_SENS(sens);
-	PG_RETURN_FLOAT8(dp_gaussian_delta(sigma, epsilon, sens));
+	PG_RETURN_FLOAT8(CALCULATE(dp_gaussian_delta(sigma, epsilon, sens)));
 }
 
 /* dp_agg.discrete_gaussian_sigma(epsilon, delta, sensitivity): what the aggregates use */
@@ -98,12 +110,11 @@ dp_discrete_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	double		delta = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
 	check_arg(sens >= 0 && sens <= 4611686018427387904.0 && sens == floor(sens),
 			  "sensitivity", "an integer between 0 and 2^62", sens);
-	PG_RETURN_FLOAT8(dp_discrete_gaussian_sigma(epsilon, delta, sens));
+	PG_RETURN_FLOAT8(CALCULATE(dp_discrete_gaussian_sigma(epsilon, delta, sens)));
 }
 
 /* dp_agg.discrete_gaussian_delta(sigma, epsilon, sensitivity) */
@@ -114,12 +125,11 @@ dp_discrete_gaussian_delta_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(1);
 	double		sens = PG_GETARG_FLOAT8(2);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_SIGMA(sigma);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	check_arg(sens >= 0 && sens <= 4611686018427387904.0 && sens == floor(sens),
 			  "sensitivity", "an integer between 0 and 2^62", sens);
-	PG_RETURN_FLOAT8(dp_discrete_gaussian_delta(sigma, epsilon, sens));
+	PG_RETURN_FLOAT8(CALCULATE(dp_discrete_gaussian_delta(sigma, epsilon, sens)));
 }
 
 /* "laplace" or "gaussian": true for Laplace */
@@ -277,10 +287,9 @@ dp_amplified_epsilon_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(0);
 	double		rate = PG_GETARG_FLOAT8(1);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	CHECK_RATE0(rate);
-	PG_RETURN_FLOAT8(dp_amplified_epsilon(epsilon, rate));
+	PG_RETURN_FLOAT8(CALCULATE(dp_amplified_epsilon(epsilon, rate)));
 }
 
 /* dp_agg.base_epsilon(epsilon, rate): its inverse, rounded down */
@@ -290,10 +299,9 @@ dp_base_epsilon_sql(PG_FUNCTION_ARGS)
 	double		epsilon = PG_GETARG_FLOAT8(0);
 	double		rate = PG_GETARG_FLOAT8(1);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	check_arg(epsilon >= 0 && isfinite(epsilon), "epsilon", "a finite number at least 0", epsilon);
 	CHECK_RATE(rate);
-	PG_RETURN_FLOAT8(dp_base_epsilon(epsilon, rate));
+	PG_RETURN_FLOAT8(CALCULATE(dp_base_epsilon(epsilon, rate)));
 }
 
 /* dp_agg.rdp_sampled_gaussian(rate, noise_multiplier, orders) */
@@ -306,16 +314,15 @@ dp_rdp_sampled_gaussian_sql(PG_FUNCTION_ARGS)
 	double	   *orders = float8_array(PG_GETARG_ARRAYTYPE_P(2), "orders", &n);
 	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_RENYI_RATE(rate);
 	CHECK_NM(nm);
 	for (int i = 0; i < n; i++)
 		check_order(orders[i]);
+	/* one limit for the whole call */
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	for (int i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
 		out[i] = Float8GetDatum(dp_rdp_sampled_gaussian(rate, nm, orders[i]));
-	}
+	dp_work_limit(0);
 	PG_RETURN_ARRAYTYPE_P(construct_array(out, n, FLOAT8OID, sizeof(float8),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
@@ -330,7 +337,6 @@ dp_rdp_to_epsilon_sql(PG_FUNCTION_ARGS)
 	double	   *rdp = float8_array(PG_GETARG_ARRAYTYPE_P(1), "rdp", &m);
 	double		delta = PG_GETARG_FLOAT8(2);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	if (n != m)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -343,7 +349,7 @@ dp_rdp_to_epsilon_sql(PG_FUNCTION_ARGS)
 		check_arg(orders[i] > 1, "order", "greater than 1", orders[i]);
 		check_arg(rdp[i] >= 0, "rdp", "at least 0", rdp[i]);
 	}
-	PG_RETURN_FLOAT8(dp_rdp_to_epsilon(orders, rdp, n, delta));
+	PG_RETURN_FLOAT8(CALCULATE(dp_rdp_to_epsilon(orders, rdp, n, delta)));
 }
 
 /* dp_agg.sampled_gaussian_epsilon(rate, noise_multiplier, steps, delta) */
@@ -355,12 +361,11 @@ dp_sampled_gaussian_epsilon_sql(PG_FUNCTION_ARGS)
 	int32		steps = PG_GETARG_INT32(2);
 	double		delta = PG_GETARG_FLOAT8(3);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_RENYI_RATE(rate);
 	CHECK_NM(nm);
 	check_arg(steps >= 0, "steps", "at least 0", steps);
 	CHECK_DELTA_POS(delta);
-	PG_RETURN_FLOAT8(dp_sampled_gaussian_epsilon(rate, nm, steps, delta));
+	PG_RETURN_FLOAT8(CALCULATE(dp_sampled_gaussian_epsilon(rate, nm, steps, delta)));
 }
 
 /* dp_agg.sampled_gaussian_sigma(epsilon, delta, rate, sensitivity) */
@@ -373,12 +378,11 @@ dp_sampled_gaussian_sigma_sql(PG_FUNCTION_ARGS)
 	double		sens = PG_GETARG_FLOAT8(3);
 	int			method;
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
 	check_arg(rate >= MIN_RENYI_RATE && rate <= 1, "rate", "from 2^-32 to 1", rate);
 	CHECK_SENS(sens);
-	PG_RETURN_FLOAT8(dp_sampled_gaussian_sigma(epsilon, delta, rate, sens, &method));
+	PG_RETURN_FLOAT8(CALCULATE(dp_sampled_gaussian_sigma(epsilon, delta, rate, sens, &method)));
 }
 
 PG_FUNCTION_INFO_V1(dp_rdp_orders_sql);
@@ -411,7 +415,6 @@ dp_noise_interval_sql(PG_FUNCTION_ARGS)
 	double		scale = PG_GETARG_FLOAT8(1);
 	double		confidence = PG_GETARG_FLOAT8(2);
 
-	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	if (laplace)
 		check_arg(scale >= 0 && scale <= DP_MAX_LAPLACE_SCALE, "noise_scale",
 				  "between 0 and 2^62 for laplace (the range of the sampler)", scale);
@@ -420,7 +423,7 @@ dp_noise_interval_sql(PG_FUNCTION_ARGS)
 				  "between 0 and 2^48 for gaussian (the range of the sampler)", scale);
 	check_arg(confidence > 0 && confidence < 1, "confidence", "greater than 0 and less than 1",
 			  confidence);
-	PG_RETURN_FLOAT8(dp_noise_halfwidth(laplace, scale, confidence, 0));
+	PG_RETURN_FLOAT8(CALCULATE(dp_noise_halfwidth(laplace, scale, confidence, 0)));
 }
 
 /*

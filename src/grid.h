@@ -13,10 +13,12 @@
 #include "utils/numeric.h"
 
 /*
- * Rows are at most 2^DP_GRID_ROW_LOG2 units (the grid is chosen so), so
- * that 128-bit sums of up to 2^67 rows cannot overflow; after rounding a
- * bound may exceed that by the rounding, so bounds are checked against
- * twice as much, DP_GRID_MAX_UNITS.
+ * Rows are at most 2^DP_GRID_ROW_LOG2 units (the grid is chosen so); after
+ * rounding a bound may exceed that by the rounding, so bounds are checked
+ * against twice as much, DP_GRID_MAX_UNITS.  A row then adds at most 2^61
+ * units to a sum, or 2^62 half units to dp_avg's centred sum, so 128-bit
+ * sums of fewer than 2^65 rows (far more than a table holds) cannot
+ * overflow.
  */
 #define DP_GRID_ROW_LOG2 60
 #define DP_GRID_MAX_UNITS ((int64) 1 << (DP_GRID_ROW_LOG2 + 1))
