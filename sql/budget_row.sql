@@ -37,6 +37,22 @@ INSERT INTO bad VALUES
   ('a NULL order', pg_temp.curve(pg_temp.orders(), 3, NULL)),
   ('a NaN order', pg_temp.curve(pg_temp.orders(), 3, 'NaN')),
   ('a negative order', pg_temp.curve(pg_temp.orders(), 3, -1));
+-- one case: written under the constraint?
+CREATE FUNCTION pg_temp.refused(case_name text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE dp_agg.budget SET rdp = (SELECT rdp FROM bad WHERE name = case_name)
+  WHERE role = 'regress_dp_br'::regrole;
+  RAISE EXCEPTION 'written';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- dp_agg.budget's check constraint refuses every one of them
+SELECT name, pg_temp.refused(name) AS refused FROM bad ORDER BY name;
+-- the decoder refuses them too, should one get in another way (a restore
+-- of data without the constraint): without it for the rest of this test
+CREATE TEMP TABLE saved_check AS
+  SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+  WHERE conrelid = 'dp_agg.budget'::regclass AND conname = 'budget_rdp_shape';
+ALTER TABLE dp_agg.budget DROP CONSTRAINT budget_rdp_shape;
 -- preview, then the charge, as the role
 CREATE FUNCTION pg_temp.attempt() RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -107,6 +123,13 @@ SET ROLE regress_dp_br;
 SELECT dp_count(i, 0.5) IS NOT NULL AS released FROM br_t;
 RESET ROLE;
 SELECT pg_temp.state() AS after_restore;
+
+-- the check constraint back, as the update script made it
+DO $$ BEGIN
+  EXECUTE 'ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_rdp_shape ' || (SELECT def FROM saved_check);
+END $$;
+SELECT count(*) AS constraint_back FROM pg_constraint
+WHERE conrelid = 'dp_agg.budget'::regclass AND conname = 'budget_rdp_shape';
 
 DROP TABLE br_t;
 SELECT dp_agg.reset_budget('regress_dp_br');

@@ -11,7 +11,8 @@
 --------------------------------------------------------------------------
 -- The stored Renyi DP curves have the shape the charger composes on: one
 -- value per order of dp_agg.rdp_orders(), none missing, none negative (a
--- Renyi divergence is never negative).  The charger counted a missing value
+-- Renyi divergence is never negative), none NaN (0 <= NaN holds in SQL, so
+-- NaN needs its own test).  The charger counted a missing value
 -- as 0, which would have understated the spent budget.  Adding the checks
 -- validates the rows already there: an update over a damaged curve fails
 -- and changes nothing.
@@ -22,11 +23,13 @@ ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_rdp_shape CHECK (
         pg_catalog.array_ndims(rdp) = 1
         AND pg_catalog.cardinality(rdp) = pg_catalog.cardinality(dp_agg.rdp_orders())
         AND pg_catalog.array_position(rdp, NULL) IS NULL
-        AND 0 <= ALL (rdp)));
+        AND 0 <= ALL (rdp)
+        AND 'NaN'::float8 <> ALL (rdp)));
 
 ALTER TABLE dp_agg.ledger ADD CONSTRAINT ledger_rdp_shape CHECK (
     rdp IS NULL OR (
         pg_catalog.array_ndims(rdp) = 1
         AND pg_catalog.cardinality(rdp) = pg_catalog.cardinality(dp_agg.rdp_orders())
         AND pg_catalog.array_position(rdp, NULL) IS NULL
-        AND 0 <= ALL (rdp)));
+        AND 0 <= ALL (rdp)
+        AND 'NaN'::float8 <> ALL (rdp)));
