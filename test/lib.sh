@@ -42,8 +42,14 @@ dp_install_deps() {
 }
 
 # Build and install the extension from the tree $1.
+# Objects built for another PostgreSQL are rebuilt (src/.pg_config names
+# the one they were built for): they would load with undefined symbols.
 dp_build_install() {
     dp_log "building dp_agg"
+    if [ "$(cat "$1/src/.pg_config" 2>/dev/null)" != "$PG_CONFIG" ]; then
+        make -C "$1" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null
+        echo "$PG_CONFIG" > "$1/src/.pg_config"
+    fi
     make -C "$1" -s PG_CONFIG="$PG_CONFIG" >/dev/null
     make -C "$1" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 }
