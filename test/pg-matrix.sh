@@ -166,9 +166,10 @@ for v in $versions; do
     build_pg "$v"
     case $? in
         0) ;;
-        2)  # an unreachable source is no failure of dp_agg: say so loudly
-            printf 'pg%-3s NOT TESTED: source package not downloadable here\n' "$v"
+        2)  # never pass without testing a version
+            printf 'pg%-3s NOT TESTED  0 passed, 1 failed: source package not downloadable here\n' "$v"
             untested="$untested $v"
+            total_fail=$((total_fail + 1))
             continue ;;
         *)  printf 'pg%-3s build        0 passed, 1 failed\n' "$v"
             total_fail=$((total_fail + 1))
