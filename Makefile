@@ -2,7 +2,7 @@
 
 EXTENSION = dp_agg
 MODULE_big = dp_agg
-EXTVERSION = 0.1
+EXTVERSION = 0.2
 
 OBJS = \
 	src/dp_agg.o \
@@ -27,11 +27,13 @@ OBJS = \
 	src/hooks.o \
 	src/budget.o \
 	src/charger.o \
-	src/preview.o
+	src/preview.o \
+	src/protect.o \
+	src/protect_api.o
 
-DATA = sql/dp_agg--$(EXTVERSION).sql
+DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting limits
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting limits protect
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

@@ -1,0 +1,110 @@
+-- dp_agg 0.1 -> 0.2
+\echo Use "ALTER EXTENSION dp_agg UPDATE TO '0.2'" to load this file. \quit
+
+--------------------------------------------------------------------------
+-- Protected tables (README, "Protected tables").  Only the extension
+-- writes these catalogs: the functions below, as the owner of the
+-- catalogs, after checking that the caller may administer the relation.
+-- Any change of either table (also by pg_restore or by hand) tells every
+-- backend to drop its cached copy (trigger protect_changed).
+--------------------------------------------------------------------------
+
+CREATE TABLE dp_agg.protected (
+    relation regclass PRIMARY KEY,
+    protected_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE dp_agg.protected IS 'relations that untrusted roles read only through DP statements (a partitioned table with its partitions)';
+COMMENT ON COLUMN dp_agg.protected.relation IS 'the protected table, partitioned table or materialized view';
+COMMENT ON COLUMN dp_agg.protected.protected_at IS 'when it was protected';
+
+CREATE TABLE dp_agg.access (
+    relation regclass NOT NULL REFERENCES dp_agg.protected ON DELETE CASCADE,
+    role regrole NOT NULL,
+    granted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (relation, role)
+);
+COMMENT ON TABLE dp_agg.access IS 'roles that may run DP statements over a protected relation without SELECT on it';
+COMMENT ON COLUMN dp_agg.access.relation IS 'the protected relation';
+COMMENT ON COLUMN dp_agg.access.role IS 'the role granted access (by OID: a role dropped and created again has none)';
+COMMENT ON COLUMN dp_agg.access.granted_at IS 'when access was granted';
+
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.protected', '');
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.access', '');
+REVOKE ALL ON dp_agg.protected, dp_agg.access FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.protect_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'dp_protect_changed'
+LANGUAGE C;
+COMMENT ON FUNCTION dp_agg.protect_changed() IS
+'trigger: tells every backend that dp_agg.protected or dp_agg.access changed';
+REVOKE ALL ON FUNCTION dp_agg.protect_changed() FROM PUBLIC;
+
+CREATE TRIGGER protect_changed
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_agg.protected
+FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.protect_changed();
+CREATE TRIGGER protect_changed
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_agg.access
+FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.protect_changed();
+
+CREATE VIEW dp_agg.my_access WITH (security_barrier) AS
+SELECT a.relation, a.granted_at
+FROM dp_agg.access a
+WHERE a.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_access IS 'the protected relations the current role was granted access to';
+GRANT SELECT ON dp_agg.my_access TO PUBLIC;
+
+CREATE FUNCTION dp_agg.protect(relation regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_protect'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.protect(regclass) IS
+'protects a table, partitioned table (with its partitions) or materialized view: untrusted roles read it only through DP statements; false if it already was';
+REVOKE ALL ON FUNCTION dp_agg.protect(regclass) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.unprotect(relation regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_unprotect'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.unprotect(regclass) IS
+'removes the protection of a relation and every grant of access to it; false if it was not protected';
+REVOKE ALL ON FUNCTION dp_agg.unprotect(regclass) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.grant_access(relation regclass, role regrole)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_grant_access'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.grant_access(regclass, regrole) IS
+'lets a role run DP statements over a protected relation without SELECT on it; false if it already could';
+REVOKE ALL ON FUNCTION dp_agg.grant_access(regclass, regrole) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.revoke_access(relation regclass, role regrole)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_revoke_access'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.revoke_access(regclass, regrole) IS
+'takes back a grant_access; false if the role had no grant';
+REVOKE ALL ON FUNCTION dp_agg.revoke_access(regclass, regrole) FROM PUBLIC;
+
+-- A dropped relation leaves no row behind: its OID could be reused by a
+-- relation that nobody protected or granted.
+CREATE FUNCTION dp_agg.protect_forget_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM dp_agg.protected p
+    WHERE p.relation::oid IN (SELECT d.objid FROM pg_event_trigger_dropped_objects() d
+                              WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.protect_forget_dropped() IS
+'event trigger: removes dropped relations from dp_agg.protected (and their grants)';
+REVOKE ALL ON FUNCTION dp_agg.protect_forget_dropped() FROM PUBLIC;
+
+CREATE EVENT TRIGGER dp_agg_protect_forget_dropped ON sql_drop
+EXECUTE FUNCTION dp_agg.protect_forget_dropped();
+COMMENT ON EVENT TRIGGER dp_agg_protect_forget_dropped IS
+'removes dropped relations from dp_agg.protected (and their grants from dp_agg.access)';

@@ -1,0 +1,139 @@
+--
+-- protect: protected relations (README, "Protected tables").
+--
+\set SHOW_CONTEXT never
+\set VERBOSITY default
+
+-- the catalogs, dumped by pg_dump, readable by nobody but their owner
+\d dp_agg.protected
+\d dp_agg.access
+SELECT d.dumped FROM (SELECT unnest(extconfig)::regclass AS dumped FROM pg_extension WHERE extname = 'dp_agg') d
+WHERE d.dumped::text IN ('dp_agg.protected', 'dp_agg.access') ORDER BY 1;
+SELECT c.relname, has_table_privilege('public', c.oid, 'SELECT') AS public_select
+FROM pg_class c WHERE c.oid IN ('dp_agg.protected'::regclass, 'dp_agg.access'::regclass, 'dp_agg.my_access'::regclass)
+ORDER BY 1;
+-- the administration functions: EXECUTE revoked from PUBLIC
+SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
+FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace
+  AND p.proname IN ('protect', 'unprotect', 'grant_access', 'revoke_access', 'protect_changed', 'protect_forget_dropped')
+ORDER BY 1;
+-- everything is commented
+SELECT c.relname FROM pg_class c
+WHERE c.oid IN ('dp_agg.protected'::regclass, 'dp_agg.access'::regclass, 'dp_agg.my_access'::regclass)
+  AND obj_description(c.oid, 'pg_class') IS NULL;
+SELECT p.proname FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace
+  AND p.proname IN ('protect', 'unprotect', 'grant_access', 'revoke_access', 'protect_changed', 'protect_forget_dropped')
+  AND obj_description(p.oid, 'pg_proc') IS NULL;
+
+CREATE ROLE regress_pr_owner;
+CREATE ROLE regress_pr_analyst;
+CREATE ROLE regress_pr_member IN ROLE regress_pr_owner;
+CREATE ROLE regress_pr_admin;
+CREATE ROLE regress_pr_noexec;
+GRANT EXECUTE ON FUNCTION dp_agg.protect(regclass), dp_agg.unprotect(regclass),
+  dp_agg.grant_access(regclass, regrole), dp_agg.revoke_access(regclass, regrole)
+  TO regress_pr_owner, regress_pr_analyst, regress_pr_admin;
+CREATE SCHEMA pr;
+GRANT USAGE ON SCHEMA pr TO PUBLIC;
+CREATE TABLE pr.visits (id int, age int);
+INSERT INTO pr.visits SELECT i, 20 + i % 60 FROM generate_series(1, 500) i;
+CREATE TABLE pr.parts (id int, age int) PARTITION BY RANGE (id);
+CREATE TABLE pr.parts_low PARTITION OF pr.parts FOR VALUES FROM (0) TO (250);
+CREATE TABLE pr.parts_high PARTITION OF pr.parts FOR VALUES FROM (250) TO (1000);
+CREATE MATERIALIZED VIEW pr.mv AS SELECT id, age FROM pr.visits;
+CREATE VIEW pr.v AS SELECT id FROM pr.visits;
+CREATE SEQUENCE pr.seq;
+CREATE INDEX visits_id ON pr.visits (id);
+CREATE TYPE pr.pair AS (a int, b int);
+CREATE TABLE pr.other (id int);
+ALTER TABLE pr.visits OWNER TO regress_pr_owner;
+ALTER TABLE pr.parts OWNER TO regress_pr_owner;
+ALTER MATERIALIZED VIEW pr.mv OWNER TO regress_pr_owner;
+
+-- protect: tables, partitioned tables, materialized views; true when it changed
+SELECT dp_agg.protect('pr.visits');
+SELECT dp_agg.protect('pr.visits');
+SELECT dp_agg.protect('pr.parts');
+SELECT dp_agg.protect('pr.mv');
+SELECT relation, protected_at <= now() AS in_the_past FROM dp_agg.protected ORDER BY relation::text;
+-- other kinds of relation, system catalogs, temporary tables, missing relations, NULL
+SELECT dp_agg.protect('pr.v');
+SELECT dp_agg.protect('pr.seq');
+SELECT dp_agg.protect('pr.visits_id');
+SELECT dp_agg.protect('pr.pair');
+SELECT dp_agg.protect('pg_class');
+SELECT dp_agg.protect('pg_toast.pg_toast_1262');
+CREATE TEMPORARY TABLE tmp_visits (id int);
+SELECT dp_agg.protect('tmp_visits');
+SELECT dp_agg.protect(4294967295::oid::regclass);
+SELECT dp_agg.protect(NULL);
+
+-- grant_access and revoke_access: true when they changed something
+SELECT dp_agg.grant_access('pr.visits', 'regress_pr_analyst');
+SELECT dp_agg.grant_access('pr.visits', 'regress_pr_analyst');
+SELECT dp_agg.grant_access('pr.parts', 'regress_pr_analyst');
+SELECT relation, role, granted_at <= now() AS in_the_past FROM dp_agg.access ORDER BY relation::text, role::text;
+SELECT dp_agg.grant_access('pr.parts_low', 'regress_pr_analyst');
+SELECT dp_agg.grant_access('pr.visits', 4294967295::oid::regrole);
+SELECT dp_agg.grant_access('pr.visits', NULL);
+SELECT dp_agg.grant_access(NULL, 'regress_pr_analyst');
+SELECT dp_agg.revoke_access('pr.parts', 'regress_pr_analyst');
+SELECT dp_agg.revoke_access('pr.parts', 'regress_pr_analyst');
+-- a role that no longer exists can lose its grant
+SELECT dp_agg.revoke_access('pr.visits', 4294967295::oid::regrole);
+
+-- my_access: the current role's grants only
+SET ROLE regress_pr_analyst;
+SELECT relation FROM dp_agg.my_access ORDER BY 1;
+SELECT count(*) FROM dp_agg.access;
+SELECT count(*) FROM dp_agg.protected;
+-- an untrusted role administers nothing, even with EXECUTE
+SELECT dp_agg.protect('pr.visits');
+SELECT dp_agg.unprotect('pr.visits');
+SELECT dp_agg.grant_access('pr.visits', 'regress_pr_analyst');
+SELECT dp_agg.revoke_access('pr.visits', 'regress_pr_analyst');
+-- nor writes the catalogs directly
+INSERT INTO dp_agg.protected VALUES ('pr.v');
+DELETE FROM dp_agg.access;
+RESET ROLE;
+SET ROLE regress_pr_admin;
+SELECT dp_agg.unprotect('pr.visits');
+RESET ROLE;
+-- without EXECUTE: the standard error
+SET ROLE regress_pr_noexec;
+SELECT dp_agg.unprotect('pr.mv');
+RESET ROLE;
+-- the owner, and a role with its privileges, administer the relation
+SET ROLE regress_pr_owner;
+SELECT dp_agg.grant_access('pr.mv', 'regress_pr_analyst');
+SET ROLE regress_pr_member;
+SELECT dp_agg.revoke_access('pr.mv', 'regress_pr_analyst');
+SELECT dp_agg.unprotect('pr.mv');
+SELECT dp_agg.protect('pr.mv');
+-- but not a relation it does not own
+SELECT dp_agg.protect('pr.other');
+RESET ROLE;
+
+-- grants need protection; unprotect removes them
+SELECT dp_agg.unprotect('pr.mv');
+SELECT dp_agg.grant_access('pr.mv', 'regress_pr_analyst');
+SELECT dp_agg.grant_access('pr.parts', 'regress_pr_analyst');
+SELECT dp_agg.unprotect('pr.parts');
+SELECT dp_agg.unprotect('pr.parts');
+SELECT relation, role FROM dp_agg.access ORDER BY relation::text, role::text;
+
+-- a dropped relation leaves no row behind (its OID could be reused)
+CREATE TABLE pr.dropped (id int);
+SELECT dp_agg.protect('pr.dropped');
+SELECT dp_agg.grant_access('pr.dropped', 'regress_pr_analyst');
+DROP TABLE pr.dropped;
+SELECT relation FROM dp_agg.protected ORDER BY relation::text;
+SELECT relation, role FROM dp_agg.access ORDER BY relation::text, role::text;
+
+-- cleanup
+SELECT dp_agg.unprotect(relation) FROM dp_agg.protected WHERE relation::text LIKE 'pr.%';
+DROP SCHEMA pr CASCADE;
+REVOKE EXECUTE ON FUNCTION dp_agg.protect(regclass), dp_agg.unprotect(regclass),
+  dp_agg.grant_access(regclass, regrole), dp_agg.revoke_access(regclass, regrole)
+  FROM regress_pr_owner, regress_pr_analyst, regress_pr_admin;
+DROP ROLE regress_pr_owner, regress_pr_analyst, regress_pr_member, regress_pr_admin, regress_pr_noexec;

@@ -1,0 +1,14 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect.h
+ *	  Protected relations: which are, who may read them, who is trusted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PROTECT_H
+#define DP_AGG_PROTECT_H
+
+extern Oid	dp_relation_owner(Oid relid);
+extern bool dp_role_trusted(Oid relid, Oid roleid);
+
+#endif							/* DP_AGG_PROTECT_H */
