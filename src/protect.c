@@ -3,22 +3,205 @@
  * protect.c
  *	  Protected relations: which are, who may read them, who is trusted.
  *
+ * The catalogs dp_agg.protected and dp_agg.access are read once into a
+ * per-session cache, which is dropped whenever either catalog changes: the
+ * trigger dp_agg.protect_changed sends a relcache invalidation of the
+ * catalog at every change (protect_api.c), and a relcache callback here
+ * receives it, in this session at the end of the command and in the other
+ * sessions when the change commits.  A statement therefore costs a few
+ * hash lookups per relation it names, never a catalog scan.
+ *
+ * Partitions are resolved when asked (pg_inherits, through
+ * get_partition_ancestors): a partition is protected when it or an
+ * ancestor is, and a grant on an ancestor covers it.
+ *
  * A role is trusted for a relation when it is a superuser or has the
- * privileges of the relation's owner (README, "Protected tables"): such a
- * role could read the rows anyway, by changing the protection.  Every
- * other role is untrusted, whatever it was granted.
+ * privileges of the relation's owner, or of the owner of a partitioned
+ * table it is a partition of (README, "Protected tables"): such a
+ * role could read the rows anyway, by lifting the protection.  Every other
+ * role is untrusted, whatever it was granted.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
-#include "miscadmin.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "utils/acl.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "protect.h"
+
+/* a row of dp_agg.access, the key of the grants cache */
+typedef struct GrantKey
+{
+	Oid			relid;
+	Oid			roleid;
+} GrantKey;
+
+static MemoryContext protect_cxt = NULL;
+static HTAB *protected_rels = NULL;	/* Oid -> Oid: the protected relations */
+static HTAB *grants = NULL;		/* GrantKey -> GrantKey */
+static bool cache_valid = false;
+static Oid	protected_catalog = InvalidOid;
+static Oid	access_catalog = InvalidOid;
+
+/*
+ * A relation changed: drop the cache if it was one of the catalogs, or if
+ * they were missing when it was built (the extension may just have been
+ * created or updated).
+ */
+static void
+invalidate_protected(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || !OidIsValid(protected_catalog) ||
+		relid == protected_catalog || relid == access_catalog)
+		cache_valid = false;
+}
+
+void
+dp_protect_init(void)
+{
+	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
+}
+
+static HTAB *
+new_set(const char *name, Size keysize)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = keysize;
+	ctl.hcxt = protect_cxt;
+	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * Add the rows of one catalog to a set: the first column (regclass) of
+ * dp_agg.protected, the first two (regclass, regrole) of dp_agg.access.
+ */
+static void
+load_catalog(Oid catalog, HTAB *set, bool with_role)
+{
+	Relation	rel = table_open(catalog, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tup;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		GrantKey	key = {InvalidOid, InvalidOid};
+		bool		isnull;
+
+		key.relid = DatumGetObjectId(heap_getattr(tup, 1, RelationGetDescr(rel), &isnull));
+		if (with_role)
+			key.roleid = DatumGetObjectId(heap_getattr(tup, 2, RelationGetDescr(rel), &isnull));
+		hash_search(set, &key, HASH_ENTER, NULL);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+}
+
+/* (Re)build the cache; without the catalogs nothing is protected. */
+static void
+build_cache(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+
+	if (protect_cxt == NULL)
+		protect_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg protected relations",
+											ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(protect_cxt);
+	protected_rels = new_set("dp_agg protected relations", sizeof(Oid));
+	grants = new_set("dp_agg access grants", sizeof(GrantKey));
+	protected_catalog = OidIsValid(nsp) ? get_relname_relid("protected", nsp) : InvalidOid;
+	access_catalog = OidIsValid(nsp) ? get_relname_relid("access", nsp) : InvalidOid;
+	/* valid from here: an invalidation while loading marks it invalid again */
+	cache_valid = true;
+	if (OidIsValid(protected_catalog) && OidIsValid(access_catalog))
+	{
+		load_catalog(protected_catalog, protected_rels, false);
+		load_catalog(access_catalog, grants, true);
+	}
+}
+
+static void
+ensure_cache(void)
+{
+	while (!cache_valid)
+		build_cache();
+}
+
+/* Is any relation of this database protected? */
+bool
+dp_any_protected(void)
+{
+	ensure_cache();
+	return hash_get_num_entries(protected_rels) > 0;
+}
+
+/* The relation and, if it is a partition, its ancestors, nearest first. */
+static List *
+relation_and_ancestors(Oid relid)
+{
+	List	   *rels = list_make1_oid(relid);
+
+	if (get_rel_relispartition(relid))
+		rels = list_concat(rels, get_partition_ancestors(relid));
+	return rels;
+}
+
+/* Is the relation, or a partitioned table it is a partition of, protected? */
+bool
+dp_relation_protected(Oid relid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	if (!dp_any_protected())
+		return false;
+	if (hash_search(protected_rels, &relid, HASH_FIND, NULL) != NULL)
+		return true;
+	rels = relation_and_ancestors(relid);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (hash_search(protected_rels, &r, HASH_FIND, NULL) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* Was the role granted access to the relation or to one of its ancestors? */
+bool
+dp_role_granted(Oid relid, Oid roleid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	ensure_cache();
+	rels = relation_and_ancestors(relid);
+	foreach(lc, rels)
+	{
+		GrantKey	key = {lfirst_oid(lc), roleid};
+
+		if (hash_search(grants, &key, HASH_FIND, NULL) != NULL)
+			return true;
+	}
+	return false;
+}
 
 /* The owner of a relation; InvalidOid if it does not exist. */
 Oid
@@ -35,14 +218,26 @@ dp_relation_owner(Oid relid)
 	return owner;
 }
 
-/* Is the role a superuser or does it have the privileges of the owner? */
+/*
+ * Is the role a superuser, or has it the privileges of the owner of the
+ * relation or of a partitioned table it is a partition of?  The owner of a
+ * partitioned table reads its partitions through it whoever owns them.
+ */
 bool
 dp_role_trusted(Oid relid, Oid roleid)
 {
-	Oid			owner;
+	List	   *rels;
+	ListCell   *lc;
 
 	if (superuser_arg(roleid))
 		return true;
-	owner = dp_relation_owner(relid);
-	return OidIsValid(owner) && has_privs_of_role(roleid, owner);
+	rels = relation_and_ancestors(relid);
+	foreach(lc, rels)
+	{
+		Oid			owner = dp_relation_owner(lfirst_oid(lc));
+
+		if (OidIsValid(owner) && has_privs_of_role(roleid, owner))
+			return true;
+	}
+	return false;
 }

@@ -8,6 +8,10 @@
 #ifndef DP_AGG_PROTECT_H
 #define DP_AGG_PROTECT_H
 
+extern void dp_protect_init(void);
+extern bool dp_any_protected(void);
+extern bool dp_relation_protected(Oid relid);
+extern bool dp_role_granted(Oid relid, Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern bool dp_role_trusted(Oid relid, Oid roleid);
 
