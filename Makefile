@@ -29,6 +29,7 @@ OBJS = \
 	src/charger.o \
 	src/preview.o \
 	src/protect.o \
+	src/protect_check.o \
 	src/protect_api.o
 
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql

@@ -8,6 +8,8 @@
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
  * At planning the guard rejects statements it cannot price (guard.c).  At
+ * executor start, protected relations are enforced first (protect_check.c,
+ * also from the executor's permission hook, which COPY calls too).  At
  * executor start, before a single row is read, the plan is checked again
  * and every DP aggregate call gets its ticket (price.c, release.c); the
  * statement is charged durably (budget.c); only then are the tickets
@@ -25,13 +27,16 @@
 #include "optimizer/planner.h"
 
 #include "budget.h"
+#include "compat.h"
 #include "guard.h"
 #include "hooks.h"
 #include "price.h"
+#include "protect_check.h"
 #include "registry.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 
 static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
@@ -49,11 +54,21 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	MemoryContext oldcxt;
 	List	   *releases;
 	bool		worker = IsParallelWorker();
+	DpProtectStart protect;
 
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
+	dp_protect_start(queryDesc->plannedstmt, eflags, &protect);
+	PG_TRY();
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		dp_protect_end(&protect);
+	}
+	PG_END_TRY();
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
@@ -69,6 +84,16 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	dp_register_releases(queryDesc->estate, releases);
 }
 
+static bool
+dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
+{
+	if (!dp_protect_check_rtable(rangeTable, ereport_on_violation))
+		return false;
+	if (prev_ExecutorCheckPerms)
+		return prev_ExecutorCheckPerms(DP_PERMS_HOOK_ARGS);
+	return true;
+}
+
 void
 dp_hooks_init(void)
 {
@@ -76,4 +101,6 @@ dp_hooks_init(void)
 	planner_hook = dp_planner;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = dp_ExecutorStart;
+	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
+	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
 }
