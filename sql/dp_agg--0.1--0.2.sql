@@ -108,3 +108,69 @@ CREATE EVENT TRIGGER dp_agg_protect_forget_dropped ON sql_drop
 EXECUTE FUNCTION dp_agg.protect_forget_dropped();
 COMMENT ON EVENT TRIGGER dp_agg_protect_forget_dropped IS
 'removes dropped relations from dp_agg.protected (and their grants from dp_agg.access)';
+
+--------------------------------------------------------------------------
+-- Functions allowed on the rows of protected relations in statements of
+-- untrusted roles, besides the LEAKPROOF ones and dp_agg's built-in list
+-- (README, "Protected tables").  Only built-in, non-volatile functions
+-- can be allowed; the functions below check it.
+--------------------------------------------------------------------------
+
+CREATE TABLE dp_agg.allowed_function (
+    function regprocedure PRIMARY KEY,
+    allowed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE dp_agg.allowed_function IS 'built-in functions a DBA allowed on the rows of protected relations: each must neither fail nor have side effects for any argument';
+COMMENT ON COLUMN dp_agg.allowed_function.function IS 'the allowed function';
+COMMENT ON COLUMN dp_agg.allowed_function.allowed_at IS 'when it was allowed';
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.allowed_function', '');
+REVOKE ALL ON dp_agg.allowed_function FROM PUBLIC;
+GRANT SELECT ON dp_agg.allowed_function TO PUBLIC;
+CREATE TRIGGER protect_changed
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_agg.allowed_function
+FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.protect_changed();
+
+CREATE FUNCTION dp_agg.allow_function(function regprocedure)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    f pg_catalog.pg_proc;
+BEGIN
+    SELECT * INTO f FROM pg_catalog.pg_proc p WHERE p.oid = allow_function.function;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'undefined_function',
+            MESSAGE = format('function with OID %s does not exist', coalesce(allow_function.function::oid::text, 'NULL'));
+    END IF;
+    IF f.oid >= 16384 THEN  -- FirstNormalObjectId (access/transam.h): not built in
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('function %s cannot be allowed', allow_function.function),
+            DETAIL = 'Only functions built into PostgreSQL can be allowed on the rows of protected relations.';
+    END IF;
+    IF f.provolatile = 'v' THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('function %s cannot be allowed', allow_function.function),
+            DETAIL = 'It is volatile: it may have side effects.';
+    END IF;
+    INSERT INTO dp_agg.allowed_function (function) VALUES (allow_function.function) ON CONFLICT DO NOTHING;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.allow_function(regprocedure) IS
+'allows a built-in, non-volatile function on the rows of protected relations: call it only for functions that neither fail nor have side effects for any argument; false if it already was';
+REVOKE ALL ON FUNCTION dp_agg.allow_function(regprocedure) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.disallow_function(function regprocedure)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM dp_agg.allowed_function a WHERE a.function = disallow_function.function;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.disallow_function(regprocedure) IS
+'removes a function from dp_agg.allowed_function; false if it was not there';
+REVOKE ALL ON FUNCTION dp_agg.disallow_function(regprocedure) FROM PUBLIC;

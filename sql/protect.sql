@@ -253,6 +253,106 @@ RESET ROLE;
 SELECT dp_agg.protect('pr.visits');
 SELECT dp_agg.grant_access('pr.visits', 'regress_pr_analyst');
 
+-- Rule 3: the stricter guard for untrusted roles.  Outputs: DP aggregates,
+-- constants and expressions over them only
+SET ROLE regress_pr_analyst;
+SELECT dp_count(id, 1e9) AS n, count(*) FROM pr.visits;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits HAVING count(*) > 0;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits ORDER BY max(age);
+SELECT dp_count(id, 1e9) AS n, string_agg(id::text, ',') FROM pr.visits;
+SELECT dp_count(id, 1e9) OVER () FROM pr.visits;
+SELECT dp_count(id, 1e9) AS n, row_number() OVER () FROM pr.visits;
+SELECT age, dp_count(id, 1e9) AS n FROM pr.visits GROUP BY age;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits GROUP BY ();
+-- expressions over the DP results are free
+SELECT dp_count(id, 1e9) * 2 + 1 AS twice, round(dp_count(id, 1e9)::numeric / 7, 2) AS seventh
+FROM pr.visits HAVING dp_count(id, 1e9) > 0;
+SELECT n + 1 AS n1 FROM (SELECT dp_count(id, 1e9) AS n FROM pr.visits) s WHERE n > 0;
+-- a DP aggregate the planner removes costs nothing: the scan that would
+-- feed it is refused
+SELECT 1 AS one FROM (SELECT dp_count(id, 1e9) AS n FROM pr.visits) s;
+SELECT count(*) FROM (SELECT dp_count(id, 1e9) AS n FROM pr.visits) s;
+SELECT EXISTS (SELECT dp_count(id, 1e9) FROM pr.visits) AS e;
+-- functions on rows: LEAKPROOF, the built-in list, the allow-list
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age < 30 AND id <> 7 AND id IN (1, 2, 3);
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age::numeric < 30.5;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE 1 / (age - 50) > 0;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age::text::int < 30;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE (age::text)::int2 > 0;
+SELECT dp_sum(age * 2, 0, 200, 1e9) FROM pr.visits;
+SELECT dp_count(id, 1e9) FILTER (WHERE age % 2 = 0) FROM pr.visits;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE CASE WHEN age < 30 THEN true ELSE NULL END IS NOT NULL;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE GREATEST(age, 1) > 0;
+-- side effects, per row or not: volatile functions, sequences, user-defined functions
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE nextval('pr.seq') > 0;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE set_config('pr.x', id::text, true) IS NOT NULL;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_notify('pr', age::text) IS NOT NULL;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE random() < 2;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_sleep(0) IS NOT NULL;
+CREATE FUNCTION pg_temp.peek(int) RETURNS bool LANGUAGE plpgsql IMMUTABLE AS 'BEGIN RAISE NOTICE ''%'', $1; RETURN true; END';
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_temp.peek(age);
+SELECT dp_count(id, dp_agg.laplace_scale(1, 1)) AS n FROM pr.visits;
+-- in views and sub-queries too
+SELECT dp_count(id, 1e9) AS n FROM (SELECT id FROM pr.visits WHERE 10 / (age - 50) > 0) s;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits_view WHERE age + 0 > 0;
+RESET ROLE;
+-- the allow-list: built-in, non-volatile functions only
+SELECT dp_agg.allow_function('int4pl(integer, integer)');
+SELECT dp_agg.allow_function('int4pl(integer, integer)');
+SELECT function FROM dp_agg.allowed_function ORDER BY 1;
+SET ROLE regress_pr_analyst;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+SELECT function FROM dp_agg.allowed_function ORDER BY 1;
+SELECT dp_agg.allow_function('int4mi(integer, integer)');
+RESET ROLE;
+SELECT dp_agg.disallow_function('int4pl(integer, integer)');
+SELECT dp_agg.disallow_function('int4pl(integer, integer)');
+SELECT dp_agg.allow_function('random()');
+SELECT dp_agg.allow_function('pg_temp.peek(int)');
+SELECT dp_agg.allow_function('dp_agg.protect(regclass)');
+SELECT dp_agg.allow_function(NULL);
+SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
+FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname IN ('allow_function', 'disallow_function')
+ORDER BY 1;
+SET ROLE regress_pr_analyst;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+RESET ROLE;
+-- the built-in list neither fails nor has side effects on extreme values
+-- (the integer casts to numeric, exact, are LEAKPROOF already)
+SELECT 'NaN'::numeric = 'Infinity'::numeric AS eq, 'NaN'::numeric <> '-Infinity'::numeric AS ne,
+       '-Infinity'::numeric < 'NaN'::numeric AS lt, 'NaN'::numeric <= 'NaN'::numeric AS le,
+       '1e-16383'::numeric > '-1e131071'::numeric AS gt, '9.999e131071'::numeric >= 'Infinity'::numeric AS ge;
+SELECT abs('-Infinity'::float4) AS a4, abs('NaN'::float8) AS a8, float4abs('-3.4e38') AS f4,
+       float8abs('-1.7976931348623157e308') AS f8, abs('-4.9e-324'::float8) AS tiny;
+SELECT float8larger('NaN', 'Infinity') AS larger, float8smaller('-Infinity', 'NaN') AS smaller,
+       float8larger('-0', '0') AS zeros;
+SELECT length(''::text) AS empty, length(repeat('é', 100000)) AS long, char_length(E'\u00e9t\u00e9') AS chars,
+       textlen(repeat('x', 1000000)) AS million;
+-- each entry of the list is built in, not volatile, and not LEAKPROOF already
+SELECT p.oid::regprocedure, p.provolatile, p.proleakproof FROM pg_proc p
+WHERE p.oid IN ('numeric_eq'::regproc, 'numeric_ne'::regproc, 'numeric_lt'::regproc, 'numeric_le'::regproc,
+                'numeric_gt'::regproc, 'numeric_ge'::regproc, 'float4abs'::regproc,
+                'float8abs'::regproc, 'abs(real)'::regprocedure, 'abs(double precision)'::regprocedure,
+                'float8larger'::regproc, 'float8smaller'::regproc, 'textlen'::regproc,
+                'length(text)'::regprocedure, 'char_length(text)'::regprocedure)
+ORDER BY p.oid;
+-- trusted roles are not restricted
+SET ROLE regress_pr_owner;
+SELECT dp_count(id, 1e9) AS n, count(*) FROM pr.visits WHERE age + 1 < 31;
+SELECT age / 10 AS decade, dp_count(id, 1e9) AS n FROM pr.visits GROUP BY 1 ORDER BY 1 LIMIT 2;
+RESET ROLE;
+-- a plan cached for a trusted role is planned again for an untrusted one
+SET plan_cache_mode = force_generic_plan;
+SET ROLE regress_pr_owner;
+PREPARE leaky AS SELECT dp_count(id, 1e9) AS n, count(*) AS exact FROM pr.visits;
+EXECUTE leaky;
+SET ROLE regress_pr_analyst;
+EXECUTE leaky;
+RESET ROLE;
+DEALLOCATE leaky;
+RESET plan_cache_mode;
+
 -- cleanup
 SELECT dp_agg.unprotect(relation) FROM dp_agg.protected WHERE relation::text LIKE 'pr.%';
 DROP SCHEMA pr CASCADE;

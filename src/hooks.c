@@ -32,6 +32,7 @@
 #include "hooks.h"
 #include "price.h"
 #include "protect_check.h"
+#include "protect_guard.h"
 #include "registry.h"
 
 static planner_hook_type prev_planner_hook = NULL;
@@ -42,10 +43,19 @@ static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
 {
+	PlannedStmt *stmt;
+	bool		names_protected;
+
 	dp_guard_query(parse);
+	names_protected = dp_protect_guard_query(parse);
 	if (prev_planner_hook)
-		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	return standard_planner(parse, query_string, cursorOptions, boundParams);
+		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	/* the checks depend on the role: a cached plan is made again for another */
+	if (names_protected)
+		stmt->dependsOnRole = true;
+	return stmt;
 }
 
 static void

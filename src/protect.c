@@ -38,6 +38,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -53,27 +54,42 @@ typedef struct GrantKey
 static MemoryContext protect_cxt = NULL;
 static HTAB *protected_rels = NULL;	/* Oid -> Oid: the protected relations */
 static HTAB *grants = NULL;		/* GrantKey -> GrantKey */
+static HTAB *allowed_functions = NULL;	/* Oid -> Oid */
 static bool cache_valid = false;
 static Oid	protected_catalog = InvalidOid;
 static Oid	access_catalog = InvalidOid;
+static Oid	allowed_catalog = InvalidOid;
 
 /*
  * A relation changed: drop the cache if it was one of the catalogs, or if
  * they were missing when it was built (the extension may just have been
- * created or updated).
+ * created or updated).  Plans were checked for the protection in force
+ * when they were made (protect_guard.c): they are all made again.
  */
 static void
 invalidate_protected(Datum arg, Oid relid)
 {
 	if (!OidIsValid(relid) || !OidIsValid(protected_catalog) ||
-		relid == protected_catalog || relid == access_catalog)
+		relid == protected_catalog || relid == access_catalog ||
+		relid == allowed_catalog)
+	{
 		cache_valid = false;
+		ResetPlanCache();
+	}
+}
+
+/* Role memberships changed: who is trusted may have changed. */
+static void
+invalidate_memberships(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ResetPlanCache();
 }
 
 void
 dp_protect_init(void)
 {
 	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_memberships, (Datum) 0);
 }
 
 static HTAB *
@@ -125,14 +141,18 @@ build_cache(void)
 	MemoryContextReset(protect_cxt);
 	protected_rels = new_set("dp_agg protected relations", sizeof(Oid));
 	grants = new_set("dp_agg access grants", sizeof(GrantKey));
+	allowed_functions = new_set("dp_agg allowed functions", sizeof(Oid));
 	protected_catalog = OidIsValid(nsp) ? get_relname_relid("protected", nsp) : InvalidOid;
 	access_catalog = OidIsValid(nsp) ? get_relname_relid("access", nsp) : InvalidOid;
+	allowed_catalog = OidIsValid(nsp) ? get_relname_relid("allowed_function", nsp) : InvalidOid;
 	/* valid from here: an invalidation while loading marks it invalid again */
 	cache_valid = true;
-	if (OidIsValid(protected_catalog) && OidIsValid(access_catalog))
+	if (OidIsValid(protected_catalog) && OidIsValid(access_catalog) &&
+		OidIsValid(allowed_catalog))
 	{
 		load_catalog(protected_catalog, protected_rels, false);
 		load_catalog(access_catalog, grants, true);
+		load_catalog(allowed_catalog, allowed_functions, false);
 	}
 }
 
@@ -149,6 +169,14 @@ dp_any_protected(void)
 {
 	ensure_cache();
 	return hash_get_num_entries(protected_rels) > 0;
+}
+
+/* Is the function in dp_agg.allowed_function? */
+bool
+dp_function_allowed(Oid funcid)
+{
+	ensure_cache();
+	return hash_search(allowed_functions, &funcid, HASH_FIND, NULL) != NULL;
 }
 
 /* The relation and, if it is a partition, its ancestors, nearest first. */
