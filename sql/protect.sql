@@ -192,8 +192,6 @@ SELECT dp_count(id, 1e9), (SELECT count(*) FROM pr.visits) FROM pr.other;
 SELECT n, (SELECT max(id) FROM pr.visits) FROM (SELECT dp_count(id, 1e9) AS n FROM pr.other) s;
 WITH rows AS MATERIALIZED (SELECT id FROM pr.visits)
 SELECT dp_count(id, 1e9) FROM rows;
--- EXPLAIN is refused
-EXPLAIN (COSTS OFF) SELECT dp_count(id, 1e9) FROM pr.visits;
 -- writes too
 INSERT INTO pr.visits VALUES (1, 1);
 -- unprotected relations behave as before
@@ -352,6 +350,26 @@ EXECUTE leaky;
 RESET ROLE;
 DEALLOCATE leaky;
 RESET plan_cache_mode;
+
+-- Rule 4: EXPLAIN in any form is refused to untrusted roles; preview works
+SET ROLE regress_pr_analyst;
+EXPLAIN SELECT dp_count(id, 1e9) FROM pr.visits;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT dp_count(id, 1e9) FROM pr.visits;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT dp_count(id, 1e9) FROM pr.visits_view WHERE age < 30;
+EXPLAIN (COSTS OFF) SELECT * FROM pr.visits;
+PREPARE counted AS SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age < 30;
+EXPLAIN (COSTS OFF) EXECUTE counted;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE counted;
+SELECT count(*) AS ledger_before FROM dp_agg.my_ledger \gset
+SELECT call, aggregate, epsilon FROM dp_agg.preview('SELECT dp_count(id, 0.5) FROM pr.visits WHERE age < 30');
+SELECT count(*) - :ledger_before AS charged FROM dp_agg.my_ledger;
+SELECT call FROM dp_agg.preview('SELECT dp_count(id, 0.5), count(*) FROM pr.visits');
+DEALLOCATE counted;
+RESET ROLE;
+-- trusted roles explain as before
+SET ROLE regress_pr_owner;
+EXPLAIN (COSTS OFF) SELECT dp_count(id, 1e9) FROM pr.visits;
+RESET ROLE;
 
 -- cleanup
 SELECT dp_agg.unprotect(relation) FROM dp_agg.protected WHERE relation::text LIKE 'pr.%';

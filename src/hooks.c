@@ -66,7 +66,8 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
 
-	dp_protect_start(queryDesc->plannedstmt, eflags, &protect);
+	dp_protect_start(queryDesc->plannedstmt, eflags, queryDesc->instrument_options,
+					 &protect);
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)

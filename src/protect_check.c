@@ -30,6 +30,7 @@
 
 #include "miscadmin.h"
 #include "executor/executor.h"
+#include "executor/instrument.h"
 #include "nodes/bitmapset.h"
 #include "parser/parsetree.h"
 #include "utils/acl.h"
@@ -198,12 +199,14 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
 /*
  * Before the executor starts a plan (and checks its permissions): reject
  * it if it reads a protected relation the current user is not trusted for
- * otherwise than as the input of DP aggregates, or is an EXPLAIN of such a
- * plan; else accept it (see the file's comment).  dp_protect_end must
+ * otherwise than as the input of DP aggregates, or is explained (EXPLAIN,
+ * EXPLAIN ANALYZE: row counts per plan node, with instrument_options); else
+ * accept it (see the file's comment).  dp_protect_end must
  * follow, also on error.
  */
 void
-dp_protect_start(PlannedStmt *stmt, int eflags, DpProtectStart *st)
+dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
+				 DpProtectStart *st)
 {
 	Oid			relid;
 
@@ -215,6 +218,8 @@ dp_protect_start(PlannedStmt *stmt, int eflags, DpProtectStart *st)
 		return;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
+	if (instrument_options & INSTRUMENT_ROWS)
+		reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
 	if (stmt->commandType != CMD_SELECT)
 		reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	relid = read_outside_dp(stmt, dp_guard_plan(stmt, false));

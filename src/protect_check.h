@@ -18,7 +18,8 @@ typedef struct DpProtectStart
 	List	   *prev_accepted;	/* the range table accepted before */
 } DpProtectStart;
 
-extern void dp_protect_start(PlannedStmt *stmt, int eflags, DpProtectStart *st);
+extern void dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
+							 DpProtectStart *st);
 extern void dp_protect_end(DpProtectStart *st);
 extern bool dp_protect_check_rtable(List *rtable, bool ereport_on_violation);
 
