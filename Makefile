@@ -31,6 +31,7 @@ OBJS = \
 	src/protect.o \
 	src/protect_check.o \
 	src/protect_guard.o \
+	src/protect_stats.o \
 	src/protect_api.o
 
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql

@@ -371,7 +371,38 @@ SET ROLE regress_pr_owner;
 EXPLAIN (COSTS OFF) SELECT dp_count(id, 1e9) FROM pr.visits;
 RESET ROLE;
 
+-- Rule 5: no row counts from statistics for a role untrusted for some
+-- protected relation; table sizes stay public
+ANALYZE pr.visits;
+CREATE STATISTICS pr.visits_stats (ndistinct) ON id, age FROM pr.visits;
+ANALYZE pr.visits;
+CREATE FUNCTION pr.fetched(oid) RETURNS bigint LANGUAGE sql STABLE AS 'SELECT pg_stat_get_tuples_fetched($1)';
+SET ROLE regress_pr_reader;
+SELECT count(*) FROM pg_stats WHERE tablename = 'visits';
+SELECT count(*) FROM pg_stats_ext;
+SELECT pg_stat_get_tuples_fetched('pr.visits'::regclass) >= 0 AS fetched;
+SELECT pg_stat_get_xact_tuples_fetched('pr.visits'::regclass) >= 0 AS fetched;
+SELECT pg_stat_get_db_tuples_fetched(d.oid) >= 0 AS fetched FROM pg_database d WHERE d.datname = current_database();
+SELECT pr.fetched('pr.visits'::regclass) >= 0 AS fetched;
+SELECT count(n_live_tup) FROM pg_stat_user_tables;
+SELECT count(*) FROM pg_stat_xact_user_tables;
+SELECT sum(heap_blks_hit) >= 0 AS hits FROM pg_statio_user_tables;
+SELECT sum(tup_fetched) >= 0 AS fetched FROM pg_stat_database;
+-- (statistics the query does not compute are not refused)
+SELECT count(*) > 0 AS databases FROM pg_stat_database;
+SELECT count(*) FROM pg_stat_user_functions;
+-- what remains public: sizes, server activity
+SELECT reltuples > 0 AS has_rows, relpages > 0 AS has_pages FROM pg_class WHERE oid = 'pr.visits'::regclass;
+SELECT pg_relation_size('pr.visits') > 0 AS sized;
+SELECT count(*) > 0 AS active FROM pg_stat_activity;
+RESET ROLE;
+-- trusted roles read statistics as before
+SELECT count(*) > 0 AS stats FROM pg_stats WHERE schemaname = 'pr' AND tablename = 'visits';
+SELECT pg_stat_get_numscans('pr.visits'::regclass) >= 0 AS scans;
+SELECT count(n_live_tup) > 0 AS live FROM pg_stat_user_tables WHERE schemaname = 'pr';
+
 -- cleanup
+DROP FUNCTION pg_temp.peek(int);
 SELECT dp_agg.unprotect(relation) FROM dp_agg.protected WHERE relation::text LIKE 'pr.%';
 DROP SCHEMA pr CASCADE;
 REVOKE EXECUTE ON FUNCTION dp_agg.protect(regclass), dp_agg.unprotect(regclass),

@@ -9,7 +9,8 @@
  *
  * At planning the guard rejects statements it cannot price (guard.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
- * also from the executor's permission hook, which COPY calls too).  At
+ * also from the executor's permission hook, which COPY calls too; and
+ * statistics, protect_stats.c).  At
  * executor start, before a single row is read, the plan is checked again
  * and every DP aggregate call gets its ticket (price.c, release.c); the
  * statement is charged durably (budget.c); only then are the tickets
@@ -33,6 +34,7 @@
 #include "price.h"
 #include "protect_check.h"
 #include "protect_guard.h"
+#include "protect_stats.h"
 #include "registry.h"
 
 static planner_hook_type prev_planner_hook = NULL;
@@ -66,6 +68,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
 
+	dp_stats_check_plan(queryDesc->plannedstmt);
 	dp_protect_start(queryDesc->plannedstmt, eflags, queryDesc->instrument_options,
 					 &protect);
 	PG_TRY();
@@ -100,6 +103,7 @@ dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
 {
 	if (!dp_protect_check_rtable(rangeTable, ereport_on_violation))
 		return false;
+	dp_stats_check_rtable(rangeTable);
 	if (prev_ExecutorCheckPerms)
 		return prev_ExecutorCheckPerms(DP_PERMS_HOOK_ARGS);
 	return true;

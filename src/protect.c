@@ -171,6 +171,29 @@ dp_any_protected(void)
 	return hash_get_num_entries(protected_rels) > 0;
 }
 
+/*
+ * The protected relation of smallest OID that the role is not trusted for
+ * (one, the same every time, to name in messages); InvalidOid if there is
+ * none.  A loop over the protected relations: called rarely (statistics).
+ */
+Oid
+dp_untrusted_protected(Oid roleid)
+{
+	HASH_SEQ_STATUS seq;
+	Oid		   *relid;
+	Oid			found = InvalidOid;
+
+	if (!dp_any_protected())
+		return InvalidOid;
+	hash_seq_init(&seq, protected_rels);
+	while ((relid = hash_seq_search(&seq)) != NULL)
+	{
+		if ((!OidIsValid(found) || *relid < found) && !dp_role_trusted(*relid, roleid))
+			found = *relid;
+	}
+	return found;
+}
+
 /* Is the function in dp_agg.allowed_function? */
 bool
 dp_function_allowed(Oid funcid)

@@ -13,6 +13,7 @@ extern bool dp_any_protected(void);
 extern bool dp_relation_protected(Oid relid);
 extern bool dp_role_granted(Oid relid, Oid roleid);
 extern bool dp_function_allowed(Oid funcid);
+extern Oid	dp_untrusted_protected(Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern bool dp_role_trusted(Oid relid, Oid roleid);
 

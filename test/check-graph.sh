@@ -23,7 +23,7 @@ layers='
 3 sampling
 4 release
 5 registry release_rdp describe guard protect
-6 price charger protect_check protect_guard
+6 price charger protect_check protect_guard protect_stats
 7 budget
 8 hooks preview aggregates functions protect_api
 9 dp_agg
