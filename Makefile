@@ -36,7 +36,7 @@ OBJS = \
 
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting limits protect
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting limits protect protect_attack
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)
