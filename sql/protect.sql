@@ -355,6 +355,8 @@ RESET plan_cache_mode;
 SET ROLE regress_pr_analyst;
 EXPLAIN SELECT dp_count(id, 1e9) FROM pr.visits;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT dp_count(id, 1e9) FROM pr.visits;
+EXPLAIN ANALYZE SELECT dp_count(id, 1e9) FROM pr.visits;
+EXPLAIN (ANALYZE, BUFFERS) SELECT dp_count(id, 1e9) FROM pr.visits;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT dp_count(id, 1e9) FROM pr.visits_view WHERE age < 30;
 EXPLAIN (COSTS OFF) SELECT * FROM pr.visits;
 PREPARE counted AS SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age < 30;

@@ -1,5 +1,5 @@
 --
--- protect_attack: attacks on a protected table by an untrusted role that
+-- protect_attack: 71 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -78,7 +78,7 @@ SELECT dp_count(id, 1) FROM pa.people, LATERAL (SELECT pg_sleep(0.001)) s;
 -- 31-40: EXPLAIN and statistics
 EXPLAIN SELECT dp_count(id, 1) FROM pa.people WHERE age = 42;
 EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) SELECT dp_count(id, 1) FROM pa.people WHERE age = 42;
-EXPLAIN (FORMAT JSON) SELECT * FROM pa.people WHERE id < 10;
+EXPLAIN ANALYZE SELECT dp_count(id, 1) FROM pa.people WHERE age = 42;
 SELECT count(*) FROM pg_stats WHERE tablename = 'people';
 SELECT count(*) FROM pg_stats_ext;
 SELECT pg_stat_get_xact_tuples_fetched('pa.people'::regclass);
@@ -87,7 +87,9 @@ SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'people';
 SELECT idx_tup_fetch FROM pg_stat_xact_user_tables WHERE relname = 'people';
 SELECT heap_blks_read FROM pg_statio_user_tables WHERE relname = 'people';
 
--- 41-52: reading the rows otherwise than through DP aggregates
+EXPLAIN (FORMAT JSON) SELECT * FROM pa.people WHERE id < 10;
+
+-- 42-53: reading the rows otherwise than through DP aggregates
 SELECT * FROM pa.people LIMIT 1;
 SELECT * FROM pa.v LIMIT 1;
 COPY pa.people TO STDOUT;
@@ -104,7 +106,7 @@ UPDATE pa.people SET age = age WHERE age = 42;
 DELETE FROM pa.people WHERE id = -1;
 INSERT INTO pa.people VALUES (1, 1, 'x', 1) ON CONFLICT (id) DO NOTHING;
 
--- 53-60: sub-queries, set operations, joins, CTEs, planner tricks
+-- 54-61: sub-queries, set operations, joins, CTEs, planner tricks
 SELECT dp_count(id, 1) FROM pa.other WHERE id IN (SELECT id FROM pa.people);
 SELECT dp_count(x, 1) FROM generate_series(1, 10) x WHERE EXISTS (SELECT 1 FROM pa.people WHERE id = x);
 SELECT dp_count(id, 1) FROM pa.people UNION ALL SELECT count(*) FROM pa.v;
@@ -115,7 +117,7 @@ SELECT dp_count(id, 1) FROM pa.people, r;
 SELECT 1 AS one FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s;
 SELECT dp_count(id, 1) FROM pa.people WHERE false;
 
--- 61-70: accepted: DP values only, each charged
+-- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.v WHERE age < 30;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people WHERE id = ANY (ARRAY[1, 2, 3]);

@@ -200,7 +200,8 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
  * Before the executor starts a plan (and checks its permissions): reject
  * it if it reads a protected relation the current user is not trusted for
  * otherwise than as the input of DP aggregates, or is explained (EXPLAIN,
- * EXPLAIN ANALYZE: row counts per plan node, with instrument_options); else
+ * EXPLAIN ANALYZE: row counts per plan node, counted with timing or alone
+ * as instrument_options requests); else
  * accept it (see the file's comment).  dp_protect_end must
  * follow, also on error.
  */
@@ -218,7 +219,7 @@ dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
 		return;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
-	if (instrument_options & INSTRUMENT_ROWS)
+	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
 		reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
 	if (stmt->commandType != CMD_SELECT)
 		reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
