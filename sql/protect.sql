@@ -349,6 +349,17 @@ SET ROLE regress_pr_analyst;
 EXECUTE leaky;
 RESET ROLE;
 DEALLOCATE leaky;
+-- and a plan made before the relation was protected is made again after
+SET ROLE regress_pr_analyst;
+PREPARE before_protect AS SELECT dp_count(id, 1e9) AS n, count(*) AS exact FROM pr.other;
+EXECUTE before_protect;
+RESET ROLE;
+SELECT dp_agg.protect('pr.other');
+SET ROLE regress_pr_analyst;
+EXECUTE before_protect;
+RESET ROLE;
+SELECT dp_agg.unprotect('pr.other');
+DEALLOCATE before_protect;
 RESET plan_cache_mode;
 
 -- Rule 4: EXPLAIN in any form is refused to untrusted roles; preview works

@@ -54,6 +54,7 @@
  * then: DP_RTE_CHECK_AS_USER points to it, NULL if the entry has none.
  */
 #if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
 #define DP_PERMS_HOOK_PARAMS List *rangeTable, List *rtePermInfos, bool ereport_on_violation
 #define DP_PERMS_HOOK_ARGS rangeTable, rtePermInfos, ereport_on_violation
 #define DP_RTE_CHECK_AS_USER(stmt, rte) \

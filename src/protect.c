@@ -64,14 +64,16 @@ static Oid	allowed_catalog = InvalidOid;
  * A relation changed: drop the cache if it was one of the catalogs, or if
  * they were missing when it was built (the extension may just have been
  * created or updated).  Plans were checked for the protection in force
- * when they were made (protect_guard.c): they are all made again.
+ * when they were made (protect_guard.c): when the catalogs change, they are
+ * all made again (and when the catalogs appear, by build_cache).
  */
 static void
 invalidate_protected(Datum arg, Oid relid)
 {
-	if (!OidIsValid(relid) || !OidIsValid(protected_catalog) ||
-		relid == protected_catalog || relid == access_catalog ||
-		relid == allowed_catalog)
+	if (!OidIsValid(protected_catalog))
+		cache_valid = false;
+	else if (!OidIsValid(relid) || relid == protected_catalog ||
+			 relid == access_catalog || relid == allowed_catalog)
 	{
 		cache_valid = false;
 		ResetPlanCache();
@@ -134,6 +136,7 @@ static void
 build_cache(void)
 {
 	Oid			nsp = get_namespace_oid("dp_agg", true);
+	bool		had_catalogs = OidIsValid(protected_catalog);
 
 	if (protect_cxt == NULL)
 		protect_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg protected relations",
@@ -153,7 +156,12 @@ build_cache(void)
 		load_catalog(protected_catalog, protected_rels, false);
 		load_catalog(access_catalog, grants, true);
 		load_catalog(allowed_catalog, allowed_functions, false);
+		/* plans made while there were no catalogs assumed no protection */
+		if (!had_catalogs)
+			ResetPlanCache();
 	}
+	else
+		protected_catalog = InvalidOid;
 }
 
 static void
