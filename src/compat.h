@@ -62,6 +62,26 @@
 	ExecCheckRTPerms((stmt)->rtable, true)
 #endif
 
+/*
+ * The executor's permission hook gets the permission infos as a list of
+ * their own since 16 (DP_PERMS_HOOK_PARAMS declares the hook's parameters,
+ * DP_PERMS_HOOK_ARGS passes them on); the user a relation's permissions are
+ * checked as (checkAsUser) moved from RangeTblEntry to RTEPermissionInfo
+ * then: DP_RTE_CHECK_AS_USER points to it, NULL if the entry has none.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#define DP_PERMS_HOOK_PARAMS List *rangeTable, List *rtePermInfos, bool ereport_on_violation
+#define DP_PERMS_HOOK_ARGS rangeTable, rtePermInfos, ereport_on_violation
+#define DP_RTE_CHECK_AS_USER(stmt, rte) \
+	((rte)->perminfoindex == 0 ? NULL : \
+	 &getRTEPermissionInfo((stmt)->permInfos, (rte))->checkAsUser)
+#else
+#define DP_PERMS_HOOK_PARAMS List *rangeTable, bool ereport_on_violation
+#define DP_PERMS_HOOK_ARGS rangeTable, ereport_on_violation
+#define DP_RTE_CHECK_AS_USER(stmt, rte) (&(rte)->checkAsUser)
+#endif
+
 /* InitMaterializedSRF was SetSingleFuncCall before 15.2 */
 #if PG_VERSION_NUM < 150002
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))

@@ -19,6 +19,7 @@
 #include "catalog.h"
 #include "guc.h"
 #include "hooks.h"
+#include "protect.h"
 
 PG_MODULE_MAGIC;
 
@@ -32,6 +33,7 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	dp_preloaded = true;
+	dp_protect_init();
 	dp_hooks_init();
 	dp_budget_init();
 }

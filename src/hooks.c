@@ -8,6 +8,9 @@
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
  * At planning the guard rejects statements it cannot price (guard.c).  At
+ * executor start, protected relations are enforced first (protect_check.c,
+ * also from the executor's permission hook, which COPY calls too; and
+ * statistics, protect_stats.c).  At
  * executor start, before a single row is read, the plan is checked again
  * and every DP aggregate call gets its ticket (price.c, release.c); the
  * statement is charged durably (budget.c); only then are the tickets
@@ -25,22 +28,36 @@
 #include "optimizer/planner.h"
 
 #include "budget.h"
+#include "compat.h"
 #include "guard.h"
 #include "hooks.h"
 #include "price.h"
+#include "protect_check.h"
+#include "protect_guard.h"
+#include "protect_stats.h"
 #include "registry.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 
 static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
 {
+	PlannedStmt *stmt;
+	bool		names_protected;
+
 	dp_guard_query(parse);
+	names_protected = dp_protect_guard_query(parse);
 	if (prev_planner_hook)
-		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	return standard_planner(parse, query_string, cursorOptions, boundParams);
+		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	/* the checks depend on the role: a cached plan is made again for another */
+	if (names_protected)
+		stmt->dependsOnRole = true;
+	return stmt;
 }
 
 static void
@@ -49,11 +66,23 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	MemoryContext oldcxt;
 	List	   *releases;
 	bool		worker = IsParallelWorker();
+	DpProtectStart protect;
 
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
+	dp_stats_check_plan(queryDesc->plannedstmt);
+	dp_protect_start(queryDesc->plannedstmt, eflags, queryDesc->instrument_options,
+					 &protect);
+	PG_TRY();
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		dp_protect_end(&protect);
+	}
+	PG_END_TRY();
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
@@ -69,6 +98,17 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	dp_register_releases(queryDesc->estate, releases);
 }
 
+static bool
+dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
+{
+	if (!dp_protect_check_rtable(rangeTable, ereport_on_violation))
+		return false;
+	dp_stats_check_rtable(rangeTable);
+	if (prev_ExecutorCheckPerms)
+		return prev_ExecutorCheckPerms(DP_PERMS_HOOK_ARGS);
+	return true;
+}
+
 void
 dp_hooks_init(void)
 {
@@ -76,4 +116,6 @@ dp_hooks_init(void)
 	planner_hook = dp_planner;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = dp_ExecutorStart;
+	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
+	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
 }

@@ -49,6 +49,7 @@
 #include "compat.h"
 #include "describe.h"
 #include "price.h"
+#include "protect_check.h"
 #include "release_rdp.h"
 
 PG_FUNCTION_INFO_V1(dp_preview);
@@ -100,6 +101,7 @@ plan_statement(const char *query)
 	Query	   *q;
 	Oid			func = InvalidOid;
 	PlannedStmt *stmt;
+	DpProtectStart protect;
 
 	if (list_length(raw) != 1)
 		ereport(ERROR,
@@ -138,8 +140,21 @@ plan_statement(const char *query)
 				 errhint("Preview the statement without the function, or run it.")));
 
 	stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
-	/* the same privileges as execution would check */
-	DP_CHECK_PLAN_PERMISSIONS(stmt);
+
+	/*
+	 * The same privileges as execution would check, with the same rules
+	 * for protected relations (protect_check.c)
+	 */
+	dp_protect_start(stmt, 0, 0, &protect);
+	PG_TRY();
+	{
+		DP_CHECK_PLAN_PERMISSIONS(stmt);
+	}
+	PG_FINALLY();
+	{
+		dp_protect_end(&protect);
+	}
+	PG_END_TRY();
 	return stmt;
 }
 

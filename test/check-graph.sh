@@ -22,10 +22,10 @@ layers='
 2 params noise_param grid
 3 sampling
 4 release
-5 registry release_rdp describe guard
-6 price charger
+5 registry release_rdp describe guard protect
+6 price charger protect_check protect_guard protect_stats
 7 budget
-8 hooks preview aggregates functions
+8 hooks preview aggregates functions protect_api
 9 dp_agg
 '
 

@@ -202,4 +202,35 @@ SELECT dp_count(*) FROM visits;
 \echo 'or start over, with dp_agg.reset_budget (recorded in the ledger).'
 SQL
 
+# Protected tables: an analyst with a grant and no SELECT
+psql_owner 2>&1 <<'SQL'
+\pset footer off
+\echo
+\echo '--- 7. Protected tables: DP statements are the only access'
+\echo 'The data owner protects the table and lets a second analyst query it, without SELECT:'
+\echo '    SELECT dp_agg.protect(''visits'');'
+\echo '    SELECT dp_agg.grant_access(''visits'', ''analyst2'');'
+CREATE ROLE analyst2 LOGIN;
+SELECT dp_agg.set_budget('analyst2', 5) \g /dev/null
+SELECT dp_agg.protect('visits') \g /dev/null
+SELECT dp_agg.grant_access('visits', 'analyst2') \g /dev/null
+\c - analyst2
+\set ON_ERROR_STOP 0
+\echo 'analyst2=> SELECT * FROM visits LIMIT 1;'
+SELECT * FROM visits LIMIT 1;
+\echo 'analyst2=> SELECT dp_count(visit_id, 0.5), count(*) FROM visits;'
+SELECT dp_count(visit_id, 0.5), count(*) FROM visits;
+\echo 'analyst2=> EXPLAIN ANALYZE SELECT dp_count(visit_id, 0.5) FROM visits;'
+EXPLAIN ANALYZE SELECT dp_count(visit_id, 0.5) FROM visits;
+\set ON_ERROR_STOP 1
+\echo 'analyst2=> SELECT aggregate, epsilon, ci95 FROM dp_agg.preview(''SELECT dp_count(visit_id, 0.5) FROM visits'');'
+SELECT aggregate, epsilon, ci95 FROM dp_agg.preview('SELECT dp_count(visit_id, 0.5) FROM visits');
+\echo 'analyst2=> SELECT dp_count(visit_id, 0.5) AS visits FROM visits;'
+SELECT dp_count(visit_id, 0.5) AS visits FROM visits;
+\echo 'It was charged:'
+SELECT kind, epsilon FROM dp_agg.my_ledger ORDER BY id;
+SELECT epsilon_spent, epsilon_remaining FROM dp_agg.my_budget;
+\c - postgres
+SQL
+
 dp_log "stopping and removing the cluster"

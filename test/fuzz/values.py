@@ -107,6 +107,15 @@ REGCLASS_EXPRESSIONS = [
     "4294967295::oid::regclass",
     "NULL::regclass",
 ]
+REGPROCEDURE_EXPRESSIONS = [
+    "'pg_catalog.int4eq(integer, integer)'::regprocedure",
+    "'pg_catalog.float8abs(double precision)'::regprocedure",
+    "'pg_catalog.random()'::regprocedure",
+    "'dp_agg.protect(regclass)'::regprocedure",
+    "0::oid::regprocedure",
+    "4294967295::oid::regprocedure",
+    "NULL::regprocedure",
+]
 BOOLEAN_EXPRESSIONS = ["true", "false", "NULL::boolean"]
 JSONB_EXPRESSIONS = ["'{}'::jsonb", "'null'::jsonb", "'[]'::jsonb", "'{\"epsilon\": 1e400}'::jsonb",
                      "(SELECT jsonb_agg(g) FROM generate_series(1, %d) g)" % N_BIG, "NULL::jsonb"]
@@ -134,6 +143,7 @@ TYPES = {
                            _by_index(FLOAT8_ARRAY_EXPRESSIONS, FLOAT8_ARRAY_PAIRS)),
     "regrole": (REGROLE_EXPRESSIONS, REGROLE_EXPRESSIONS),
     "regclass": (REGCLASS_EXPRESSIONS, REGCLASS_EXPRESSIONS),
+    "regprocedure": (REGPROCEDURE_EXPRESSIONS, REGPROCEDURE_EXPRESSIONS),
     "boolean": (BOOLEAN_EXPRESSIONS, BOOLEAN_EXPRESSIONS),
     "jsonb": (JSONB_EXPRESSIONS, JSONB_EXPRESSIONS),
 }
@@ -171,6 +181,7 @@ BASE_BY_TYPE = {
     "double precision[]": "'{2,4,8}'::float8[]",
     "regrole": "current_user::regrole",
     "regclass": "'fz.t'::regclass",
+    "regprocedure": "'pg_catalog.float8abs(double precision)'::regprocedure",
     "boolean": "true",
     "jsonb": "'{}'::jsonb",
 }

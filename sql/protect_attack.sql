@@ -1,0 +1,146 @@
+--
+-- protect_attack: 71 attacks on a protected table by an untrusted role that
+-- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
+-- refused, or return only DP values and be charged; none may crash or
+-- hang (statement_timeout).  Released values are shown only as properties
+-- (never the noisy numbers); the ledger count at the end checks that every
+-- accepted statement was charged.  README, "Protected tables".
+--
+\set SHOW_CONTEXT never
+\set VERBOSITY terse
+SET statement_timeout = '20s';
+
+CREATE ROLE regress_pa_owner;
+CREATE ROLE regress_pa_analyst;
+CREATE SCHEMA pa;
+GRANT USAGE ON SCHEMA pa TO PUBLIC;
+CREATE TABLE pa.people (id int PRIMARY KEY, age int, name text, salary numeric);
+INSERT INTO pa.people
+SELECT i, 18 + i % 70, CASE WHEN i % 97 = 0 THEN NULL ELSE 'name' || i END, (i % 1000) * 100.5
+FROM generate_series(1, 2000) i;
+CREATE TABLE pa.other (id int);
+INSERT INTO pa.other SELECT generate_series(1, 10);
+CREATE SEQUENCE pa.s;
+CREATE VIEW pa.v AS SELECT id, age, name FROM pa.people;
+ALTER TABLE pa.people OWNER TO regress_pa_owner;
+ALTER VIEW pa.v OWNER TO regress_pa_owner;
+ALTER SEQUENCE pa.s OWNER TO regress_pa_owner;
+ANALYZE pa.people;
+GRANT SELECT ON pa.v, pa.other TO regress_pa_analyst;
+GRANT USAGE ON SEQUENCE pa.s TO regress_pa_analyst;
+SELECT dp_agg.protect('pa.people');
+SELECT dp_agg.grant_access('pa.people', 'regress_pa_analyst');
+SELECT dp_agg.set_budget('regress_pa_analyst', 1e12);
+
+SET ROLE regress_pa_analyst;
+SELECT count(*) AS ledger_before FROM dp_agg.my_ledger \gset
+
+-- 1-10: exact aggregates, window functions and GROUP BY next to DP ones
+SELECT dp_count(id, 1e-15), count(*) FROM pa.people;
+SELECT dp_count(id, 1e-15), string_agg(name, ',') FROM pa.people;
+SELECT dp_count(id, 1) FROM pa.people HAVING count(*) > 100;
+SELECT dp_count(id, 1) FROM pa.people ORDER BY sum(salary);
+SELECT dp_count(id, 1), count(*) OVER () FROM pa.people;
+SELECT id, dp_count(id, 1) FROM pa.people GROUP BY id;
+SELECT name, dp_sum(salary, 0, 1e5, 1) FROM pa.people GROUP BY name;
+SELECT dp_count(DISTINCT id, 1) FROM pa.people;
+SELECT n, m FROM (SELECT dp_count(id, 1) AS n, max(age) AS m FROM pa.people) s;
+SELECT count(*) FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s;
+
+-- 11-20: errors that depend on row values
+SELECT dp_count(id, 1) FROM pa.people WHERE 1 / (age - 50) > 0;
+SELECT dp_count(id, 1) FROM pa.people WHERE name::int > 0;
+SELECT dp_count(id, 1) FROM pa.people WHERE age::text::int2 > 0;
+SELECT dp_count(id, 1) FROM pa.people WHERE salary::int > 0;
+SELECT dp_sum(age * 100000000, 0, 10, 1) FROM pa.people;
+SELECT dp_count(id, 1) FROM pa.people WHERE name ~ ('(' || age::text);
+SELECT dp_count(id, 1) FROM pa.people WHERE substr(name, 1, 1) = 'n';
+SELECT dp_count(id, 1) FROM pa.people WHERE name LIKE 'name1%';
+SELECT dp_count(id, 1) FROM pa.people WHERE row_to_json(people)::text <> '';
+SELECT dp_count(id, 1) FROM pa.people WHERE GREATEST(age, 50) > 60;
+
+-- 21-30: per-row side effects read back afterwards, and timing
+SELECT dp_count(id, 1) FROM pa.people WHERE set_config('pa.seen', name, true) IS NOT NULL;
+SELECT dp_count(id, 1) FROM pa.people WHERE pg_notify('pa', name) IS NULL;
+SELECT dp_count(id, 1) FROM pa.people WHERE pg_try_advisory_lock(age);
+SELECT dp_count(id, 1) FROM pa.people WHERE nextval('pa.s') > 0;
+SELECT dp_count(id, 1) FROM pa.people WHERE age = 42 AND pg_sleep(1) IS NULL;
+CREATE FUNCTION pg_temp.peek(text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE
+AS 'BEGIN RAISE NOTICE ''%'', $1; RETURN true; END';
+SELECT dp_count(id, 1) FROM pa.people WHERE pg_temp.peek(name);
+CREATE FUNCTION pg_temp.nested(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE
+AS 'BEGIN PERFORM dp_count(o.id, $1 * 1e-9) FROM pa.other o; RETURN true; END';
+SELECT dp_count(id, 1) FROM pa.people WHERE pg_temp.nested(age);
+SELECT dp_count(id, 1) FROM pa.people WHERE random() < 0.5;
+SELECT dp_count(id, 1) FROM pa.people WHERE dp_agg.laplace_scale(1, age) > 0;
+SELECT dp_count(id, 1) FROM pa.people, LATERAL (SELECT pg_sleep(0.001)) s;
+
+-- 31-40: EXPLAIN and statistics
+EXPLAIN SELECT dp_count(id, 1) FROM pa.people WHERE age = 42;
+EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) SELECT dp_count(id, 1) FROM pa.people WHERE age = 42;
+EXPLAIN ANALYZE SELECT dp_count(id, 1) FROM pa.people WHERE age = 42;
+SELECT count(*) FROM pg_stats WHERE tablename = 'people';
+SELECT count(*) FROM pg_stats_ext;
+SELECT pg_stat_get_xact_tuples_fetched('pa.people'::regclass);
+SELECT pg_stat_get_live_tuples('pa.people'::regclass);
+SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'people';
+SELECT idx_tup_fetch FROM pg_stat_xact_user_tables WHERE relname = 'people';
+SELECT heap_blks_read FROM pg_statio_user_tables WHERE relname = 'people';
+
+EXPLAIN (FORMAT JSON) SELECT * FROM pa.people WHERE id < 10;
+
+-- 42-53: reading the rows otherwise than through DP aggregates
+SELECT * FROM pa.people LIMIT 1;
+SELECT * FROM pa.v LIMIT 1;
+COPY pa.people TO STDOUT;
+COPY (SELECT name FROM pa.v) TO STDOUT;
+CREATE TEMPORARY TABLE stolen AS SELECT * FROM pa.v;
+BEGIN;
+DECLARE c CURSOR FOR SELECT * FROM pa.v;
+ROLLBACK;
+DO $$ BEGIN PERFORM count(*) FROM pa.v; END $$;
+CREATE FUNCTION pg_temp.steal() RETURNS SETOF text LANGUAGE sql AS 'SELECT name FROM pa.v';
+SELECT pg_temp.steal() LIMIT 1;
+SELECT id FROM pa.v WHERE id = 1 FOR UPDATE;
+UPDATE pa.people SET age = age WHERE age = 42;
+DELETE FROM pa.people WHERE id = -1;
+INSERT INTO pa.people VALUES (1, 1, 'x', 1) ON CONFLICT (id) DO NOTHING;
+
+-- 54-61: sub-queries, set operations, joins, CTEs, planner tricks
+SELECT dp_count(id, 1) FROM pa.other WHERE id IN (SELECT id FROM pa.people);
+SELECT dp_count(x, 1) FROM generate_series(1, 10) x WHERE EXISTS (SELECT 1 FROM pa.people WHERE id = x);
+SELECT dp_count(id, 1) FROM pa.people UNION ALL SELECT count(*) FROM pa.v;
+SELECT dp_count(p.id, 1) FROM pa.people p JOIN pa.other o ON o.id = p.id;
+WITH r AS MATERIALIZED (SELECT * FROM pa.people) SELECT dp_count(r.id, 1) FROM r, pa.other;
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3)
+SELECT dp_count(id, 1) FROM pa.people, r;
+SELECT 1 AS one FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s;
+SELECT dp_count(id, 1) FROM pa.people WHERE false;
+
+-- 62-71: accepted: DP values only, each charged
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.v WHERE age < 30;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people WHERE id = ANY (ARRAY[1, 2, 3]);
+SELECT dp_count(id, 1) FILTER (WHERE name = 'name5') IS NOT NULL AS released FROM pa.people;
+SELECT dp_sum(salary, 0, 1e5, 1) IS NOT NULL AS released FROM pa.people WHERE salary > 5e4;
+SELECT dp_avg(age, 0, 100, 1) IS NOT NULL AS released FROM pa.people WHERE name IS NULL;
+WITH r AS (SELECT id, age FROM pa.people) SELECT dp_count(id, 1) IS NOT NULL AS released FROM r;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people TABLESAMPLE BERNOULLI (50);
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people LIMIT 0;
+SELECT dp_count(id, 1e9) > 0 AND dp_count(id, 1e9) IS NOT NULL AS released FROM ONLY pa.people;
+-- every accepted statement was charged: 10 statements, 10 ledger entries
+SELECT count(*) - :ledger_before AS charged FROM dp_agg.my_ledger;
+RESET ROLE;
+
+-- none of the above crashed the server, changed the table or left a lock
+SELECT count(*) AS rows, sum(age) AS ages FROM pa.people;
+SELECT count(*) AS advisory_locks FROM pg_locks WHERE locktype = 'advisory';
+SELECT last_value, is_called FROM pa.s;
+
+-- cleanup
+DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal();
+SELECT dp_agg.unprotect('pa.people');
+DROP SCHEMA pa CASCADE;
+DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_pa_%';
+DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_pa_%';
+DROP ROLE regress_pa_owner, regress_pa_analyst;

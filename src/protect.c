@@ -1,0 +1,302 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect.c
+ *	  Protected relations: which are, who may read them, who is trusted.
+ *
+ * The catalogs dp_agg.protected and dp_agg.access are read once into a
+ * per-session cache, which is dropped whenever either catalog changes: the
+ * trigger dp_agg.protect_changed sends a relcache invalidation of the
+ * catalog at every change (protect_api.c), and a relcache callback here
+ * receives it, in this session at the end of the command and in the other
+ * sessions when the change commits.  A statement therefore costs a few
+ * hash lookups per relation it names, never a catalog scan.
+ *
+ * Partitions are resolved when asked (pg_inherits, through
+ * get_partition_ancestors): a partition is protected when it or an
+ * ancestor is, and a grant on an ancestor covers it.
+ *
+ * A role is trusted for a relation when it is a superuser or has the
+ * privileges of the relation's owner, or of the owner of a partitioned
+ * table it is a partition of (README, "Protected tables"): such a
+ * role could read the rows anyway, by lifting the protection.  Every other
+ * role is untrusted, whatever it was granted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/acl.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "protect.h"
+
+/* a row of dp_agg.access, the key of the grants cache */
+typedef struct GrantKey
+{
+	Oid			relid;
+	Oid			roleid;
+} GrantKey;
+
+static MemoryContext protect_cxt = NULL;
+static HTAB *protected_rels = NULL;	/* Oid -> Oid: the protected relations */
+static HTAB *grants = NULL;		/* GrantKey -> GrantKey */
+static HTAB *allowed_functions = NULL;	/* Oid -> Oid */
+static bool cache_valid = false;
+static Oid	protected_catalog = InvalidOid;
+static Oid	access_catalog = InvalidOid;
+static Oid	allowed_catalog = InvalidOid;
+
+/*
+ * A relation changed: drop the cache if it was one of the catalogs, or if
+ * they were missing when it was built (the extension may just have been
+ * created or updated).  Plans were checked for the protection in force
+ * when they were made (protect_guard.c): when the catalogs change, they are
+ * all made again (and when the catalogs appear, by build_cache).
+ */
+static void
+invalidate_protected(Datum arg, Oid relid)
+{
+	if (!OidIsValid(protected_catalog))
+		cache_valid = false;
+	else if (!OidIsValid(relid) || relid == protected_catalog ||
+			 relid == access_catalog || relid == allowed_catalog)
+	{
+		cache_valid = false;
+		ResetPlanCache();
+	}
+}
+
+/* Role memberships changed: who is trusted may have changed. */
+static void
+invalidate_memberships(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ResetPlanCache();
+}
+
+void
+dp_protect_init(void)
+{
+	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_memberships, (Datum) 0);
+}
+
+static HTAB *
+new_set(const char *name, Size keysize)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = keysize;
+	ctl.entrysize = keysize;
+	ctl.hcxt = protect_cxt;
+	return hash_create(name, 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * Add the rows of one catalog to a set: the first column (regclass) of
+ * dp_agg.protected, the first two (regclass, regrole) of dp_agg.access.
+ */
+static void
+load_catalog(Oid catalog, HTAB *set, bool with_role)
+{
+	Relation	rel = table_open(catalog, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tup;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		GrantKey	key = {InvalidOid, InvalidOid};
+		bool		isnull;
+
+		key.relid = DatumGetObjectId(heap_getattr(tup, 1, RelationGetDescr(rel), &isnull));
+		if (with_role)
+			key.roleid = DatumGetObjectId(heap_getattr(tup, 2, RelationGetDescr(rel), &isnull));
+		hash_search(set, &key, HASH_ENTER, NULL);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+}
+
+/* (Re)build the cache; without the catalogs nothing is protected. */
+static void
+build_cache(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	bool		had_catalogs = OidIsValid(protected_catalog);
+
+	if (protect_cxt == NULL)
+		protect_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg protected relations",
+											ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(protect_cxt);
+	protected_rels = new_set("dp_agg protected relations", sizeof(Oid));
+	grants = new_set("dp_agg access grants", sizeof(GrantKey));
+	allowed_functions = new_set("dp_agg allowed functions", sizeof(Oid));
+	protected_catalog = OidIsValid(nsp) ? get_relname_relid("protected", nsp) : InvalidOid;
+	access_catalog = OidIsValid(nsp) ? get_relname_relid("access", nsp) : InvalidOid;
+	allowed_catalog = OidIsValid(nsp) ? get_relname_relid("allowed_function", nsp) : InvalidOid;
+	/* valid from here: an invalidation while loading marks it invalid again */
+	cache_valid = true;
+	if (OidIsValid(protected_catalog) && OidIsValid(access_catalog) &&
+		OidIsValid(allowed_catalog))
+	{
+		load_catalog(protected_catalog, protected_rels, false);
+		load_catalog(access_catalog, grants, true);
+		load_catalog(allowed_catalog, allowed_functions, false);
+		/* plans made while there were no catalogs assumed no protection */
+		if (!had_catalogs)
+			ResetPlanCache();
+	}
+	else
+		protected_catalog = InvalidOid;
+}
+
+static void
+ensure_cache(void)
+{
+	while (!cache_valid)
+		build_cache();
+}
+
+/* Is any relation of this database protected? */
+bool
+dp_any_protected(void)
+{
+	ensure_cache();
+	return hash_get_num_entries(protected_rels) > 0;
+}
+
+/*
+ * The protected relation of smallest OID that the role is not trusted for
+ * (one, the same every time, to name in messages); InvalidOid if there is
+ * none.  A loop over the protected relations: called rarely (statistics).
+ */
+Oid
+dp_untrusted_protected(Oid roleid)
+{
+	HASH_SEQ_STATUS seq;
+	Oid		   *relid;
+	Oid			found = InvalidOid;
+
+	if (!dp_any_protected())
+		return InvalidOid;
+	hash_seq_init(&seq, protected_rels);
+	while ((relid = hash_seq_search(&seq)) != NULL)
+	{
+		if ((!OidIsValid(found) || *relid < found) && !dp_role_trusted(*relid, roleid))
+			found = *relid;
+	}
+	return found;
+}
+
+/* Is the function in dp_agg.allowed_function? */
+bool
+dp_function_allowed(Oid funcid)
+{
+	ensure_cache();
+	return hash_search(allowed_functions, &funcid, HASH_FIND, NULL) != NULL;
+}
+
+/* The relation and, if it is a partition, its ancestors, nearest first. */
+static List *
+relation_and_ancestors(Oid relid)
+{
+	List	   *rels = list_make1_oid(relid);
+
+	if (get_rel_relispartition(relid))
+		rels = list_concat(rels, get_partition_ancestors(relid));
+	return rels;
+}
+
+/* Is the relation, or a partitioned table it is a partition of, protected? */
+bool
+dp_relation_protected(Oid relid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	if (!dp_any_protected())
+		return false;
+	if (hash_search(protected_rels, &relid, HASH_FIND, NULL) != NULL)
+		return true;
+	rels = relation_and_ancestors(relid);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (hash_search(protected_rels, &r, HASH_FIND, NULL) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* Was the role granted access to the relation or to one of its ancestors? */
+bool
+dp_role_granted(Oid relid, Oid roleid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	ensure_cache();
+	rels = relation_and_ancestors(relid);
+	foreach(lc, rels)
+	{
+		GrantKey	key = {lfirst_oid(lc), roleid};
+
+		if (hash_search(grants, &key, HASH_FIND, NULL) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* The owner of a relation; InvalidOid if it does not exist. */
+Oid
+dp_relation_owner(Oid relid)
+{
+	HeapTuple	tup;
+	Oid			owner;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * Is the role a superuser, or has it the privileges of the owner of the
+ * relation or of a partitioned table it is a partition of?  The owner of a
+ * partitioned table reads its partitions through it whoever owns them.
+ */
+bool
+dp_role_trusted(Oid relid, Oid roleid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	if (superuser_arg(roleid))
+		return true;
+	rels = relation_and_ancestors(relid);
+	foreach(lc, rels)
+	{
+		Oid			owner = dp_relation_owner(lfirst_oid(lc));
+
+		if (OidIsValid(owner) && has_privs_of_role(roleid, owner))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect.h
+ *	  Protected relations: which are, who may read them, who is trusted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PROTECT_H
+#define DP_AGG_PROTECT_H
+
+extern void dp_protect_init(void);
+extern bool dp_any_protected(void);
+extern bool dp_relation_protected(Oid relid);
+extern bool dp_role_granted(Oid relid, Oid roleid);
+extern bool dp_function_allowed(Oid funcid);
+extern Oid	dp_untrusted_protected(Oid roleid);
+extern Oid	dp_relation_owner(Oid relid);
+extern bool dp_role_trusted(Oid relid, Oid roleid);
+
+#endif							/* DP_AGG_PROTECT_H */

@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect_api.c
+ *	  dp_agg.protect, unprotect, grant_access, revoke_access and the
+ *	  trigger that announces changes of their catalogs.
+ *
+ * The callers need EXECUTE (revoked from PUBLIC) and must be trusted for
+ * the relation: a superuser or a role with the privileges of its owner
+ * (protect.c).  The catalogs dp_agg.protected and dp_agg.access are
+ * readable by nobody else, so the functions write them as the owner of
+ * the catalogs, the way a SECURITY DEFINER function would, but after
+ * checking the caller's own user.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "access/htup_details.h"
+#include "miscadmin.h"
+#include "catalog/catalog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "protect.h"
+#include "protect_api.h"
+
+PG_FUNCTION_INFO_V1(dp_protect);
+PG_FUNCTION_INFO_V1(dp_unprotect);
+PG_FUNCTION_INFO_V1(dp_grant_access);
+PG_FUNCTION_INFO_V1(dp_revoke_access);
+PG_FUNCTION_INFO_V1(dp_protect_changed);
+
+#define SQL_PROTECT \
+	"INSERT INTO dp_agg.protected (relation) VALUES ($1) ON CONFLICT DO NOTHING"
+#define SQL_UNPROTECT \
+	"DELETE FROM dp_agg.protected WHERE relation OPERATOR(pg_catalog.=) $1"
+#define SQL_IS_PROTECTED \
+	"SELECT 1 FROM dp_agg.protected WHERE relation OPERATOR(pg_catalog.=) $1"
+#define SQL_GRANT \
+	"INSERT INTO dp_agg.access (relation, role) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+#define SQL_REVOKE \
+	"DELETE FROM dp_agg.access WHERE relation OPERATOR(pg_catalog.=) $1 " \
+	"AND role OPERATOR(pg_catalog.=) $2"
+
+/* The argument argno, which must not be NULL. */
+static Oid
+oid_arg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", name)));
+	return PG_GETARG_OID(argno);
+}
+
+/*
+ * The relation argument: it must exist and the current user must be
+ * trusted for it.  With must_be_protectable, it must also be a relation
+ * that can be protected.
+ */
+static Oid
+relation_arg(FunctionCallInfo fcinfo, bool must_be_protectable)
+{
+	Oid			relid = oid_arg(fcinfo, 0, "relation");
+	HeapTuple	tup;
+	Form_pg_class rel;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	rel = (Form_pg_class) GETSTRUCT(tup);
+	if (must_be_protectable)
+	{
+		if (rel->relkind != RELKIND_RELATION &&
+			rel->relkind != RELKIND_PARTITIONED_TABLE &&
+			rel->relkind != RELKIND_MATVIEW)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("cannot protect relation \"%s\"", NameStr(rel->relname)),
+					 errdetail("Only tables, partitioned tables and materialized views can be protected."),
+					 errhint("Protect the tables that it reads.")));
+		if (IsSystemClass(relid, rel))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("cannot protect system relation \"%s\"", NameStr(rel->relname)),
+					 errdetail("System catalogs are read by the server itself.")));
+		if (rel->relpersistence == RELPERSISTENCE_TEMP)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("cannot protect temporary relation \"%s\"", NameStr(rel->relname)),
+					 errdetail("A temporary relation belongs to one session and disappears with it.")));
+	}
+	if (!dp_role_trusted(relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to administer the protection of relation \"%s\"",
+						NameStr(rel->relname)),
+				 errdetail("Only superusers and roles with the privileges of the relation's owner may protect it, unprotect it or grant access to it.")));
+	ReleaseSysCache(tup);
+	return relid;
+}
+
+/* The role argument; with must_exist, it must be an existing role. */
+static Oid
+role_arg(FunctionCallInfo fcinfo, bool must_exist)
+{
+	Oid			roleid = oid_arg(fcinfo, 1, "role");
+
+	if (must_exist && !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(roleid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", roleid)));
+	return roleid;
+}
+
+/*
+ * Run one statement of the catalogs, with parameters relation (and role),
+ * as the owner of dp_agg.protected; the number of rows it processed.
+ */
+static uint64
+run_as_catalog_owner(const char *sql, Oid relid, Oid roleid)
+{
+	Oid			argtypes[2] = {REGCLASSOID, REGROLEOID};
+	Datum		values[2] = {ObjectIdGetDatum(relid), ObjectIdGetDatum(roleid)};
+	Oid			catalog;
+	Oid			save_userid;
+	int			save_sec_context;
+	uint64		processed;
+
+	catalog = get_relname_relid("protected", get_namespace_oid("dp_agg", false));
+	if (!OidIsValid(catalog))
+		elog(ERROR, "dp_agg: catalog dp_agg.protected is missing");
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(dp_relation_owner(catalog),
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "dp_agg: SPI_connect failed");
+	if (SPI_execute_with_args(sql, OidIsValid(roleid) ? 2 : 1, argtypes, values,
+							  NULL, false, 0) < 0)
+		elog(ERROR, "dp_agg: SPI_execute_with_args failed: %s", sql);
+	processed = SPI_processed;
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return processed;
+}
+
+/* dp_agg.protect(relation regclass) returns boolean */
+Datum
+dp_protect(PG_FUNCTION_ARGS)
+{
+	Oid			relid = relation_arg(fcinfo, true);
+
+	PG_RETURN_BOOL(run_as_catalog_owner(SQL_PROTECT, relid, InvalidOid) > 0);
+}
+
+/* dp_agg.unprotect(relation regclass) returns boolean */
+Datum
+dp_unprotect(PG_FUNCTION_ARGS)
+{
+	Oid			relid = relation_arg(fcinfo, false);
+
+	PG_RETURN_BOOL(run_as_catalog_owner(SQL_UNPROTECT, relid, InvalidOid) > 0);
+}
+
+/* dp_agg.grant_access(relation regclass, role regrole) returns boolean */
+Datum
+dp_grant_access(PG_FUNCTION_ARGS)
+{
+	Oid			relid = relation_arg(fcinfo, false);
+	Oid			roleid = role_arg(fcinfo, true);
+
+	if (run_as_catalog_owner(SQL_IS_PROTECTED, relid, InvalidOid) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation \"%s\" is not protected", get_rel_name(relid)),
+				 errdetail("Access is granted to protected relations only."),
+				 errhint("Protect it first with dp_agg.protect.")));
+	PG_RETURN_BOOL(run_as_catalog_owner(SQL_GRANT, relid, roleid) > 0);
+}
+
+/*
+ * dp_agg.revoke_access(relation regclass, role regrole) returns boolean;
+ * the role need not exist any more.
+ */
+Datum
+dp_revoke_access(PG_FUNCTION_ARGS)
+{
+	Oid			relid = relation_arg(fcinfo, false);
+	Oid			roleid = role_arg(fcinfo, false);
+
+	PG_RETURN_BOOL(run_as_catalog_owner(SQL_REVOKE, relid, roleid) > 0);
+}
+
+/*
+ * Trigger dp_agg.protect_changed on both catalogs: at commit every backend
+ * drops what it cached of them (protect.c).
+ */
+Datum
+dp_protect_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function dp_agg.protect_changed must be called as a trigger")));
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
+}

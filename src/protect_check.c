@@ -1,0 +1,261 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect_check.c
+ *	  Enforcing the protection of relations for untrusted roles.
+ *
+ * README, "Protected tables".  A role untrusted for a protected relation
+ * (protect.c) reads it only through a statement that computes DP
+ * aggregates over it: every scan of the relation in the plan feeds a DP
+ * aggregate.  Any other statement that names it fails before it starts,
+ * whether it reads the relation directly, through a view, a function's
+ * query, a cursor, COPY or CREATE TABLE AS, and whatever privileges the
+ * role holds.
+ *
+ * Two places enforce it.  At executor start (dp_protect_start, before the
+ * executor's permission check) the plan is examined: it must compute DP
+ * aggregates and read each protected relation only as their input.  If so,
+ * its range table is accepted for the duration of the executor's start, and
+ * the relations the role was granted access to (dp_agg.grant_access) are
+ * checked as their owner, the way PostgreSQL checks a view's relations as
+ * the view's owner (checkAsUser); both are undone right after
+ * (dp_protect_end), so a cached plan never carries an owner's rights to
+ * another role or execution.  The executor's permission hook
+ * (dp_protect_check_rtable), which every permission check of a range table
+ * calls, also COPY's, rejects any range table naming a protected relation
+ * for an untrusted role unless it is the accepted one.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "nodes/bitmapset.h"
+#include "parser/parsetree.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+
+#include "compat.h"
+#include "guard.h"
+#include "protect.h"
+#include "protect_check.h"
+
+/* the range table of the statement being started, if it was accepted */
+static List *accepted_rtable = NIL;
+
+#define HINT_PROTECTED "Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in the dp_agg README."
+
+static void
+reject_protected(Oid relid, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("relation \"%s\" is protected", get_rel_name(relid)),
+			 errdetail("%s", detail),
+			 errhint(HINT_PROTECTED)));
+}
+
+/* Is rte a protected relation the current user is not trusted for? */
+static bool
+untrusted_protected(RangeTblEntry *rte)
+{
+	return rte->rtekind == RTE_RELATION &&
+		dp_relation_protected(rte->relid) &&
+		!dp_role_trusted(rte->relid, GetUserId());
+}
+
+/* children of a plan node (not SubPlans in expressions) */
+static List *
+plan_children(Plan *plan)
+{
+	List	   *children = NIL;
+
+	if (plan->lefttree)
+		children = lappend(children, plan->lefttree);
+	if (plan->righttree)
+		children = lappend(children, plan->righttree);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			return list_concat(children, ((Append *) plan)->appendplans);
+		case T_MergeAppend:
+			return list_concat(children, ((MergeAppend *) plan)->mergeplans);
+		case T_BitmapAnd:
+			return list_concat(children, ((BitmapAnd *) plan)->bitmapplans);
+		case T_BitmapOr:
+			return list_concat(children, ((BitmapOr *) plan)->bitmapplans);
+		case T_SubqueryScan:
+			return lappend(children, ((SubqueryScan *) plan)->subplan);
+		case T_CustomScan:
+			return list_concat(children, ((CustomScan *) plan)->custom_plans);
+		default:
+			return children;
+	}
+}
+
+/*
+ * Add to *scanned the range table indexes of the relations that the plan
+ * reads with the executor's own table scans.  Other ways to read a
+ * relation (foreign and custom scans) are not counted: a protected
+ * relation read so is rejected.
+ */
+static void
+collect_scans(Plan *plan, Bitmapset **scanned)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			*scanned = bms_add_member(*scanned, ((Scan *) plan)->scanrelid);
+			break;
+		default:
+			break;
+	}
+	foreach(lc, plan_children(plan))
+		collect_scans(lfirst(lc), scanned);
+}
+
+/*
+ * The first protected relation the current user is not trusted for that
+ * the plan does not read only as the input of its DP aggregates; InvalidOid
+ * if there is none.  The guard (guard.c) checks later, and rejects, a plan
+ * whose DP aggregates read more than one table or a row more than once.
+ */
+static Oid
+read_outside_dp(PlannedStmt *stmt, List *calls)
+{
+	Bitmapset  *dp_inputs = NULL;
+	ListCell   *lc;
+	Index		rti = 0;
+
+	foreach(lc, calls)
+	{
+		DpPlanCall *c = lfirst(lc);
+
+		if (c->agg != NULL && c->agg->plan.lefttree != NULL)
+			collect_scans(c->agg->plan.lefttree, &dp_inputs);
+	}
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		rti++;
+		/* an inheritance parent is read through its children's entries */
+		if (rte->inh)
+			continue;
+		if (untrusted_protected(rte) && !bms_is_member(rti, dp_inputs))
+			return rte->relid;
+	}
+	return InvalidOid;
+}
+
+/* The first protected relation of the range table the user is untrusted for. */
+static Oid
+first_untrusted(List *rtable)
+{
+	ListCell   *lc;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (untrusted_protected(rte))
+			return rte->relid;
+	}
+	return InvalidOid;
+}
+
+/*
+ * Check as their owner the protected relations of an accepted statement
+ * that the current user reads as itself and was granted access to.
+ */
+static void
+check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		Oid		   *check_as = DP_RTE_CHECK_AS_USER(stmt, rte);
+
+		if (check_as == NULL || OidIsValid(*check_as) ||
+			!untrusted_protected(rte) || !dp_role_granted(rte->relid, GetUserId()))
+			continue;
+		st->check_as = lappend(st->check_as, check_as);
+		st->check_as_saved = lappend_oid(st->check_as_saved, *check_as);
+		*check_as = dp_relation_owner(rte->relid);
+	}
+}
+
+/*
+ * Before the executor starts a plan (and checks its permissions): reject
+ * it if it reads a protected relation the current user is not trusted for
+ * otherwise than as the input of DP aggregates, or is explained (EXPLAIN,
+ * EXPLAIN ANALYZE: row counts per plan node, counted with timing or alone
+ * as instrument_options requests); else
+ * accept it (see the file's comment).  dp_protect_end must
+ * follow, also on error.
+ */
+void
+dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
+				 DpProtectStart *st)
+{
+	Oid			relid;
+
+	st->check_as = NIL;
+	st->check_as_saved = NIL;
+	st->prev_accepted = accepted_rtable;
+	accepted_rtable = NIL;
+	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
+		return;
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
+	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
+		reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
+	if (stmt->commandType != CMD_SELECT)
+		reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
+	relid = read_outside_dp(stmt, dp_guard_plan(stmt, false));
+	if (OidIsValid(relid))
+		reject_protected(relid, "Only queries that compute DP aggregates over it may read it, and only as their input.");
+	check_granted_as_owner(stmt, st);
+	accepted_rtable = stmt->rtable;
+}
+
+/* After the executor's start, or its error: undo dp_protect_start. */
+void
+dp_protect_end(DpProtectStart *st)
+{
+	ListCell   *p;
+	ListCell   *v;
+
+	forboth(p, st->check_as, v, st->check_as_saved)
+		*(Oid *) lfirst(p) = lfirst_oid(v);
+	accepted_rtable = st->prev_accepted;
+}
+
+/*
+ * The executor's permission hook, after PostgreSQL's own checks passed:
+ * a range table naming a protected relation the current user is not
+ * trusted for passes only if dp_protect_start accepted it.
+ */
+bool
+dp_protect_check_rtable(List *rtable, bool ereport_on_violation)
+{
+	Oid			relid;
+
+	if (rtable == accepted_rtable || !dp_any_protected() ||
+		!OidIsValid(relid = first_untrusted(rtable)))
+		return true;
+	if (ereport_on_violation)
+		reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
+	return false;
+}

@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect_check.h
+ *	  Enforcing the protection of relations for untrusted roles.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PROTECT_CHECK_H
+#define DP_AGG_PROTECT_CHECK_H
+
+#include "nodes/plannodes.h"
+
+/* What dp_protect_start changed, for dp_protect_end to put back. */
+typedef struct DpProtectStart
+{
+	List	   *check_as;		/* Oid *: checkAsUser fields set to an owner */
+	List	   *check_as_saved; /* their values before (OIDs) */
+	List	   *prev_accepted;	/* the range table accepted before */
+} DpProtectStart;
+
+extern void dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
+							 DpProtectStart *st);
+extern void dp_protect_end(DpProtectStart *st);
+extern bool dp_protect_check_rtable(List *rtable, bool ereport_on_violation);
+
+#endif							/* DP_AGG_PROTECT_CHECK_H */

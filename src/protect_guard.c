@@ -1,0 +1,398 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect_guard.c
+ *	  The stricter guard for untrusted roles over protected relations.
+ *
+ * README, "Protected tables", rule 3.  A DP release hides a row only if
+ * nothing else the statement does depends on it: its result, its errors,
+ * its side effects.  When a statement names a protected relation that the
+ * current user is not trusted for, the rewritten query (views expanded) is
+ * checked at planning, at every level:
+ *   - no aggregate other than DP aggregates, no window function, and no
+ *     GROUP BY (the groups present would be released exactly);
+ *   - at the level of the DP aggregates, the output and HAVING use row
+ *     values only inside DP aggregates;
+ *   - every expression evaluated on row data (WHERE, the arguments and
+ *     FILTER of DP aggregates, everything in the sub-queries, views and
+ *     CTEs below them) is made of a few node kinds that cannot fail, and
+ *     its functions and operators are built in, not volatile, and LEAKPROOF
+ *     or in the allow-list: the list below, or dp_agg.allowed_function;
+ *   - expressions without row data may not be volatile either: evaluated
+ *     once per row, a side effect (a sequence, a setting, a notification)
+ *     would count the rows.
+ * Expressions over the DP results (above the DP aggregates) are
+ * post-processing and are free.  Which scans feed the DP aggregates is
+ * checked on the plan (protect_check.c).  The planner hook marks such plans
+ * as depending on the role, so that a cached plan is checked again for
+ * another role; changes of the catalogs and of role memberships reset the
+ * plan cache (protect.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_proc.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+
+#include "catalog.h"
+#include "protect.h"
+#include "protect_guard.h"
+
+/*
+ * Built-in functions that are not LEAKPROOF but neither fail nor have side
+ * effects for any argument value (each is tested on extreme values in the
+ * regression test protect): comparisons of numeric (NaN and the infinities
+ * are ordered values), absolute values and larger/smaller of floating point values (IEEE 754 has no
+ * overflow to trap), and the length of text.  Integer arithmetic is not
+ * here: it fails on overflow.
+ */
+static const Oid default_allowed[] = {
+	F_NUMERIC_EQ, F_NUMERIC_NE, F_NUMERIC_LT, F_NUMERIC_LE, F_NUMERIC_GT, F_NUMERIC_GE,
+	F_FLOAT4ABS, F_FLOAT8ABS, F_ABS_FLOAT4, F_ABS_FLOAT8,
+	F_FLOAT8LARGER, F_FLOAT8SMALLER,
+	F_TEXTLEN, F_LENGTH_TEXT, F_CHAR_LENGTH_TEXT,
+};
+
+typedef struct GuardContext
+{
+	Oid			relid;			/* the protected relation named, for messages */
+} GuardContext;
+
+static void check_level(Query *q, bool rows, GuardContext *ctx);
+
+static void
+reject_construct(GuardContext *ctx, const char *construct, const char *detail, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("%s not allowed over protected relation \"%s\"", construct,
+					get_rel_name(ctx->relid)),
+			 errdetail("%s", detail),
+			 errhint("%s", hint)));
+}
+
+#define HINT_README "See \"Protected tables\" in the dp_agg README."
+
+static bool
+default_allowed_function(Oid funcid)
+{
+	for (int i = 0; i < lengthof(default_allowed); i++)
+		if (default_allowed[i] == funcid)
+			return true;
+	return false;
+}
+
+/* A function evaluated per row: on row data if on_rows. */
+static void
+check_function(Oid funcid, bool on_rows, GuardContext *ctx)
+{
+	const char *detail = NULL;
+
+	if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
+		detail = "It is volatile: evaluated for each row, its side effects could count or show the rows.";
+	else if (!on_rows)
+		return;
+	else if (funcid >= FirstNormalObjectId)
+		detail = "It is not built into PostgreSQL: it could fail, or show or store a row's values.";
+	else if (!get_func_leakproof(funcid) && !default_allowed_function(funcid) &&
+			 !dp_function_allowed(funcid))
+		detail = "It is not LEAKPROOF: for some values it could fail, and its error would tell a row's value.";
+	if (detail == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",
+					format_procedure(funcid), get_rel_name(ctx->relid)),
+			 errdetail("%s", detail),
+			 funcid < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ?
+			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').",
+					 format_procedure(funcid)) :
+			 errhint(HINT_README)));
+}
+
+static bool
+has_vars_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, has_vars_walker, context, 0);
+	return expression_tree_walker(node, has_vars_walker, context);
+}
+
+/*
+ * Expressions evaluated on rows: only node kinds that cannot fail, and
+ * allowed functions (see the file's comment).
+ */
+static bool
+rows_walker(Node *node, GuardContext *ctx)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+		case T_Param:
+		case T_CaseTestExpr:
+		case T_BoolExpr:
+		case T_RelabelType:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_CaseExpr:
+		case T_CaseWhen:
+		case T_CoalesceExpr:
+		case T_TargetEntry:
+		case T_List:
+		case T_FromExpr:
+		case T_JoinExpr:
+		case T_RangeTblRef:
+		case T_ArrayExpr:
+			break;
+		case T_FuncExpr:
+			check_function(((FuncExpr *) node)->funcid, has_vars_walker(node, NULL), ctx);
+			break;
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			set_opfuncid((OpExpr *) node);
+			check_function(((OpExpr *) node)->opfuncid, has_vars_walker(node, NULL), ctx);
+			break;
+		case T_ScalarArrayOpExpr:
+			set_sa_opfuncid((ScalarArrayOpExpr *) node);
+			check_function(((ScalarArrayOpExpr *) node)->opfuncid, has_vars_walker(node, NULL), ctx);
+			break;
+		case T_SubLink:
+			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
+			return rows_walker(((SubLink *) node)->testexpr, ctx);
+		case T_Aggref:
+			reject_construct(ctx, "aggregates inside row expressions are",
+							 "Only DP aggregates may read the rows, at the level of the statement that releases them.",
+							 HINT_README);
+			break;
+		case T_NextValueExpr:
+			reject_construct(ctx, "sequences are",
+							 "Advanced once per row, a sequence would count the rows.", HINT_README);
+			break;
+		case T_CoerceViaIO:
+			reject_construct(ctx, "casts through text are",
+							 "A cast through text fails for some values, and its error shows the value.",
+							 "Compare with a constant of the column's type instead.");
+			break;
+		case T_MinMaxExpr:
+			reject_construct(ctx, "GREATEST and LEAST on rows are",
+							 "Their comparisons are not checked to be LEAKPROOF.",
+							 "Use CASE with LEAKPROOF comparisons.");
+			break;
+		case T_ArrayCoerceExpr:
+		case T_CoerceToDomain:
+			reject_construct(ctx, "array and domain casts on rows are",
+							 "A cast of this kind can fail for some values, and its error would show the value.",
+							 HINT_README);
+			break;
+		default:
+			reject_construct(ctx, "this kind of expression is",
+							 "On the rows of a protected relation, expressions are limited to allowed functions and operators, CASE, COALESCE, ARRAY, boolean logic and NULL tests, which cannot fail.",
+							 HINT_README);
+			break;
+	}
+	return expression_tree_walker(node, rows_walker, ctx);
+}
+
+static bool
+is_dp_aggref(Node *node)
+{
+	return IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL;
+}
+
+/*
+ * Expressions of the level of the DP aggregates, or above it: over DP
+ * results (free), except the arguments of DP aggregates, which are rows.
+ */
+typedef struct PostContext
+{
+	GuardContext *ctx;
+	bool		dp_level;		/* row values outside DP aggregates are rows */
+	int			sublevels;
+} PostContext;
+
+static bool
+post_walker(Node *node, PostContext *pc)
+{
+	if (node == NULL)
+		return false;
+	if (is_dp_aggref(node))
+	{
+		Aggref	   *a = (Aggref *) node;
+
+		if (a->aggorder != NIL || a->aggdistinct != NIL)
+			reject_construct(pc->ctx, "ORDER BY and DISTINCT inside DP aggregates are",
+							 "Their comparisons would run on the rows.", HINT_README);
+		(void) rows_walker((Node *) a->args, pc->ctx);
+		(void) rows_walker((Node *) a->aggfilter, pc->ctx);
+		return false;
+	}
+	if (IsA(node, Aggref))
+		reject_construct(pc->ctx, "aggregates other than DP aggregates are",
+						 "An exact aggregate releases exact values computed from the rows.",
+						 "Use dp_count, dp_sum or dp_avg.");
+	if (IsA(node, WindowFunc))
+		reject_construct(pc->ctx, "window functions are",
+						 "A window function releases values computed from the rows.", HINT_README);
+	if (IsA(node, Var) && pc->dp_level && ((Var *) node)->varlevelsup == pc->sublevels)
+		reject_construct(pc->ctx, "row values are",
+						 "The output may use the rows only through DP aggregates.", HINT_README);
+	if (IsA(node, SubLink))
+	{
+		check_level(castNode(Query, ((SubLink *) node)->subselect), true, pc->ctx);
+		return post_walker(((SubLink *) node)->testexpr, pc);
+	}
+	return expression_tree_walker(node, post_walker, pc);
+}
+
+static bool
+dp_here_walker(Node *node, void *context)
+{
+	if (node == NULL || IsA(node, Query))
+		return false;
+	if (is_dp_aggref(node) && ((Aggref *) node)->agglevelsup == 0)
+		return true;
+	return expression_tree_walker(node, dp_here_walker, context);
+}
+
+/*
+ * The FROM items of a level: sub-queries, functions, VALUES.  The arguments
+ * of TABLESAMPLE are evaluated once, not per row.
+ */
+static void
+check_from(Query *q, bool rows, GuardContext *ctx)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		switch (rte->rtekind)
+		{
+			case RTE_SUBQUERY:
+				check_level(rte->subquery, rows, ctx);
+				break;
+			case RTE_FUNCTION:
+				(void) rows_walker((Node *) rte->functions, ctx);
+				break;
+			case RTE_VALUES:
+				(void) rows_walker((Node *) rte->values_lists, ctx);
+				break;
+			default:
+				break;
+		}
+	}
+}
+
+/*
+ * One query level.  rows: its expressions are evaluated on rows (a FROM
+ * item below the DP aggregates, a CTE, a sub-query in an expression);
+ * else it is the level of the DP aggregates or above it.
+ */
+static void
+check_level(Query *q, bool rows, GuardContext *ctx)
+{
+	bool		dp_here = !rows && (dp_here_walker((Node *) q->targetList, NULL) ||
+									dp_here_walker(q->havingQual, NULL));
+	ListCell   *lc;
+
+	if (q->groupClause != NIL || q->groupingSets != NIL)
+		reject_construct(ctx, "GROUP BY is",
+						 "The groups present would be released exactly: a group appears only if some row has its key.",
+						 "Aggregate without GROUP BY, with one statement per group key in WHERE.");
+	if (q->hasWindowFuncs)
+		reject_construct(ctx, "window functions are",
+						 "A window function releases values computed from the rows.", HINT_README);
+	if (q->hasTargetSRFs && rows)
+		reject_construct(ctx, "set-returning functions on rows are",
+						 "They could multiply the rows.", HINT_README);
+	foreach(lc, q->cteList)
+		check_level(castNode(Query, ((CommonTableExpr *) lfirst(lc))->ctequery), true, ctx);
+	check_from(q, rows || dp_here, ctx);
+	if (rows)
+	{
+		if (q->hasAggs)
+			reject_construct(ctx, "aggregates inside row expressions are",
+							 "Only DP aggregates may read the rows, at the level of the statement that releases them.",
+							 HINT_README);
+		(void) rows_walker((Node *) q->targetList, ctx);
+		(void) rows_walker((Node *) q->jointree, ctx);
+		(void) rows_walker(q->havingQual, ctx);
+	}
+	else
+	{
+		PostContext pc = {ctx, dp_here, 0};
+
+		if (dp_here)
+			(void) rows_walker((Node *) q->jointree, ctx);
+		else
+			(void) post_walker((Node *) q->jointree, &pc);
+		(void) post_walker((Node *) q->targetList, &pc);
+		(void) post_walker(q->havingQual, &pc);
+	}
+}
+
+/* Find the protected relations a statement names (views expanded). */
+typedef struct FindContext
+{
+	bool		any;			/* a protected relation */
+	Oid			untrusted;		/* one the current user is not trusted for */
+} FindContext;
+
+static bool
+find_walker(Node *node, FindContext *fc)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION && dp_relation_protected(rte->relid))
+		{
+			fc->any = true;
+			if (!OidIsValid(fc->untrusted) && !dp_role_trusted(rte->relid, GetUserId()))
+				fc->untrusted = rte->relid;
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, find_walker, fc, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, find_walker, fc);
+}
+
+/*
+ * At planning: check a statement that names a protected relation the
+ * current user is not trusted for (see the file's comment).  Returns
+ * whether it names a protected relation at all: its plan then depends on
+ * the role.
+ */
+bool
+dp_protect_guard_query(Query *query)
+{
+	FindContext fc = {false, InvalidOid};
+	GuardContext ctx;
+
+	if (!dp_any_protected())
+		return false;
+	(void) find_walker((Node *) query, &fc);
+	if (OidIsValid(fc.untrusted))
+	{
+		ctx.relid = fc.untrusted;
+		check_level(query, false, &ctx);
+	}
+	return fc.any;
+}

@@ -1,0 +1,250 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect_stats.c
+ *	  No row counts of protected relations from statistics.
+ *
+ * README, "Protected tables", rule 5.  A role untrusted for some protected
+ * relation may not read the planner's statistics (pg_statistic and
+ * pg_statistic_ext_data, behind pg_stats and pg_stats_ext) nor call the
+ * cumulative statistics functions that count rows, blocks or calls per
+ * relation, database or function (pg_stat_get_numscans, _tuples_fetched,
+ * _xact_*, _db_*, ...; behind pg_stat_*, pg_stat_xact_* and pg_statio_*):
+ * an indexed predicate's exact count shows in the tuple counters of its
+ * transaction.  The statistics functions are caught in the plan at
+ * executor start (dp_stats_check_plan), where views and SQL functions have
+ * been expanded; the function manager's hook cannot see them, as built-in
+ * functions bypass it.  The catalogs are caught by the executor's
+ * permission hook (dp_stats_check_rtable).  Table sizes (pg_class.reltuples, relpages,
+ * pg_relation_size) stay public, and are documented so.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_statistic_ext_data.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/parsenodes.h"
+#include "utils/acl.h"
+#include "utils/fmgrtab.h"
+#include "utils/lsyscache.h"
+
+#include "protect.h"
+#include "protect_stats.h"
+
+#define STATS_PREFIX "pg_stat_get_"
+
+/*
+ * Statistics functions without per-relation, per-database or per-function
+ * counts: server activity, background writer and checkpoints, WAL, I/O,
+ * archiver, replication, SLRU caches, progress of one's own commands.
+ */
+static const char *const harmless_stats[] = {
+	"activity", "archiver", "backend_", "bgwriter_", "buf_", "checkpoint",
+	"io", "progress_info", "recovery_prefetch", "replication_slot", "slru",
+	"snapshot_timestamp", "subscription", "wal",
+};
+
+/*
+ * Is the function a built-in statistics function with counts per relation,
+ * database or function?  Its C name tells (the executable's own table of
+ * built-in functions).
+ */
+static bool
+stats_function(Oid fn_oid)
+{
+	const char *name;
+	uint16		index;
+
+	if (fn_oid > fmgr_last_builtin_oid)
+		return false;
+	index = fmgr_builtin_oid_index[fn_oid];
+	if (index == InvalidOidBuiltinMapping)
+		return false;
+	name = fmgr_builtins[index].funcName;
+	if (strncmp(name, STATS_PREFIX, strlen(STATS_PREFIX)) != 0)
+		return false;
+	name += strlen(STATS_PREFIX);
+	for (int i = 0; i < lengthof(harmless_stats); i++)
+		if (strncmp(name, harmless_stats[i], strlen(harmless_stats[i])) == 0)
+			return false;
+	return true;
+}
+
+static void
+reject_statistics(const char *what, Oid relid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("%s not available to role \"%s\"", what,
+					GetUserNameFromId(GetUserId(), false)),
+			 errdetail("The role is not trusted for protected relation \"%s\", whose rows statistics count.",
+					   get_rel_name(relid)),
+			 errhint("See \"Protected tables\" in the dp_agg README.")));
+}
+
+static bool
+stats_call_walker(Node *node, Oid *found)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && stats_function(((FuncExpr *) node)->funcid))
+	{
+		*found = ((FuncExpr *) node)->funcid;
+		return true;
+	}
+	return expression_tree_walker(node, stats_call_walker, found);
+}
+
+/* The expressions of one plan node, where function calls can be. */
+static List *
+plan_expressions(Plan *plan)
+{
+	List	   *e = list_make2(plan->targetlist, plan->qual);
+
+	switch (nodeTag(plan))
+	{
+		case T_Result:
+			return lappend(e, ((Result *) plan)->resconstantqual);
+		case T_ModifyTable:
+			return list_concat(e, list_make3(((ModifyTable *) plan)->returningLists,
+											 ((ModifyTable *) plan)->onConflictSet,
+											 ((ModifyTable *) plan)->onConflictWhere));
+		case T_IndexScan:
+			return list_concat(e, list_make2(((IndexScan *) plan)->indexqual,
+											 ((IndexScan *) plan)->indexorderby));
+		case T_IndexOnlyScan:
+			return list_concat(e, list_make2(((IndexOnlyScan *) plan)->indexqual,
+											 ((IndexOnlyScan *) plan)->indexorderby));
+		case T_BitmapIndexScan:
+			return lappend(e, ((BitmapIndexScan *) plan)->indexqual);
+		case T_BitmapHeapScan:
+			return lappend(e, ((BitmapHeapScan *) plan)->bitmapqualorig);
+		case T_TidScan:
+			return lappend(e, ((TidScan *) plan)->tidquals);
+		case T_TidRangeScan:
+			return lappend(e, ((TidRangeScan *) plan)->tidrangequals);
+		case T_SampleScan:
+			return lappend(e, ((SampleScan *) plan)->tablesample);
+		case T_FunctionScan:
+			return lappend(e, ((FunctionScan *) plan)->functions);
+		case T_TableFuncScan:
+			return lappend(e, ((TableFuncScan *) plan)->tablefunc);
+		case T_ValuesScan:
+			return lappend(e, ((ValuesScan *) plan)->values_lists);
+		case T_NestLoop:
+			return lappend(e, ((Join *) plan)->joinqual);
+		case T_MergeJoin:
+			return list_concat(e, list_make2(((Join *) plan)->joinqual,
+											 ((MergeJoin *) plan)->mergeclauses));
+		case T_HashJoin:
+			return list_concat(e, list_make3(((Join *) plan)->joinqual,
+											 ((HashJoin *) plan)->hashclauses,
+											 ((HashJoin *) plan)->hashkeys));
+		case T_Hash:
+			return lappend(e, ((Hash *) plan)->hashkeys);
+		case T_Limit:
+			return list_concat(e, list_make2(((Limit *) plan)->limitOffset,
+											 ((Limit *) plan)->limitCount));
+		case T_WindowAgg:
+			return list_concat(e, list_make2(((WindowAgg *) plan)->startOffset,
+											 ((WindowAgg *) plan)->endOffset));
+		case T_Memoize:
+			return lappend(e, ((Memoize *) plan)->param_exprs);
+		case T_ForeignScan:
+			return list_concat(e, list_make2(((ForeignScan *) plan)->fdw_exprs,
+											 ((ForeignScan *) plan)->fdw_recheck_quals));
+		case T_CustomScan:
+			return lappend(e, ((CustomScan *) plan)->custom_exprs);
+		default:
+			return e;
+	}
+}
+
+/* A statistics function called in a plan tree; InvalidOid if none. */
+static Oid
+plan_stats_call(Plan *plan)
+{
+	Oid			found = InvalidOid;
+	List	   *children;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return InvalidOid;
+	if (stats_call_walker((Node *) plan_expressions(plan), &found))
+		return found;
+	children = list_make2(plan->lefttree, plan->righttree);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			children = list_concat(children, ((Append *) plan)->appendplans);
+			break;
+		case T_MergeAppend:
+			children = list_concat(children, ((MergeAppend *) plan)->mergeplans);
+			break;
+		case T_BitmapAnd:
+			children = list_concat(children, ((BitmapAnd *) plan)->bitmapplans);
+			break;
+		case T_BitmapOr:
+			children = list_concat(children, ((BitmapOr *) plan)->bitmapplans);
+			break;
+		case T_SubqueryScan:
+			children = lappend(children, ((SubqueryScan *) plan)->subplan);
+			break;
+		case T_CustomScan:
+			children = list_concat(children, ((CustomScan *) plan)->custom_plans);
+			break;
+		default:
+			break;
+	}
+	foreach(lc, children)
+		if (OidIsValid(found = plan_stats_call(lfirst(lc))))
+			return found;
+	return InvalidOid;
+}
+
+/*
+ * At executor start: a plan that calls a statistics function is refused to
+ * a role untrusted for some protected relation.
+ */
+void
+dp_stats_check_plan(PlannedStmt *stmt)
+{
+	Oid			func;
+	Oid			relid;
+	ListCell   *lc;
+
+	if (!dp_any_protected())
+		return;
+	func = plan_stats_call(stmt->planTree);
+	foreach(lc, stmt->subplans)
+		if (!OidIsValid(func))
+			func = plan_stats_call(lfirst(lc));
+	if (!OidIsValid(func))
+		return;
+	relid = dp_untrusted_protected(GetUserId());
+	if (OidIsValid(relid))
+		reject_statistics(psprintf("statistics function %s is", get_func_name(func)), relid);
+}
+
+/* The planner's statistics in a range table (the executor's permission hook). */
+void
+dp_stats_check_rtable(List *rtable)
+{
+	ListCell   *lc;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		Oid			relid;
+
+		if (rte->rtekind != RTE_RELATION ||
+			(rte->relid != StatisticRelationId && rte->relid != StatisticExtDataRelationId))
+			continue;
+		relid = dp_untrusted_protected(GetUserId());
+		if (OidIsValid(relid))
+			reject_statistics("the planner's statistics are", relid);
+	}
+}

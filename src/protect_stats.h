@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * protect_stats.h
+ *	  No row counts of protected relations from statistics.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PROTECT_STATS_H
+#define DP_AGG_PROTECT_STATS_H
+
+#include "nodes/plannodes.h"
+
+extern void dp_stats_check_plan(PlannedStmt *stmt);
+extern void dp_stats_check_rtable(List *rtable);
+
+#endif							/* DP_AGG_PROTECT_STATS_H */

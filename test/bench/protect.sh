@@ -1,0 +1,107 @@
+#!/bin/bash
+# dp_agg benchmark: what protection costs, and what a statement's duration
+# tells.  Not a pass/fail test (it prints its verdict).
+#
+#   test/bench/protect.sh
+#   DP_BENCH_ROWS=200000 DP_BENCH_RUNS=5 test/bench/protect.sh   # smoke test
+#
+# 1. The cost of protection.  The same DP statement over a protected table,
+#    run by its owner (trusted) and by a role with a grant and no SELECT
+#    (untrusted: the protection checks run, once per statement), on one
+#    connection with SET ROLE, alternating (trusted, untrusted, untrusted,
+#    trusted, ...) after one unmeasured run of each.  The time is psql's
+#    \timing (parse, plan, the checks, execute, the charge).  Verdict: the
+#    median untrusted time within 1.05 times the median trusted one
+#    (README, "Protected tables").
+# 2. What remains: the untrusted DP statement with a WHERE that passes 0%,
+#    50% and 100% of the rows (a sequential scan reads them all every time):
+#    the difference is what the duration says about how many rows matched,
+#    in nanoseconds per matching row.
+#
+# Environment:
+#   DP_BENCH_ROWS   rows in the table (10000000)
+#   DP_BENCH_RUNS   measured runs of each statement (11)
+#   and those of bench_lib.sh: PGHOST/PGPORT (use that cluster instead of a
+#   throw-away one), DP_BENCH_PORT, DP_BENCH_SHARED_BUFFERS, DP_BENCH_SKIP_BUILD
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/test/lib.sh"
+. "$top/test/bench/bench_lib.sh"
+
+rows=${DP_BENCH_ROWS:-10000000}
+runs=${DP_BENCH_RUNS:-11}
+
+trap dp_bench_cleanup EXIT
+dp_bench_cluster "$top"
+dp_bench_role
+
+dp_log "creating dp_bench_protected with $rows rows"
+"$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -v rows="$rows" <<'SQL'
+SET client_min_messages = warning;
+SELECT NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'dp_bench_owner') AS missing \gset
+\if :missing
+CREATE ROLE dp_bench_owner;
+\endif
+SELECT dp_agg.set_budget('dp_bench_owner', 1e15, 0.5) \g /dev/null
+DROP TABLE IF EXISTS dp_bench_protected;
+CREATE TABLE dp_bench_protected (id bigint NOT NULL, age integer NOT NULL);
+INSERT INTO dp_bench_protected SELECT i, (i * 7919) % 100 FROM generate_series(1::bigint, :rows) i;
+ALTER TABLE dp_bench_protected OWNER TO dp_bench_owner;
+VACUUM (FREEZE, ANALYZE) dp_bench_protected;
+SELECT dp_agg.protect('dp_bench_protected') \g /dev/null
+SELECT dp_agg.grant_access('dp_bench_protected', 'dp_bench') \g /dev/null
+SET max_parallel_workers_per_gather = 0;
+CHECKPOINT;
+SQL
+
+# one session: print "label milliseconds" per measured statement
+statement="SELECT dp_count(id, 1), dp_sum(age, 0, 100, 1) FROM dp_bench_protected WHERE age < 50"
+python3 - "$runs" "$statement" <<'PY'
+import re, statistics, subprocess, sys, os
+
+runs, statement = int(sys.argv[1]), sys.argv[2]
+psql = os.environ.get("DP_PSQL", "psql")
+script = ["SET max_parallel_workers_per_gather = 0;", "\\timing on"]
+order = []
+def add(label, role, sql):
+    script.append("SET ROLE %s;" % role)
+    script.append(sql + ";")
+    order.append(label)
+# warm-up, not measured
+add("warm trusted", "dp_bench_owner", statement)
+add("warm untrusted", "dp_bench", statement)
+for i in range(runs):
+    pair = [("trusted", "dp_bench_owner"), ("untrusted", "dp_bench")]
+    if i % 2:
+        pair.reverse()
+    for label, role in pair:
+        add(label, role, statement)
+for cut in (0, 50, 100):
+    for i in range(runs):
+        add("match %d%%" % cut, "dp_bench",
+            "SELECT dp_count(id, 1) FROM dp_bench_protected WHERE age < %d" % cut)
+out = subprocess.run([psql, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"], input="\n".join(script),
+                     capture_output=True, text=True, check=True).stdout
+times = [float(t) for t in re.findall(r"^Time: ([0-9.]+) ms", out, re.M)]
+# each measured statement follows its SET ROLE, which is timed too
+assert len(times) == 2 * len(order), (len(times), len(order))
+times = times[1::2]
+by = {}
+for label, t in zip(order, times):
+    by.setdefault(label, []).append(t)
+med = {k: statistics.median(v) for k, v in by.items()}
+rows = int(os.environ.get("DP_BENCH_ROWS", "10000000"))
+print("| statement | median ms |\n|---|---|")
+for k in ["trusted", "untrusted", "match 0%", "match 50%", "match 100%"]:
+    print("| %s | %.2f |" % (k, med[k]))
+ratio = med["untrusted"] / med["trusted"]
+print()
+print("untrusted / trusted: %.3f (%s: within 1.05)" % (ratio, "PASS" if ratio <= 1.05 else "FAIL"))
+slope = (med["match 100%"] - med["match 0%"]) * 1e6 / rows
+print("duration per matching row: %.1f ns (%d rows; 0%% to 100%% matching: %.2f ms)"
+      % (slope, rows, med["match 100%"] - med["match 0%"]))
+PY
+
+"$DP_PSQL" -X -q -c "DROP TABLE dp_bench_protected"
+echo
+dp_bench_machine "$top"
