@@ -1,5 +1,5 @@
 --
--- protect_attack: 71 attacks on a protected table by an untrusted role that
+-- protect_attack: 75 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -28,6 +28,16 @@ ALTER SEQUENCE pa.s OWNER TO regress_pa_owner;
 ANALYZE pa.people;
 GRANT SELECT ON pa.v, pa.other TO regress_pa_analyst;
 GRANT USAGE ON SEQUENCE pa.s TO regress_pa_analyst;
+CREATE TABLE pa.sales (id int, region text, amount int) PARTITION BY LIST (region);
+CREATE TABLE pa.sales_pub PARTITION OF pa.sales FOR VALUES IN ('pub');
+CREATE TABLE pa.sales_sec PARTITION OF pa.sales FOR VALUES IN ('sec');
+INSERT INTO pa.sales VALUES (1, 'pub', 10), (2, 'sec', 20);
+CREATE TABLE pa.inh_parent (id int, amount int);
+CREATE TABLE pa.inh_sec () INHERITS (pa.inh_parent);
+INSERT INTO pa.inh_sec VALUES (3, 30);
+GRANT SELECT ON pa.sales, pa.inh_parent TO regress_pa_analyst;
+SELECT dp_agg.protect('pa.sales_sec');
+SELECT dp_agg.protect('pa.inh_sec');
 SELECT dp_agg.protect('pa.people');
 SELECT dp_agg.grant_access('pa.people', 'regress_pa_analyst');
 SELECT dp_agg.set_budget('regress_pa_analyst', 1e12);
@@ -117,6 +127,13 @@ SELECT dp_count(id, 1) FROM pa.people, r;
 SELECT 1 AS one FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s;
 SELECT dp_count(id, 1) FROM pa.people WHERE false;
 
+-- 72-75: a protected partition or inheritance child read through its
+-- unprotected parent, which the planner expands only after the checks
+SELECT dp_count(id, 1e-15) IS NOT NULL, string_agg(region || ':' || amount, ',') FROM pa.sales;
+SELECT region, amount FROM pa.sales;
+SELECT dp_count(id, 1e-15) IS NOT NULL, string_agg(id || ':' || amount, ',') FROM pa.inh_parent;
+SELECT id, amount FROM pa.inh_parent;
+
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.v WHERE age < 30;
@@ -140,6 +157,8 @@ SELECT last_value, is_called FROM pa.s;
 -- cleanup
 DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal();
 SELECT dp_agg.unprotect('pa.people');
+SELECT dp_agg.unprotect('pa.sales_sec');
+SELECT dp_agg.unprotect('pa.inh_sec');
 DROP SCHEMA pa CASCADE;
 DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_pa_%';
 DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_pa_%';

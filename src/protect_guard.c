@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -352,6 +353,31 @@ typedef struct FindContext
 	Oid			untrusted;		/* one the current user is not trusted for */
 } FindContext;
 
+/*
+ * A relation named in the statement, and, unless ONLY was given (inh), its
+ * partitions and inheritance children: the planner expands them later, so
+ * a protected one read through an unprotected parent is found here.
+ */
+static void
+find_relation(Oid relid, bool inh, FindContext *fc)
+{
+	List	   *rels = list_make1_oid(relid);
+	ListCell   *lc;
+
+	if (inh)
+		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (!dp_relation_protected(r))
+			continue;
+		fc->any = true;
+		if (!OidIsValid(fc->untrusted) && !dp_role_trusted(r, GetUserId()))
+			fc->untrusted = r;
+	}
+}
+
 static bool
 find_walker(Node *node, FindContext *fc)
 {
@@ -361,12 +387,8 @@ find_walker(Node *node, FindContext *fc)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 
-		if (rte->rtekind == RTE_RELATION && dp_relation_protected(rte->relid))
-		{
-			fc->any = true;
-			if (!OidIsValid(fc->untrusted) && !dp_role_trusted(rte->relid, GetUserId()))
-				fc->untrusted = rte->relid;
-		}
+		if (rte->rtekind == RTE_RELATION)
+			find_relation(rte->relid, rte->inh, fc);
 		return false;
 	}
 	if (IsA(node, Query))
