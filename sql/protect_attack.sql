@@ -1,5 +1,5 @@
 --
--- protect_attack: 75 attacks on a protected table by an untrusted role that
+-- protect_attack: 78 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -36,6 +36,8 @@ CREATE TABLE pa.inh_parent (id int, amount int);
 CREATE TABLE pa.inh_sec () INHERITS (pa.inh_parent);
 INSERT INTO pa.inh_sec VALUES (3, 30);
 GRANT SELECT ON pa.sales, pa.inh_parent TO regress_pa_analyst;
+CREATE FUNCTION pa.tick() RETURNS boolean LANGUAGE plpgsql STABLE
+AS 'BEGIN RAISE NOTICE ''tick''; RETURN true; END';
 SELECT dp_agg.protect('pa.sales_sec');
 SELECT dp_agg.protect('pa.inh_sec');
 SELECT dp_agg.protect('pa.people');
@@ -133,6 +135,13 @@ SELECT dp_count(id, 1e-15) IS NOT NULL, string_agg(region || ':' || amount, ',')
 SELECT region, amount FROM pa.sales;
 SELECT dp_count(id, 1e-15) IS NOT NULL, string_agg(id || ':' || amount, ',') FROM pa.inh_parent;
 SELECT id, amount FROM pa.inh_parent;
+
+-- 76-78: a function of constants under CASE runs only for the rows that
+-- match: its error or side effect would tell whether a row exists
+SELECT dp_count(id, 1) FROM pa.people t
+WHERE CASE WHEN t.id = 500 AND t.name = 'name500' THEN current_setting('no.such') IS NULL ELSE true END;
+SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.age = 42 THEN pa.tick() ELSE true END;
+SELECT dp_count(id, 1) FROM pa.people t WHERE COALESCE(NULLIF(t.age, 42) > 0, pa.tick());
 
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;

@@ -116,16 +116,37 @@ check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 			 errhint(HINT_README)));
 }
 
+/*
+ * Could the expression's value differ from one row to another, or from
+ * planning to execution: does it hold row values, parameters, the value a
+ * CASE tests, or a sub-query?
+ */
 static bool
-has_vars_walker(Node *node, void *context)
+varies_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var))
+	if (IsA(node, Var) || IsA(node, Param) || IsA(node, CaseTestExpr) ||
+		IsA(node, SubLink) || IsA(node, Query))
 		return true;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, has_vars_walker, context, 0);
-	return expression_tree_walker(node, has_vars_walker, context);
+	return expression_tree_walker(node, varies_walker, context);
+}
+
+/*
+ * Is a function evaluated on the rows?  Every function on the rows' path
+ * is, whatever its arguments: under CASE WHEN a row predicate, a function
+ * of constants runs only for the rows that match, and its errors and side
+ * effects count them.  The one exception is a built-in IMMUTABLE function
+ * of constants: the planner evaluates it once, before any row is read
+ * (eval_const_expressions, which also simplifies the branches of CASE), so
+ * nothing it does depends on the rows.
+ */
+static bool
+function_on_rows(Oid funcid, Node *args)
+{
+	return funcid >= FirstNormalObjectId ||
+		func_volatile(funcid) != PROVOLATILE_IMMUTABLE ||
+		varies_walker(args, NULL);
 }
 
 /*
@@ -158,17 +179,23 @@ rows_walker(Node *node, GuardContext *ctx)
 		case T_ArrayExpr:
 			break;
 		case T_FuncExpr:
-			check_function(((FuncExpr *) node)->funcid, has_vars_walker(node, NULL), ctx);
+			check_function(((FuncExpr *) node)->funcid,
+						   function_on_rows(((FuncExpr *) node)->funcid,
+											(Node *) ((FuncExpr *) node)->args), ctx);
 			break;
 		case T_OpExpr:
 		case T_DistinctExpr:
 		case T_NullIfExpr:
 			set_opfuncid((OpExpr *) node);
-			check_function(((OpExpr *) node)->opfuncid, has_vars_walker(node, NULL), ctx);
+			check_function(((OpExpr *) node)->opfuncid,
+						   function_on_rows(((OpExpr *) node)->opfuncid,
+											(Node *) ((OpExpr *) node)->args), ctx);
 			break;
 		case T_ScalarArrayOpExpr:
 			set_sa_opfuncid((ScalarArrayOpExpr *) node);
-			check_function(((ScalarArrayOpExpr *) node)->opfuncid, has_vars_walker(node, NULL), ctx);
+			check_function(((ScalarArrayOpExpr *) node)->opfuncid,
+						   function_on_rows(((ScalarArrayOpExpr *) node)->opfuncid,
+											(Node *) ((ScalarArrayOpExpr *) node)->args), ctx);
 			break;
 		case T_SubLink:
 			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
