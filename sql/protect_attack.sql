@@ -1,5 +1,5 @@
 --
--- protect_attack: 78 attacks on a protected table by an untrusted role that
+-- protect_attack: 80 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -142,6 +142,12 @@ SELECT dp_count(id, 1) FROM pa.people t
 WHERE CASE WHEN t.id = 500 AND t.name = 'name500' THEN current_setting('no.such') IS NULL ELSE true END;
 SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.age = 42 THEN pa.tick() ELSE true END;
 SELECT dp_count(id, 1) FROM pa.people t WHERE COALESCE(NULLIF(t.age, 42) > 0, pa.tick());
+
+-- 79-80: ARRAY[] whose error depends on the rows: nested arrays of
+-- different dimensions, variable-length values beyond an array's size
+SELECT dp_count(id, 1) FROM pa.people t
+WHERE ARRAY[CASE WHEN t.id = 500 THEN ARRAY[1, 2] ELSE ARRAY[1] END, ARRAY[1]] IS NOT NULL;
+SELECT dp_count(id, 1) FROM pa.people t WHERE ARRAY[t.name, t.name] IS NOT NULL;
 
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;

@@ -150,6 +150,26 @@ function_on_rows(Oid funcid, Node *args)
 }
 
 /*
+ * ARRAY[] on rows.  One that nests arrays fails when its sub-arrays'
+ * dimensions differ, and one of variable-length elements fails when their
+ * total size exceeds the maximum size of an array (construct_md_array);
+ * either error would depend on the rows.  An array of fixed-length
+ * elements, or of row-independent ones, cannot fail.
+ */
+static void
+check_array(ArrayExpr *a, GuardContext *ctx)
+{
+	if (a->multidims)
+		reject_construct(ctx, "nested ARRAY[] on rows is",
+						 "It fails when its sub-arrays' dimensions differ, and its error would depend on the rows.",
+						 "Use one-dimensional arrays.");
+	if (get_typlen(a->element_typeid) == -1 && varies_walker((Node *) a->elements, NULL))
+		reject_construct(ctx, "ARRAY[] of variable-length row values is",
+						 "It fails when the values' total size exceeds the maximum size of an array, and its error would depend on the rows.",
+						 HINT_README);
+}
+
+/*
  * Expressions evaluated on rows: only node kinds that cannot fail, and
  * allowed functions (see the file's comment).
  */
@@ -176,7 +196,9 @@ rows_walker(Node *node, GuardContext *ctx)
 		case T_FromExpr:
 		case T_JoinExpr:
 		case T_RangeTblRef:
+			break;
 		case T_ArrayExpr:
+			check_array((ArrayExpr *) node, ctx);
 			break;
 		case T_FuncExpr:
 			check_function(((FuncExpr *) node)->funcid,
