@@ -1,5 +1,5 @@
 --
--- protect_attack: 80 attacks on a protected table by an untrusted role that
+-- protect_attack: 83 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -38,6 +38,8 @@ INSERT INTO pa.inh_sec VALUES (3, 30);
 GRANT SELECT ON pa.sales, pa.inh_parent TO regress_pa_analyst;
 CREATE FUNCTION pa.tick() RETURNS boolean LANGUAGE plpgsql STABLE
 AS 'BEGIN RAISE NOTICE ''tick''; RETURN true; END';
+CREATE OPERATOR pa.### (RIGHTARG = oid, FUNCTION = pg_stat_get_live_tuples);
+CREATE DOMAIN pa.small AS oid CHECK (pg_stat_get_live_tuples(VALUE) < 1000);
 SELECT dp_agg.protect('pa.sales_sec');
 SELECT dp_agg.protect('pa.inh_sec');
 SELECT dp_agg.protect('pa.people');
@@ -148,6 +150,13 @@ SELECT dp_count(id, 1) FROM pa.people t WHERE COALESCE(NULLIF(t.age, 42) > 0, pa
 SELECT dp_count(id, 1) FROM pa.people t
 WHERE ARRAY[CASE WHEN t.id = 500 THEN ARRAY[1, 2] ELSE ARRAY[1] END, ARRAY[1]] IS NOT NULL;
 SELECT dp_count(id, 1) FROM pa.people t WHERE ARRAY[t.name, t.name] IS NOT NULL;
+
+-- 81-83: statistics functions called without a function call in the plan
+-- or without the executor's start: a PL/pgSQL simple expression, an
+-- operator, a domain's CHECK constraint
+DO $$ BEGIN RAISE NOTICE '%', pg_stat_get_live_tuples('pa.people'::regclass); END $$;
+SELECT OPERATOR(pa.###) 'pa.people'::regclass::oid;
+SELECT 'pa.people'::regclass::oid::pa.small;
 
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
