@@ -1,5 +1,5 @@
 --
--- protect_attack: 83 attacks on a protected table by an untrusted role that
+-- protect_attack: 85 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -157,6 +157,13 @@ SELECT dp_count(id, 1) FROM pa.people t WHERE ARRAY[t.name, t.name] IS NOT NULL;
 DO $$ BEGIN RAISE NOTICE '%', pg_stat_get_live_tuples('pa.people'::regclass); END $$;
 SELECT OPERATOR(pa.###) 'pa.people'::regclass::oid;
 SELECT 'pa.people'::regclass::oid::pa.small;
+
+-- 84-85: a scalar sub-query fails when it returns more than one row: per
+-- row, or once when some row reaches it under CASE
+SELECT dp_count(id, 1) FROM (SELECT t.id FROM pa.people t
+WHERE (SELECT o.id FROM pa.other o WHERE o.id <= t.age - 84) IS NULL) s;
+SELECT dp_count(id, 1) FROM (SELECT t.id FROM pa.people t
+WHERE CASE WHEN t.id = 500 THEN (SELECT o.id FROM pa.other o) = 1 ELSE true END) s;
 
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
