@@ -36,6 +36,7 @@
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -137,16 +138,17 @@ varies_walker(Node *node, void *context)
  * is, whatever its arguments: under CASE WHEN a row predicate, a function
  * of constants runs only for the rows that match, and its errors and side
  * effects count them.  The one exception is a built-in IMMUTABLE function
- * of constants: the planner evaluates it once, before any row is read
- * (eval_const_expressions, which also simplifies the branches of CASE), so
- * nothing it does depends on the rows.
+ * of constants (of immutable functions of constants): the planner
+ * evaluates it once, before any row is read (eval_const_expressions, which
+ * also simplifies the branches of CASE), so nothing it does depends on the
+ * rows.
  */
 static bool
 function_on_rows(Oid funcid, Node *args)
 {
 	return funcid >= FirstNormalObjectId ||
 		func_volatile(funcid) != PROVOLATILE_IMMUTABLE ||
-		varies_walker(args, NULL);
+		varies_walker(args, NULL) || contain_mutable_functions(args);
 }
 
 /*
