@@ -1,5 +1,5 @@
 --
--- protect_attack: 71 attacks on a protected table by an untrusted role that
+-- protect_attack: 85 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -28,6 +28,20 @@ ALTER SEQUENCE pa.s OWNER TO regress_pa_owner;
 ANALYZE pa.people;
 GRANT SELECT ON pa.v, pa.other TO regress_pa_analyst;
 GRANT USAGE ON SEQUENCE pa.s TO regress_pa_analyst;
+CREATE TABLE pa.sales (id int, region text, amount int) PARTITION BY LIST (region);
+CREATE TABLE pa.sales_pub PARTITION OF pa.sales FOR VALUES IN ('pub');
+CREATE TABLE pa.sales_sec PARTITION OF pa.sales FOR VALUES IN ('sec');
+INSERT INTO pa.sales VALUES (1, 'pub', 10), (2, 'sec', 20);
+CREATE TABLE pa.inh_parent (id int, amount int);
+CREATE TABLE pa.inh_sec () INHERITS (pa.inh_parent);
+INSERT INTO pa.inh_sec VALUES (3, 30);
+GRANT SELECT ON pa.sales, pa.inh_parent TO regress_pa_analyst;
+CREATE FUNCTION pa.tick() RETURNS boolean LANGUAGE plpgsql STABLE
+AS 'BEGIN RAISE NOTICE ''tick''; RETURN true; END';
+CREATE OPERATOR pa.### (RIGHTARG = oid, FUNCTION = pg_stat_get_live_tuples);
+CREATE DOMAIN pa.small AS oid CHECK (pg_stat_get_live_tuples(VALUE) < 1000);
+SELECT dp_agg.protect('pa.sales_sec');
+SELECT dp_agg.protect('pa.inh_sec');
 SELECT dp_agg.protect('pa.people');
 SELECT dp_agg.grant_access('pa.people', 'regress_pa_analyst');
 SELECT dp_agg.set_budget('regress_pa_analyst', 1e12);
@@ -117,6 +131,40 @@ SELECT dp_count(id, 1) FROM pa.people, r;
 SELECT 1 AS one FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s;
 SELECT dp_count(id, 1) FROM pa.people WHERE false;
 
+-- 72-75: a protected partition or inheritance child read through its
+-- unprotected parent, which the planner expands only after the checks
+SELECT dp_count(id, 1e-15) IS NOT NULL, string_agg(region || ':' || amount, ',') FROM pa.sales;
+SELECT region, amount FROM pa.sales;
+SELECT dp_count(id, 1e-15) IS NOT NULL, string_agg(id || ':' || amount, ',') FROM pa.inh_parent;
+SELECT id, amount FROM pa.inh_parent;
+
+-- 76-78: a function of constants under CASE runs only for the rows that
+-- match: its error or side effect would tell whether a row exists
+SELECT dp_count(id, 1) FROM pa.people t
+WHERE CASE WHEN t.id = 500 AND t.name = 'name500' THEN current_setting('no.such') IS NULL ELSE true END;
+SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.age = 42 THEN pa.tick() ELSE true END;
+SELECT dp_count(id, 1) FROM pa.people t WHERE COALESCE(NULLIF(t.age, 42) > 0, pa.tick());
+
+-- 79-80: ARRAY[] whose error depends on the rows: nested arrays of
+-- different dimensions, variable-length values beyond an array's size
+SELECT dp_count(id, 1) FROM pa.people t
+WHERE ARRAY[CASE WHEN t.id = 500 THEN ARRAY[1, 2] ELSE ARRAY[1] END, ARRAY[1]] IS NOT NULL;
+SELECT dp_count(id, 1) FROM pa.people t WHERE ARRAY[t.name, t.name] IS NOT NULL;
+
+-- 81-83: statistics functions called without a function call in the plan
+-- or without the executor's start: a PL/pgSQL simple expression, an
+-- operator, a domain's CHECK constraint
+DO $$ BEGIN RAISE NOTICE '%', pg_stat_get_live_tuples('pa.people'::regclass); END $$;
+SELECT OPERATOR(pa.###) 'pa.people'::regclass::oid;
+SELECT 'pa.people'::regclass::oid::pa.small;
+
+-- 84-85: a scalar sub-query fails when it returns more than one row: per
+-- row, or once when some row reaches it under CASE
+SELECT dp_count(id, 1) FROM (SELECT t.id FROM pa.people t
+WHERE (SELECT o.id FROM pa.other o WHERE o.id <= t.age - 84) IS NULL) s;
+SELECT dp_count(id, 1) FROM (SELECT t.id FROM pa.people t
+WHERE CASE WHEN t.id = 500 THEN (SELECT o.id FROM pa.other o) = 1 ELSE true END) s;
+
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.v WHERE age < 30;
@@ -140,6 +188,8 @@ SELECT last_value, is_called FROM pa.s;
 -- cleanup
 DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal();
 SELECT dp_agg.unprotect('pa.people');
+SELECT dp_agg.unprotect('pa.sales_sec');
+SELECT dp_agg.unprotect('pa.inh_sec');
 DROP SCHEMA pa CASCADE;
 DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_pa_%';
 DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_pa_%';

@@ -32,6 +32,7 @@
 #include "guard.h"
 #include "hooks.h"
 #include "price.h"
+#include "protect.h"
 #include "protect_check.h"
 #include "protect_guard.h"
 #include "protect_stats.h"
@@ -54,8 +55,13 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	/*
+	 * PL/pgSQL evaluates simple expressions without the executor's start:
+	 * check their statistics calls here too (protect_stats.c)
+	 */
+	dp_stats_check_plan(stmt);
 	/* the checks depend on the role: a cached plan is made again for another */
-	if (names_protected)
+	if (names_protected || dp_any_protected())
 		stmt->dependsOnRole = true;
 	return stmt;
 }

@@ -31,11 +31,13 @@
 #include "miscadmin.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/bitmapset.h"
 #include "parser/parsetree.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 
+#include "catalog.h"
 #include "compat.h"
 #include "guard.h"
 #include "protect.h"
@@ -123,6 +125,30 @@ collect_scans(Plan *plan, Bitmapset **scanned)
 		collect_scans(lfirst(lc), scanned);
 }
 
+static bool
+other_aggref_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) == NULL)
+		return true;
+	return expression_tree_walker(node, other_aggref_walker, context);
+}
+
+/*
+ * Does the aggregation node compute DP aggregates only?  The guard at
+ * planning refuses other aggregates next to DP ones (protect_guard.c);
+ * checked again on the plan, in case a protected relation reached it
+ * unseen (as partitions and inheritance children once did, added by the
+ * planner after the check).
+ */
+static bool
+agg_only_dp(Agg *agg)
+{
+	return !other_aggref_walker((Node *) agg->plan.targetlist, NULL) &&
+		!other_aggref_walker((Node *) agg->plan.qual, NULL);
+}
+
 /*
  * The first protected relation the current user is not trusted for that
  * the plan does not read only as the input of its DP aggregates; InvalidOid
@@ -140,7 +166,7 @@ read_outside_dp(PlannedStmt *stmt, List *calls)
 	{
 		DpPlanCall *c = lfirst(lc);
 
-		if (c->agg != NULL && c->agg->plan.lefttree != NULL)
+		if (c->agg != NULL && c->agg->plan.lefttree != NULL && agg_only_dp(c->agg))
 			collect_scans(c->agg->plan.lefttree, &dp_inputs);
 	}
 	foreach(lc, stmt->rtable)

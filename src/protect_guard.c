@@ -32,9 +32,11 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -115,16 +117,58 @@ check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 			 errhint(HINT_README)));
 }
 
+/*
+ * Could the expression's value differ from one row to another, or from
+ * planning to execution: does it hold row values, parameters, the value a
+ * CASE tests, or a sub-query?
+ */
 static bool
-has_vars_walker(Node *node, void *context)
+varies_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var))
+	if (IsA(node, Var) || IsA(node, Param) || IsA(node, CaseTestExpr) ||
+		IsA(node, SubLink) || IsA(node, Query))
 		return true;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, has_vars_walker, context, 0);
-	return expression_tree_walker(node, has_vars_walker, context);
+	return expression_tree_walker(node, varies_walker, context);
+}
+
+/*
+ * Is a function evaluated on the rows?  Every function on the rows' path
+ * is, whatever its arguments: under CASE WHEN a row predicate, a function
+ * of constants runs only for the rows that match, and its errors and side
+ * effects count them.  The one exception is a built-in IMMUTABLE function
+ * of constants (of immutable functions of constants): the planner
+ * evaluates it once, before any row is read (eval_const_expressions, which
+ * also simplifies the branches of CASE), so nothing it does depends on the
+ * rows.
+ */
+static bool
+function_on_rows(Oid funcid, Node *args)
+{
+	return funcid >= FirstNormalObjectId ||
+		func_volatile(funcid) != PROVOLATILE_IMMUTABLE ||
+		varies_walker(args, NULL) || contain_mutable_functions(args);
+}
+
+/*
+ * ARRAY[] on rows.  One that nests arrays fails when its sub-arrays'
+ * dimensions differ, and one of variable-length elements fails when their
+ * total size exceeds the maximum size of an array (construct_md_array);
+ * either error would depend on the rows.  An array of fixed-length
+ * elements, or of row-independent ones, cannot fail.
+ */
+static void
+check_array(ArrayExpr *a, GuardContext *ctx)
+{
+	if (a->multidims)
+		reject_construct(ctx, "nested ARRAY[] on rows is",
+						 "It fails when its sub-arrays' dimensions differ, and its error would depend on the rows.",
+						 "Use one-dimensional arrays.");
+	if (get_typlen(a->element_typeid) == -1 && varies_walker((Node *) a->elements, NULL))
+		reject_construct(ctx, "ARRAY[] of variable-length row values is",
+						 "It fails when the values' total size exceeds the maximum size of an array, and its error would depend on the rows.",
+						 HINT_README);
 }
 
 /*
@@ -154,20 +198,28 @@ rows_walker(Node *node, GuardContext *ctx)
 		case T_FromExpr:
 		case T_JoinExpr:
 		case T_RangeTblRef:
+			break;
 		case T_ArrayExpr:
+			check_array((ArrayExpr *) node, ctx);
 			break;
 		case T_FuncExpr:
-			check_function(((FuncExpr *) node)->funcid, has_vars_walker(node, NULL), ctx);
+			check_function(((FuncExpr *) node)->funcid,
+						   function_on_rows(((FuncExpr *) node)->funcid,
+											(Node *) ((FuncExpr *) node)->args), ctx);
 			break;
 		case T_OpExpr:
 		case T_DistinctExpr:
 		case T_NullIfExpr:
 			set_opfuncid((OpExpr *) node);
-			check_function(((OpExpr *) node)->opfuncid, has_vars_walker(node, NULL), ctx);
+			check_function(((OpExpr *) node)->opfuncid,
+						   function_on_rows(((OpExpr *) node)->opfuncid,
+											(Node *) ((OpExpr *) node)->args), ctx);
 			break;
 		case T_ScalarArrayOpExpr:
 			set_sa_opfuncid((ScalarArrayOpExpr *) node);
-			check_function(((ScalarArrayOpExpr *) node)->opfuncid, has_vars_walker(node, NULL), ctx);
+			check_function(((ScalarArrayOpExpr *) node)->opfuncid,
+						   function_on_rows(((ScalarArrayOpExpr *) node)->opfuncid,
+											(Node *) ((ScalarArrayOpExpr *) node)->args), ctx);
 			break;
 		case T_SubLink:
 			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
@@ -352,6 +404,31 @@ typedef struct FindContext
 	Oid			untrusted;		/* one the current user is not trusted for */
 } FindContext;
 
+/*
+ * A relation named in the statement, and, unless ONLY was given (inh), its
+ * partitions and inheritance children: the planner expands them later, so
+ * a protected one read through an unprotected parent is found here.
+ */
+static void
+find_relation(Oid relid, bool inh, FindContext *fc)
+{
+	List	   *rels = list_make1_oid(relid);
+	ListCell   *lc;
+
+	if (inh)
+		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (!dp_relation_protected(r))
+			continue;
+		fc->any = true;
+		if (!OidIsValid(fc->untrusted) && !dp_role_trusted(r, GetUserId()))
+			fc->untrusted = r;
+	}
+}
+
 static bool
 find_walker(Node *node, FindContext *fc)
 {
@@ -361,12 +438,8 @@ find_walker(Node *node, FindContext *fc)
 	{
 		RangeTblEntry *rte = (RangeTblEntry *) node;
 
-		if (rte->rtekind == RTE_RELATION && dp_relation_protected(rte->relid))
-		{
-			fc->any = true;
-			if (!OidIsValid(fc->untrusted) && !dp_role_trusted(rte->relid, GetUserId()))
-				fc->untrusted = rte->relid;
-		}
+		if (rte->rtekind == RTE_RELATION)
+			find_relation(rte->relid, rte->inh, fc);
 		return false;
 	}
 	if (IsA(node, Query))

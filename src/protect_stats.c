@@ -11,9 +11,10 @@
  * _xact_*, _db_*, ...; behind pg_stat_*, pg_stat_xact_* and pg_statio_*):
  * an indexed predicate's exact count shows in the tuple counters of its
  * transaction.  The statistics functions are caught in the plan at
- * executor start (dp_stats_check_plan), where views and SQL functions have
- * been expanded; the function manager's hook cannot see them, as built-in
- * functions bypass it.  The catalogs are caught by the executor's
+ * planning and at executor start (dp_stats_check_plan), where views and
+ * SQL functions have been expanded, whether called directly, through an
+ * operator or through a domain's CHECK constraint; the function manager's
+ * hook cannot see them, as built-in functions bypass it.  The catalogs are caught by the executor's
  * permission hook (dp_stats_check_rtable).  Table sizes (pg_class.reltuples, relpages,
  * pg_relation_size) stay public, and are documented so.
  *
@@ -25,11 +26,14 @@
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext_data.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
 #include "utils/fmgrtab.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/typcache.h"
 
 #include "protect.h"
 #include "protect_stats.h"
@@ -73,6 +77,16 @@ stats_function(Oid fn_oid)
 	return true;
 }
 
+/* check_functions_in_node's callback: remember a statistics function */
+static bool
+stats_function_found(Oid fn_oid, void *context)
+{
+	if (!stats_function(fn_oid))
+		return false;
+	*(Oid *) context = fn_oid;
+	return true;
+}
+
 static void
 reject_statistics(const char *what, Oid relid)
 {
@@ -85,16 +99,49 @@ reject_statistics(const char *what, Oid relid)
 			 errhint("See \"Protected tables\" in the dp_agg README.")));
 }
 
+static bool stats_call_walker(Node *node, Oid *found);
+
+/* Does a domain's CHECK constraint, run on each coercion, call one? */
+static bool
+domain_stats_call(Oid domain, Oid *found)
+{
+	/* the reference's release is a callback of its context: a context of its own */
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_agg domain",
+											  ALLOCSET_SMALL_SIZES);
+	DomainConstraintRef *ref = MemoryContextAlloc(cxt, sizeof(DomainConstraintRef));
+	bool		calls = false;
+	ListCell   *lc;
+
+	InitDomainConstraintRef(domain, ref, cxt, false);
+	foreach(lc, ref->constraints)
+	{
+		DomainConstraintState *c = lfirst(lc);
+
+		if (stats_call_walker((Node *) c->check_expr, found))
+		{
+			calls = true;
+			break;
+		}
+	}
+	MemoryContextDelete(cxt);
+	return calls;
+}
+
+/*
+ * A statistics function called in an expression: by a function call, by
+ * an operator (whose function may be one), or by the CHECK constraint of
+ * a domain the expression coerces to.
+ */
 static bool
 stats_call_walker(Node *node, Oid *found)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, FuncExpr) && stats_function(((FuncExpr *) node)->funcid))
-	{
-		*found = ((FuncExpr *) node)->funcid;
+	if (check_functions_in_node(node, stats_function_found, found))
 		return true;
-	}
+	if (IsA(node, CoerceToDomain) &&
+		domain_stats_call(((CoerceToDomain *) node)->resulttype, found))
+		return true;
 	return expression_tree_walker(node, stats_call_walker, found);
 }
 
@@ -206,8 +253,10 @@ plan_stats_call(Plan *plan)
 }
 
 /*
- * At executor start: a plan that calls a statistics function is refused to
- * a role untrusted for some protected relation.
+ * At executor start, and at planning (a PL/pgSQL simple expression is
+ * planned, then evaluated without the executor's start): a plan that calls
+ * a statistics function is refused to a role untrusted for some protected
+ * relation.
  */
 void
 dp_stats_check_plan(PlannedStmt *stmt)
