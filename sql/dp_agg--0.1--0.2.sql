@@ -178,12 +178,14 @@ BEGIN
     END IF;
     IF f.oid >= 16384 THEN  -- FirstNormalObjectId (access/transam.h): not built in
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
-            MESSAGE = format('function %s cannot be allowed', allow_function.function),
+            MESSAGE = format('function %s cannot be allowed',
+                             regexp_replace(allow_function.function::text, '^pg_temp_[0-9]+[.]', 'pg_temp.')),
             DETAIL = 'Only functions built into PostgreSQL can be allowed on the rows of protected relations.';
     END IF;
     IF f.provolatile = 'v' THEN
         RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
-            MESSAGE = format('function %s cannot be allowed', allow_function.function),
+            MESSAGE = format('function %s cannot be allowed',
+                             regexp_replace(allow_function.function::text, '^pg_temp_[0-9]+[.]', 'pg_temp.')),
             DETAIL = 'It is volatile: it may have side effects.';
     END IF;
     INSERT INTO dp_agg.allowed_function (function) VALUES (allow_function.function) ON CONFLICT DO NOTHING;

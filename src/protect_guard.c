@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "miscadmin.h"
@@ -83,13 +84,29 @@ reject_construct(GuardContext *ctx, const char *construct, const char *detail, c
 static bool
 default_allowed_function(Oid funcid)
 {
-	for (int i = 0; i < lengthof(default_allowed); i++)
+	for (size_t i = 0; i < lengthof(default_allowed); i++)
 		if (default_allowed[i] == funcid)
 			return true;
 	return false;
 }
 
 /* A function evaluated per row: on row data if on_rows. */
+
+/*
+ * A function's name in messages: its session's temporary schema is called
+ * pg_temp, as the user wrote it (its real name, pg_temp_N, varies).
+ */
+static char *
+function_name(Oid funcid)
+{
+	char	   *name = format_procedure(funcid);
+	char	   *dot = strchr(name, '.');
+
+	if (dot != NULL && isTempNamespace(get_func_namespace(funcid)))
+		return psprintf("pg_temp%s", dot);
+	return name;
+}
+
 static void
 check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 {
@@ -109,11 +126,11 @@ check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",
-					format_procedure(funcid), get_rel_name(ctx->relid)),
+					function_name(funcid), get_rel_name(ctx->relid)),
 			 errdetail("%s", detail),
 			 funcid < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ?
 			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').",
-					 format_procedure(funcid)) :
+					 function_name(funcid)) :
 			 errhint(HINT_README)));
 }
 
@@ -298,7 +315,7 @@ post_walker(Node *node, PostContext *pc)
 	if (IsA(node, WindowFunc))
 		reject_construct(pc->ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);
-	if (IsA(node, Var) && pc->dp_level && ((Var *) node)->varlevelsup == pc->sublevels)
+	if (IsA(node, Var) && pc->dp_level && ((Var *) node)->varlevelsup == (Index) pc->sublevels)
 		reject_construct(pc->ctx, "row values are",
 						 "The output may use the rows only through DP aggregates.", HINT_README);
 	if (IsA(node, SubLink))

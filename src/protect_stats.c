@@ -71,7 +71,7 @@ stats_function(Oid fn_oid)
 	if (strncmp(name, STATS_PREFIX, strlen(STATS_PREFIX)) != 0)
 		return false;
 	name += strlen(STATS_PREFIX);
-	for (int i = 0; i < lengthof(harmless_stats); i++)
+	for (size_t i = 0; i < lengthof(harmless_stats); i++)
 		if (strncmp(name, harmless_stats[i], strlen(harmless_stats[i])) == 0)
 			return false;
 	return true;
