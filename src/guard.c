@@ -443,9 +443,9 @@ add_calls(PlanWalk *w, Agg *agg, List *aggrefs, bool finalize, const DpSampling 
 	}
 }
 
-/* children of a plan node (not SubPlans in expressions) */
-static List *
-plan_children(Plan *plan)
+/* children of a plan node (not SubPlans in expressions), a new list */
+List *
+dp_plan_children(Plan *plan)
 {
 	List	   *children = NIL;
 
@@ -488,7 +488,7 @@ collect_cte_plans(PlanWalk *w, Plan *plan)
 		return;
 	if (IsA(plan, CteScan))
 		w->cte_plans = bms_add_member(w->cte_plans, ((CteScan *) plan)->ctePlanId);
-	foreach(lc, plan_children(plan))
+	foreach(lc, dp_plan_children(plan))
 		collect_cte_plans(w, lfirst(lc));
 }
 
@@ -598,7 +598,7 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 						"dp_agg cannot tell how often such a node reads its input.");
 			break;
 	}
-	foreach(lc, plan_children(plan))
+	foreach(lc, dp_plan_children(plan))
 		walk_input(w, lfirst(lc), in);
 }
 
@@ -710,7 +710,7 @@ walk_plan(PlanWalk *w, Plan *plan, const char *unsafe)
 		default:
 			break;
 	}
-	foreach(lc, plan_children(plan))
+	foreach(lc, dp_plan_children(plan))
 		walk_plan(w, lfirst(lc), child_unsafe);
 }
 

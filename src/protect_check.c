@@ -67,35 +67,6 @@ untrusted_protected(RangeTblEntry *rte)
 		!dp_role_trusted(rte->relid, GetUserId());
 }
 
-/* children of a plan node (not SubPlans in expressions) */
-static List *
-plan_children(Plan *plan)
-{
-	List	   *children = NIL;
-
-	if (plan->lefttree)
-		children = lappend(children, plan->lefttree);
-	if (plan->righttree)
-		children = lappend(children, plan->righttree);
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			return list_concat(children, ((Append *) plan)->appendplans);
-		case T_MergeAppend:
-			return list_concat(children, ((MergeAppend *) plan)->mergeplans);
-		case T_BitmapAnd:
-			return list_concat(children, ((BitmapAnd *) plan)->bitmapplans);
-		case T_BitmapOr:
-			return list_concat(children, ((BitmapOr *) plan)->bitmapplans);
-		case T_SubqueryScan:
-			return lappend(children, ((SubqueryScan *) plan)->subplan);
-		case T_CustomScan:
-			return list_concat(children, ((CustomScan *) plan)->custom_plans);
-		default:
-			return children;
-	}
-}
-
 /*
  * Add to *scanned the range table indexes of the relations that the plan
  * reads with the executor's own table scans.  Other ways to read a
@@ -121,7 +92,7 @@ collect_scans(Plan *plan, Bitmapset **scanned)
 		default:
 			break;
 	}
-	foreach(lc, plan_children(plan))
+	foreach(lc, dp_plan_children(plan))
 		collect_scans(lfirst(lc), scanned);
 }
 

@@ -35,6 +35,7 @@
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
+#include "guard.h"
 #include "protect.h"
 #include "protect_stats.h"
 
@@ -222,30 +223,7 @@ plan_stats_call(Plan *plan)
 		return InvalidOid;
 	if (stats_call_walker((Node *) plan_expressions(plan), &found))
 		return found;
-	children = list_make2(plan->lefttree, plan->righttree);
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			children = list_concat(children, ((Append *) plan)->appendplans);
-			break;
-		case T_MergeAppend:
-			children = list_concat(children, ((MergeAppend *) plan)->mergeplans);
-			break;
-		case T_BitmapAnd:
-			children = list_concat(children, ((BitmapAnd *) plan)->bitmapplans);
-			break;
-		case T_BitmapOr:
-			children = list_concat(children, ((BitmapOr *) plan)->bitmapplans);
-			break;
-		case T_SubqueryScan:
-			children = lappend(children, ((SubqueryScan *) plan)->subplan);
-			break;
-		case T_CustomScan:
-			children = list_concat(children, ((CustomScan *) plan)->custom_plans);
-			break;
-		default:
-			break;
-	}
+	children = dp_plan_children(plan);
 	foreach(lc, children)
 		if (OidIsValid(found = plan_stats_call(lfirst(lc))))
 			return found;
