@@ -443,6 +443,25 @@ add_calls(PlanWalk *w, Agg *agg, List *aggrefs, bool finalize, const DpSampling 
 	}
 }
 
+/* Does this plan node read rows of the relation its scanrelid names? */
+bool
+dp_plan_reads_relation(Plan *plan)
+{
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			return true;
+		default:
+			return false;
+	}
+}
+
 /* children of a plan node (not SubPlans in expressions), a new list */
 List *
 dp_plan_children(Plan *plan)
@@ -522,17 +541,13 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 
 	if (plan == NULL)
 		return;
+	if (dp_plan_reads_relation(plan))
+	{
+		in->scans = lappend(in->scans, plan);
+		return;					/* bitmap index children read no rows */
+	}
 	switch (nodeTag(plan))
 	{
-		case T_SeqScan:
-		case T_SampleScan:
-		case T_IndexScan:
-		case T_IndexOnlyScan:
-		case T_BitmapHeapScan:
-		case T_TidScan:
-		case T_TidRangeScan:
-			in->scans = lappend(in->scans, plan);
-			return;				/* bitmap index children read no rows */
 		case T_Sort:
 		case T_IncrementalSort:
 		case T_Material:

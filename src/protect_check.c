@@ -78,20 +78,8 @@ collect_scans(Plan *plan, Bitmapset **scanned)
 {
 	ListCell   *lc;
 
-	switch (nodeTag(plan))
-	{
-		case T_SeqScan:
-		case T_SampleScan:
-		case T_IndexScan:
-		case T_IndexOnlyScan:
-		case T_BitmapHeapScan:
-		case T_TidScan:
-		case T_TidRangeScan:
-			*scanned = bms_add_member(*scanned, ((Scan *) plan)->scanrelid);
-			break;
-		default:
-			break;
-	}
+	if (dp_plan_reads_relation(plan))
+		*scanned = bms_add_member(*scanned, ((Scan *) plan)->scanrelid);
 	foreach(lc, dp_plan_children(plan))
 		collect_scans(lfirst(lc), scanned);
 }
