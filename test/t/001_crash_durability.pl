@@ -30,16 +30,6 @@ GRANT SELECT ON t TO analyst;
 SELECT dp_agg.set_budget('analyst', 4);
 });
 
-# wait until the postmaster has restarted every process after one of them
-# crashed (not started by us), and accepts connections again
-sub wait_for_crash_restart
-{
-	my ($log_offset) = @_;
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-		$log_offset);
-	return $node->poll_query_until('postgres', 'SELECT true');
-}
-
 # 1. autocommit: the value reached the client, then everything is killed
 my $out = $node->safe_psql('postgres',
 	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
@@ -82,7 +72,7 @@ my $charger = $node->safe_psql('postgres',
 like($charger, qr/^\d+$/, 'one charger runs');
 my $log_offset = -s $node->logfile;
 kill 'KILL', $charger;
-ok(wait_for_crash_restart($log_offset),
+ok(wait_for_crash_restart($node, $log_offset),
 	'the server restarted after the charger was killed');
 is(budget_state($node), '1.25|4|1.25', 'no charge lost when the charger was killed');
 $out = $node->safe_psql('postgres',

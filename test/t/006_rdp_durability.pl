@@ -136,9 +136,7 @@ my $charger = $node->safe_psql('postgres',
 like($charger, qr/^\d+$/, 'one charger runs');
 my $log_offset = -s $node->logfile;
 kill 'KILL', $charger;
-$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-	$log_offset);
-ok($node->poll_query_until('postgres', 'SELECT true'),
+ok(wait_for_crash_restart($node, $log_offset),
 	'the server restarted after the charger was killed');
 is(rdp_state(), '72|36|true|5.01838',
 	'no curve lost when the charger was killed');

@@ -62,24 +62,6 @@ sub charger_pid
 		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
 }
 
-# wait until the postmaster has restarted every process after a crash and
-# accepts connections again; true if it does within $statement_timeout
-# (each try in an eval: psql may exit before reading its query while the
-# server refuses connections, and IPC::Run dies of the broken pipe)
-sub wait_for_crash_restart
-{
-	my ($log_offset) = @_;
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-		$log_offset);
-	for (1 .. $statement_timeout * 10)
-	{
-		my $up = eval { $node->safe_psql('postgres', 'SELECT 1') eq '1' };
-		return 1 if $up;
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # a release in a session of its own, in the background: returns its handle
 sub start_release
 {
@@ -156,7 +138,7 @@ check_ledger('idle charger, SIGTERM');
 # --- 2. an idle charger, SIGKILL: the postmaster restarts every process ---
 my $log_offset = -s $node->logfile;
 kill 'KILL', charger_pid();
-ok(wait_for_crash_restart($log_offset), 'the server restarts after kill -9 of the charger');
+ok(wait_for_crash_restart($node, $log_offset, $statement_timeout), 'the server restarts after kill -9 of the charger');
 ok(release_now('idle-kill'), 'releases work after the restart');
 check_ledger('idle charger, SIGKILL');
 
@@ -183,7 +165,7 @@ sub blocked_batch
 	kill $signal, $charger;
 	if ($signal eq 'KILL')
 	{
-		ok(wait_for_crash_restart($offset), "$label: the server restarted");
+		ok(wait_for_crash_restart($node, $offset, $statement_timeout), "$label: the server restarted");
 		my $n_released = grep { finish_release($_) } @r;
 		is($n_released, 0, "$label: no statement released a value");
 		eval { $dba->quit; };
@@ -284,7 +266,7 @@ blocked_batch('KILL', 'batch-kill');
 		if ($round == 4 || $round == 8)
 		{
 			my $offset = -s $node->logfile;
-			wait_for_crash_restart($offset) if kill 'KILL', $p;
+			wait_for_crash_restart($node, $offset, $statement_timeout) if kill 'KILL', $p;
 		}
 		else
 		{

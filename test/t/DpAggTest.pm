@@ -14,7 +14,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(crash_test_node budget_state crash_and_restart bg_output);
+our @EXPORT =
+  qw(crash_test_node budget_state crash_and_restart bg_output wait_for_crash_restart);
 
 # a started node for crash tests: dp_agg preloaded, fsync on (durability is
 # what is tested) but synchronous_commit off (the charger must force it on
@@ -83,6 +84,26 @@ sub children_of
 		my ($state, $parent) = proc_stat($_);
 		defined $parent && $parent == $ppid
 	} @pids;
+}
+
+# wait until the postmaster has restarted every process after one of them
+# crashed (not killed by crash_and_restart) and accepts connections again;
+# true if it does within $timeout seconds.  Each try in an eval: while the
+# server refuses connections psql may exit before reading its query, and
+# IPC::Run dies of the broken pipe (poll_query_until does not survive it).
+sub wait_for_crash_restart
+{
+	my ($node, $log_offset, $timeout) = @_;
+	$timeout //= $PostgreSQL::Test::Utils::timeout_default;
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+		$log_offset);
+	for (1 .. $timeout * 10)
+	{
+		my $up = eval { $node->safe_psql('postgres', 'SELECT 1') eq '1' };
+		return 1 if $up;
+		usleep(100_000);
+	}
+	return 0;
 }
 
 # kill -9 the postmaster and every child at once, wait until they are all
