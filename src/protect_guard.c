@@ -46,6 +46,7 @@
 #include "utils/regproc.h"
 
 #include "catalog.h"
+#include "compat.h"
 #include "guc.h"
 #include "protect.h"
 #include "protect_guard.h"
@@ -412,6 +413,12 @@ check_from(Query *q, bool rows, GuardContext *ctx)
 			case RTE_VALUES:
 				(void) rows_walker((Node *) rte->values_lists, ctx);
 				break;
+#ifdef DP_HAVE_RTE_GROUP
+			case RTE_GROUP:
+				/* the GROUP BY expressions, which the output refers to by Vars */
+				(void) rows_walker((Node *) rte->groupexprs, ctx);
+				break;
+#endif
 			default:
 				break;
 		}
