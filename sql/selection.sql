@@ -62,6 +62,30 @@ CREATE TABLE sel_out (g int, c bigint);
 INSERT INTO sel_out SELECT g, dp_count(*) FROM sel_t GROUP BY g;
 SELECT count(*) FILTER (WHERE g BETWEEN 11 AND 20 OR g IS NULL) AS large,
        count(*) FILTER (WHERE g <= 2 OR g > 100) AS small FROM sel_out;
+-- views, PL/pgSQL, prepared statements with parameters and materialized
+-- views are selected the same way (groups of 200 rows: always released);
+-- GROUP BY in a SQL function that the planner inlines is refused, as the
+-- rewrite does not see it
+CREATE TABLE sel_big AS SELECT i % 5 AS g, i AS x FROM generate_series(1, 1000) i;
+CREATE VIEW sel_v AS SELECT g, dp_count(*) AS c FROM sel_big GROUP BY g;
+SELECT * FROM sel_v ORDER BY g;
+DO $$ DECLARE r record; BEGIN
+    FOR r IN SELECT g, dp_count(x) AS c FROM sel_big GROUP BY g ORDER BY g LOOP
+        RAISE NOTICE 'group % has % rows', r.g, r.c;
+    END LOOP;
+END $$;
+PREPARE sel_p(float8) AS SELECT g, dp_count(*) FROM sel_big GROUP BY g HAVING dp_count(*) > $1 ORDER BY g;
+EXECUTE sel_p(100);
+DEALLOCATE sel_p;
+CREATE MATERIALIZED VIEW sel_mv AS SELECT g, dp_count(*) AS c FROM sel_big GROUP BY g;
+SELECT count(*) AS groups, sum(c) AS rows FROM sel_mv;
+CREATE FUNCTION sel_f() RETURNS TABLE (g int, c bigint) LANGUAGE sql STABLE
+AS 'SELECT g, dp_count(*) FROM sel_big GROUP BY g';
+SELECT * FROM sel_f();
+DROP FUNCTION sel_f();
+DROP MATERIALIZED VIEW sel_mv;
+DROP VIEW sel_v;
+DROP TABLE sel_big;
 -- a statement without GROUP BY has no selection and needs none
 RESET dp_agg.selection_epsilon;
 SELECT dp_count(*) FROM sel_t;
