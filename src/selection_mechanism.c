@@ -109,6 +109,17 @@ next_pi(double prev, double e_down, double e_neg_up, double delta)
 	return Max(pi, prev);
 }
 
+static void
+too_small(double epsilon, double delta)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("selection epsilon %g and delta %g are too small", epsilon, delta),
+			 errdetail("The probability of releasing a group would need more than %lld steps to reach 1.",
+					   (long long) DP_SELECTION_MAX_STEPS),
+			 errhint("Raise dp_agg.selection_epsilon or dp_agg.selection_delta.")));
+}
+
 /*
  * The selection of a statement: cost (epsilon, delta), units in at most
  * max_groups groups.  Computes the table of release probabilities.
@@ -127,6 +138,8 @@ dp_selection_plan(DpSelectionSpec *spec, double epsilon, double delta, int max_g
 	spec->max_groups = max_groups;
 	spec->unit_epsilon = div_down(epsilon, (double) max_groups);
 	spec->unit_delta = div_down(delta, (double) max_groups);
+	if (!(spec->unit_epsilon > 0 && spec->unit_delta > 0))
+		too_small(epsilon, delta);
 	e_down = exp_down(spec->unit_epsilon);
 	e_neg_up = exp_up(-spec->unit_epsilon);
 
@@ -144,12 +157,7 @@ dp_selection_plan(DpSelectionSpec *spec, double epsilon, double delta, int max_g
 		if (next == p)
 			break;				/* the plateau below 1 (file comment) */
 		if (spec->steps + 1 >= DP_SELECTION_MAX_STEPS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("selection epsilon %g and delta %g are too small", epsilon, delta),
-					 errdetail("The probability of releasing a group would need more than %lld steps to reach 1.",
-							   (long long) DP_SELECTION_MAX_STEPS),
-					 errhint("Raise dp_agg.selection_epsilon or dp_agg.selection_delta.")));
+			too_small(epsilon, delta);
 		if (spec->steps + 1 >= cap)
 		{
 			cap *= 2;
