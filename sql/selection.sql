@@ -86,6 +86,11 @@ DROP FUNCTION sel_f();
 DROP MATERIALIZED VIEW sel_mv;
 DROP VIEW sel_v;
 DROP TABLE sel_big;
+-- a selection epsilon too small to reach certainty within 2^20 rows fails
+-- before anything is read or charged
+SET dp_agg.selection_epsilon = 1e-9;
+SELECT g, dp_count(*) FROM sel_t GROUP BY g;
+SET dp_agg.selection_epsilon = 5;
 -- a statement without GROUP BY has no selection and needs none
 RESET dp_agg.selection_epsilon;
 SELECT dp_count(*) FROM sel_t;
@@ -134,6 +139,7 @@ SELECT dp_agg.selection_threshold(0, 1e-5);
 SELECT dp_agg.selection_threshold(1, 0);
 SELECT dp_agg.selection_probability(1, 1e-5, -1);
 SELECT dp_agg.selection_threshold(1e-7, 1e-5);
+SELECT dp_agg.selection_threshold(1, 5e-324, 3);
 SELECT has_function_privilege('public', 'dp_agg.selection_sample(float8, float8, bigint, integer, integer)',
                               'EXECUTE') AS public_sample;
 
