@@ -2,6 +2,7 @@
 -- charging: every execution is charged, before any row is read, outside
 -- the caller's transaction; nothing the caller does afterwards undoes it.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE c_t (i int);
 INSERT INTO c_t SELECT k FROM generate_series(1, 100) k;
 CREATE ROLE regress_dp_payer;

@@ -6,6 +6,7 @@
 -- carries noise of scale S/epsilon (S the sensitivity): the checks below
 -- hold except with probability below 1e-20 each.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 SET dp_agg.epsilon = 1e9;
 
 CREATE TABLE c (i int, b bigint, f float8, r real, n numeric);

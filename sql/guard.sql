@@ -3,6 +3,7 @@
 -- README ("What the guard accepts") with accepted and rejected examples.
 -- Rejected statements charge nothing.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 SET dp_agg.epsilon = 1e9;	-- integer releases are exact, see interface.sql
 CREATE TABLE g_t (id int PRIMARY KEY, x int, y float8);
 INSERT INTO g_t SELECT i, i % 30, i / 7.0 FROM generate_series(1, 300) i;

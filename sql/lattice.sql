@@ -6,6 +6,7 @@
 -- and 1 every release divided by its grid is an integer, whatever the
 -- noise; the grid is recorded in the ledger.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE lat (g int, d float8, r real, n numeric);
 INSERT INTO lat SELECT k % 200, k % 2, k % 2, k % 2 FROM generate_series(1, 2000) k;
 

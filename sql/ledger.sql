@@ -5,6 +5,7 @@
 -- of the released value), which anybody can recompute with the calculator
 -- functions.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE l_t (i int, f float8, n numeric);
 INSERT INTO l_t SELECT k, k / 4.0, k / 8.0 FROM generate_series(1, 100) k;
 CREATE VIEW last_charge AS

@@ -2,6 +2,7 @@
 -- parallel: DP aggregates run as partial aggregates in parallel workers
 -- and combine exactly; noise is drawn once, in the leader.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE par (g int, i int, b bigint, f float8, r real, n numeric);
 INSERT INTO par
 SELECT k % 10, k % 100, k, (k % 16) / 4.0, (k % 8) / 2.0, (k % 40) / 8.0

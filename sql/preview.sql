@@ -3,6 +3,7 @@
 -- preview plans through the same guard and pricing as execution, executes
 -- nothing and charges nothing; its output is deterministic.
 --
+SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE p_t (g int, i int, f float8, n numeric);
 INSERT INTO p_t SELECT k % 4, k % 50, k / 10.0, k / 4.0 FROM generate_series(1, 400) k;
 CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$

@@ -1,5 +1,5 @@
 --
--- protect_attack: 85 attacks on a protected table by an untrusted role that
+-- protect_attack: 107 attacks on a protected table by an untrusted role that
 -- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
@@ -44,12 +44,14 @@ SELECT dp_agg.protect('pa.sales_sec');
 SELECT dp_agg.protect('pa.inh_sec');
 SELECT dp_agg.protect('pa.people');
 SELECT dp_agg.grant_access('pa.people', 'regress_pa_analyst');
-SELECT dp_agg.set_budget('regress_pa_analyst', 1e12);
+SELECT dp_agg.set_budget('regress_pa_analyst', 1e12, 0.5);
 
 SET ROLE regress_pa_analyst;
 SELECT count(*) AS ledger_before FROM dp_agg.my_ledger \gset
 
 -- 1-10: exact aggregates, window functions and GROUP BY next to DP ones
+-- (GROUP BY without the settings of private selection: refused; with
+-- them: 86-107)
 SELECT dp_count(id, 1e-15), count(*) FROM pa.people;
 SELECT dp_count(id, 1e-15), string_agg(name, ',') FROM pa.people;
 SELECT dp_count(id, 1) FROM pa.people HAVING count(*) > 100;
@@ -167,6 +169,43 @@ WHERE (SELECT o.id FROM pa.other o WHERE o.id <= t.age - 84) IS NULL) s;
 SELECT dp_count(id, 1) FROM (SELECT t.id FROM pa.people t
 WHERE CASE WHEN t.id = 500 THEN (SELECT o.id FROM pa.other o) = 1 ELSE true END) s;
 
+-- 86-107: GROUP BY.  Keys are released only through private selection,
+-- here at epsilon 1 and delta 1e-10: a group of one row is released with
+-- probability 1e-10, whatever the selection epsilon (pi(1) = delta), so
+-- GROUP BY the primary key (2,000 groups) or a unique name (1,980) releases
+-- no group except with probability 2e-7.  Refused: public keys, grouping
+-- sets, keys, HAVING and ORDER BY computed with functions that can fail,
+-- exact aggregates, keys from sub-queries, window functions, grouping
+-- below or above the DP aggregates, calling the selection directly.
+SET dp_agg.selection_epsilon = 1;
+SET dp_agg.selection_delta = 1e-10;
+SELECT id, dp_count(id, 1) FROM pa.people GROUP BY id;
+SELECT id, dp_count(id, 1) FROM pa.people GROUP BY id HAVING dp_count(id, 1) > -1000;
+SET dp_agg.selection_epsilon = 1e6;
+SELECT id FROM pa.people GROUP BY id HAVING dp_count(id, 1e9) > 0;
+SET dp_agg.selection_epsilon = 1;
+SELECT name, dp_sum(salary, 0, 1e5, 1) FROM pa.people WHERE name IS NOT NULL GROUP BY name;
+SELECT age, dp_count(id, 1e9) FROM pa.people GROUP BY age HAVING dp_count(id, 1e9) > 1000;
+SELECT DISTINCT dp_count(id, 1e9) > -1 AS released FROM pa.people GROUP BY age;
+SET dp_agg.group_keys = 'public';
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY age;
+RESET dp_agg.group_keys;
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY ROLLUP (age);
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY CUBE (age, name);
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY GROUPING SETS ((age), ());
+SELECT age / (age - 50), dp_count(id, 1) FROM pa.people GROUP BY 1;
+SELECT name::int, dp_count(id, 1) FROM pa.people GROUP BY 1;
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY age HAVING 1 / (age - 50) > 0;
+SELECT age FROM pa.people GROUP BY age HAVING dp_count(id, 1e9) > 0 AND 1 / (age - 50) > 0;
+SELECT age, dp_count(id, 1e9) FROM pa.people GROUP BY age ORDER BY 1 / (age - 50);
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY age HAVING count(*) > 1;
+SELECT age, dp_count(id, 1) FROM pa.people GROUP BY age, (SELECT max(id) FROM pa.other);
+SELECT age, dp_count(id, 1), rank() OVER (ORDER BY age) FROM pa.people GROUP BY age;
+SELECT dp_count(age, 1) FROM (SELECT age FROM pa.people GROUP BY age) s;
+SELECT n, count(*) FROM (SELECT age, dp_count(id, 1e9) AS n FROM pa.people GROUP BY age) s GROUP BY n;
+SELECT DISTINCT age FROM pa.people;
+SELECT dp_agg.dp_select(NULL, 1) FROM pa.people;
+
 -- 62-71: accepted: DP values only, each charged
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.v WHERE age < 30;
@@ -178,7 +217,8 @@ WITH r AS (SELECT id, age FROM pa.people) SELECT dp_count(id, 1) IS NOT NULL AS 
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people TABLESAMPLE BERNOULLI (50);
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people LIMIT 0;
 SELECT dp_count(id, 1e9) > 0 AND dp_count(id, 1e9) IS NOT NULL AS released FROM ONLY pa.people;
--- every accepted statement was charged: 10 statements, 10 ledger entries
+-- every accepted statement was charged: 16 statements (6 with GROUP BY),
+-- 16 ledger entries
 SELECT count(*) - :ledger_before AS charged FROM dp_agg.my_ledger;
 RESET ROLE;
 

@@ -53,6 +53,8 @@ PG_FUNCTION_INFO_V1(dp_sum_float_final);
 PG_FUNCTION_INFO_V1(dp_sum_numeric_final);
 PG_FUNCTION_INFO_V1(dp_avg_float_final);
 PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
+PG_FUNCTION_INFO_V1(dp_select_trans);
+PG_FUNCTION_INFO_V1(dp_select_final);
 
 /*
  * Transition state.  New fields (per-unit contribution bounds, say) go at
@@ -226,6 +228,19 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * dp_agg.dp_select(internal, integer): every input row of the group is one
+ * unit (selection.c)
+ */
+Datum
+dp_select_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	st->count++;
+	PG_RETURN_POINTER(st);
+}
+
 /* ---------- parallel and partial aggregation ---------- */
 
 static void
@@ -349,7 +364,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	get_bytes(&p, &st->fingerprint, 8);
 	get_bytes(&p, &st->count, 8);
 	get_bytes(&p, &st->sum, 16);
-	if (version != DP_STATE_SERIAL_VERSION || kind > DP_AVG || st->count < 0)
+	if (version != DP_STATE_SERIAL_VERSION || kind > DP_SELECT || st->count < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -411,6 +426,9 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 				st->noisy_sum = 2 * st->sum -
 					(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 					dp_noise_draw(&r->sum);
+				break;
+			case DP_SELECT:
+				st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
 				break;
 		}
 		st->released = true;
@@ -610,4 +628,15 @@ dp_avg_numeric_final(PG_FUNCTION_ARGS)
 			est = r->upper_num;
 	}
 	PG_RETURN_NUMERIC(est);
+}
+
+/* true to release the group (one draw per group, selection_mechanism.c) */
+Datum
+dp_select_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_BOOL(st->noisy_count != 0);
 }

@@ -118,6 +118,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	info->nargs = proc->pronargs;
 	argtypes = proc->proargtypes.values;
 	info->lower_arg = info->upper_arg = info->epsilon_arg = info->delta_arg = -1;
+	info->k_arg = -1;
 
 	if (sym == NULL)
 		elog(ERROR, "dp_agg: aggregate %u has no C final function", aggfnoid);
@@ -146,6 +147,16 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 			info->delta_arg = 4;
 		if (info->vclass == DP_VALUE_NONE ||
 			argtypes[1] != info->valtype || argtypes[2] != info->valtype)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
+	else if (strcmp(sym, "dp_select_final") == 0)
+	{
+		/* dp_agg.dp_select(internal, integer): no SQL expression has type internal */
+		info->kind = DP_SELECT;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		info->k_arg = 1;
+		if (info->nargs != 2 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
 	else
@@ -221,6 +232,25 @@ dp_lookup_call(Oid aggfnoid)
 	return (const DpCallInfo *) hash_search(dp_calls, &aggfnoid, HASH_FIND, NULL);
 }
 
+/* The aggregate dp_agg.dp_select, InvalidOid before version 0.3. */
+Oid
+dp_select_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_SELECT)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
 bool
 dp_extension_present(void)
 {
@@ -241,6 +271,8 @@ dp_kind_name(DpAggKind kind)
 			return "dp_sum";
 		case DP_AVG:
 			return "dp_avg";
+		case DP_SELECT:
+			return "dp_select";
 	}
 	return "?";
 }

@@ -14,7 +14,8 @@ typedef enum DpAggKind
 	DP_COUNT_STAR,
 	DP_COUNT,
 	DP_SUM,
-	DP_AVG
+	DP_AVG,
+	DP_SELECT					/* the private selection of a group (selection.c) */
 } DpAggKind;
 
 /* how values are accumulated */
@@ -38,11 +39,13 @@ typedef struct DpCallInfo
 	int			upper_arg;
 	int			epsilon_arg;
 	int			delta_arg;
+	int			k_arg;			/* dp_select: max_groups_contributed */
 } DpCallInfo;
 
 extern void dp_catalog_init(void);
 extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
 extern bool dp_extension_present(void);
+extern Oid	dp_select_aggregate(void);
 extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 

@@ -110,6 +110,25 @@ dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 }
 
 /*
+ * The private selection of a statement's groups, for the ledger and
+ * preview: {"selection": {mechanism, epsilon, delta, threshold,
+ * max_groups_contributed}}, threshold the smallest number of units with
+ * which a group is released with certainty (selection_mechanism.c).
+ */
+void
+dp_selection_describe(StringInfo buf, const DpRelease *r)
+{
+	const DpSelectionSpec *s = &r->selection;
+
+	appendStringInfo(buf, "{\"selection\": {\"mechanism\": \"%s\", ", dp_selection_mechanism_name);
+	json_number(buf, "epsilon", s->epsilon);
+	appendStringInfoString(buf, ", ");
+	json_number(buf, "delta", s->delta);
+	appendStringInfo(buf, ", \"threshold\": " INT64_FORMAT ", \"max_groups_contributed\": %d}}",
+					 s->threshold, s->max_groups);
+}
+
+/*
  * A JSON object describing one priced call, for the ledger: the call's
  * price, and for its main release (the count, or the (centred) sum) the
  * mechanism, sensitivity and noise scale in the units of the released value;
@@ -121,6 +140,11 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	const DpNoiseSpec *main = (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
 		? &r->count : &r->sum;
 
+	if (r->call.kind == DP_SELECT)
+	{
+		dp_selection_describe(buf, r);
+		return;
+	}
 	appendStringInfo(buf, "{\"aggregate\": \"%s\", ", dp_kind_name(r->call.kind));
 	if (OidIsValid(r->call.valtype))
 	{
@@ -161,6 +185,8 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 			appendStringInfoString(buf, ", ");
 			describe_noise(buf, "centred_sum", r, &r->sum);
 			break;
+		case DP_SELECT:
+			break;				/* dp_selection_describe */
 	}
 	appendStringInfoString(buf, "]}");
 }

@@ -16,6 +16,7 @@
 #define DP_CI_CONFIDENCE 0.95
 
 extern void dp_release_describe(StringInfo buf, const DpRelease *r);
+extern void dp_selection_describe(StringInfo buf, const DpRelease *r);
 extern void dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns);
 extern double dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence);
 

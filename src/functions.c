@@ -22,6 +22,7 @@
 #include "compat.h"
 #include "noise.h"
 #include "noise_param.h"
+#include "selection_mechanism.h"
 
 PG_FUNCTION_INFO_V1(dp_laplace_scale_sql);
 PG_FUNCTION_INFO_V1(dp_numeric_units_sql);
@@ -31,6 +32,9 @@ PG_FUNCTION_INFO_V1(dp_discrete_gaussian_sigma_sql);
 PG_FUNCTION_INFO_V1(dp_discrete_gaussian_delta_sql);
 PG_FUNCTION_INFO_V1(dp_noise_sample);
 PG_FUNCTION_INFO_V1(dp_noise_interval_sql);
+PG_FUNCTION_INFO_V1(dp_selection_probability_sql);
+PG_FUNCTION_INFO_V1(dp_selection_threshold_sql);
+PG_FUNCTION_INFO_V1(dp_selection_sample_sql);
 
 static void
 check_arg(bool ok, const char *name, const char *must, double v)
@@ -446,4 +450,80 @@ dp_numeric_units_sql(PG_FUNCTION_ARGS)
 	if (!dp_numeric_units(PG_GETARG_DATUM(0), k, &units))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(units);
+}
+
+/* ---------- private selection of groups (selection_mechanism.c) ---------- */
+
+/*
+ * Largest max_groups_contributed of the selection calculators: far above
+ * any bound on a unit's groups that leaves a group a chance to be released.
+ */
+#define SELECTION_MAX_GROUPS 1000000
+
+/* the selection at (epsilon, delta, max_groups_contributed), arguments checked */
+static void
+selection_spec(FunctionCallInfo fcinfo, int epsilon_arg, int delta_arg, int k_arg,
+			   DpSelectionSpec *spec)
+{
+	double		epsilon = PG_GETARG_FLOAT8(epsilon_arg);
+	double		delta = PG_GETARG_FLOAT8(delta_arg);
+	int32		k = PG_GETARG_INT32(k_arg);
+
+	CHECK_EPSILON(epsilon);
+	CHECK_DELTA_POS(delta);
+	check_arg(k >= 1 && k <= SELECTION_MAX_GROUPS, "max_groups_contributed",
+			  "between 1 and 1000000", k);
+	dp_selection_plan(spec, epsilon, delta, k);
+}
+
+/*
+ * dp_agg.selection_probability(epsilon, delta, n, max_groups_contributed):
+ * the probability that a group of n units is released
+ */
+Datum
+dp_selection_probability_sql(PG_FUNCTION_ARGS)
+{
+	DpSelectionSpec spec;
+	int64		n = PG_GETARG_INT64(2);
+
+	check_arg(n >= 0, "n", "at least 0", (double) n);
+	selection_spec(fcinfo, 0, 1, 3, &spec);
+	PG_RETURN_FLOAT8(dp_selection_probability(&spec, n));
+}
+
+/*
+ * dp_agg.selection_threshold(epsilon, delta, max_groups_contributed): the
+ * smallest n released with certainty
+ */
+Datum
+dp_selection_threshold_sql(PG_FUNCTION_ARGS)
+{
+	DpSelectionSpec spec;
+
+	selection_spec(fcinfo, 0, 1, 2, &spec);
+	PG_RETURN_INT64(spec.threshold);
+}
+
+/*
+ * dp_agg.selection_sample(epsilon, delta, n, draws, max_groups_contributed):
+ * how many of draws independent selections of a group of n units release it
+ */
+Datum
+dp_selection_sample_sql(PG_FUNCTION_ARGS)
+{
+	DpSelectionSpec spec;
+	int64		n = PG_GETARG_INT64(2);
+	int32		draws = PG_GETARG_INT32(3);
+	int64		released = 0;
+
+	check_arg(n >= 0, "n", "at least 0", (double) n);
+	check_arg(draws >= 0 && draws <= NOISE_SAMPLE_MAX_DRAWS, "draws", "between 0 and 1000000", draws);
+	selection_spec(fcinfo, 0, 1, 4, &spec);
+	for (int i = 0; i < draws; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (dp_selection_draw(&spec, n))
+			released++;
+	}
+	PG_RETURN_INT64(released);
 }

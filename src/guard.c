@@ -34,6 +34,7 @@
 
 #include "compat.h"
 #include "guard.h"
+#include "guc.h"
 #include "params.h"
 #include "sampling.h"
 
@@ -619,6 +620,40 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 
 static void walk_plan(PlanWalk *w, Plan *plan, const char *unsafe);
 
+/*
+ * The private selection of the groups of a DP Agg node (selection.c): the
+ * node's groups are released only through a dp_select condition of its
+ * qual (HAVING), unless dp_agg.group_keys is 'public' now (a plan made with
+ * 'public' and run after it changed is refused, not run without
+ * selection).  dp_select takes an argument of type internal, which no SQL
+ * expression has: only selection.c puts it in a statement.
+ */
+static void
+check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
+{
+	bool		selected = false;
+	ListCell   *lc;
+
+	if (DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
+		return;
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *a = lfirst(lc);
+
+		if (dp_lookup_call(a->aggfnoid)->kind != DP_SELECT)
+			continue;
+		if (!list_member_ptr(agg->plan.qual, a))
+			elog(ERROR, "dp_agg: a private selection that is not a condition of its aggregation");
+		selected = true;
+	}
+	if (w->validate && agg->numCols > 0 && !selected &&
+		dp_guc_group_keys == DP_GROUP_KEYS_PRIVATE)
+		reject_msg("GROUP BY keys of a DP statement are released only by private selection",
+				   "This plan releases its groups without a private selection: it was made with "
+				   "dp_agg.group_keys = 'public', or its grouping comes from a SQL function the "
+				   "planner inlined.");
+}
+
 /* a DP Agg node: check where it is and what it reads, and record its calls */
 static void
 visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
@@ -665,6 +700,7 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 		}
 	}
 	dp_sampling_of_input(w->stmt, in.scans, &sampling);
+	check_selection(w, agg, aggrefs);
 
 	add_calls(w, NULL, in.partial_aggrefs, false, &sampling);
 	add_calls(w, agg, aggrefs, !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit), &sampling);

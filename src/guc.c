@@ -10,6 +10,11 @@
  * Laplace mechanism).  Both are read when a statement is priced, never while
  * it runs.
  *
+ * The private selection of GROUP BY keys (selection.c) has the same rule:
+ * dp_agg.selection_epsilon and dp_agg.selection_delta have no defaults, and
+ * dp_agg.group_keys says whether keys are selected privately (the default)
+ * or are public knowledge.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -23,10 +28,19 @@
 #include "guc.h"
 
 static char *dp_guc_epsilon_string = NULL;
+static char *dp_guc_selection_epsilon_string = NULL;
+static char *dp_guc_selection_delta_string = NULL;
 bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
 int			dp_guc_max_databases = 8;
+int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
+
+static const struct config_enum_entry group_keys_options[] = {
+	{"private", DP_GROUP_KEYS_PRIVATE, false},
+	{"public", DP_GROUP_KEYS_PUBLIC, false},
+	{NULL, 0, false}
+};
 
 static bool
 check_epsilon(char **newval, void **extra, GucSource source)
@@ -45,6 +59,56 @@ check_epsilon(char **newval, void **extra, GucSource source)
 		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
 		GUC_check_errmsg("invalid value for dp_agg.epsilon: \"%s\"", *newval);
 		GUC_check_errdetail("epsilon must be a positive finite number.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * dp_agg.selection_epsilon and dp_agg.selection_delta: unset (empty) or a
+ * number in their range; no default, like dp_agg.epsilon (issue 12).
+ */
+static bool
+parse_setting(const char *s, double *v)
+{
+	char	   *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	while (*end == ' ')
+		end++;
+	return errno == 0 && *end == '\0' && end != s;
+}
+
+static bool
+check_selection_epsilon(char **newval, void **extra, GucSource source)
+{
+	double		v;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!parse_setting(*newval, &v) || !(v > 0) || !isfinite(v))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errmsg("invalid value for dp_agg.selection_epsilon: \"%s\"", *newval);
+		GUC_check_errdetail("selection_epsilon must be a positive finite number.");
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_selection_delta(char **newval, void **extra, GucSource source)
+{
+	double		v;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!parse_setting(*newval, &v) || !(v > 0 && v < 1))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errmsg("invalid value for dp_agg.selection_delta: \"%s\"", *newval);
+		GUC_check_errdetail("selection_delta must be greater than 0 and less than 1.");
 		return false;
 	}
 	return true;
@@ -84,6 +148,36 @@ dp_guc_init(void)
 							 0,
 							 check_delta, NULL, NULL);
 
+	DefineCustomStringVariable("dp_agg.selection_epsilon",
+							   "Privacy loss epsilon of the private selection of GROUP BY keys.",
+							   "Empty (the default) means unset: a DP statement with GROUP BY is then an error.",
+							   &dp_guc_selection_epsilon_string,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   check_selection_epsilon, NULL, NULL);
+
+	DefineCustomStringVariable("dp_agg.selection_delta",
+							   "Privacy parameter delta of the private selection of GROUP BY keys.",
+							   "Empty (the default) means unset: a DP statement with GROUP BY is then an error.",
+							   &dp_guc_selection_delta_string,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   check_selection_delta, NULL, NULL);
+
+	DefineCustomEnumVariable("dp_agg.group_keys",
+							 "Whether GROUP BY keys of DP statements are selected privately or public.",
+							 "private (the default) releases a group only if a noisy count of its rows "
+							 "passes a threshold; public releases every group present, for keys that are "
+							 "public knowledge.",
+							 &dp_guc_group_keys,
+							 DP_GROUP_KEYS_PRIVATE,
+							 group_keys_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("dp_agg.charger_idle_timeout",
 							"Time after which an idle budget charger exits.",
 							"A charger stays connected to its database; DROP DATABASE "
@@ -117,5 +211,20 @@ dp_guc_epsilon(double *epsilon)
 	if (dp_guc_epsilon_string == NULL || dp_guc_epsilon_string[0] == '\0')
 		return false;
 	*epsilon = strtod(dp_guc_epsilon_string, NULL);
+	return true;
+}
+
+/*
+ * The values of dp_agg.selection_epsilon and dp_agg.selection_delta, false
+ * if either is unset.
+ */
+bool
+dp_guc_selection(double *epsilon, double *delta)
+{
+	if (dp_guc_selection_epsilon_string == NULL || dp_guc_selection_epsilon_string[0] == '\0' ||
+		dp_guc_selection_delta_string == NULL || dp_guc_selection_delta_string[0] == '\0')
+		return false;
+	*epsilon = strtod(dp_guc_selection_epsilon_string, NULL);
+	*delta = strtod(dp_guc_selection_delta_string, NULL);
 	return true;
 }

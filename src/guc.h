@@ -11,11 +11,20 @@
 /* true when loaded from shared_preload_libraries (set by _PG_init) */
 extern bool dp_preloaded;
 
+/* dp_agg.group_keys */
+typedef enum DpGroupKeys
+{
+	DP_GROUP_KEYS_PRIVATE,		/* released through private selection */
+	DP_GROUP_KEYS_PUBLIC		/* released as they are (public knowledge) */
+} DpGroupKeys;
+
 extern double dp_guc_delta;
+extern int	dp_guc_group_keys;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_max_databases;
 
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
+extern bool dp_guc_selection(double *epsilon, double *delta);
 
 #endif							/* DP_AGG_GUC_H */

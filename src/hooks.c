@@ -7,7 +7,9 @@
  *
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
- * At planning the guard rejects statements it cannot price (guard.c).  At
+ * At planning the guard rejects statements it cannot price (guard.c), and
+ * the groups of a DP statement with GROUP BY are put under private
+ * selection (selection.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
  * also from the executor's permission hook, which COPY calls too; and
  * statistics, protect_stats.c).  At
@@ -37,6 +39,7 @@
 #include "protect_guard.h"
 #include "protect_stats.h"
 #include "registry.h"
+#include "selection.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -51,6 +54,9 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* without a privacy unit, a unit is a row, in one group */
+	if (dp_query_has_dp(parse))
+		dp_selection_rewrite(parse, 1);
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else

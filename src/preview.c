@@ -185,6 +185,36 @@ caller_budget(double epsilon, double delta, const double *curve,
 	SPI_finish();
 }
 
+#define PREVIEW_COLUMNS 14
+
+/*
+ * The row of a statement's private selection of groups: its price, and
+ * max_groups_contributed as the sensitivity (a unit changes the count of
+ * at most that many groups, each by one); no noise scale, grid or
+ * interval (dp_agg.selection_probability gives its accuracy).
+ */
+static void
+selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilon,
+			  double delta, bool has_budget, bool affordable)
+{
+	Datum		values[PREVIEW_COLUMNS] = {0};
+	bool		nulls[PREVIEW_COLUMNS] = {0};
+
+	values[0] = Int32GetDatum(call);
+	values[1] = CStringGetTextDatum(dp_kind_name(r->call.kind));
+	values[2] = CStringGetTextDatum("selection");
+	values[3] = CStringGetTextDatum(dp_selection_mechanism_name);
+	values[4] = Float8GetDatum(r->selection.epsilon);
+	values[5] = Float8GetDatum(r->selection.delta);
+	values[6] = Float8GetDatum((double) r->selection.max_groups);
+	nulls[7] = nulls[8] = nulls[9] = nulls[10] = true;
+	values[11] = Float8GetDatum(epsilon);
+	values[12] = Float8GetDatum(delta);
+	values[13] = BoolGetDatum(affordable);
+	nulls[13] = !has_budget;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 /*
  * dp_agg.preview(query text): one row per noisy release of each DP
  * aggregate call of the statement (dp_avg has two), with the statement's
@@ -228,6 +258,11 @@ dp_preview(PG_FUNCTION_ARGS)
 		int			nparts = 0;
 
 		call++;
+		if (r->call.kind == DP_SELECT)
+		{
+			selection_row(rsinfo, call, r, epsilon, delta, has_budget, affordable);
+			continue;
+		}
 		switch (r->call.kind)
 		{
 			case DP_COUNT_STAR:
@@ -245,12 +280,14 @@ dp_preview(PG_FUNCTION_ARGS)
 				parts[nparts] = &r->sum;
 				names[nparts++] = "centred_sum";
 				break;
+			case DP_SELECT:
+				break;			/* above */
 		}
 		for (int i = 0; i < nparts; i++)
 		{
 			const DpNoiseSpec *ns = parts[i];
-			Datum		values[14];
-			bool		nulls[14] = {0};
+			Datum		values[PREVIEW_COLUMNS];
+			bool		nulls[PREVIEW_COLUMNS] = {0};
 			StringInfoData sampling;
 
 			initStringInfo(&sampling);

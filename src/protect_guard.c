@@ -8,10 +8,13 @@
  * its side effects.  When a statement names a protected relation that the
  * current user is not trusted for, the rewritten query (views expanded) is
  * checked at planning, at every level:
- *   - no aggregate other than DP aggregates, no window function, and no
- *     GROUP BY (the groups present would be released exactly);
+ *   - no aggregate other than DP aggregates, no window function, and
+ *     GROUP BY only at the level of the DP aggregates, with private
+ *     selection of the groups (dp_agg.group_keys = 'private'): else the
+ *     groups present would be released exactly;
  *   - at the level of the DP aggregates, the output and HAVING use row
- *     values only inside DP aggregates;
+ *     values only inside DP aggregates or as GROUP BY keys, and
+ *     expressions of the keys are held to the rules of rows;
  *   - every expression evaluated on row data (WHERE, the arguments and
  *     FILTER of DP aggregates, everything in the sub-queries, views and
  *     CTEs below them) is made of a few node kinds that cannot fail, and
@@ -43,6 +46,8 @@
 #include "utils/regproc.h"
 
 #include "catalog.h"
+#include "compat.h"
+#include "guc.h"
 #include "protect.h"
 #include "protect_guard.h"
 
@@ -289,8 +294,46 @@ typedef struct PostContext
 {
 	GuardContext *ctx;
 	bool		dp_level;		/* row values outside DP aggregates are rows */
+	bool		grouped;		/* ... and GROUP BY keys are (check_grouping) */
 	int			sublevels;
 } PostContext;
+
+static bool
+contains_dp_aggref_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (is_dp_aggref(node))
+		return true;
+	if (IsA(node, Query))
+		return false;			/* a sub-query: check_level checks it */
+	return expression_tree_walker(node, contains_dp_aggref_walker, context);
+}
+
+static bool
+contains_dp_aggref(Node *node)
+{
+	return contains_dp_aggref_walker(node, NULL);
+}
+
+/* a Var of the level sublevels above node's own */
+static bool
+level_var_walker(Node *node, int *sublevels)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varlevelsup == (Index) *sublevels;
+	if (IsA(node, Query))
+		return false;			/* a sub-query: check_level checks it */
+	return expression_tree_walker(node, level_var_walker, sublevels);
+}
+
+static bool
+contains_level_var(Node *node, int sublevels)
+{
+	return level_var_walker(node, &sublevels);
+}
 
 static bool
 post_walker(Node *node, PostContext *pc)
@@ -315,6 +358,16 @@ post_walker(Node *node, PostContext *pc)
 	if (IsA(node, WindowFunc))
 		reject_construct(pc->ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);
+	if (pc->grouped && !contains_dp_aggref(node) && contains_level_var(node, pc->sublevels))
+	{
+		/*
+		 * An expression of the group keys: evaluated on the rows (GROUP BY
+		 * expressions, HAVING conditions the planner moves to WHERE), and on
+		 * groups before their selection, so it is held to the rules of rows
+		 */
+		(void) rows_walker(node, pc->ctx);
+		return false;
+	}
 	if (IsA(node, Var) && pc->dp_level && ((Var *) node)->varlevelsup == (Index) pc->sublevels)
 		reject_construct(pc->ctx, "row values are",
 						 "The output may use the rows only through DP aggregates.", HINT_README);
@@ -360,10 +413,37 @@ check_from(Query *q, bool rows, GuardContext *ctx)
 			case RTE_VALUES:
 				(void) rows_walker((Node *) rte->values_lists, ctx);
 				break;
+#ifdef DP_HAVE_RTE_GROUP
+			case RTE_GROUP:
+				/* the GROUP BY expressions, which the output refers to by Vars */
+				(void) rows_walker((Node *) rte->groupexprs, ctx);
+				break;
+#endif
 			default:
 				break;
 		}
 	}
+}
+
+/*
+ * GROUP BY only at the level of the DP aggregates, where the groups are
+ * released through private selection (selection.c): with
+ * dp_agg.group_keys = 'public' the groups present would be released
+ * exactly (a group appears only if some row has its key).
+ */
+static void
+check_grouping(Query *q, bool dp_here, GuardContext *ctx)
+{
+	if (q->groupClause == NIL && q->groupingSets == NIL)
+		return;
+	if (!dp_here || q->groupingSets != NIL)
+		reject_construct(ctx, "GROUP BY is",
+						 "The groups present would be released exactly: a group appears only if some row has its key.",
+						 "Group the rows at the level of the DP aggregates, without GROUPING SETS, ROLLUP or CUBE.");
+	if (dp_guc_group_keys == DP_GROUP_KEYS_PUBLIC)
+		reject_construct(ctx, "GROUP BY with dp_agg.group_keys = 'public' is",
+						 "The groups present would be released exactly: a group appears only if some row has its key.",
+						 "SET dp_agg.group_keys = 'private': the groups are then released through private selection.");
 }
 
 /*
@@ -378,10 +458,7 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 									dp_here_walker(q->havingQual, NULL));
 	ListCell   *lc;
 
-	if (q->groupClause != NIL || q->groupingSets != NIL)
-		reject_construct(ctx, "GROUP BY is",
-						 "The groups present would be released exactly: a group appears only if some row has its key.",
-						 "Aggregate without GROUP BY, with one statement per group key in WHERE.");
+	check_grouping(q, dp_here, ctx);
 	if (q->hasWindowFuncs)
 		reject_construct(ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);
@@ -403,7 +480,7 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 	}
 	else
 	{
-		PostContext pc = {ctx, dp_here, 0};
+		PostContext pc = {ctx, dp_here, dp_here && q->groupClause != NIL, 0};
 
 		if (dp_here)
 			(void) rows_walker((Node *) q->jointree, ctx);

@@ -552,6 +552,31 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	}
 }
 
+/*
+ * The ticket of the private selection of a statement's groups (dp_select,
+ * put there by selection.c): its price comes from dp_agg.selection_epsilon
+ * and dp_agg.selection_delta, which have no defaults, and max_groups_contributed
+ * from its constant argument.  It reads the rows as they come: a sampled
+ * table gives the selection no amplification.
+ */
+static void
+plan_selection(DpRelease *r, Aggref *args_from)
+{
+	Node	   *karg = call_arg(args_from, r->call.k_arg);
+
+	if (!IsA(karg, Const) || ((Const *) karg)->constisnull)
+		elog(ERROR, "dp_agg: dp_select without a constant max_groups_contributed");
+	if (!dp_guc_selection(&r->epsilon, &r->delta))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("dp_agg.selection_epsilon and dp_agg.selection_delta must be set for a DP statement with GROUP BY"),
+				 errdetail("Its groups are released only by a private selection, which costs its own epsilon and delta."),
+				 errhint("SET dp_agg.selection_epsilon and dp_agg.selection_delta, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+	r->sampling = dp_no_sampling;
+	dp_selection_plan(&r->selection, r->epsilon, r->delta,
+					  DatumGetInt32(((Const *) karg)->constvalue));
+}
+
 /* seed of the fingerprint hash: "dpag" in ASCII */
 #define FINGERPRINT_SEED 0x64706167
 
@@ -569,6 +594,17 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	r->call = *info;
 	r->aggref = aggref;
 	r->finalize = finalize;
+	if (info->kind == DP_SELECT)
+	{
+		int64		fp[2];
+
+		plan_selection(r, args_from);
+		fp[0] = info->kind;
+		fp[1] = r->selection.max_groups;
+		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
+											 FINGERPRINT_SEED);
+		return r;
+	}
 	r->sampling = *sampling;
 	dp_sampling_resolve(&r->sampling, params);
 	r->epsilon = resolve_epsilon(args_from, info, params);

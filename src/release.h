@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "noise.h"
 #include "sampling.h"
+#include "selection_mechanism.h"
 
 typedef enum DpMechanism
 {
@@ -69,6 +70,7 @@ typedef struct DpRelease
 	DpNoiseSpec count;			/* dp_count, and the count of dp_avg */
 	DpNoiseSpec sum;			/* dp_sum, and the centred sum of dp_avg */
 	DpSampling	sampling;
+	DpSelectionSpec selection;	/* dp_select: the private selection */
 
 	uint64		fingerprint;	/* identifies the accumulation units */
 } DpRelease;

@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "calibrate.h"
 #include "release_rdp.h"
 
@@ -135,10 +137,24 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 	}
 }
 
-/* the Renyi DP curve of a priced call: one or two noisy releases */
+/*
+ * The Renyi DP curve of a priced call: one or two noisy releases, or a
+ * private selection of groups.  A selection is (epsilon, delta)-DP with
+ * delta > 0, which no Renyi DP curve bounds (a Renyi divergence of finite
+ * order is infinite where one distribution has mass the other lacks): its
+ * curve is infinite at every order, so that the Renyi certificate of a
+ * budget never covers it and only basic composition admits the role's
+ * charges after it (README, "Private group keys").
+ */
 void
 dp_release_add_rdp(const DpRelease *r, double *curve)
 {
+	if (r->call.kind == DP_SELECT)
+	{
+		for (int i = 0; i < DP_RDP_ORDERS; i++)
+			curve[i] = INFINITY;
+		return;
+	}
 	if (r->call.kind != DP_SUM)
 		add_noise_rdp(&r->count, &r->sampling, curve);
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)

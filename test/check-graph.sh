@@ -19,11 +19,11 @@ cd "$top"
 layers='
 0 compat guc calibrate random
 1 noise catalog budget_row numeric_units
-2 params noise_param grid
+2 params noise_param grid selection_mechanism
 3 sampling
 4 release
 5 registry release_rdp describe guard protect
-6 price charger protect_check protect_guard protect_stats
+6 price charger protect_check protect_guard protect_stats selection
 7 budget
 8 hooks preview aggregates functions protect_api
 9 dp_agg

@@ -129,11 +129,14 @@ ORDER BY v.n;
 -------------------------------------------------------------------------
 \echo
 \echo '--- 3. Visits and average age per region (GROUP BY; epsilon 0.5 + 1)'
+\echo 'analyst=> SET dp_agg.group_keys = public;  -- the regions are public knowledge:'
+\echo '          -- every region is released, with no private selection of the groups'
 \echo 'analyst=> SELECT region, dp_count(*) AS visits, dp_avg(age, 0, 100, 1.0) AS avg_age'
 \echo '          FROM visits GROUP BY region;'
 \echo '(the statement below wraps it in json_agg to carry the rows to the comparison:'
 \echo ' an outer query may post-process the result of a DP sub-query)'
 \c - analyst
+SET dp_agg.group_keys = public;
 SELECT json_agg(s) AS dp_rows
 FROM (SELECT region, dp_count(*) AS visits, dp_avg(age, 0, 100, 1.0) AS avg_age
       FROM visits GROUP BY region) s \gset

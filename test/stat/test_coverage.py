@@ -217,7 +217,7 @@ _draws = {}
 def preview_rows(q):
     """Rows (release, mechanism, noise_scale, grid, ci95) of dp_agg.preview
     of the statement q under SETTINGS."""
-    script = "".join("SET %s = %s;\n" % (k, db.literal(v)) for k, v in SETTINGS.items())
+    script = db.settings_script(SETTINGS)
     script += ("SELECT release, mechanism, noise_scale, grid, ci95 FROM dp_agg.preview(%s) "
                "ORDER BY call, release;\n" % db.literal(q))
     return db.rows(script)

@@ -11,10 +11,12 @@
 # the 71st release (which only the curve pays for) and is refused the 72nd.
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
-# a damaged curve fails and leaves 0.1 in place.  A new install of 0.2 (0.1
-# plus the update script: there is no dp_agg--0.2.sql) has the same objects
-# as an updated one.  pg_dump and pg_restore of the updated database keep
-# version, rows and charging.
+# a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
+# private selection of GROUP BY keys (issue 12).  The database is updated
+# to 0.2, then to 0.3; a new install of 0.3 (0.1 plus the update scripts:
+# there is no dp_agg--0.3.sql) has the same objects as the updated one.
+# pg_dump and pg_restore of the updated database keep version, rows and
+# charging.
 use strict;
 use warnings;
 
@@ -118,8 +120,8 @@ like($stderr, qr/violated by some row|violates check constraint/,
 is($node->safe_psql('damaged', $version_sql),
 	'0.1', 'and the extension stays at 0.1');
 
-# the update
-$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+# the update, to 0.2 first
+$node->safe_psql('old', "ALTER EXTENSION dp_agg UPDATE TO '0.2'");
 is($node->safe_psql('old', $version_sql), '0.2', 'updated to 0.2');
 is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update: the budgets are identical');
@@ -128,18 +130,41 @@ is($node->safe_psql('old', $ledger_sql),
 is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
 	'after the update: carol\'s curve is the sum of her charges');
 
-# a new install of 0.2 has the same objects as the updated one
-$node->safe_psql('postgres', 'CREATE DATABASE new');
-$node->safe_psql('new', 'CREATE EXTENSION dp_agg');
-is($node->safe_psql('new', $version_sql),
-	'0.2', 'CREATE EXTENSION installs 0.2');
 my $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
 	'0.2 checks the curves of the budgets');
 like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
 	'0.2 checks the curves of the ledger');
+unlike($objects, qr/dp_select/, '0.2 has no private selection');
+
+# then to 0.3, the default version
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.3', 'updated to 0.3');
+is($node->safe_psql('old', $budget_sql),
+	$old_budget, 'after the update to 0.3: the budgets are identical');
+is($node->safe_psql('old', $ledger_sql),
+	$old_ledger, 'after the update to 0.3: the ledger is identical');
+$objects = $node->safe_psql('old', $objects_sql);
+like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
+	'0.3 has the private selection of GROUP BY keys');
+
+# a new install of 0.3 has the same objects as the updated one
+$node->safe_psql('postgres', 'CREATE DATABASE new');
+$node->safe_psql('new', 'CREATE EXTENSION dp_agg');
+is($node->safe_psql('new', $version_sql),
+	'0.3', 'CREATE EXTENSION installs 0.3');
 is($node->safe_psql('new', $objects_sql),
-	$objects, 'a new install of 0.2 has the objects of an updated one');
+	$objects, 'a new install of 0.3 has the objects of an updated one');
+
+# 0.3 selects groups privately
+$node->safe_psql(
+	'new', q{CREATE TABLE u AS SELECT g AS x FROM generate_series(1, 1000) g;
+SELECT dp_agg.set_budget(current_user::regrole, 1e12, 0.5)});
+is( $node->safe_psql(
+		'new', q{SET dp_agg.selection_epsilon = 1; SET dp_agg.selection_delta = 1e-9;
+SELECT count(*) FROM (SELECT x, dp_count(x, 1e9) FROM u GROUP BY x) s}),
+	'0',
+	'0.3: GROUP BY a unique column releases no group (1000 groups of one row, each released with probability 1e-9)');
 
 # releases charge as before
 sub check_charging
@@ -197,7 +222,7 @@ command_ok(
 	],
 	'pg_restore into a fresh database');
 is($node->safe_psql('restored', $version_sql),
-	'0.2', 'restored: version 0.2');
+	'0.3', 'restored: version 0.3');
 is($node->safe_psql('restored', $budget_sql),
 	$old_budget, 'restored: the budgets are identical');
 is($node->safe_psql('restored', $ledger_sql),

@@ -1,0 +1,211 @@
+--
+-- selection: private selection of GROUP BY keys (README, "Private group
+-- keys").  A DP statement with GROUP BY releases a group only if the
+-- private selection draws it: with probability pi(n) for a group of n rows
+-- (Desfontaines et al. 2022, Theorem 1), priced and charged with the
+-- statement.
+--
+-- Semantics are checked at epsilon 1e9 for the DP aggregates (integer
+-- releases exact except with probability about 2 exp(-1e9)) and a
+-- selection at epsilon 5, delta 1e-9, whose pi reaches 1 at n = 11:
+-- every group of at least 11 rows is released, and the 51 groups of at most
+-- 2 rows are all suppressed except with probability at most
+-- 50 pi(1) + pi(2) = 50e-9 + 1.5e-7 < 1e-6.  Groups of 3 to 10 rows are
+-- released at random and never shown.
+--
+\set SHOW_CONTEXT never
+CREATE TABLE sel_t (g int, x int);
+-- group g in 1..20 has g rows; 50 groups of one row; a NULL key with 30 rows
+INSERT INTO sel_t SELECT g, i FROM generate_series(1, 20) g, generate_series(1, g) i;
+INSERT INTO sel_t SELECT 100 + i, 1 FROM generate_series(1, 50) i;
+INSERT INTO sel_t SELECT NULL, i FROM generate_series(1, 30) i;
+SELECT dp_agg.set_budget(current_user::regrole, 1e12, 0.5);
+SET dp_agg.epsilon = 1e9;
+
+-- settings: no defaults, ranges
+SHOW dp_agg.selection_epsilon;
+SHOW dp_agg.selection_delta;
+SHOW dp_agg.group_keys;
+SELECT count(*) FROM dp_agg.ledger \gset ledger_
+SELECT g, dp_count(*) FROM sel_t GROUP BY g;
+\echo :LAST_ERROR_SQLSTATE
+SET dp_agg.selection_epsilon = 5;
+SELECT g, dp_count(*) FROM sel_t GROUP BY g;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) - :ledger_count AS charged FROM dp_agg.ledger;
+SET dp_agg.selection_epsilon = 0;
+SET dp_agg.selection_epsilon = -1;
+SET dp_agg.selection_epsilon = 'Infinity';
+SET dp_agg.selection_epsilon = 'NaN';
+SET dp_agg.selection_epsilon = 'five';
+SET dp_agg.selection_delta = 0;
+SET dp_agg.selection_delta = 1;
+SET dp_agg.selection_delta = 1e-9x;
+SET dp_agg.group_keys = 'secret';
+SET dp_agg.selection_delta = 1e-9;
+
+-- which groups appear: n >= 11 always (exact counts), n <= 2 never
+SELECT g, c FROM (SELECT g, dp_count(*) AS c FROM sel_t GROUP BY g) s
+WHERE g IS NULL OR g >= 11 OR g <= 2 OR g > 100 ORDER BY g;
+-- the same with dp_sum and dp_avg, a HAVING of the statement, and keys of
+-- an expression
+SELECT g, s, a FROM (SELECT g, dp_sum(x, 0, 100) AS s, dp_avg(x, 0, 100) AS a FROM sel_t
+                     GROUP BY g HAVING dp_count(*) >= 15) q
+WHERE g IS NULL OR g >= 11 OR g <= 2 ORDER BY g;
+SELECT k, c FROM (SELECT g % 3 AS k, dp_count(*) AS c FROM sel_t WHERE g <= 20 GROUP BY 1) s
+ORDER BY k;
+-- a sub-query, a CTE and INSERT ... SELECT are selected the same way
+WITH s AS (SELECT g, dp_count(*) AS c FROM sel_t GROUP BY g)
+SELECT count(*) FILTER (WHERE g BETWEEN 11 AND 20 OR g IS NULL) AS large,
+       count(*) FILTER (WHERE g <= 2 OR g > 100) AS small FROM s;
+CREATE TABLE sel_out (g int, c bigint);
+INSERT INTO sel_out SELECT g, dp_count(*) FROM sel_t GROUP BY g;
+SELECT count(*) FILTER (WHERE g BETWEEN 11 AND 20 OR g IS NULL) AS large,
+       count(*) FILTER (WHERE g <= 2 OR g > 100) AS small FROM sel_out;
+-- views, PL/pgSQL, prepared statements with parameters and materialized
+-- views are selected the same way (groups of 200 rows: always released);
+-- GROUP BY in a SQL function that the planner inlines is refused, as the
+-- rewrite does not see it
+CREATE TABLE sel_big AS SELECT i % 5 AS g, i AS x FROM generate_series(1, 1000) i;
+CREATE VIEW sel_v AS SELECT g, dp_count(*) AS c FROM sel_big GROUP BY g;
+SELECT * FROM sel_v ORDER BY g;
+DO $$ DECLARE r record; BEGIN
+    FOR r IN SELECT g, dp_count(x) AS c FROM sel_big GROUP BY g ORDER BY g LOOP
+        RAISE NOTICE 'group % has % rows', r.g, r.c;
+    END LOOP;
+END $$;
+PREPARE sel_p(float8) AS SELECT g, dp_count(*) FROM sel_big GROUP BY g HAVING dp_count(*) > $1 ORDER BY g;
+EXECUTE sel_p(100);
+DEALLOCATE sel_p;
+CREATE MATERIALIZED VIEW sel_mv AS SELECT g, dp_count(*) AS c FROM sel_big GROUP BY g;
+SELECT count(*) AS groups, sum(c) AS rows FROM sel_mv;
+CREATE FUNCTION sel_f() RETURNS TABLE (g int, c bigint) LANGUAGE sql STABLE
+AS 'SELECT g, dp_count(*) FROM sel_big GROUP BY g';
+SELECT * FROM sel_f();
+DROP FUNCTION sel_f();
+DROP MATERIALIZED VIEW sel_mv;
+DROP VIEW sel_v;
+DROP TABLE sel_big;
+-- a selection epsilon too small to reach certainty within 2^20 rows fails
+-- before anything is read or charged
+SET dp_agg.selection_epsilon = 1e-9;
+SELECT g, dp_count(*) FROM sel_t GROUP BY g;
+SET dp_agg.selection_epsilon = 5;
+-- a statement without GROUP BY has no selection and needs none
+RESET dp_agg.selection_epsilon;
+SELECT dp_count(*) FROM sel_t;
+SET dp_agg.selection_epsilon = 5;
+
+-- the plan: the selection comes first in the aggregation's condition,
+-- in parallel plans too
+EXPLAIN (COSTS OFF) SELECT g, dp_count(*) FROM sel_t GROUP BY g HAVING dp_count(*) > 3;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT g, dp_count(*) FROM sel_t GROUP BY g;
+SELECT g, c FROM (SELECT g, dp_count(*) AS c FROM sel_t GROUP BY g) s
+WHERE g IS NULL OR g >= 11 OR g <= 2 OR g > 100 ORDER BY g;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
+-- the price: the selection is added to the statement's, and recorded
+SELECT count(*) AS groups, bool_and(c IS NOT NULL) AS counted
+FROM (SELECT g, dp_count(g, 0.5) AS c FROM sel_t WHERE g BETWEEN 11 AND 20 GROUP BY g) s;
+SELECT epsilon, delta, detail->1 AS selection FROM dp_agg.ledger ORDER BY id DESC LIMIT 1;
+SELECT call, aggregate, release, mechanism, epsilon, delta, sensitivity, noise_scale, grid, ci95,
+       statement_epsilon, statement_delta
+FROM dp_agg.preview('SELECT g, dp_count(g, 0.5) FROM sel_t GROUP BY g');
+-- its mechanism, from the calculators: pi(n) = delta (e^(n eps) - 1)/(e^eps - 1)
+-- while the first term of the recursion binds (n = 1..4 here)
+SELECT n, abs(dp_agg.selection_probability(5, 1e-9, n) / (1e-9 * (exp(5 * n) - 1) / (exp(5) - 1)) - 1) < 1e-12
+       AS closed_form
+FROM generate_series(1, 4) n;
+SELECT dp_agg.selection_threshold(5, 1e-9) AS threshold,
+       dp_agg.selection_probability(5, 1e-9, 10) < 1 AS below,
+       dp_agg.selection_probability(5, 1e-9, 11) AS at,
+       dp_agg.selection_probability(5, 1e-9, 1000000) AS beyond,
+       dp_agg.selection_probability(5, 1e-9, 0) AS empty;
+-- max_groups_contributed k: the mechanism at (epsilon/k, delta/k)
+SELECT n, abs(dp_agg.selection_probability(6, 3e-9, n, 3) / dp_agg.selection_probability(2, 1e-9, n) - 1) < 1e-12
+       AS split
+FROM generate_series(1, 30, 7) n;
+SELECT dp_agg.selection_threshold(1, 1e-5, 0);
+SELECT dp_agg.selection_threshold(0, 1e-5);
+SELECT dp_agg.selection_threshold(1, 0);
+SELECT dp_agg.selection_probability(1, 1e-5, -1);
+SELECT dp_agg.selection_threshold(1e-7, 1e-5);
+SELECT dp_agg.selection_threshold(1, 5e-324, 3);
+SELECT has_function_privilege('public', 'dp_agg.selection_sample(float8, float8, bigint, integer, integer)',
+                              'EXECUTE') AS public_sample;
+
+-- nobody calls dp_select directly: its first argument has type internal
+SELECT dp_agg.dp_select(NULL, 1) FROM sel_t;
+SELECT g, dp_agg.dp_select(NULL::internal, 1) FROM sel_t GROUP BY g;
+SELECT dp_agg.select_finalfn(NULL);
+
+-- public group keys: released as they are, no selection, no price
+SET dp_agg.group_keys = 'public';
+SELECT count(*) AS groups, sum(c) AS rows FROM (SELECT g, dp_count(*) AS c FROM sel_t GROUP BY g) s;
+SELECT epsilon, delta, jsonb_array_length(detail) AS calls FROM dp_agg.ledger ORDER BY id DESC LIMIT 1;
+-- a plan made with public keys is refused once they are private again
+SET plan_cache_mode = force_generic_plan;
+PREPARE sel_public AS
+SELECT count(*) AS groups, sum(c) AS rows FROM (SELECT g, dp_count(*) AS c FROM sel_t GROUP BY g) s;
+EXECUTE sel_public;
+SET dp_agg.group_keys = 'private';
+EXECUTE sel_public;
+\echo :LAST_ERROR_SQLSTATE
+DEALLOCATE sel_public;
+RESET plan_cache_mode;
+RESET dp_agg.group_keys;
+
+-- Renyi accounting: no Renyi DP curve bounds an (epsilon, delta) selection
+-- with delta > 0, so its curve is infinite and only basic composition
+-- admits the role's charges after it
+CREATE ROLE regress_sel_rdp;
+GRANT SELECT ON sel_t TO regress_sel_rdp;
+SELECT dp_agg.set_budget('regress_sel_rdp', 100, 1e-3, 'rdp');
+SET ROLE regress_sel_rdp;
+SELECT dp_count(x, 1, 1e-6) >= 0 AS released FROM sel_t;
+SELECT composed_epsilon < 10 AS finite FROM dp_agg.my_budget;
+SELECT count(*) >= 0 AS released FROM (SELECT g, dp_count(x, 1) FROM sel_t GROUP BY g) s;
+SELECT composed_epsilon, epsilon_spent, delta_spent FROM dp_agg.my_budget;
+SELECT dp_count(x, 1) >= 0 AS released FROM sel_t;
+RESET ROLE;
+SELECT dp_agg.spent_epsilon('regress_sel_rdp', 1e-3) AS spent;
+
+-- protected relations: an untrusted role may GROUP BY, through the selection
+CREATE ROLE regress_sel_owner;
+CREATE ROLE regress_sel_analyst;
+CREATE TABLE sel_p (id int PRIMARY KEY, grp int, name text);
+INSERT INTO sel_p SELECT i, i % 5, 'n' || i FROM generate_series(1, 1000) i;
+ALTER TABLE sel_p OWNER TO regress_sel_owner;
+SELECT dp_agg.protect('sel_p');
+SELECT dp_agg.grant_access('sel_p', 'regress_sel_analyst');
+SELECT dp_agg.set_budget('regress_sel_analyst', 1e12, 0.5);
+SET ROLE regress_sel_analyst;
+-- groups of 200 rows: released with certainty, exact counts
+SELECT grp, dp_count(id) FROM sel_p GROUP BY grp ORDER BY grp;
+-- the primary key: each group has one row, released with probability
+-- 1e-9: 1000 groups, none released except with probability 1e-6
+SELECT id, dp_count(id) FROM sel_p GROUP BY id;
+SELECT length(name) AS len, dp_count(id) FROM sel_p GROUP BY 1 HAVING length(name) > 2 ORDER BY 1;
+SET dp_agg.group_keys = 'public';
+SELECT grp, dp_count(id) FROM sel_p GROUP BY grp;
+RESET dp_agg.group_keys;
+SELECT grp, dp_count(id) FROM sel_p GROUP BY ROLLUP (grp);
+SELECT grp / (grp - 2), dp_count(id) FROM sel_p GROUP BY 1;
+SELECT grp, dp_count(id) FROM sel_p GROUP BY grp HAVING 10 / (grp - 2) > 0;
+RESET ROLE;
+
+-- cleanup
+SELECT dp_agg.unprotect('sel_p');
+DROP TABLE sel_p, sel_t, sel_out;
+DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_sel_%';
+DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_sel_%';
+DROP ROLE regress_sel_owner, regress_sel_analyst, regress_sel_rdp;
