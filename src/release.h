@@ -39,6 +39,8 @@ typedef struct DpNoiseSpec
 	double		noise_scale;	/* Laplace scale or sigma, value units */
 	double		sigma_units;	/* Gaussian: sigma in grid units */
 	const char *calibration;	/* under sampling: "amplified" or "renyi" */
+	double		joint_mu;		/* Gaussian calibrated jointly (joint.c): the
+								 * statement's mu, else 0 */
 	DpLaplaceParam laplace;
 	DpGaussianParam gaussian;
 } DpNoiseSpec;

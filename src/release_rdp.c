@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "calibrate.h"
+#include "rdp_laplace.h"
 #include "release_rdp.h"
 
 /* relative margin for the rounding of each Renyi DP term (never understated) */
@@ -23,8 +24,10 @@
  *    (Mironov, Talwar & Zhang 2019; see gaussian_sigma_units on lattices);
  *  - discrete Laplace: its exact Renyi DP (dp_rdp_discrete_laplace, the
  *    discrete form of Mironov 2017, Proposition 6), at most epsilon;
- *    amplified by subsampling: an epsilon-DP release is min(epsilon,
- *    alpha epsilon^2 / 2)-RDP at every order (Bun & Steinke 2016).
+ *    amplified by subsampling: the exact Renyi DP of the Poisson-subsampled
+ *    discrete Laplace (rdp_laplace.c: Steinke 2022, Theorems 34 and 35),
+ *    and never more than what any epsilon-DP release has, min(epsilon,
+ *    alpha epsilon^2 / 2) (Bun & Steinke 2016, Proposition 3.3).
  * The noise actually used is at least what is assumed here (sigma^2 is
  * rounded up, the Laplace scale is the sampler's), and add_noise_rdp rounds
  * each term up by a relative 2^-40.
@@ -45,13 +48,17 @@ noise_rdp_curve(const DpNoiseSpec *ns, const DpSampling *sampling, double *out)
 				out[i] = 0;
 				break;
 			case DP_MECH_LAPLACE:
-				if (sampling->amplified)
-					out[i] = Min(ns->epsilon, a * ns->epsilon * ns->epsilon / 2);
-				else
-					out[i] = Min(dp_rdp_discrete_laplace((double) ns->laplace.s / (double) ns->laplace.t,
-														 (double) ns->sens_units, a),
-								 ns->epsilon);
-				break;
+				{
+					double		lambda = (double) ns->laplace.s / (double) ns->laplace.t;
+					double		d = (double) ns->sens_units;
+
+					if (sampling->amplified)
+						out[i] = Min(Min(ns->epsilon, a * ns->epsilon * ns->epsilon / 2),
+									 dp_rdp_sampled_discrete_laplace(sampling->rate, lambda, d, a));
+					else
+						out[i] = Min(dp_rdp_discrete_laplace(lambda, d, a), ns->epsilon);
+					break;
+				}
 			case DP_MECH_GAUSSIAN:
 				{
 					double		nm = ns->sigma_units / (double) ns->sens_units;

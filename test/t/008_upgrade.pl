@@ -6,15 +6,16 @@
 # (carol: limits (5, 1e-5), 70 Gaussian releases at (0.5, 1e-6), as in
 # 004_dump_restore.pl: test/reference/rdp.py gives epsilon at delta 1e-5 of
 # 70, 71, 72 such releases as 4.93763, 4.97833, 5.01838), and is updated to
-# 0.2.  The rows are identical after the update, carol's curve is still the
+# 0.2, then 0.3.  The rows are identical after the update, carol's curve is still the
 # sum of her charges, alice is refused what she no longer has, carol makes
 # the 71st release (which only the curve pays for) and is refused the 72nd.
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  A new install of 0.2 (0.1
 # plus the update script: there is no dp_agg--0.2.sql) has the same objects
-# as an updated one.  pg_dump and pg_restore of the updated database keep
-# version, rows and charging.
+# as an updated one, and so does a new install of 0.3 (0.1, 0.1--0.2,
+# 0.2--0.3: issue 13 adds calculators only).  pg_dump and pg_restore of
+# the updated database keep version, rows and charging.
 use strict;
 use warnings;
 
@@ -119,8 +120,10 @@ is($node->safe_psql('damaged', $version_sql),
 	'0.1', 'and the extension stays at 0.1');
 
 # the update
-$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+$node->safe_psql('old', q{ALTER EXTENSION dp_agg UPDATE TO '0.2'});
 is($node->safe_psql('old', $version_sql), '0.2', 'updated to 0.2');
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.3', 'then updated to 0.3');
 is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update: the budgets are identical');
 is($node->safe_psql('old', $ledger_sql),
@@ -128,18 +131,18 @@ is($node->safe_psql('old', $ledger_sql),
 is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
 	'after the update: carol\'s curve is the sum of her charges');
 
-# a new install of 0.2 has the same objects as the updated one
+# a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
 $node->safe_psql('new', 'CREATE EXTENSION dp_agg');
 is($node->safe_psql('new', $version_sql),
-	'0.2', 'CREATE EXTENSION installs 0.2');
+	'0.3', 'CREATE EXTENSION installs 0.3');
 my $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
 	'0.2 checks the curves of the budgets');
 like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
 	'0.2 checks the curves of the ledger');
 is($node->safe_psql('new', $objects_sql),
-	$objects, 'a new install of 0.2 has the objects of an updated one');
+	$objects, 'a new install of 0.3 has the objects of an updated one');
 
 # releases charge as before
 sub check_charging
@@ -197,7 +200,7 @@ command_ok(
 	],
 	'pg_restore into a fresh database');
 is($node->safe_psql('restored', $version_sql),
-	'0.2', 'restored: version 0.2');
+	'0.3', 'restored: version 0.3');
 is($node->safe_psql('restored', $budget_sql),
 	$old_budget, 'restored: the budgets are identical');
 is($node->safe_psql('restored', $ledger_sql),
