@@ -36,20 +36,35 @@
  * and stays correct (release_rdp.c).
  *
  * What is sampled is the discrete Gaussian on a lattice of 2^k (release.c),
- * not the continuous one.  The releases take part only when every sigma is
- * at least JOINT_MIN_SIGMA_UNITS lattice steps; then the discrete
- * Gaussians' sums over their lattices equal the continuous integrals up to
- * a relative error of order sigma^-2 (Poisson summation: the Fourier
- * transform of the Gaussian at the nonzero frequencies of the lattice is
- * exp(-2 pi^2 sigma^2 k^2), and the one kink of the hockey-stick integrand
- * (e^L - e^eps)_+ adds a term of order sigma^-2 (Euler-Maclaurin), as in the
- * comparison of Canonne, Kamath & Steinke 2020, section 2.1), about 2^-40
- * at 2^20 steps.  We calibrate pessimistically: mu* is the mu of the
- * continuous curve at (E, Delta (1 - JOINT_DELTA_MARGIN)), a margin of 2^-20
- * that covers that error a million times, and every rounding is upwards
- * (the sum of squares, the multipliers, sigma).  Releases with coarser
- * lattices are left with their own exact discrete calibration
- * (Canonne, Kamath & Steinke 2020, Theorem 7), as is a lone release.
+ * not the continuous one, so each release is given a slightly larger mu
+ * than its continuous counterpart, and the composition is taken in the
+ * Gaussian DP framework, where it is exact for any mechanisms of the given
+ * mu_i (Dong, Roth & Su 2019, Theorem 3.2 and Corollary 3.3: a mechanism
+ * whose trade-off curve lies above G_mu_i composes like G_mu_i).  A
+ * discrete Gaussian release of sensitivity D and sigma (lattice units) is
+ * mu'-GDP with mu' = (D / sigma)(1 + kappa), kappa <= 2 / sigma^2, for
+ * every epsilon with epsilon sigma / D below 2^9 (ours, from the exact delta
+ * of Canonne, Kamath & Steinke 2020, Theorem 7, and the Euler-Maclaurin
+ * bound of calibrate.c): with m the first lattice point above
+ * u = epsilon sigma^2 / D - D / 2 and z = u / sigma = epsilon / mu - mu / 2,
+ *  - the integral term, from m rather than from u, is at most the
+ *    continuous delta(epsilon; mu), as the hockey-stick integrand is
+ *    positive above u;
+ *  - the correction terms are each at most a constant times
+ *    phi(z) mu / sigma^2 (the integrand vanishes at u, its value and its
+ *    derivatives at m are of order D / sigma^2 times f(u) / N = phi(z) /
+ *    sigma; the remainder, of order sigma^-6 z^5 phi(z), is smaller still),
+ *    their sum at most phi(z) mu / sigma^2;
+ *  - d delta(epsilon; mu) / d mu = phi(epsilon / mu - mu / 2) (Balle &
+ *    Wang 2018, Theorem 8, differentiated), so raising mu by mu kappa
+ *    raises the continuous delta by at least that much.
+ * Releases take part only when every sigma is at least JOINT_MIN_SIGMA_UNITS
+ * lattice steps (kappa below 2^-39), and every mu_i is raised by the
+ * relative JOINT_MU_MARGIN = 2^-20 (a million times kappa) before they are
+ * composed; every rounding is upwards (the sum of squares, the multipliers,
+ * sigma).  Releases with coarser lattices keep their own exact discrete
+ * calibration (Canonne, Kamath & Steinke 2020, Theorem 7), as does a lone
+ * release.
  *
  * Under TABLESAMPLE.  An amplified release is a subsampled Gaussian, a
  * mixture whose composition is not a Gaussian of any mu: amplified releases
@@ -69,8 +84,8 @@
 #include "noise.h"
 #include "noise_param.h"
 
-/* relative margin on the statement's delta for the discreteness (above) */
-#define JOINT_DELTA_MARGIN (1.0 / 1048576.0)	/* 2^-20 */
+/* relative margin on each release's mu for the discreteness (above) */
+#define JOINT_MU_MARGIN (1.0 / 1048576.0)	/* 2^-20 */
 /* the coarsest lattice joint calibration accepts: sigma in steps */
 #define JOINT_MIN_SIGMA_UNITS 1048576.0	/* 2^20 */
 
@@ -163,13 +178,16 @@ dp_joint_calibrate(List *priced, List *releases)
 		return;
 
 	/*
-	 * The priced epsilon and delta were summed rounding up above; the
-	 * continuous Gaussian of standard deviation joint_sigma and sensitivity
-	 * 1 meets (epsilon, delta (1 - margin)), so mu* = 1 / joint_sigma, and
-	 * release i gets the multiplier joint_sigma M s_i, M >= sqrt(sum_sq).
+	 * The continuous Gaussian of standard deviation joint_sigma and
+	 * sensitivity 1 meets (epsilon, delta), so mu* = 1 / joint_sigma; release
+	 * i gets the multiplier joint_sigma M s_i (1 + margin), M >=
+	 * sqrt(sum_sq), so that the mu_i (1 + margin) of the releases compose to
+	 * at most mu*.  (epsilon and delta were summed rounding up, as the
+	 * charge is: the same values.)
 	 */
-	joint_sigma = dp_gaussian_sigma(epsilon, delta * (1.0 - JOINT_DELTA_MARGIN), 1.0);
-	factor = dp_mul_up(joint_sigma, nextafter(sqrt(sum_sq), INFINITY));
+	joint_sigma = dp_gaussian_sigma(epsilon, delta, 1.0);
+	factor = dp_mul_up(dp_mul_up(joint_sigma, nextafter(sqrt(sum_sq), INFINITY)),
+					   1.0 + JOINT_MU_MARGIN);
 	if (!(factor < 1.0))
 		return;					/* cannot happen: basic composition is looser */
 

@@ -42,18 +42,18 @@ ALPHA_SIDE = 4.9e-7
 ALPHA_TRUNC = 2e-8
 
 
-# joint calibration (joint.c): relative margin on the statement's delta
-JOINT_DELTA_MARGIN = 2.0 ** -20
+# joint calibration (joint.c): relative margin on each release's mu
+JOINT_MU_MARGIN = 2.0 ** -20
 
 
 def joint_sigma(statement_epsilon, statement_delta, share, sensitivity):
     """The sigma of a jointly calibrated Gaussian release (joint.c): the
-    statement's mu*, the analytic Gaussian's at (epsilon, delta (1 -
-    margin)), of which the release holds the share of mu^2, so that
-    sensitivity / sigma = mu* sqrt(share)."""
+    statement's mu* is the analytic Gaussian's at (epsilon, delta), of which
+    the release holds the share of mu^2, its mu raised by the margin, so
+    that sensitivity / sigma = mu* sqrt(share) / (1 + margin)."""
     unit = float(db.scalar("SELECT dp_agg.gaussian_sigma(%r, %r, 1);"
-                           % (statement_epsilon, statement_delta * (1 - JOINT_DELTA_MARGIN))))
-    return unit * sensitivity / math.sqrt(share)
+                           % (statement_epsilon, statement_delta)))
+    return unit * sensitivity / math.sqrt(share) * (1 + JOINT_MU_MARGIN)
 
 
 def check_calibration(check, spec, what, epsilon, delta, sensitivity, joint=None):

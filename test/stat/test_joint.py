@@ -3,8 +3,9 @@
 dp_avg(v::numeric, 0, 100, 2, 1e-6) on stat.avg_rows (test_aggregates.py:
 G = 4000 groups of n = 200 rows): its count and centred sum are two
 Gaussian releases that together are one Gaussian of mu* = 1 / sigma*,
-sigma* the analytic Gaussian's at (2, 1e-6 (1 - 2^-20)), each holding half
-of mu*^2: sigma_count = sqrt(2) sigma*, sigma_sum = sqrt(2) sigma* 50.
+sigma* the analytic Gaussian's at (2, 1e-6), each holding half of mu*^2
+(and its mu raised by the relative margin 2^-20 for the lattice):
+sigma_count = sqrt(2) sigma* (1 + 2^-20), sigma_sum = 50 sigma_count.
 Calibrated alone at (1, 5e-7) each, as before, they had sigmas about 1.4
 times larger.
 
