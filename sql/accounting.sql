@@ -191,6 +191,19 @@ SELECT sampled_laplace_times(30) AS admitted;
 SELECT round(dp_agg.spent_epsilon(current_user::regrole, 1e-5)::numeric, 4) AS composed_epsilon;
 RESET ROLE;
 DROP FUNCTION sampled_laplace_times(int);
+-- two releases from one sample are one mechanism on the sample (joint.c):
+-- the statement's curve is the exact Renyi DP of the pair on BERNOULLI (1),
+-- capped at min(1, alpha / 2) (the pair is 1-DP), as
+-- test/reference/rdp_laplace.py sums it directly (orders 2, 11, 63, 1024)
+SELECT dp_agg.reset_budget('regress_dp_renyi');
+SET ROLE regress_dp_renyi;
+SELECT dp_count(i, 0.5) IS NOT NULL AS a, dp_count(f, 0.5) IS NOT NULL AS b FROM a_t TABLESAMPLE BERNOULLI (1);
+RESET ROLE;
+SELECT o.a AS order_, abs(l.rdp[o.idx] / o.ref - 1) < 1e-6 AS matches_reference, l.rdp[o.idx] >= o.ref AS not_below
+FROM dp_agg.ledger l,
+     (VALUES (2, 10, 0.0147298816282381), (11, 100, 0.570409841519076),
+             (63, 152, 0.930662544663176), (1024, 156, 0.995797729979586)) o(a, idx, ref)
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger) ORDER BY o.a;
 
 -- spent_epsilon: bad arguments, and other roles' budgets are private
 SELECT dp_agg.spent_epsilon('regress_dp_renyi', 0);

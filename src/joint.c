@@ -66,12 +66,27 @@
  * calibration (Canonne, Kamath & Steinke 2020, Theorem 7), as does a lone
  * release.
  *
- * Under TABLESAMPLE.  An amplified release is a subsampled Gaussian, a
- * mixture whose composition is not a Gaussian of any mu: amplified releases
- * keep their own calibration ("amplified" or "renyi", release.c) and never
- * join the group.  A sampled relation that earns no amplification is priced
- * as if read whole, and its Gaussian releases join the group like any
- * other.
+ * Under TABLESAMPLE.  Releases computed from one Poisson sample are not
+ * independent mechanisms of the table: they share the sample, and
+ * amplifying each one separately, then adding the prices, understates
+ * their cost (dp_avg at epsilon 1 on BERNOULLI (1), each half amplified from
+ * base epsilon 4.19, is really ln(1 + 0.01 (e^8.38 - 1)) = 3.8-DP, not
+ * 1-DP).  So when the priced releases of a statement include two or more
+ * noisy releases from amplified samples, they are calibrated as one
+ * mechanism on the sample (calibrate_shared_sample): its base guarantee
+ * (epsilon0, delta0) = (ln(1 + (e^E - 1)/q), Delta/q) is what
+ * amplification turns into the statement's (E, Delta) (Steinke 2022,
+ * Theorem 29), and it is split between the releases by basic composition on
+ * the sample (Dwork & Roth 2014, Theorem 3.16; the noises are independent
+ * given the sample): each Laplace release gets the share epsilon_i / E of
+ * epsilon0, and the Gaussian ones together the rest with all of delta0,
+ * calibrated jointly as above with their mu*.  Renyi accounting charges the
+ * exact Renyi DP of the whole group on the sample (rdp_laplace.c,
+ * release_rdp.c).  The rate must be one for all: a statement with samples
+ * of different rates is refused.  A single amplified release keeps its own
+ * calibration ("amplified" or "renyi", release.c); unamplified samples are
+ * priced as if read whole and their Gaussian releases join the unsampled
+ * group.
  *
  *-------------------------------------------------------------------------
  */
@@ -141,6 +156,165 @@ set_joint_sigma(DpNoiseSpec *ns, double factor, double joint_mu)
 	ns->joint_mu = joint_mu;
 }
 
+/* the noisy releases of a call whose sample is amplified */
+static int
+amplified_specs(DpRelease *r, DpNoiseSpec **specs)
+{
+	int			n = 0;
+
+	if (!r->sampling.amplified)
+		return 0;
+	if (r->call.kind != DP_SUM && r->count.mechanism != DP_MECH_NONE)
+		specs[n++] = &r->count;
+	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) && r->sum.mechanism != DP_MECH_NONE)
+		specs[n++] = &r->sum;
+	return n;
+}
+
+/* x part / total rounded toward zero, all positive */
+static double
+share_down(double x, double part, double total)
+{
+	double		p = dp_mul_down(x, part);
+	double		q = p / total;
+
+	if (fma(q, total, -p) > 0)
+		q = nextafter(q, 0.0);
+	return q;
+}
+
+/* the sums over the amplified releases of the priced calls */
+typedef struct SharedSample
+{
+	int			count;			/* noisy releases */
+	double		rate;
+	double		epsilon;		/* E, Delta: their prices */
+	double		delta;
+	double		gauss_epsilon;	/* the prices of the Gaussian ones */
+	double		gauss_sum_sq;	/* sum of their stand-alone mu_i^2, up */
+} SharedSample;
+
+static void
+shared_sample_sums(List *priced, SharedSample *g)
+{
+	ListCell   *lc;
+
+	memset(g, 0, sizeof(*g));
+	foreach(lc, priced)
+	{
+		DpRelease  *r = lfirst(lc);
+		DpNoiseSpec *specs[2];
+		int			n = amplified_specs(r, specs);
+
+		if (n > 0 && g->count > 0 && r->sampling.rate != g->rate)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP aggregates on samples of different rates cannot share a statement"),
+					 errdetail("Releases computed from samples are priced together, from one rate; "
+							   "this statement has rates %g and %g.", g->rate, r->sampling.rate),
+					 errhint("Make the releases of each sample in a statement of their own.")));
+		for (int i = 0; i < n; i++)
+		{
+			g->rate = r->sampling.rate;
+			g->epsilon = dp_add_up(g->epsilon, specs[i]->epsilon);
+			g->delta = dp_add_up(g->delta, specs[i]->delta);
+			if (specs[i]->mechanism == DP_MECH_GAUSSIAN)
+			{
+				double		mu_i = dp_div_up(1.0, alone_multiplier(specs[i]));
+
+				g->gauss_epsilon = dp_add_up(g->gauss_epsilon, specs[i]->epsilon);
+				g->gauss_sum_sq = dp_add_up(g->gauss_sum_sq, dp_mul_up(mu_i, mu_i));
+			}
+			g->count++;
+		}
+	}
+}
+
+/* a Laplace release of the group: its share of epsilon0 */
+static void
+set_shared_laplace(DpNoiseSpec *ns, const SharedSample *g, double epsilon0)
+{
+	double		e0 = share_down(epsilon0, ns->epsilon, g->epsilon);
+	double		b = dp_div_up((double) ns->sens_units, e0);
+
+	if (!(b <= DP_MAX_LAPLACE_SCALE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %g is too small for the releases of this sample", ns->epsilon),
+				 errdetail("The Laplace noise would have a scale of %g grid units; "
+						   "the sampler accepts at most 2^62.", b)));
+	ns->laplace = dp_laplace_param(b);
+	ns->noise_scale = ldexp((double) ns->laplace.t / (double) ns->laplace.s, ns->grid_exp);
+	ns->base_epsilon = e0;
+	ns->calibration = "shared";
+}
+
+/*
+ * Releases from one amplified sample, calibrated as one mechanism on the
+ * sample (see the head comment).
+ */
+static void
+calibrate_shared_sample(List *priced, List *releases)
+{
+	SharedSample g;
+	double		epsilon0,
+				delta0 = 0,
+				gauss_epsilon0 = 0,
+				joint_sigma = 0,
+				factor = 0;
+	ListCell   *lc;
+
+	shared_sample_sums(priced, &g);
+	if (g.count < 2)
+		return;
+	epsilon0 = dp_base_epsilon(g.epsilon, g.rate);
+	if (g.gauss_sum_sq > 0)
+	{
+		delta0 = dp_div_up(g.delta, g.rate);
+		if (!(delta0 < 1))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("delta %g is too large for a sample of rate %g", g.delta, g.rate),
+					 errdetail("Releases from one sample are calibrated together to delta / rate "
+							   "on the sample, which must be below 1."),
+					 errhint("Use a smaller delta or a larger sampling rate.")));
+		gauss_epsilon0 = share_down(epsilon0, g.gauss_epsilon, g.epsilon);
+		joint_sigma = dp_gaussian_sigma(gauss_epsilon0, delta0, 1.0);
+		factor = dp_mul_up(dp_mul_up(joint_sigma, nextafter(sqrt(g.gauss_sum_sq), INFINITY)),
+						   1.0 + JOINT_MU_MARGIN);
+	}
+
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+		DpNoiseSpec *specs[2];
+		int			n = amplified_specs(r, specs);
+
+		for (int i = 0; i < n; i++)
+		{
+			DpNoiseSpec *ns = specs[i];
+
+			if (ns->mechanism == DP_MECH_LAPLACE)
+			{
+				set_shared_laplace(ns, &g, epsilon0);
+				continue;
+			}
+			if (ns->sigma_units < JOINT_MIN_SIGMA_UNITS)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the Gaussian noise of a sampled release is too fine for its grid"),
+						 errdetail("Its standard deviation is %g grid units; releases from one sample "
+								   "are calibrated together only above 2^20.", ns->sigma_units)));
+			set_joint_sigma(ns, factor, 1.0 / joint_sigma);
+			ns->base_epsilon = gauss_epsilon0;
+			ns->base_delta = delta0;
+			ns->calibration = "shared";
+		}
+		if (n > 0)
+			r->shared_sample = true;
+	}
+}
+
 /*
  * Calibrate the Gaussian releases of the priced calls together (see the
  * head comment); `releases` holds every ticket of the statement, the priced
@@ -157,6 +331,7 @@ dp_joint_calibrate(List *priced, List *releases)
 				factor;
 	ListCell   *lc;
 
+	calibrate_shared_sample(priced, releases);
 	foreach(lc, priced)
 	{
 		DpNoiseSpec *specs[2];

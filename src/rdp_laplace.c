@@ -2,7 +2,8 @@
  *
  * rdp_laplace.c
  *	  Exact Renyi DP of the Poisson-subsampled discrete Laplace mechanism,
- *	  for the 'rdp' accounting of Laplace releases under TABLESAMPLE.
+ *	  for the 'rdp' accounting of Laplace releases under TABLESAMPLE, and of
+ *	  several releases computed from one sample.
  *
  * The discrete Laplace of parameter lambda, P[x] = c a^|x| on the integers
  * (a = e^-lambda, c = (1 - a)/(1 + a)), added to a query of integer
@@ -34,6 +35,15 @@
  * as A - 1 with expm1(M(j))): no series is truncated, the work is k steps
  * (bounded and interruptible through dp_work_step), and the only error is
  * rounding, which is bounded and added (LOG_SLACK_*).
+ *
+ * Several releases computed from one sample (dp_avg's count and sum, or
+ * several calls of one statement on the sampled table) are one mechanism on
+ * the sample, whose noises are independent: its M(j) is the sum of theirs
+ * (Renyi divergences of product distributions add up), the same expansion
+ * applies to it (Theorem 34 takes any mechanism on the sample), and a
+ * Gaussian part of noise multipliers s_i adds at most
+ * (j - 1) j sum_i 1/(2 s_i^2) (its Renyi DP, which the discrete Gaussian
+ * does not exceed: Canonne, Kamath & Steinke 2020, Theorem 4).
  *
  * Fractional orders take the value at the next integer: Renyi divergences
  * do not decrease with the order (Steinke 2022, Lemma 33, part 3), so it is
@@ -92,32 +102,31 @@ log_expm1(double x)
 }
 
 /*
- * Renyi DP of order alpha (> 1, finite) of the discrete Laplace of
- * parameter lambda, integer sensitivity d >= 1, on a Poisson sample of
- * rate q in [0, 1]: the worse of the add and remove directions, rounded up.
+ * Renyi DP of order alpha (> 1, finite) of n discrete Laplace releases of
+ * parameters lambda[i] and integer sensitivities d[i] >= 1, and Gaussian
+ * releases with sum of 1 / s_i^2 equal to gauss_mu2 (0 if none), all
+ * computed from one Poisson sample of rate q in (0, 1): the worse of the
+ * add and remove directions, rounded up.
  */
 double
-dp_rdp_sampled_discrete_laplace(double q, double lambda, double d, double alpha)
+dp_rdp_sampled_releases(double q, int n, const double *lambda, const double *d,
+						double gauss_mu2, double alpha)
 {
-	int			k;
+	int			k = (int) ceil(alpha);
 	double		lse = -INFINITY;
 	double		size = 0;
-	double		log_q,
-				log_1q;
+	double		log_q = log(q);
+	double		log_1q = log1p(-q);
 
-	if (q <= 0)
-		return 0;
-	if (q >= 1)
-		return dp_rdp_discrete_laplace(lambda, d, alpha);
-	k = (int) ceil(alpha);
-	log_q = log(q);
-	log_1q = log1p(-q);
 	for (int j = 2; j <= k; j++)
 	{
 		double		log_coef = lgamma(k + 1.0) - lgamma(j + 1.0) - lgamma(k - j + 1.0);
-		double		mj = log_moment(lambda, d, j);
-		double		term = log_coef + j * log_q + (k - j) * log_1q + log_expm1(mj);
+		double		mj = (j - 1.0) * j * gauss_mu2 / 2;
+		double		term;
 
+		for (int i = 0; i < n; i++)
+			mj += log_moment(lambda[i], d[i], j);
+		term = log_coef + j * log_q + (k - j) * log_1q + log_expm1(mj);
 		dp_work_step();
 		size = Max(size, Max(fabs(log_coef) + fabs(mj), fabs(j * log_q) + fabs((k - j) * log_1q)));
 		lse = log_add(lse, term);
@@ -127,4 +136,19 @@ dp_rdp_sampled_discrete_laplace(double q, double lambda, double d, double alpha)
 	if (lse > 0)
 		return (lse + log1p(exp(-lse))) / (k - 1);
 	return log1p(exp(lse)) / (k - 1);
+}
+
+/*
+ * Renyi DP of order alpha (> 1, finite) of the discrete Laplace of
+ * parameter lambda, integer sensitivity d >= 1, on a Poisson sample of
+ * rate q in [0, 1]: the worse of the add and remove directions, rounded up.
+ */
+double
+dp_rdp_sampled_discrete_laplace(double q, double lambda, double d, double alpha)
+{
+	if (q <= 0)
+		return 0;
+	if (q >= 1)
+		return dp_rdp_discrete_laplace(lambda, d, alpha);
+	return dp_rdp_sampled_releases(q, 1, &lambda, &d, 0, alpha);
 }

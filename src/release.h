@@ -71,6 +71,8 @@ typedef struct DpRelease
 	DpNoiseSpec count;			/* dp_count, and the count of dp_avg */
 	DpNoiseSpec sum;			/* dp_sum, and the centred sum of dp_avg */
 	DpSampling	sampling;
+	bool		shared_sample;	/* amplified with the statement's other
+								 * releases from the same sample (joint.c) */
 
 	uint64		fingerprint;	/* identifies the accumulation units */
 } DpRelease;

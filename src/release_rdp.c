@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * release_rdp.c
- *	  The Renyi DP curve of a priced call, on the order grid of the
+ *	  The Renyi DP curve of a statement's priced calls, on the order grid of the
  *	  accountant (calibrate.c), with a cache of recent curves.
  *
  *-------------------------------------------------------------------------
@@ -143,11 +143,96 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 }
 
 /* the Renyi DP curve of a priced call: one or two noisy releases */
-void
-dp_release_add_rdp(const DpRelease *r, double *curve)
+static void
+release_add_rdp(const DpRelease *r, double *curve)
 {
 	if (r->call.kind != DP_SUM)
 		add_noise_rdp(&r->count, &r->sampling, curve);
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
 		add_noise_rdp(&r->sum, &r->sampling, curve);
+}
+
+/* the noisy releases of a call calibrated with its sample's others */
+static int
+shared_specs(const DpRelease *r, const DpNoiseSpec **specs)
+{
+	int			n = 0;
+
+	if (!r->shared_sample)
+		return 0;
+	if (r->call.kind != DP_SUM && r->count.mechanism != DP_MECH_NONE)
+		specs[n++] = &r->count;
+	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) && r->sum.mechanism != DP_MECH_NONE)
+		specs[n++] = &r->sum;
+	return n;
+}
+
+/*
+ * The Renyi DP curve of a statement's priced calls: each call's own curve,
+ * except for the releases computed from one amplified sample (joint.c),
+ * which are one mechanism on the sample: the exact Renyi DP of the group
+ * (dp_rdp_sampled_releases: Steinke 2022, Theorems 34 and 35, the Laplace
+ * releases exactly, the Gaussian ones by their Renyi DP alpha / (2 s^2)),
+ * and, when it holds only Laplace releases, at most what any E-DP
+ * mechanism has, min(E, alpha E^2 / 2) (Bun & Steinke 2016, Proposition
+ * 3.3), E the sum of their prices.
+ */
+void
+dp_statement_add_rdp(List *priced, double *curve)
+{
+	int			n = 0,
+				nmax = 2 * list_length(priced);
+	double	   *lambda = palloc(sizeof(double) * Max(nmax, 1));
+	double	   *d = palloc(sizeof(double) * Max(nmax, 1));
+	double		mu2 = 0,
+				epsilon = 0,
+				rate = 1;
+	bool		group = false;
+	ListCell   *lc;
+	int			norders;
+	const double *orders = dp_rdp_orders(&norders);
+
+	foreach(lc, priced)
+	{
+		const DpRelease *r = lfirst(lc);
+		const DpNoiseSpec *specs[2];
+		int			m = shared_specs(r, specs);
+
+		if (!r->shared_sample)
+		{
+			release_add_rdp(r, curve);
+			continue;
+		}
+		group = true;
+		rate = r->sampling.rate;
+		for (int i = 0; i < m; i++)
+		{
+			const DpNoiseSpec *ns = specs[i];
+
+			epsilon = dp_add_up(epsilon, ns->epsilon);
+			if (ns->mechanism == DP_MECH_LAPLACE)
+			{
+				/* the sampler's lambda (rounding covered by the margins) */
+				lambda[n] = (double) ns->laplace.s / (double) ns->laplace.t;
+				d[n++] = (double) ns->sens_units;
+			}
+			else
+			{
+				double		inv = dp_div_up((double) ns->sens_units, ns->sigma_units);
+
+				mu2 = dp_add_up(mu2, dp_mul_up(inv, inv));
+			}
+		}
+	}
+	if (!group)
+		return;
+	for (int i = 0; i < norders; i++)
+	{
+		double		a = orders[i];
+		double		v = dp_rdp_sampled_releases(rate, n, lambda, d, mu2, a);
+
+		if (mu2 == 0)
+			v = Min(v, Min(epsilon, a * epsilon * epsilon / 2));
+		curve[i] = dp_add_up(curve[i], dp_mul_up(v, RDP_MARGIN));
+	}
 }

@@ -28,8 +28,15 @@ is at least the true one), and checks the direct sums against the binomial
 expansion at integer orders, to a relative 1e-40; it exits non-zero on any
 failure.
 
+Releases computed from one sample (dp_avg's pair, several calls of a
+statement) are one mechanism on the sample: shared_rdp sums its divergence
+directly over the product of the releases' pmfs (the ratio takes finitely
+many values per release, so the sum is finite and exact), and --check
+compares it with dp_agg's expansion with the releases' moments multiplied.
+
 It prints the values used by sql/accounting.sql: the divergence at a few
-orders, and the number of BERNOULLI(1) (q = 0.01) releases of dp_count at
+orders, the curve of two dp_count releases at 0.5 from one BERNOULLI(1)
+sample (capped at 1 and alpha/2, what any 1-DP mechanism has), and the number of BERNOULLI(1) (q = 0.01) releases of dp_count at
 epsilon 1 (base epsilon ln(1 + (e - 1)/0.01), sensitivity 1) that a budget
 (5, 1e-5) admits under 'rdp', with the conversion of Balle et al. 2020,
 Theorem 21, on the order grid of dp_agg.rdp_orders().
@@ -81,6 +88,43 @@ def binomial_sum(lam, s, q, k):
         moment = divergence_sums(lam, s, Decimal(1), j)[0] if j >= 2 else Decimal(1)
         total += math.comb(k, j) * (1 - q) ** (k - j) * q ** j * moment
     return total
+
+
+def ratio_values(lam, s, q):
+    """The values of mu_s / mu_0 on the integers with their mu_0-masses:
+    constant left of 0 and right of s, one value per point between."""
+    a = (-lam).exp()
+    c = (1 - a) / (1 + a)
+    out = [(a ** s, 1 / (1 + a)), (1 / a ** s, a ** s / (1 + a))]
+    for x in range(1, s):
+        out.append((a ** (s - 2 * x) if s >= 2 * x else 1 / a ** (2 * x - s), c * a ** x))
+    return out
+
+
+def shared_rdp(lams, ss, q, k):
+    """(remove, add) Renyi divergences of order k of several discrete Laplace
+    releases computed from one Poisson sample: without the person the
+    product of mu_0's, with the person (1 - q) prod mu_0 + q prod mu_s.
+    Summed directly over the product of the value lists (exact)."""
+    terms = [(Decimal(1), Decimal(1))]
+    for lam, s in zip(lams, ss):
+        terms = [(r * r2, w * w2) for r, w in terms for r2, w2 in ratio_values(lam, s, q)]
+    remove = sum(w * ((1 - q) + q * r) ** k for r, w in terms)
+    add = sum(w * ((1 - q) + q * r) ** (1 - k) for r, w in terms)
+    return remove.ln() / (k - 1), add.ln() / (k - 1)
+
+
+def shared_binomial(lams, ss, q, k):
+    """The same remove sum by the binomial expansion with the moments of the
+    releases multiplied (dp_agg's rdp_laplace.c): for checking."""
+    total = Decimal(0)
+    for j in range(k + 1):
+        moment = Decimal(1)
+        if j >= 2:
+            for lam, s in zip(lams, ss):
+                moment *= divergence_sums(lam, s, Decimal(1), j)[0]
+        total += math.comb(k, j) * (1 - q) ** (k - j) * q ** j * moment
+    return total.ln() / (k - 1)
 
 
 def orders():
@@ -163,6 +207,15 @@ def check():
                     print(f"FAIL not monotone in the shift: scale {scale} d {d} s {s} k {k}")
                     failures += 1
                 previous = value
+    for lams, ss, q, k in [((Decimal(1), Decimal("0.5")), (1, 3), Decimal("0.05"), 4),
+                           ((Decimal("2.5"), Decimal("2.5")), (1, 1), Decimal("0.01"), 11)]:
+        remove, add = shared_rdp(lams, ss, q, k)
+        if add > remove:
+            print(f"FAIL shared sample: add above remove, k {k}")
+            failures += 1
+        if abs(remove / shared_binomial(lams, ss, q, k) - 1) > Decimal("1e-40"):
+            print(f"FAIL shared sample: binomial expansion, k {k}")
+            failures += 1
     print(f"rdp_laplace.py --check: {failures} failures")
     return failures
 
@@ -173,6 +226,11 @@ def main():
             remove, add = rdp(1 / Decimal(scale), d, Decimal(q), math.ceil(alpha))
             print(f"rate {q} scale {scale} sensitivity {d} order {alpha}: "
                   f"{float(remove):.15g} (add direction {float(add):.15g})")
+    lam = Decimal(base_epsilon(1.0, 0.01)) / 2
+    for k in (2, 11, 63, 1024):
+        remove, add = shared_rdp((lam, lam), (1, 1), Decimal("0.01"), k)
+        print(f"two dp_count at 0.5 from one BERNOULLI(1) sample, order {k}: "
+              f"{min(float(remove), 1.0, k / 2):.15g} (add direction {float(add):.15g})")
     print("dp_count at epsilon 1, BERNOULLI(1), budget (5, 1e-5), 'rdp':",
           admitted(1.0, 0.01, 5.0, 1e-5), "releases")
     if "--check" in sys.argv and check():
