@@ -42,8 +42,8 @@
  * mu_i (Dong, Roth & Su 2019, Theorem 3.2 and Corollary 3.3: a mechanism
  * whose trade-off curve lies above G_mu_i composes like G_mu_i).  A
  * discrete Gaussian release of sensitivity D and sigma (lattice units) is
- * mu'-GDP with mu' = (D / sigma)(1 + kappa), kappa <= 2 / sigma^2, for
- * every epsilon with epsilon sigma / D below 2^9 (ours, from the exact delta
+ * mu'-GDP with mu' = (D / sigma)(1 + kappa), kappa <= 2 / sigma^2, at
+ * every epsilon with epsilon / mu below 2^9 (ours, from the exact delta
  * of Canonne, Kamath & Steinke 2020, Theorem 7, and the Euler-Maclaurin
  * bound of calibrate.c): with m the first lattice point above
  * u = epsilon sigma^2 / D - D / 2 and z = u / sigma = epsilon / mu - mu / 2,
@@ -58,6 +58,10 @@
  *  - d delta(epsilon; mu) / d mu = phi(epsilon / mu - mu / 2) (Balle &
  *    Wang 2018, Theorem 8, differentiated), so raising mu by mu kappa
  *    raises the continuous delta by at least that much.
+ * Beyond epsilon / mu = 2^9 both deltas are below e^-100000, so what the
+ * tails of the trade-off curves could add to the composed delta is far
+ * below the rounding of any delta.  This derivation is ours, not a theorem
+ * of the papers: a reviewer should check it.
  * Releases take part only when every sigma is at least JOINT_MIN_SIGMA_UNITS
  * lattice steps (kappa below 2^-39), and every mu_i is raised by the
  * relative JOINT_MU_MARGIN = 2^-20 (a million times kappa) before they are
