@@ -73,6 +73,19 @@ SELECT count(DISTINCT (r ->> 'joint_mu')) AS one_mu,
 FROM last_calls, jsonb_array_elements(call -> 'releases') r;
 SELECT epsilon, delta FROM last_charge;
 
+-- dp_avg at (1, 1e-6): its count and centred sum together are exactly
+-- (1, 1e-6)-DP by the mu formula (less the lattice margin), where the two
+-- halves calibrated alone at (0.5, 5e-7) were (0.698, 1e-6)-DP: their mu
+-- has delta 1e-6 at epsilon 0.6979 already
+SELECT dp_avg(n, 0, 4, 1, 1e-6) IS NOT NULL AS released FROM l_t;
+SELECT dp_agg.gaussian_delta(1, 1, mu) BETWEEN 1e-6 * (1 - 1e-4) AND 1e-6 AS exactly_at_price,
+       abs(dp_agg.gaussian_delta(1, 0.6978614, alone) / 1e-6 - 1) < 1e-5 AS alone_at_0_698,
+       round((mu / alone)::numeric, 4) AS mu_ratio
+FROM (SELECT dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8), array_agg((r ->> 'sensitivity')::float8)) AS mu,
+             dp_agg.gaussian_mu(array_agg(dp_agg.gaussian_sigma(0.5, 5e-7, (r ->> 'sensitivity')::float8)),
+                                array_agg((r ->> 'sensitivity')::float8)) AS alone
+      FROM last_calls, jsonb_array_elements(call -> 'releases') r) m;
+
 -- identical calls are evaluated, released and charged once
 SELECT dp_count(i, 0.25) = dp_count(i, 0.25) AS same_release FROM l_t;
 SELECT epsilon, jsonb_array_length(detail) AS calls FROM last_charge;

@@ -223,15 +223,38 @@ shared_sample_sums(List *priced, SharedSample *g)
 			g->epsilon = dp_add_up(g->epsilon, specs[i]->epsilon);
 			g->delta = dp_add_up(g->delta, specs[i]->delta);
 			if (specs[i]->mechanism == DP_MECH_GAUSSIAN)
-			{
-				double		mu_i = dp_div_up(1.0, alone_multiplier(specs[i]));
-
 				g->gauss_epsilon = dp_add_up(g->gauss_epsilon, specs[i]->epsilon);
-				g->gauss_sum_sq = dp_add_up(g->gauss_sum_sq, dp_mul_up(mu_i, mu_i));
-			}
 			g->count++;
 		}
 	}
+}
+
+/*
+ * sum of the stand-alone mu_i^2 of the Gaussian releases among specs_of
+ * the priced calls, rounded up (a bisection each: only for groups)
+ */
+static double
+gaussian_sum_sq(List *priced, int (*specs_of) (DpRelease *r, DpNoiseSpec **specs))
+{
+	double		sum_sq = 0;
+	ListCell   *lc;
+
+	foreach(lc, priced)
+	{
+		DpNoiseSpec *specs[2];
+		int			n = specs_of(lfirst(lc), specs);
+
+		for (int i = 0; i < n; i++)
+		{
+			double		mu_i;
+
+			if (specs[i]->mechanism != DP_MECH_GAUSSIAN)
+				continue;
+			mu_i = dp_div_up(1.0, alone_multiplier(specs[i]));
+			sum_sq = dp_add_up(sum_sq, dp_mul_up(mu_i, mu_i));
+		}
+	}
+	return sum_sq;
 }
 
 /* a Laplace release of the group: its share of epsilon0 */
@@ -271,6 +294,7 @@ calibrate_shared_sample(List *priced, List *releases)
 	shared_sample_sums(priced, &g);
 	if (g.count < 2)
 		return;
+	g.gauss_sum_sq = gaussian_sum_sq(priced, amplified_specs);
 	epsilon0 = dp_base_epsilon(g.epsilon, g.rate);
 	if (g.gauss_sum_sq > 0)
 	{
@@ -343,18 +367,16 @@ dp_joint_calibrate(List *priced, List *releases)
 
 		for (int i = 0; i < n; i++)
 		{
-			double		mu_i = dp_div_up(1.0, alone_multiplier(specs[i]));
-
 			if (specs[i]->sigma_units < JOINT_MIN_SIGMA_UNITS)
 				return;
 			epsilon = dp_add_up(epsilon, specs[i]->epsilon);
 			delta = dp_add_up(delta, specs[i]->delta);
-			sum_sq = dp_add_up(sum_sq, dp_mul_up(mu_i, mu_i));
 			count++;
 		}
 	}
 	if (count < 2)
 		return;
+	sum_sq = gaussian_sum_sq(priced, joinable_specs);
 
 	/*
 	 * The continuous Gaussian of standard deviation joint_sigma and
