@@ -515,10 +515,8 @@ dp_rdp_sampled_laplace_sql(PG_FUNCTION_ARGS)
 	check_arg(sens >= 1 && sens <= MAX_LAPLACE_UNITS && sens == floor(sens), "sensitivity",
 			  "an integer from 1 to 2^62", sens);
 	for (int i = 0; i < n; i++)
-	{
-		check_order(orders[i]);
-		check_arg(isfinite(orders[i]), "order", "finite", orders[i]);
-	}
+		check_arg(orders[i] > 1 && orders[i] <= DP_RDP_MAX_ORDER, "order",
+				  "greater than 1 and at most 100000", orders[i]);
 	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	for (int i = 0; i < n; i++)
 		out[i] = Float8GetDatum(dp_rdp_sampled_discrete_laplace(rate, 1.0 / scale, sens,
