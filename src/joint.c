@@ -84,7 +84,9 @@
  * the sample (Dwork & Roth 2014, Theorem 3.16; the noises are independent
  * given the sample): each Laplace release gets the share epsilon_i / E of
  * epsilon0, and the Gaussian ones together the rest with all of delta0,
- * calibrated jointly as above with their mu*.  Renyi accounting charges the
+ * calibrated jointly as above with their mu* (or, when the group holds
+ * Gaussian releases only, by the Renyi DP of the sampled Gaussian if that
+ * needs less noise: shared_gaussian_sigma).  Renyi accounting charges the
  * exact Renyi DP of the whole group on the sample (rdp_laplace.c,
  * release_rdp.c).  The rate must be one for all: a statement with samples
  * of different rates is refused.  A single amplified release keeps its own
@@ -191,6 +193,7 @@ share_down(double x, double part, double total)
 typedef struct SharedSample
 {
 	int			count;			/* noisy releases */
+	int			laplace;		/* of which Laplace */
 	double		rate;
 	double		epsilon;		/* E, Delta: their prices */
 	double		delta;
@@ -224,6 +227,8 @@ shared_sample_sums(List *priced, SharedSample *g)
 			g->delta = dp_add_up(g->delta, specs[i]->delta);
 			if (specs[i]->mechanism == DP_MECH_GAUSSIAN)
 				g->gauss_epsilon = dp_add_up(g->gauss_epsilon, specs[i]->epsilon);
+			else
+				g->laplace++;
 			g->count++;
 		}
 	}
@@ -277,6 +282,46 @@ set_shared_laplace(DpNoiseSpec *ns, const SharedSample *g, double epsilon0)
 }
 
 /*
+ * The standard deviation, at sensitivity 1, of the one Gaussian the
+ * group's Gaussian releases form on the sample: the better of
+ *  (i) the analytic Gaussian at the base (gauss_epsilon0, delta0) left to
+ *      them by the Laplace releases (Steinke 2022, Theorem 29);
+ *  (ii) when the group holds Gaussian releases only, the smallest multiplier
+ *      whose Poisson-subsampled Gaussian meets the statement's (E, Delta) by
+ *      its Renyi DP (Mironov, Talwar & Zhang 2019; Balle et al. 2020,
+ *      Theorem 21): Gaussians of composed mu on one sample are, by the
+ *      rotation invariance of the Gaussian, the sampled Gaussian of
+ *      multiplier 1/mu (on the lattices, within the Poisson summation error
+ *      that release.c's "renyi" calibration already accepts).
+ * *how names the one chosen ("shared" or "shared-renyi").
+ */
+static double
+shared_gaussian_sigma(const SharedSample *g, double epsilon0, double *gauss_epsilon0,
+					  double *delta0, const char **how)
+{
+	double		s1 = INFINITY,
+				s2 = INFINITY;
+
+	*delta0 = dp_div_up(g->delta, g->rate);
+	*gauss_epsilon0 = share_down(epsilon0, g->gauss_epsilon, g->epsilon);
+	if (*delta0 < 1)
+		s1 = dp_gaussian_sigma(*gauss_epsilon0, *delta0, 1.0);
+	if (g->laplace == 0)
+		s2 = dp_rdp_sampled_gaussian_sigma(g->epsilon, g->delta, g->rate);
+	if (!isfinite(Min(s1, s2)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %g and delta %g are too small for the releases of a sample of rate %g",
+						g->epsilon, g->delta, g->rate),
+				 errdetail("Releases from one sample are calibrated together, to delta / rate "
+						   "on the sample (which must be below 1) or by the Renyi DP of the "
+						   "sampled Gaussian."),
+				 errhint("Use a larger epsilon or sampling rate.")));
+	*how = s1 <= s2 ? "shared" : "shared-renyi";
+	return Min(s1, s2);
+}
+
+/*
  * Releases from one amplified sample, calibrated as one mechanism on the
  * sample (see the head comment).
  */
@@ -289,6 +334,7 @@ calibrate_shared_sample(List *priced, List *releases)
 				gauss_epsilon0 = 0,
 				joint_sigma = 0,
 				factor = 0;
+	const char *how = "shared";
 	ListCell   *lc;
 
 	shared_sample_sums(priced, &g);
@@ -298,16 +344,7 @@ calibrate_shared_sample(List *priced, List *releases)
 	epsilon0 = dp_base_epsilon(g.epsilon, g.rate);
 	if (g.gauss_sum_sq > 0)
 	{
-		delta0 = dp_div_up(g.delta, g.rate);
-		if (!(delta0 < 1))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("delta %g is too large for a sample of rate %g", g.delta, g.rate),
-					 errdetail("Releases from one sample are calibrated together to delta / rate "
-							   "on the sample, which must be below 1."),
-					 errhint("Use a smaller delta or a larger sampling rate.")));
-		gauss_epsilon0 = share_down(epsilon0, g.gauss_epsilon, g.epsilon);
-		joint_sigma = dp_gaussian_sigma(gauss_epsilon0, delta0, 1.0);
+		joint_sigma = shared_gaussian_sigma(&g, epsilon0, &gauss_epsilon0, &delta0, &how);
 		factor = dp_mul_up(dp_mul_up(joint_sigma, nextafter(sqrt(g.gauss_sum_sq), INFINITY)),
 						   1.0 + JOINT_MU_MARGIN);
 	}
@@ -334,9 +371,10 @@ calibrate_shared_sample(List *priced, List *releases)
 						 errdetail("Its standard deviation is %g grid units; releases from one sample "
 								   "are calibrated together only above 2^20.", ns->sigma_units)));
 			set_joint_sigma(ns, factor, 1.0 / joint_sigma);
-			ns->base_epsilon = gauss_epsilon0;
-			ns->base_delta = delta0;
-			ns->calibration = "shared";
+			/* a base guarantee on the sample only for the amplified route */
+			ns->base_epsilon = strcmp(how, "shared") == 0 ? gauss_epsilon0 : NAN;
+			ns->base_delta = strcmp(how, "shared") == 0 ? delta0 : NAN;
+			ns->calibration = how;
 		}
 		if (n > 0)
 			r->shared_sample = true;
