@@ -60,6 +60,17 @@ SELECT count(*) FILTER (WHERE c -> 'sampling' ->> 'calibration' = 'shared') AS s
          / (2e-6 / min((c -> 'sampling' ->> 'rate')::float8)) BETWEEN 1 - 1e-4 AND 1 AS meets_base
 FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
 WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
+-- with delta / rate at least 1 only the Renyi DP of the sampled Gaussian
+-- can calibrate them: the group is the sampled Gaussian of multiplier
+-- 1/mu, and one such release is (1, 0.02)-DP by its Renyi DP
+SELECT dp_avg(i, 0, 99, 1, 0.02) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI (1);
+SELECT min(c -> 'sampling' ->> 'calibration') AS calibration,
+       dp_agg.sampled_gaussian_epsilon(min((c -> 'sampling' ->> 'rate')::float8),
+                                       1 / dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8),
+                                                              array_agg((r ->> 'sensitivity')::float8)),
+                                       1, 0.02) BETWEEN 0.999 AND 1 AS meets_price
+FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
 -- one release per sample keeps its own amplification
 SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI (20);
 SELECT c -> 'sampling' ->> 'calibration' AS calibration FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c
