@@ -86,6 +86,13 @@ FROM (SELECT dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8), array_
                                 array_agg((r ->> 'sensitivity')::float8)) AS alone
       FROM last_calls, jsonb_array_elements(call -> 'releases') r) m;
 
+-- preview shows the same joint sigmas and error bars as the ledger
+SELECT count(*) AS releases,
+       bool_and(p.noise_scale = (r ->> 'noise_scale')::float8 AND p.ci95 = (r ->> 'ci95')::float8) AS same
+FROM dp_agg.preview('SELECT dp_avg(n, 0, 4, 1, 1e-6) IS NOT NULL AS released FROM l_t') p,
+     last_calls c, jsonb_array_elements(c.call -> 'releases') r
+WHERE p.release = r ->> 'release';
+
 -- identical calls are evaluated, released and charged once
 SELECT dp_count(i, 0.25) = dp_count(i, 0.25) AS same_release FROM l_t;
 SELECT epsilon, jsonb_array_length(detail) AS calls FROM last_charge;
