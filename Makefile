@@ -36,6 +36,11 @@ OBJS = \
 	src/selection_mechanism.o \
 	src/selection.o
 
+# issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
+OBJS += \
+	src/joint.o \
+	src/rdp_laplace.o
+
 # 0.1 is the install script; each later version is the update script from
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql

@@ -62,3 +62,21 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.selection_sample(float8, float8, bigint, integer, integer) IS
 'how many of draws independent private selections of a group of n units release it, for tests and audits';
 REVOKE ALL ON FUNCTION dp_agg.selection_sample(float8, float8, bigint, integer, integer) FROM PUBLIC;
+
+--------------------------------------------------------------------------
+-- Issue 13: tight accounting (joint calibration; the Renyi DP of the
+-- Poisson-subsampled discrete Laplace)
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.gaussian_mu(sigmas float8[], sensitivities float8[])
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_gaussian_mu_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.gaussian_mu(float8[], float8[]) IS
+'mu of Gaussian releases composed exactly: sqrt(sum (sensitivity/sigma)^2) (Dong, Roth and Su 2019, Corollary 3.3); their (epsilon, delta) curve is gaussian_delta(1, epsilon, mu)';
+
+CREATE FUNCTION dp_agg.rdp_sampled_laplace(rate float8, noise_scale float8, sensitivity float8,
+                                           orders float8[])
+RETURNS float8[] AS 'MODULE_PATHNAME', 'dp_rdp_sampled_laplace_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.rdp_sampled_laplace(float8, float8, float8, float8[]) IS
+'Renyi DP at each order of one release of the Poisson-subsampled discrete Laplace mechanism (integer scale units and sensitivity), add and remove neighbours, exact at integer orders (Steinke 2022, Theorems 34 and 35), the next integer order above a fractional one';

@@ -42,16 +42,57 @@ FROM last_calls, jsonb_array_elements(call -> 'releases') r;
 
 -- Gaussian: the discrete Gaussian on a fine lattice, sigma within 0.01% of
 -- the analytic continuous sigma for the same (epsilon, delta, sensitivity)
-SELECT dp_count(i, 1, 1e-6) IS NOT NULL AS a, dp_sum(f, 0, 10, 0.5, 1e-7) IS NOT NULL AS b,
-       dp_avg(n, 0, 4, 2, 1e-8) IS NOT NULL AS c FROM l_t;
+SELECT dp_count(i, 1, 1e-6) IS NOT NULL AS a FROM l_t;
 SELECT ord, r ->> 'release' AS release, r ->> 'mechanism' AS mechanism,
        (r ->> 'epsilon')::float8 AS epsilon, (r ->> 'delta')::float8 AS delta,
        (r ->> 'sensitivity')::float8 AS sensitivity,
        (r ->> 'noise_scale')::float8 / dp_agg.gaussian_sigma((r ->> 'epsilon')::float8, (r ->> 'delta')::float8,
                                                              (r ->> 'sensitivity')::float8)
-         BETWEEN 1 AND 1.0001 AS within_0_01_percent
+         BETWEEN 1 AND 1.0001 AS within_0_01_percent, r ? 'calibration' AS joint
 FROM last_calls, jsonb_array_elements(call -> 'releases') r ORDER BY ord, 2;
+
+-- several Gaussian releases in one statement are calibrated jointly
+-- (joint.c): each keeps its price, every sigma is the stand-alone analytic
+-- sigma times one common factor below 1, and together they are one Gaussian
+-- of mu = sqrt(sum (sensitivity / sigma)^2) whose exact delta at the
+-- statement's epsilon is its delta (less the margin of 2^-20 on mu)
+SELECT dp_count(i, 1, 1e-6) IS NOT NULL AS a, dp_sum(f, 0, 10, 0.5, 1e-7) IS NOT NULL AS b,
+       dp_avg(n, 0, 4, 2, 1e-8) IS NOT NULL AS c FROM l_t;
+SELECT ord, r ->> 'release' AS release, r ->> 'mechanism' AS mechanism,
+       (r ->> 'epsilon')::float8 AS epsilon, (r ->> 'delta')::float8 AS delta,
+       (r ->> 'sensitivity')::float8 AS sensitivity, r ->> 'calibration' AS calibration,
+       round(((r ->> 'noise_scale')::float8 / dp_agg.gaussian_sigma((r ->> 'epsilon')::float8, (r ->> 'delta')::float8,
+                                                                   (r ->> 'sensitivity')::float8))::numeric, 4) AS factor
+FROM last_calls, jsonb_array_elements(call -> 'releases') r ORDER BY ord, 2;
+SELECT count(DISTINCT (r ->> 'joint_mu')) AS one_mu,
+       dp_agg.gaussian_delta(1, 3.5, dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8),
+                                                         array_agg((r ->> 'sensitivity')::float8)))
+         BETWEEN 1.11e-6 * (1 - 1e-4) AND 1.11e-6 AS exact_at_price,
+       min((r ->> 'joint_mu')::float8) / dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8),
+                                                            array_agg((r ->> 'sensitivity')::float8))
+         BETWEEN 1 AND 1 + 2e-6 AS recorded_mu
+FROM last_calls, jsonb_array_elements(call -> 'releases') r;
 SELECT epsilon, delta FROM last_charge;
+
+-- dp_avg at (1, 1e-6): its count and centred sum together are exactly
+-- (1, 1e-6)-DP by the mu formula (less the lattice margin), where the two
+-- halves calibrated alone at (0.5, 5e-7) were (0.698, 1e-6)-DP: their mu
+-- has delta 1e-6 at epsilon 0.6979 already
+SELECT dp_avg(n, 0, 4, 1, 1e-6) IS NOT NULL AS released FROM l_t;
+SELECT dp_agg.gaussian_delta(1, 1, mu) BETWEEN 1e-6 * (1 - 1e-4) AND 1e-6 AS exactly_at_price,
+       abs(dp_agg.gaussian_delta(1, 0.6978614, alone) / 1e-6 - 1) < 1e-5 AS alone_at_0_698,
+       round((mu / alone)::numeric, 4) AS mu_ratio
+FROM (SELECT dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8), array_agg((r ->> 'sensitivity')::float8)) AS mu,
+             dp_agg.gaussian_mu(array_agg(dp_agg.gaussian_sigma(0.5, 5e-7, (r ->> 'sensitivity')::float8)),
+                                array_agg((r ->> 'sensitivity')::float8)) AS alone
+      FROM last_calls, jsonb_array_elements(call -> 'releases') r) m;
+
+-- preview shows the same joint sigmas and error bars as the ledger
+SELECT count(*) AS releases,
+       bool_and(p.noise_scale = (r ->> 'noise_scale')::float8 AND p.ci95 = (r ->> 'ci95')::float8) AS same
+FROM dp_agg.preview('SELECT dp_avg(n, 0, 4, 1, 1e-6) IS NOT NULL AS released FROM l_t') p,
+     last_calls c, jsonb_array_elements(c.call -> 'releases') r
+WHERE p.release = r ->> 'release';
 
 -- identical calls are evaluated, released and charged once
 SELECT dp_count(i, 0.25) = dp_count(i, 0.25) AS same_release FROM l_t;

@@ -31,15 +31,50 @@ SELECT dp_agg.amplified_epsilon((call -> 'sampling' ->> 'base_epsilon')::float8,
        dp_agg.amplified_epsilon((call -> 'sampling' ->> 'base_epsilon')::float8,
                                 (call -> 'sampling' ->> 'rate')::float8) > 1 - 1e-12 AS tight
 FROM s_last;
--- a sum and an average (two releases, each amplified)
+-- a sum and an average: three releases from one sample are one mechanism
+-- on the sample (joint.c), amplified once: the base epsilon0 that
+-- amplifies to the statement's 1.5 is shared in proportion to the prices,
+-- so the three Laplace scales are sensitivity / (epsilon0 epsilon_i / 1.5)
+-- and their base epsilons add up to epsilon0 (amplifying each release on
+-- its own and adding the prices understated the cost)
 SELECT dp_sum(f, 0, 50, 0.5) IS NOT NULL AS a, dp_avg(i, 0, 99, 1) IS NOT NULL AS b
 FROM s_t TABLESAMPLE BERNOULLI (25);
 SELECT c ->> 'aggregate' AS aggregate, r ->> 'release' AS release,
-       (r ->> 'noise_scale')::float8 / dp_agg.laplace_scale(
-           dp_agg.base_epsilon((r ->> 'epsilon')::float8, (c -> 'sampling' ->> 'rate')::float8),
-           (r ->> 'sensitivity')::float8) AS scale_ratio
+       c -> 'sampling' ->> 'calibration' AS calibration,
+       abs((r ->> 'noise_scale')::float8 / dp_agg.laplace_scale(
+           dp_agg.base_epsilon(1.5, (c -> 'sampling' ->> 'rate')::float8) * (r ->> 'epsilon')::float8 / 1.5,
+           (r ->> 'sensitivity')::float8) - 1) < 1e-12 AS shared_scale
 FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
 WHERE l.id = (SELECT max(id) FROM dp_agg.ledger) ORDER BY 1, 2;
+SELECT dp_agg.amplified_epsilon(sum((r ->> 'sensitivity')::float8 / (r ->> 'noise_scale')::float8),
+                                min((c -> 'sampling' ->> 'rate')::float8)) BETWEEN 1.5 - 1e-9 AND 1.5 AS amplified_to_price
+FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
+-- Gaussian releases from one sample: one Gaussian on the sample whose mu
+-- meets the base (epsilon0, delta / rate) of the statement's (2, 2e-6)
+SELECT dp_avg(i, 0, 99, 2, 2e-6) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI (25);
+SELECT count(*) FILTER (WHERE c -> 'sampling' ->> 'calibration' = 'shared') AS shared,
+       dp_agg.gaussian_delta(1, dp_agg.base_epsilon(2, min((c -> 'sampling' ->> 'rate')::float8)),
+                             dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8),
+                                                array_agg((r ->> 'sensitivity')::float8)))
+         / (2e-6 / min((c -> 'sampling' ->> 'rate')::float8)) BETWEEN 1 - 1e-4 AND 1 AS meets_base
+FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
+-- with delta / rate at least 1 only the Renyi DP of the sampled Gaussian
+-- can calibrate them: the group is the sampled Gaussian of multiplier
+-- 1/mu, and one such release is (1, 0.02)-DP by its Renyi DP
+SELECT dp_avg(i, 0, 99, 1, 0.02) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI (1);
+SELECT min(c -> 'sampling' ->> 'calibration') AS calibration,
+       dp_agg.sampled_gaussian_epsilon(min((c -> 'sampling' ->> 'rate')::float8),
+                                       1 / dp_agg.gaussian_mu(array_agg((r ->> 'noise_scale')::float8),
+                                                              array_agg((r ->> 'sensitivity')::float8)),
+                                       1, 0.02) BETWEEN 0.999 AND 1 AS meets_price
+FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
+-- one release per sample keeps its own amplification
+SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI (20);
+SELECT c -> 'sampling' ->> 'calibration' AS calibration FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
 -- Gaussian: the better of the amplified analytic Gaussian and the Renyi DP
 -- of the sampled Gaussian, as dp_agg.sampled_gaussian_sigma computes it
 -- (the aggregates use the discrete Gaussian on a fine lattice: within 1e-4)

@@ -133,7 +133,6 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	StringInfoData detail;
 	StringInfoData buf;
 	DpChargeRequest *req;
-	ListCell   *lc;
 	const char *query;
 	int			query_len;
 	double		curve[DP_RDP_ORDERS];
@@ -146,8 +145,7 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 		query_len--;
 
 	memset(curve, 0, sizeof(curve));
-	foreach(lc, priced)
-		dp_release_add_rdp(lfirst(lc), curve);
+	dp_statement_add_rdp(priced, curve);
 
 	initStringInfo(&buf);
 	enlargeStringInfo(&buf, offsetof(DpChargeRequest, data) + query_len + detail.len + 2 +

@@ -77,6 +77,11 @@ describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoi
 	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "ci95", dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE));
+	if (ns->joint_mu > 0)
+	{
+		appendStringInfoString(buf, ", \"calibration\": \"joint\", ");
+		json_number(buf, "joint_mu", ns->joint_mu);
+	}
 	appendStringInfoString(buf, "}");
 }
 

@@ -19,6 +19,7 @@
 
 #include "calibrate.h"
 #include "numeric_units.h"
+#include "rdp_laplace.h"
 #include "compat.h"
 #include "noise.h"
 #include "noise_param.h"
@@ -526,4 +527,81 @@ dp_selection_sample_sql(PG_FUNCTION_ARGS)
 			released++;
 	}
 	PG_RETURN_INT64(released);
+}
+
+/* ---------- issue 13: joint Gaussian releases, sampled discrete Laplace ---------- */
+
+PG_FUNCTION_INFO_V1(dp_gaussian_mu_sql);
+PG_FUNCTION_INFO_V1(dp_rdp_sampled_laplace_sql);
+
+/*
+ * dp_agg.gaussian_mu(sigmas, sensitivities): the mu of Gaussian releases
+ * composed exactly, sqrt(sum (sensitivity_i / sigma_i)^2) (Dong, Roth & Su
+ * 2019, Corollary 3.3), rounded up; joint.c calibrates a statement's
+ * Gaussian releases to it.
+ */
+Datum
+dp_gaussian_mu_sql(PG_FUNCTION_ARGS)
+{
+	int			n,
+				m;
+	double	   *sigmas = float8_array(PG_GETARG_ARRAYTYPE_P(0), "sigmas", &n);
+	double	   *sens = float8_array(PG_GETARG_ARRAYTYPE_P(1), "sensitivities", &m);
+	double		sum_sq = 0;
+
+	if (n != m)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("sigmas and sensitivities must have the same length"),
+				 errdetail("sigmas has %d elements, sensitivities %d.", n, m)));
+	for (int i = 0; i < n; i++)
+	{
+		double		r;
+
+		CHECK_FOR_INTERRUPTS();
+		CHECK_SIGMA(sigmas[i]);
+		CHECK_SENS(sens[i]);
+		r = dp_div_up(sens[i], sigmas[i]);
+		sum_sq = dp_add_up(sum_sq, dp_mul_up(r, r));
+	}
+	PG_RETURN_FLOAT8(sum_sq == 0 ? 0 : nextafter(sqrt(sum_sq), INFINITY));
+}
+
+/*
+ * The largest integer sensitivity and scale the calculator accepts: those
+ * of the sampler (2^62 units).
+ */
+#define MAX_LAPLACE_UNITS 4611686018427387904.0	/* 2^62 */
+
+/*
+ * dp_agg.rdp_sampled_laplace(rate, noise_scale, sensitivity, orders): the
+ * Renyi DP of one release of the discrete Laplace of scale noise_scale
+ * (P[x] proportional to exp(-|x| / noise_scale)) with integer sensitivity,
+ * on a Poisson sample (rdp_laplace.c), at finite orders.
+ */
+Datum
+dp_rdp_sampled_laplace_sql(PG_FUNCTION_ARGS)
+{
+	double		rate = PG_GETARG_FLOAT8(0);
+	double		scale = PG_GETARG_FLOAT8(1);
+	double		sens = PG_GETARG_FLOAT8(2);
+	int			n;
+	double	   *orders = float8_array(PG_GETARG_ARRAYTYPE_P(3), "orders", &n);
+	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
+
+	CHECK_RATE0(rate);
+	check_arg(scale > 0 && scale <= MAX_LAPLACE_UNITS, "noise_scale",
+			  "greater than 0 and at most 2^62", scale);
+	check_arg(sens >= 1 && sens <= MAX_LAPLACE_UNITS && sens == floor(sens), "sensitivity",
+			  "an integer from 1 to 2^62", sens);
+	for (int i = 0; i < n; i++)
+		check_arg(orders[i] > 1 && orders[i] <= DP_RDP_MAX_ORDER, "order",
+				  "greater than 1 and at most 100000", orders[i]);
+	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
+	for (int i = 0; i < n; i++)
+		out[i] = Float8GetDatum(dp_rdp_sampled_discrete_laplace(rate, 1.0 / scale, sens,
+																orders[i]));
+	dp_work_limit(0);
+	PG_RETURN_ARRAYTYPE_P(construct_array(out, n, FLOAT8OID, sizeof(float8),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }

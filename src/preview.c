@@ -245,8 +245,7 @@ dp_preview(PG_FUNCTION_ARGS)
 				 errmsg("the statement has no DP aggregate"),
 				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
 	memset(curve, 0, sizeof(curve));
-	foreach(lc, priced)
-		dp_release_add_rdp(lfirst(lc), curve);
+	dp_statement_add_rdp(priced, curve);
 	caller_budget(epsilon, delta, curve, &has_budget, &affordable);
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "guard.h"
+#include "joint.h"
 #include "price.h"
 
 /*
@@ -41,6 +42,14 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 
 		r->agg_node = c->agg;
 		releases = lappend(releases, r);
+	}
+
+	/* the Gaussian releases of the statement share its price (joint.c) */
+	{
+		double		epsilon,
+					delta;
+
+		dp_joint_calibrate(dp_priced_releases(releases, &epsilon, &delta), releases);
 	}
 
 	/* say once why a sampled table gets no amplification */

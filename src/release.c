@@ -231,6 +231,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 	ns->base_delta = delta;
 	ns->sigma_units = 0;
 	ns->calibration = NULL;
+	ns->joint_mu = 0;
 	ns->grid_exp = grid_exp;
 	ns->sens_units = sens_units;
 	ns->sensitivity = ldexp((double) sens_units, grid_exp);

@@ -40,6 +40,8 @@ typedef struct DpNoiseSpec
 	double		noise_scale;	/* Laplace scale or sigma, value units */
 	double		sigma_units;	/* Gaussian: sigma in grid units */
 	const char *calibration;	/* under sampling: "amplified" or "renyi" */
+	double		joint_mu;		/* Gaussian calibrated jointly (joint.c): the
+								 * statement's mu, else 0 */
 	DpLaplaceParam laplace;
 	DpGaussianParam gaussian;
 } DpNoiseSpec;
@@ -71,6 +73,8 @@ typedef struct DpRelease
 	DpNoiseSpec sum;			/* dp_sum, and the centred sum of dp_avg */
 	DpSampling	sampling;
 	DpSelectionSpec selection;	/* dp_select: the private selection */
+	bool		shared_sample;	/* amplified with the statement's other
+								 * releases from the same sample (joint.c) */
 
 	uint64		fingerprint;	/* identifies the accumulation units */
 } DpRelease;

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * release_rdp.c
- *	  The Renyi DP curve of a priced call, on the order grid of the
+ *	  The Renyi DP curve of a statement's priced calls, on the order grid of the
  *	  accountant (calibrate.c), with a cache of recent curves.
  *
  *-------------------------------------------------------------------------
@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "calibrate.h"
+#include "rdp_laplace.h"
 #include "release_rdp.h"
 
 /* relative margin for the rounding of each Renyi DP term (never understated) */
@@ -25,8 +26,10 @@
  *    (Mironov, Talwar & Zhang 2019; see gaussian_sigma_units on lattices);
  *  - discrete Laplace: its exact Renyi DP (dp_rdp_discrete_laplace, the
  *    discrete form of Mironov 2017, Proposition 6), at most epsilon;
- *    amplified by subsampling: an epsilon-DP release is min(epsilon,
- *    alpha epsilon^2 / 2)-RDP at every order (Bun & Steinke 2016).
+ *    amplified by subsampling: the exact Renyi DP of the Poisson-subsampled
+ *    discrete Laplace (rdp_laplace.c: Steinke 2022, Theorems 34 and 35),
+ *    and never more than what any epsilon-DP release has, min(epsilon,
+ *    alpha epsilon^2 / 2) (Bun & Steinke 2016, Proposition 3.3).
  * The noise actually used is at least what is assumed here (sigma^2 is
  * rounded up, the Laplace scale is the sampler's), and add_noise_rdp rounds
  * each term up by a relative 2^-40.
@@ -47,13 +50,17 @@ noise_rdp_curve(const DpNoiseSpec *ns, const DpSampling *sampling, double *out)
 				out[i] = 0;
 				break;
 			case DP_MECH_LAPLACE:
-				if (sampling->amplified)
-					out[i] = Min(ns->epsilon, a * ns->epsilon * ns->epsilon / 2);
-				else
-					out[i] = Min(dp_rdp_discrete_laplace((double) ns->laplace.s / (double) ns->laplace.t,
-														 (double) ns->sens_units, a),
-								 ns->epsilon);
-				break;
+				{
+					double		lambda = (double) ns->laplace.s / (double) ns->laplace.t;
+					double		d = (double) ns->sens_units;
+
+					if (sampling->amplified)
+						out[i] = Min(Min(ns->epsilon, a * ns->epsilon * ns->epsilon / 2),
+									 dp_rdp_sampled_discrete_laplace(sampling->rate, lambda, d, a));
+					else
+						out[i] = Min(dp_rdp_discrete_laplace(lambda, d, a), ns->epsilon);
+					break;
+				}
 			case DP_MECH_GAUSSIAN:
 				{
 					double		nm = ns->sigma_units / (double) ns->sens_units;
@@ -146,8 +153,8 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
  * budget never covers it and only basic composition admits the role's
  * charges after it (README, "Private group keys").
  */
-void
-dp_release_add_rdp(const DpRelease *r, double *curve)
+static void
+release_add_rdp(const DpRelease *r, double *curve)
 {
 	if (r->call.kind == DP_SELECT)
 	{
@@ -159,4 +166,89 @@ dp_release_add_rdp(const DpRelease *r, double *curve)
 		add_noise_rdp(&r->count, &r->sampling, curve);
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
 		add_noise_rdp(&r->sum, &r->sampling, curve);
+}
+
+/* the noisy releases of a call calibrated with its sample's others */
+static int
+shared_specs(const DpRelease *r, const DpNoiseSpec **specs)
+{
+	int			n = 0;
+
+	if (!r->shared_sample)
+		return 0;
+	if (r->call.kind != DP_SUM && r->count.mechanism != DP_MECH_NONE)
+		specs[n++] = &r->count;
+	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) && r->sum.mechanism != DP_MECH_NONE)
+		specs[n++] = &r->sum;
+	return n;
+}
+
+/*
+ * The Renyi DP curve of a statement's priced calls: each call's own curve,
+ * except for the releases computed from one amplified sample (joint.c),
+ * which are one mechanism on the sample: the exact Renyi DP of the group
+ * (dp_rdp_sampled_releases: Steinke 2022, Theorems 34 and 35, the Laplace
+ * releases exactly, the Gaussian ones by their Renyi DP alpha / (2 s^2)),
+ * and, when it holds only Laplace releases, at most what any E-DP
+ * mechanism has, min(E, alpha E^2 / 2) (Bun & Steinke 2016, Proposition
+ * 3.3), E the sum of their prices.
+ */
+void
+dp_statement_add_rdp(List *priced, double *curve)
+{
+	int			n = 0,
+				nmax = 2 * list_length(priced);
+	double	   *lambda = palloc(sizeof(double) * Max(nmax, 1));
+	double	   *d = palloc(sizeof(double) * Max(nmax, 1));
+	double		mu2 = 0,
+				epsilon = 0,
+				rate = 1;
+	bool		group = false;
+	ListCell   *lc;
+	int			norders;
+	const double *orders = dp_rdp_orders(&norders);
+
+	foreach(lc, priced)
+	{
+		const DpRelease *r = lfirst(lc);
+		const DpNoiseSpec *specs[2];
+		int			m = shared_specs(r, specs);
+
+		if (!r->shared_sample)
+		{
+			release_add_rdp(r, curve);
+			continue;
+		}
+		group = true;
+		rate = r->sampling.rate;
+		for (int i = 0; i < m; i++)
+		{
+			const DpNoiseSpec *ns = specs[i];
+
+			epsilon = dp_add_up(epsilon, ns->epsilon);
+			if (ns->mechanism == DP_MECH_LAPLACE)
+			{
+				/* the sampler's lambda (rounding covered by the margins) */
+				lambda[n] = (double) ns->laplace.s / (double) ns->laplace.t;
+				d[n++] = (double) ns->sens_units;
+			}
+			else
+			{
+				double		inv = dp_div_up((double) ns->sens_units, ns->sigma_units);
+
+				mu2 = dp_add_up(mu2, dp_mul_up(inv, inv));
+			}
+		}
+	}
+	if (!group)
+		return;
+	for (int i = 0; i < norders; i++)
+	{
+		double		a = orders[i];
+		double		v = dp_rdp_sampled_releases(rate, n, lambda, d, mu2, a);
+
+		if (mu2 == 0)
+			v = Min(v, Min(epsilon, a * epsilon * epsilon / 2));
+		curve[i] = dp_add_up(curve[i], dp_mul_up(v, RDP_MARGIN));
+	}
 }

@@ -8,8 +8,10 @@
 #ifndef DP_AGG_RELEASE_RDP_H
 #define DP_AGG_RELEASE_RDP_H
 
+#include "nodes/pg_list.h"
+
 #include "release.h"
 
-extern void dp_release_add_rdp(const DpRelease *r, double *curve);
+extern void dp_statement_add_rdp(List *priced, double *curve);
 
 #endif							/* DP_AGG_RELEASE_RDP_H */

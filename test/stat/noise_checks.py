@@ -42,8 +42,24 @@ ALPHA_SIDE = 4.9e-7
 ALPHA_TRUNC = 2e-8
 
 
-def check_calibration(check, spec, what, epsilon, delta, sensitivity):
-    """Deterministic checks of one ledger release object against the call."""
+# joint calibration (joint.c): relative margin on each release's mu
+JOINT_MU_MARGIN = 2.0 ** -20
+
+
+def joint_sigma(statement_epsilon, statement_delta, share, sensitivity):
+    """The sigma of a jointly calibrated Gaussian release (joint.c): the
+    statement's mu* is the analytic Gaussian's at (epsilon, delta), of which
+    the release holds the share of mu^2, its mu raised by the margin, so
+    that sensitivity / sigma = mu* sqrt(share) / (1 + margin)."""
+    unit = float(db.scalar("SELECT dp_agg.gaussian_sigma(%r, %r, 1);"
+                           % (statement_epsilon, statement_delta)))
+    return unit * sensitivity / math.sqrt(share) * (1 + JOINT_MU_MARGIN)
+
+
+def check_calibration(check, spec, what, epsilon, delta, sensitivity, joint=None):
+    """Deterministic checks of one ledger release object against the call;
+    joint = (statement epsilon, statement delta, share of mu^2) for a
+    Gaussian release calibrated jointly."""
     mech = "laplace" if delta == 0 else "gaussian"
     ok = check.that(spec["mechanism"] == mech,
                     "%s mechanism %s, expected %s" % (what, spec["mechanism"], mech))
@@ -62,6 +78,11 @@ def check_calibration(check, spec, what, epsilon, delta, sensitivity):
         check.that(_close(scale, sensitivity / epsilon, 1e-12),
                    "%s Laplace scale %r, expected sensitivity/epsilon = %r"
                    % (what, scale, sensitivity / epsilon))
+    elif joint is not None:
+        sigma = joint_sigma(joint[0], joint[1], joint[2], sensitivity)
+        check.that(spec.get("calibration") == "joint" and _close(scale, sigma, 1e-9),
+                   "%s joint Gaussian sigma %r (%s), expected %r"
+                   % (what, scale, spec.get("calibration"), sigma))
     else:
         sens_units = sensitivity / grid
         sigma = float(db.scalar("SELECT dp_agg.discrete_gaussian_sigma(%r, %r, %r);"

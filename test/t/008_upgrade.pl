@@ -6,13 +6,14 @@
 # (carol: limits (5, 1e-5), 70 Gaussian releases at (0.5, 1e-6), as in
 # 004_dump_restore.pl: test/reference/rdp.py gives epsilon at delta 1e-5 of
 # 70, 71, 72 such releases as 4.93763, 4.97833, 5.01838), and is updated to
-# 0.2.  The rows are identical after the update, carol's curve is still the
+# 0.2, then 0.3.  The rows are identical after the update, carol's curve is still the
 # sum of her charges, alice is refused what she no longer has, carol makes
 # the 71st release (which only the curve pays for) and is refused the 72nd.
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
-# private selection of GROUP BY keys (issue 12).  The database is updated
+# private selection of GROUP BY keys (issue 12) and the calculators of
+# joint calibration and the subsampled Laplace (issue 13).  The database is updated
 # to 0.2, then to 0.3; a new install of 0.3 (0.1 plus the update scripts:
 # there is no dp_agg--0.3.sql) has the same objects as the updated one.
 # pg_dump and pg_restore of the updated database keep version, rows and
@@ -147,6 +148,8 @@ is($node->safe_psql('old', $ledger_sql),
 $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 	'0.3 has the private selection of GROUP BY keys');
+like($objects, qr/function dp_agg\.gaussian_mu\(/,
+	'0.3 has the calculator of joint calibration');
 
 # a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
