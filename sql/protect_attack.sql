@@ -115,8 +115,8 @@ ROLLBACK;
 DO $$ BEGIN PERFORM count(*) FROM pa.v; END $$;
 CREATE FUNCTION pg_temp.steal() RETURNS SETOF text LANGUAGE sql AS 'SELECT name FROM pa.v';
 SELECT pg_temp.steal() LIMIT 1;
--- (PostgreSQL 16 checks the protection before the view's row-lock privilege:
--- expected/protect_attack_1.out differs only in this refusal's message)
+-- (refused at planning, before PostgreSQL's check of the view's row-lock
+-- privilege)
 SELECT id FROM pa.v WHERE id = 1 FOR UPDATE;
 UPDATE pa.people SET age = age WHERE age = 42;
 DELETE FROM pa.people WHERE id = -1;
@@ -187,12 +187,42 @@ SELECT count(*) AS rows, sum(age) AS ages FROM pa.people;
 SELECT count(*) AS advisory_locks FROM pg_locks WHERE locktype = 'advisory';
 SELECT last_value, is_called FROM pa.s;
 
+
+--
+-- The second attack review (86-): more attacks, by the analyst (a grant, no
+-- SELECT) and by a reader that holds SELECT on the table (also untrusted).
+--
+CREATE ROLE regress_pa_reader;
+GRANT SELECT ON pa.people TO regress_pa_reader;
+SELECT dp_agg.set_budget('regress_pa_reader', 1e12);
+SET ROLE regress_pa_reader;
+SELECT count(*) AS reader_ledger_before FROM dp_agg.my_ledger \gset
+
+-- 86-88: the planner's statistics through the reader's own operator.  A
+-- role that may read a column gets its most common values and histogram
+-- bounds passed to any operator's function when the planner estimates a
+-- WHERE (statistic_proc_security_check): a statement that is refused must
+-- be refused before it is planned, or the notices print the statistics
+CREATE FUNCTION pg_temp.leak_int(int, int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE
+AS 'BEGIN RAISE NOTICE ''statistics: %'', $1; RETURN true; END';
+CREATE OPERATOR pg_temp.<<< (LEFTARG = int, RIGHTARG = int,
+	FUNCTION = pg_temp.leak_int, RESTRICT = scalarltsel);
+SELECT 1 FROM pa.people WHERE age OPERATOR(pg_temp.<<<) 30;
+UPDATE pa.people SET age = 1 WHERE age OPERATOR(pg_temp.<<<) 30;
+SELECT 1 FROM pa.v WHERE age OPERATOR(pg_temp.<<<) 30;
+
+-- every accepted statement of the reader was charged
+SELECT count(*) - :reader_ledger_before AS reader_charged FROM dp_agg.my_ledger;
+RESET ROLE;
+
 -- cleanup
 DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal();
+DROP OPERATOR pg_temp.<<< (int, int);
+DROP FUNCTION pg_temp.leak_int(int, int);
 SELECT dp_agg.unprotect('pa.people');
 SELECT dp_agg.unprotect('pa.sales_sec');
 SELECT dp_agg.unprotect('pa.inh_sec');
 DROP SCHEMA pa CASCADE;
 DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_pa_%';
 DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_pa_%';
-DROP ROLE regress_pa_owner, regress_pa_analyst;
+DROP ROLE regress_pa_owner, regress_pa_analyst, regress_pa_reader;

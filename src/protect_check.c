@@ -46,18 +46,6 @@
 /* the range table of the statement being started, if it was accepted */
 static List *accepted_rtable = NIL;
 
-#define HINT_PROTECTED "Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in the dp_agg README."
-
-static void
-reject_protected(Oid relid, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("relation \"%s\" is protected", get_rel_name(relid)),
-			 errdetail("%s", detail),
-			 errhint(HINT_PROTECTED)));
-}
-
 /* Is rte a protected relation the current user is not trusted for? */
 static bool
 untrusted_protected(RangeTblEntry *rte)
@@ -203,14 +191,14 @@ dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
 	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
 		return;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
+		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
 	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
-		reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
+		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
 	if (stmt->commandType != CMD_SELECT)
-		reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	relid = read_outside_dp(stmt, dp_guard_plan(stmt, false));
 	if (OidIsValid(relid))
-		reject_protected(relid, "Only queries that compute DP aggregates over it may read it, and only as their input.");
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it, and only as their input.");
 	check_granted_as_owner(stmt, st);
 	accepted_rtable = stmt->rtable;
 }
@@ -241,6 +229,6 @@ dp_protect_check_rtable(List *rtable, bool ereport_on_violation)
 		!OidIsValid(relid = first_untrusted(rtable)))
 		return true;
 	if (ereport_on_violation)
-		reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
 	return false;
 }

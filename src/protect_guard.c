@@ -68,6 +68,38 @@ typedef struct GuardContext
 
 static void check_level(Query *q, bool rows, GuardContext *ctx);
 
+/* Find the protected relations a statement names (views expanded). */
+typedef struct FindContext
+{
+	bool		any;			/* a protected relation */
+	Oid			untrusted;		/* one the current user is not trusted for */
+} FindContext;
+
+/*
+ * A relation named in the statement, and, unless ONLY was given (inh), its
+ * partitions and inheritance children: the planner expands them later, so
+ * a protected one read through an unprotected parent is found here.
+ */
+static void
+find_relation(Oid relid, bool inh, FindContext *fc)
+{
+	List	   *rels = list_make1_oid(relid);
+	ListCell   *lc;
+
+	if (inh)
+		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (!dp_relation_protected(r))
+			continue;
+		fc->any = true;
+		if (!OidIsValid(fc->untrusted) && !dp_role_trusted(r, GetUserId()))
+			fc->untrusted = r;
+	}
+}
+
 static void
 reject_construct(GuardContext *ctx, const char *construct, const char *detail, const char *hint)
 {
@@ -367,6 +399,38 @@ check_from(Query *q, bool rows, GuardContext *ctx)
 }
 
 /*
+ * A level above the DP aggregates, or of a statement without any, may not
+ * read a protected relation the current user is untrusted for.  Refused
+ * here, before the planner runs: planning such a level estimates its WHERE
+ * with the relation's statistics, and a role holding SELECT has them passed
+ * to any function of its own (statistic_proc_security_check lets a role
+ * that may read the column see them), such as an operator's function that
+ * raises a notice with each most common value and histogram bound.  The
+ * executor's start would refuse the plan too, but only after that.
+ */
+static void
+check_not_read(Query *q)
+{
+	FindContext fc = {false, InvalidOid};
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION)
+			find_relation(rte->relid, rte->inh, &fc);
+	}
+	if (!OidIsValid(fc.untrusted))
+		return;
+	if (q->commandType != CMD_SELECT)
+		dp_reject_protected(fc.untrusted,
+							"Only queries that compute DP aggregates over it may read it; this statement changes data.");
+	dp_reject_protected(fc.untrusted,
+						"Only queries that compute DP aggregates over it may read it, and only as their input.");
+}
+
+/*
  * One query level.  rows: its expressions are evaluated on rows (a FROM
  * item below the DP aggregates, a CTE, a sub-query in an expression);
  * else it is the level of the DP aggregates or above it.
@@ -405,44 +469,14 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 	{
 		PostContext pc = {ctx, dp_here, 0};
 
+		if (!dp_here)
+			check_not_read(q);
 		if (dp_here)
 			(void) rows_walker((Node *) q->jointree, ctx);
 		else
 			(void) post_walker((Node *) q->jointree, &pc);
 		(void) post_walker((Node *) q->targetList, &pc);
 		(void) post_walker(q->havingQual, &pc);
-	}
-}
-
-/* Find the protected relations a statement names (views expanded). */
-typedef struct FindContext
-{
-	bool		any;			/* a protected relation */
-	Oid			untrusted;		/* one the current user is not trusted for */
-} FindContext;
-
-/*
- * A relation named in the statement, and, unless ONLY was given (inh), its
- * partitions and inheritance children: the planner expands them later, so
- * a protected one read through an unprotected parent is found here.
- */
-static void
-find_relation(Oid relid, bool inh, FindContext *fc)
-{
-	List	   *rels = list_make1_oid(relid);
-	ListCell   *lc;
-
-	if (inh)
-		rels = find_all_inheritors(relid, AccessShareLock, NULL);
-	foreach(lc, rels)
-	{
-		Oid			r = lfirst_oid(lc);
-
-		if (!dp_relation_protected(r))
-			continue;
-		fc->any = true;
-		if (!OidIsValid(fc->untrusted) && !dp_role_trusted(r, GetUserId()))
-			fc->untrusted = r;
 	}
 }
 
