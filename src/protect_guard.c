@@ -201,6 +201,41 @@ function_on_rows(Oid funcid, Node *args)
 }
 
 /*
+ * Built-in functions that PostgreSQL marks LEAKPROOF but that fail for a
+ * nondeterministic collation: starts_with (and its operator ^@) raises
+ * "nondeterministic collations are not supported for substring searches"
+ * at each call, so under CASE WHEN a row predicate its error would tell
+ * whether some row matches.
+ */
+static const Oid fails_nondeterministic[] = {F_STARTS_WITH};
+
+static void
+check_collation(Oid funcid, Oid inputcollid, GuardContext *ctx)
+{
+	if (!OidIsValid(inputcollid) || get_collation_isdeterministic(inputcollid))
+		return;
+	for (size_t i = 0; i < lengthof(fails_nondeterministic); i++)
+		if (fails_nondeterministic[i] == funcid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("function %s is not allowed on the rows of protected relation \"%s\" with a nondeterministic collation",
+							function_name(funcid), get_rel_name(ctx->relid)),
+					 errdetail("It fails for a nondeterministic collation, and its error would tell whether a row reaches it."),
+					 errhint("Compare with = or with a range instead.")));
+}
+
+/* A function or operator call: its arguments args, its input collation. */
+static void
+check_call(Oid funcid, Node *args, Oid inputcollid, GuardContext *ctx)
+{
+	bool		on_rows = function_on_rows(funcid, args);
+
+	check_function(funcid, on_rows, ctx);
+	if (on_rows)
+		check_collation(funcid, inputcollid, ctx);
+}
+
+/*
  * ARRAY[] on rows.  One that nests arrays fails when its sub-arrays'
  * dimensions differ, and one of variable-length elements fails when their
  * total size exceeds the maximum size of an array (construct_md_array);
@@ -252,23 +287,21 @@ rows_walker(Node *node, GuardContext *ctx)
 			check_array((ArrayExpr *) node, ctx);
 			break;
 		case T_FuncExpr:
-			check_function(((FuncExpr *) node)->funcid,
-						   function_on_rows(((FuncExpr *) node)->funcid,
-											(Node *) ((FuncExpr *) node)->args), ctx);
+			check_call(((FuncExpr *) node)->funcid, (Node *) ((FuncExpr *) node)->args,
+					   ((FuncExpr *) node)->inputcollid, ctx);
 			break;
 		case T_OpExpr:
 		case T_DistinctExpr:
 		case T_NullIfExpr:
 			set_opfuncid((OpExpr *) node);
-			check_function(((OpExpr *) node)->opfuncid,
-						   function_on_rows(((OpExpr *) node)->opfuncid,
-											(Node *) ((OpExpr *) node)->args), ctx);
+			check_call(((OpExpr *) node)->opfuncid, (Node *) ((OpExpr *) node)->args,
+					   ((OpExpr *) node)->inputcollid, ctx);
 			break;
 		case T_ScalarArrayOpExpr:
 			set_sa_opfuncid((ScalarArrayOpExpr *) node);
-			check_function(((ScalarArrayOpExpr *) node)->opfuncid,
-						   function_on_rows(((ScalarArrayOpExpr *) node)->opfuncid,
-											(Node *) ((ScalarArrayOpExpr *) node)->args), ctx);
+			check_call(((ScalarArrayOpExpr *) node)->opfuncid,
+					   (Node *) ((ScalarArrayOpExpr *) node)->args,
+					   ((ScalarArrayOpExpr *) node)->inputcollid, ctx);
 			break;
 		case T_SubLink:
 			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
