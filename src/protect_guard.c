@@ -35,6 +35,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -183,12 +184,35 @@ varies_walker(Node *node, void *context)
 }
 
 /*
+ * Does the planner leave this function call unevaluated even with constant
+ * arguments?  evaluate_function (optimizer/util/clauses.c) does not fold a
+ * function that returns a set or the type RECORD (such as the immutable
+ * pg_walfile_name_offset): it runs at execution, once per row it is
+ * reached for.
+ */
+static bool
+never_folded(Oid funcid)
+{
+	return get_func_retset(funcid) || get_func_rettype(funcid) == RECORDOID;
+}
+
+static bool
+unfolded_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && never_folded(((FuncExpr *) node)->funcid))
+		return true;
+	return expression_tree_walker(node, unfolded_walker, context);
+}
+
+/*
  * Is a function evaluated on the rows?  Every function on the rows' path
  * is, whatever its arguments: under CASE WHEN a row predicate, a function
  * of constants runs only for the rows that match, and its errors and side
  * effects count them.  The one exception is a built-in IMMUTABLE function
- * of constants (of immutable functions of constants): the planner
- * evaluates it once, before any row is read (eval_const_expressions, which
+ * of constants (of immutable functions of constants) that the planner
+ * evaluates once, before any row is read (eval_const_expressions, which
  * also simplifies the branches of CASE), so nothing it does depends on the
  * rows.
  */
@@ -196,8 +220,9 @@ static bool
 function_on_rows(Oid funcid, Node *args)
 {
 	return funcid >= FirstNormalObjectId ||
-		func_volatile(funcid) != PROVOLATILE_IMMUTABLE ||
-		varies_walker(args, NULL) || contain_mutable_functions(args);
+		func_volatile(funcid) != PROVOLATILE_IMMUTABLE || never_folded(funcid) ||
+		varies_walker(args, NULL) || contain_mutable_functions(args) ||
+		unfolded_walker(args, NULL);
 }
 
 /*
