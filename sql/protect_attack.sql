@@ -240,6 +240,24 @@ SELECT dp_count(id, 1) FROM pa.emails WHERE CASE WHEN id = 500 THEN email ^@ ANY
 SELECT dp_count(id, 1) FROM pa.people t
 WHERE CASE WHEN t.id = 500 THEN pg_walfile_name_offset('0/0') IS NULL ELSE true END;
 
+-- 94-97: timing amplified by a large expression evaluated only for the rows
+-- that match: md5 of a 20 MB text, a comparison with each element of a
+-- large array (both folded by the planner into one large constant), a
+-- large parameter, an expression of many nodes.  For one row with id 500,
+-- the statement would run hundreds of milliseconds longer: one measurement
+-- would tell whether it exists
+SELECT dp_count(id, 1) FROM pa.people t
+WHERE md5(CASE WHEN t.id = 500 THEN repeat('x', 20000000) ELSE '' END) IS NOT NULL;
+SELECT dp_count(id, 1) FROM pa.people t
+WHERE CASE WHEN t.id = 500 THEN t.age < ANY (array_fill(5, ARRAY[1000000])) ELSE true END;
+PREPARE pa_big(text) AS SELECT dp_count(id, 1) FROM pa.people t
+WHERE md5(CASE WHEN t.id = 500 THEN $1 ELSE '' END) IS NOT NULL;
+EXECUTE pa_big(repeat('x', 10000));
+DEALLOCATE pa_big;
+SELECT format('SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.id = 500 THEN %s ELSE true END',
+	string_agg('t.age <> ' || i, ' AND ')) AS pa_many FROM generate_series(1, 2000) i \gset
+:pa_many;
+
 -- 93: comparisons do not fail with a nondeterministic collation: accepted
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.emails WHERE email = 'b@example.org';
 -- every accepted statement was charged

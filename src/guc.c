@@ -27,6 +27,7 @@ bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
 int			dp_guc_max_databases = 8;
+int			dp_guc_protected_max_row_work = 4096;
 
 static bool
 check_epsilon(char **newval, void **extra, GucSource source)
@@ -92,6 +93,21 @@ dp_guc_init(void)
 							2000, 100, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * Protected tables (README, "Protected tables"): settings only a
+	 * superuser may change, as they limit untrusted roles.
+	 */
+	DefineCustomIntVariable("dp_agg.protected_max_row_work",
+							"Largest size of the expressions an untrusted role's statement evaluates on "
+							"the rows of a protected relation.",
+							"Counted as expression nodes plus bytes of variable-length constants and "
+							"parameters: it bounds how much longer one row can make a statement run.",
+							&dp_guc_protected_max_row_work,
+							4096, 16, PG_INT32_MAX,
+							PGC_SUSET,
+							0,
 							NULL, NULL, NULL);
 
 	/* a postmaster setting may only be defined while preloading */

@@ -75,8 +75,8 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	DpProtectStart protect;
 
 	dp_stats_check_plan(queryDesc->plannedstmt);
-	dp_protect_start(queryDesc->plannedstmt, eflags, queryDesc->instrument_options,
-					 &protect);
+	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
+					 queryDesc->instrument_options, &protect);
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)

@@ -145,7 +145,7 @@ plan_statement(const char *query)
 	 * The same privileges as execution would check, with the same rules
 	 * for protected relations (protect_check.c)
 	 */
-	dp_protect_start(stmt, 0, 0, &protect);
+	dp_protect_start(stmt, NULL, 0, 0, &protect);
 	PG_TRY();
 	{
 		DP_CHECK_PLAN_PERMISSIONS(stmt);
