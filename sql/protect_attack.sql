@@ -258,6 +258,12 @@ SELECT format('SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.id = 50
 	string_agg('t.age <> ' || i, ' AND ')) AS pa_many FROM generate_series(1, 2000) i \gset
 :pa_many;
 
+-- 98-99: the smallest epsilon an untrusted role may ask for is a DBA's
+-- setting (dp_agg.protected_min_epsilon, 0.01 by default): a release at
+-- 1e-15 would be a free question; the role cannot lower the floor
+SELECT dp_count(id, 1e-15) FROM pa.people;
+SET dp_agg.protected_min_epsilon = 0;
+
 -- 93: comparisons do not fail with a nondeterministic collation: accepted
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.emails WHERE email = 'b@example.org';
 -- every accepted statement was charged

@@ -27,6 +27,7 @@ bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
 int			dp_guc_max_databases = 8;
+double		dp_guc_protected_min_epsilon = 0.01;
 int			dp_guc_protected_max_row_work = 4096;
 
 static bool
@@ -99,6 +100,16 @@ dp_guc_init(void)
 	 * Protected tables (README, "Protected tables"): settings only a
 	 * superuser may change, as they limit untrusted roles.
 	 */
+	DefineCustomRealVariable("dp_agg.protected_min_epsilon",
+							 "Smallest epsilon of a DP aggregate over a protected relation by an untrusted role.",
+							 "Each statement then costs at least this much: a budget answers a bounded "
+							 "number of questions, even through a side channel not yet closed.",
+							 &dp_guc_protected_min_epsilon,
+							 0.01, 0.0, 1e6,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("dp_agg.protected_max_row_work",
 							"Largest size of the expressions an untrusted role's statement evaluates on "
 							"the rows of a protected relation.",

@@ -14,6 +14,7 @@ extern bool dp_preloaded;
 extern double dp_guc_delta;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_max_databases;
+extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
 
 extern void dp_guc_init(void);

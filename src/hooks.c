@@ -99,6 +99,8 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (releases == NIL)
 		return;
 
+	if (protect.untrusted && !worker)
+		dp_protect_check_epsilon(releases);
 	if (!worker)
 		dp_charge(queryDesc, releases);
 	dp_register_releases(queryDesc->estate, releases);

@@ -44,6 +44,7 @@
 #include "guc.h"
 #include "protect.h"
 #include "protect_check.h"
+#include "release.h"
 
 /* the range table of the statement being started, if it was accepted */
 static List *accepted_rtable = NIL;
@@ -273,6 +274,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	st->check_as = NIL;
 	st->check_as_saved = NIL;
 	st->prev_accepted = accepted_rtable;
+	st->untrusted = false;
 	accepted_rtable = NIL;
 	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
 		return;
@@ -288,8 +290,35 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	check_row_work(stmt, params, relid);
 	check_granted_as_owner(stmt, st);
 	accepted_rtable = stmt->rtable;
+	st->untrusted = true;
 }
 
+/*
+ * The releases of a statement accepted for an untrusted role, when it is
+ * priced: each must cost at least dp_agg.protected_min_epsilon (README,
+ * "Protected tables").  A release whose error or duration depended on a
+ * row would answer a question about it whatever its epsilon; the floor
+ * bounds how many such questions a budget can pay for.
+ */
+void
+dp_protect_check_epsilon(List *releases)
+{
+	ListCell   *lc;
+
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+
+		if (r->epsilon < dp_guc_protected_min_epsilon)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("epsilon %g of %s is below dp_agg.protected_min_epsilon", r->epsilon,
+							dp_kind_name(r->call.kind)),
+					 errdetail("Over a protected relation, each DP aggregate of a role not trusted for it costs at least %g.",
+							   dp_guc_protected_min_epsilon),
+					 errhint("Ask for a larger epsilon.")));
+	}
+}
 
 /* After the executor's start, or its error: undo dp_protect_start. */
 void
