@@ -489,6 +489,37 @@ check_not_read(Query *q)
 }
 
 /*
+ * TABLESAMPLE BERNOULLI without REPEATABLE over a protected relation the
+ * current user is untrusted for.  Its release is priced with privacy
+ * amplification by subsampling (sampling.c), which holds only while the
+ * sample is secret; BERNOULLI draws its seed from PostgreSQL's internal,
+ * non-cryptographic generator (xoroshiro128**), whose state the role can
+ * learn from the samples it draws of its own tables in the same session.
+ * dp_agg.secure_bernoulli draws each row's coin from a CSPRNG instead.
+ */
+static void
+check_tablesample(Query *q, GuardContext *ctx)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		FindContext fc = {false, InvalidOid};
+
+		if (rte->rtekind != RTE_RELATION || rte->tablesample == NULL ||
+			rte->tablesample->tsmhandler != F_BERNOULLI ||
+			rte->tablesample->repeatable != NULL)
+			continue;
+		find_relation(rte->relid, rte->inh, &fc);
+		if (OidIsValid(fc.untrusted))
+			reject_construct(ctx, "TABLESAMPLE BERNOULLI is",
+							 "Its seed comes from PostgreSQL's non-cryptographic random generator, whose state a role can learn from samples of its own tables; a known sample voids the amplification the release is priced with.",
+							 "Use TABLESAMPLE dp_agg.secure_bernoulli, whose coins come from a cryptographic generator.");
+	}
+}
+
+/*
  * One query level.  rows: its expressions are evaluated on rows (a FROM
  * item below the DP aggregates, a CTE, a sub-query in an expression);
  * else it is the level of the DP aggregates or above it.
@@ -510,6 +541,7 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 	if (q->hasTargetSRFs && rows)
 		reject_construct(ctx, "set-returning functions on rows are",
 						 "They could multiply the rows.", HINT_README);
+	check_tablesample(q, ctx);
 	foreach(lc, q->cteList)
 		check_level(castNode(Query, ((CommonTableExpr *) lfirst(lc))->ctequery), true, ctx);
 	check_from(q, rows || dp_here, ctx);
