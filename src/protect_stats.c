@@ -23,6 +23,8 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext_data.h"
 #include "miscadmin.h"
@@ -30,9 +32,11 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/fmgrtab.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "guard.h"
@@ -48,14 +52,61 @@
  */
 static const char *const harmless_stats[] = {
 	"activity", "archiver", "backend_", "bgwriter_", "buf_", "checkpoint",
-	"io", "progress_info", "recovery_prefetch", "replication_slot", "slru",
+	"progress_info", "recovery_prefetch", "replication_slot", "slru",
 	"snapshot_timestamp", "subscription", "wal",
 };
 
 /*
- * Is the function a built-in statistics function with counts per relation,
- * database or function?  Its C name tells (the executable's own table of
- * built-in functions).
+ * Server-wide or per-backend counters of buffer hits and reads, refused
+ * although they match a harmless prefix: on a quiet server, the hits of
+ * the client backends (pg_stat_io, PostgreSQL 16) or of one's own backend
+ * (pg_stat_get_backend_io, 18) after an index scan count the heap pages,
+ * so about the rows, that its predicate matched, as pg_stat_database's
+ * blks_hit would; buffers allocated count the pages read from disk.
+ */
+static const char *const counted_stats[] = {
+	"backend_io", "buf_alloc", "io",
+};
+
+/*
+ * Modules whose C functions report per-statement counts of rows and
+ * buffers: pg_stat_statements (its view is readable by every role, which
+ * sees the rows and buffer hits of its own statements), pg_qualstats,
+ * pg_stat_kcache, pg_stat_monitor.
+ */
+static const char *const stats_modules[] = {
+	"$libdir/pg_stat_statements", "$libdir/pg_qualstats",
+	"$libdir/pg_stat_kcache", "$libdir/pg_stat_monitor",
+};
+
+/* Is the function a C function of one of stats_modules? */
+static bool
+module_stats_function(Oid fn_oid)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn_oid));
+	bool		found = false;
+	Datum		bin;
+	bool		isnull;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	bin = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
+	if (((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId && !isnull)
+	{
+		char	   *path = TextDatumGetCString(bin);
+
+		for (size_t i = 0; i < lengthof(stats_modules); i++)
+			if (strcmp(path, stats_modules[i]) == 0)
+				found = true;
+	}
+	ReleaseSysCache(tup);
+	return found;
+}
+
+/*
+ * Is the function a statistics function with counts per relation,
+ * database, function or statement?  For a built-in one, its C name tells
+ * (the executable's own table of built-in functions); else its module.
  */
 static bool
 stats_function(Oid fn_oid)
@@ -64,7 +115,7 @@ stats_function(Oid fn_oid)
 	uint16		index;
 
 	if (fn_oid > fmgr_last_builtin_oid)
-		return false;
+		return fn_oid >= FirstNormalObjectId && module_stats_function(fn_oid);
 	index = fmgr_builtin_oid_index[fn_oid];
 	if (index == InvalidOidBuiltinMapping)
 		return false;
@@ -72,6 +123,9 @@ stats_function(Oid fn_oid)
 	if (strncmp(name, STATS_PREFIX, strlen(STATS_PREFIX)) != 0)
 		return false;
 	name += strlen(STATS_PREFIX);
+	for (size_t i = 0; i < lengthof(counted_stats); i++)
+		if (strcmp(name, counted_stats[i]) == 0)
+			return true;
 	for (size_t i = 0; i < lengthof(harmless_stats); i++)
 		if (strncmp(name, harmless_stats[i], strlen(harmless_stats[i])) == 0)
 			return false;

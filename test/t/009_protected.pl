@@ -141,4 +141,20 @@ like($stderr, qr/permission denied for table t/,
 is($node->safe_psql('src', 'SET ROLE analyst; SELECT count(*) FROM dp_agg.my_access'),
 	'0', 'and my_access shows none');
 
+# pg_stat_statements, when installed, shows every role the buffer hits of
+# its own statements: refused to untrusted roles (at planning, so the
+# module need not be preloaded for the refusal to show)
+SKIP:
+{
+	skip 'pg_stat_statements is not installed', 1
+	  unless $node->safe_psql('src',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_stat_statements'"
+	  ) eq '1';
+	$node->safe_psql('src', 'CREATE EXTENSION pg_stat_statements');
+	my ($ret, $stdout, $stderr) = $node->psql('src',
+		'SET ROLE analyst; SELECT shared_blks_hit FROM pg_stat_statements');
+	like($stderr, qr/statistics function pg_stat_statements\w* is not available to role "analyst"/,
+		'pg_stat_statements is refused to an untrusted role');
+}
+
 done_testing();
