@@ -1,6 +1,7 @@
 --
--- protect_attack: 85 attacks on a protected table by an untrusted role that
--- has a grant (dp_agg.grant_access) and no SELECT.  Each attack must be
+-- protect_attack: 144 attacks on a protected table by an untrusted role
+-- that has a grant (dp_agg.grant_access) and no SELECT (86-88: by one that
+-- holds SELECT instead).  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
 -- (never the noisy numbers); the ledger count at the end checks that every
@@ -175,7 +176,7 @@ SELECT dp_count(id, 1) FILTER (WHERE name = 'name5') IS NOT NULL AS released FRO
 SELECT dp_sum(salary, 0, 1e5, 1) IS NOT NULL AS released FROM pa.people WHERE salary > 5e4;
 SELECT dp_avg(age, 0, 100, 1) IS NOT NULL AS released FROM pa.people WHERE name IS NULL;
 WITH r AS (SELECT id, age FROM pa.people) SELECT dp_count(id, 1) IS NOT NULL AS released FROM r;
-SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people TABLESAMPLE BERNOULLI (50);
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people TABLESAMPLE dp_agg.secure_bernoulli (50);
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people LIMIT 0;
 SELECT dp_count(id, 1e9) > 0 AND dp_count(id, 1e9) IS NOT NULL AS released FROM ONLY pa.people;
 -- every accepted statement was charged: 10 statements, 10 ledger entries
@@ -240,7 +241,7 @@ SELECT dp_count(id, 1) FROM pa.emails WHERE CASE WHEN id = 500 THEN email ^@ ANY
 SELECT dp_count(id, 1) FROM pa.people t
 WHERE CASE WHEN t.id = 500 THEN pg_walfile_name_offset('0/0') IS NULL ELSE true END;
 
--- 94-97: timing amplified by a large expression evaluated only for the rows
+-- 93-96: timing amplified by a large expression evaluated only for the rows
 -- that match: md5 of a 20 MB text, a comparison with each element of a
 -- large array (both folded by the planner into one large constant), a
 -- large parameter, an expression of many nodes.  For one row with id 500,
@@ -258,20 +259,117 @@ SELECT format('SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.id = 50
 	string_agg('t.age <> ' || i, ' AND ')) AS pa_many FROM generate_series(1, 2000) i \gset
 :pa_many;
 
--- 98-99: the smallest epsilon an untrusted role may ask for is a DBA's
+-- 97-98: the smallest epsilon an untrusted role may ask for is a DBA's
 -- setting (dp_agg.protected_min_epsilon, 0.01 by default): a release at
 -- 1e-15 would be a free question; the role cannot lower the floor
 SELECT dp_count(id, 1e-15) FROM pa.people;
 SET dp_agg.protected_min_epsilon = 0;
 
--- 93: comparisons do not fail with a nondeterministic collation: accepted
+-- 99-100: BERNOULLI's seed comes from PostgreSQL's non-cryptographic
+-- generator, whose state the analyst can learn by sampling its own tables:
+-- knowing the sample voids the amplification the release is priced with.
+-- Without amplification (REPEATABLE), sampling is only post-processing
+SELECT dp_count(id, 1) FROM pa.people TABLESAMPLE BERNOULLI (50);
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people TABLESAMPLE BERNOULLI (50) REPEATABLE (7);
+
+-- 101-108: planner and executor corners: a set-returning function in FROM
+-- or LATERAL multiplies the rows; ORDER BY, DISTINCT ON, OFFSET and FOR
+-- SHARE below the DP aggregates make rows depend on other rows (or lock
+-- them, which other sessions see in pg_locks); GROUP BY () and ROLLUP
+SELECT dp_count(id, 1) FROM pa.people, LATERAL generate_series(1, age) g;
+SELECT dp_count(g, 1) FROM (SELECT generate_series(1, age) g FROM pa.people) s;
+SELECT dp_count(id, 1) FROM (SELECT DISTINCT ON (age) id FROM pa.people) s;
+SELECT dp_count(id, 1) FROM (SELECT id FROM pa.people OFFSET 0) s;
+SELECT dp_count(id, 1) FROM (SELECT id FROM pa.people FOR SHARE) s;
+SELECT dp_count(id, 1) FROM pa.people GROUP BY ();
+SELECT dp_count(id, 1) FROM pa.people GROUP BY ROLLUP (age);
+SELECT dp_count(id, 1) FROM (SELECT id FROM pa.people INTERSECT SELECT id FROM pa.other) s;
+
+-- 109-116: sub-links in FILTER, aggregate arguments and LIMIT; a VALUES
+-- join; window functions and set-returning functions over the release;
+-- a DP statement joined with a table
+SELECT dp_count(id, 1) FILTER (WHERE id IN (SELECT 1)) FROM pa.people;
+SELECT dp_count((SELECT o.id FROM pa.other o LIMIT 1), 1) FROM pa.people;
+SELECT dp_count(id, 1) FROM pa.people LIMIT (SELECT 1);
+SELECT dp_count(p.id, 1) FROM pa.people p, (VALUES (1)) v(x) WHERE p.id = v.x;
+SELECT n IS NOT NULL, row_number() OVER () FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s;
+SELECT s.n FROM (SELECT dp_count(id, 1) AS n FROM pa.people) s, pa.other;
+SELECT dp_count(id, current_setting('pa.eps', true)::float8) FROM pa.people;
+SELECT dp_count(id, 1) FROM pa.people WHERE age::text = '5';
+
+-- 117-124: expressions that can fail or are not checked: row comparisons,
+-- COLLATE, narrowing casts, JSON, text search, pattern matching with a
+-- bad escape, CURRENT_USER (an SQL value function), ILIKE
+SELECT dp_count(id, 1) FROM pa.people WHERE (id, age) > (5, 3);
+SELECT dp_count(id, 1) FROM pa.people WHERE name COLLATE "C" > 'name5';
+SELECT dp_count(id, 1) FROM pa.people WHERE age::int2 > 5;
+SELECT dp_count(id, 1) FROM pa.people WHERE json_build_object('a', name) IS NOT NULL;
+SELECT dp_count(id, 1) FROM pa.people WHERE to_tsvector(name) @@ 'x';
+SELECT dp_count(id, 1) FROM pa.people WHERE name LIKE 'name1%' ESCAPE 'ab';
+SELECT dp_count(id, 1) FROM pa.people WHERE CURRENT_USER = 'x' AND age > 3;
+SELECT dp_count(id, 1) FROM pa.people WHERE name ILIKE 'name1%';
+
+-- 125-130: statistics by other names: per-index scans, the database's
+-- counters, the functions' calls, the planner's statistics of
+-- expressions, a per-table function called directly
+SELECT idx_scan FROM pg_stat_user_indexes;
+SELECT blks_hit FROM pg_stat_database;
+SELECT calls FROM pg_stat_user_functions;
+SELECT most_common_vals FROM pg_stats_ext_exprs;
+SELECT pg_stat_get_tuples_returned('pa.people_pkey'::regclass);
+SELECT pg_stat_get_db_temp_bytes(oid) FROM pg_database LIMIT 1;
+
+-- 131-132: buffer counters: after an index scan on a quiet server, the
+-- buffers allocated (and, on PostgreSQL 16, the hits in pg_stat_io) count
+-- the heap pages its predicate matched
+SELECT pg_stat_get_buf_alloc();
+SELECT buffers_alloc FROM pg_stat_bgwriter;
+
+-- 133-134: the analyst's own view runs as the analyst, which holds no
+-- SELECT: PostgreSQL's own permission error; a child table of its own would
+-- add its rows to the protected table's
+CREATE TEMPORARY VIEW pa_mine AS SELECT id, age FROM pa.people;
+SELECT dp_count(id, 1) IS NOT NULL FROM pa_mine;
+CREATE TEMPORARY TABLE pa_kid () INHERITS (pa.people);
+
+-- 135: comparisons do not fail with a nondeterministic collation: accepted
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.emails WHERE email = 'b@example.org';
--- every accepted statement was charged
+-- 136-144: accepted, DP values only, each charged: a cursor fetched
+-- backwards and again, a cursor held past its transaction, a prepared
+-- statement run twice, COPY and CREATE TABLE AS of a release, a SQL and a
+-- SECURITY DEFINER function of the analyst, dynamic SQL, OFFSET and HAVING
+-- on the release (post-processing)
+BEGIN;
+DECLARE pa_c SCROLL CURSOR FOR SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
+FETCH ALL pa_c;
+FETCH BACKWARD ALL pa_c;
+COMMIT;
+BEGIN;
+DECLARE pa_h CURSOR WITH HOLD FOR SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
+COMMIT;
+FETCH ALL pa_h;
+CLOSE pa_h;
+PREPARE pa_p(float8) AS SELECT dp_count(id, $1) IS NOT NULL AS released FROM pa.people;
+EXECUTE pa_p(1);
+EXECUTE pa_p(1);
+DEALLOCATE pa_p;
+COPY (SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people) TO STDOUT;
+CREATE TEMPORARY TABLE pa_out AS SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people;
+CREATE FUNCTION pg_temp.pa_sd() RETURNS bigint LANGUAGE sql SECURITY DEFINER
+AS 'SELECT dp_count(id, 1) FROM pa.people';
+SELECT pg_temp.pa_sd() IS NOT NULL AS released;
+DO $$ DECLARE n bigint; BEGIN EXECUTE 'SELECT dp_count(id, 1) FROM pa.people' INTO n; END $$;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people OFFSET 1;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people HAVING dp_count(id, 1) > -1e9;
+-- every accepted statement was charged: 12 statements, 12 ledger entries
+-- (HAVING's dp_count and the output's are one call)
 SELECT count(*) - :ledger_before2 AS charged FROM dp_agg.my_ledger;
 RESET ROLE;
 
 -- cleanup
-DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal();
+DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal(), pg_temp.pa_sd();
+DROP VIEW pa_mine;
+DROP TABLE pa_out;
 DROP OPERATOR pg_temp.<<< (int, int);
 DROP FUNCTION pg_temp.leak_int(int, int);
 SELECT dp_agg.unprotect('pa.people');
