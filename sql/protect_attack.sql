@@ -1,5 +1,5 @@
 --
--- protect_attack: 144 attacks on a protected table by an untrusted role
+-- protect_attack: 147 attacks on a protected table by an untrusted role
 -- that has a grant (dp_agg.grant_access) and no SELECT (86-88: by one that
 -- holds SELECT instead).  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
@@ -332,9 +332,24 @@ CREATE TEMPORARY VIEW pa_mine AS SELECT id, age FROM pa.people;
 SELECT dp_count(id, 1) IS NOT NULL FROM pa_mine;
 CREATE TEMPORARY TABLE pa_kid () INHERITS (pa.people);
 
--- 135: comparisons do not fail with a nondeterministic collation: accepted
+-- 135-137: an operator of the analyst's whose function is int4eq (LEAKPROOF)
+-- and whose negator is another operator of its own with a function that
+-- raises a notice: the planner turns NOT (a === b) into a !== b, and the
+-- notices would print every row's age
+CREATE FUNCTION pg_temp.pa_show(int, int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE
+AS 'BEGIN RAISE NOTICE ''row: %'', $1; RETURN true; END';
+CREATE OPERATOR pg_temp.!== (LEFTARG = int, RIGHTARG = int, FUNCTION = pg_temp.pa_show);
+CREATE OPERATOR pg_temp.=== (LEFTARG = int, RIGHTARG = int, FUNCTION = int4eq,
+	NEGATOR = OPERATOR(pg_temp.!==));
+SELECT dp_count(id, 1) FROM pa.people WHERE NOT (age OPERATOR(pg_temp.===) 42);
+SELECT dp_count(id, 1) FROM pa.people WHERE NOT (age OPERATOR(pg_temp.===) ANY (ARRAY[42, 43]));
+CREATE OPERATOR pg_temp.==== (LEFTARG = int, RIGHTARG = int, FUNCTION = int4eq,
+	COMMUTATOR = OPERATOR(pg_temp.!==));
+SELECT dp_count(id, 1) FROM pa.people WHERE 42 OPERATOR(pg_temp.====) age;
+
+-- 138: comparisons do not fail with a nondeterministic collation: accepted
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.emails WHERE email = 'b@example.org';
--- 136-144: accepted, DP values only, each charged: a cursor fetched
+-- 139-147: accepted, DP values only, each charged: a cursor fetched
 -- backwards and again, a cursor held past its transaction, a prepared
 -- statement run twice, COPY and CREATE TABLE AS of a release, a SQL and a
 -- SECURITY DEFINER function of the analyst, dynamic SQL, OFFSET and HAVING
@@ -371,6 +386,8 @@ DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal(), pg_temp.
 DROP VIEW pa_mine;
 DROP TABLE pa_out;
 DROP OPERATOR pg_temp.<<< (int, int);
+DROP OPERATOR pg_temp.=== (int, int), pg_temp.==== (int, int), pg_temp.!== (int, int);
+DROP FUNCTION pg_temp.pa_show(int, int);
 DROP FUNCTION pg_temp.leak_int(int, int);
 SELECT dp_agg.unprotect('pa.people');
 SELECT dp_agg.unprotect('pa.sales_sec');

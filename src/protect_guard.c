@@ -261,6 +261,25 @@ check_call(Oid funcid, Node *args, Oid inputcollid, GuardContext *ctx)
 }
 
 /*
+ * An operator call.  The planner may run another operator's function in
+ * its place: NOT (a op b) becomes a op' b with op's negator
+ * (eval_const_expressions, negate_clause), and a clause can be commuted
+ * to match an index; whoever creates an operator names its negator and
+ * commutator, possibly operators of its own with functions of its own.
+ * Their functions are checked as if they were called here.
+ */
+static void
+check_operator(Oid opno, Oid opfuncid, Node *args, Oid inputcollid, GuardContext *ctx)
+{
+	Oid			substitutes[] = {get_negator(opno), get_commutator(opno)};
+
+	check_call(opfuncid, args, inputcollid, ctx);
+	for (size_t i = 0; i < lengthof(substitutes); i++)
+		if (OidIsValid(substitutes[i]))
+			check_call(get_opcode(substitutes[i]), args, inputcollid, ctx);
+}
+
+/*
  * ARRAY[] on rows.  One that nests arrays fails when its sub-arrays'
  * dimensions differ, and one of variable-length elements fails when their
  * total size exceeds the maximum size of an array (construct_md_array);
@@ -319,14 +338,16 @@ rows_walker(Node *node, GuardContext *ctx)
 		case T_DistinctExpr:
 		case T_NullIfExpr:
 			set_opfuncid((OpExpr *) node);
-			check_call(((OpExpr *) node)->opfuncid, (Node *) ((OpExpr *) node)->args,
-					   ((OpExpr *) node)->inputcollid, ctx);
+			check_operator(((OpExpr *) node)->opno, ((OpExpr *) node)->opfuncid,
+						   (Node *) ((OpExpr *) node)->args,
+						   ((OpExpr *) node)->inputcollid, ctx);
 			break;
 		case T_ScalarArrayOpExpr:
 			set_sa_opfuncid((ScalarArrayOpExpr *) node);
-			check_call(((ScalarArrayOpExpr *) node)->opfuncid,
-					   (Node *) ((ScalarArrayOpExpr *) node)->args,
-					   ((ScalarArrayOpExpr *) node)->inputcollid, ctx);
+			check_operator(((ScalarArrayOpExpr *) node)->opno,
+						   ((ScalarArrayOpExpr *) node)->opfuncid,
+						   (Node *) ((ScalarArrayOpExpr *) node)->args,
+						   ((ScalarArrayOpExpr *) node)->inputcollid, ctx);
 			break;
 		case T_SubLink:
 			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
