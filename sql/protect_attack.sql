@@ -263,6 +263,7 @@ SELECT format('SELECT dp_count(id, 1) FROM pa.people t WHERE CASE WHEN t.id = 50
 -- setting (dp_agg.protected_min_epsilon, 0.01 by default): a release at
 -- 1e-15 would be a free question; the role cannot lower the floor
 SELECT dp_count(id, 1e-15) FROM pa.people;
+SELECT count(*) FROM dp_agg.preview('SELECT dp_count(id, 1e-15) FROM pa.people');
 SET dp_agg.protected_min_epsilon = 0;
 
 -- 99-100: BERNOULLI's seed comes from PostgreSQL's non-cryptographic
