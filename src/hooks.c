@@ -126,4 +126,5 @@ dp_hooks_init(void)
 	ExecutorStart_hook = dp_ExecutorStart;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
+	dp_stats_planner_init();
 }

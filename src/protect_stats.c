@@ -23,6 +23,8 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "catalog/index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_statistic.h"
@@ -31,11 +33,13 @@
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/plancat.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgrtab.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/selfuncs.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -263,4 +267,117 @@ dp_stats_check_rtable(List *rtable)
 		if (OidIsValid(relid))
 			reject_statistics("the planner's statistics are", relid);
 	}
+}
+
+/* ---------- the planner's estimates ---------- */
+
+static get_relation_stats_hook_type prev_relation_stats_hook = NULL;
+static get_index_stats_hook_type prev_index_stats_hook = NULL;
+static get_relation_info_hook_type prev_relation_info_hook = NULL;
+static get_attavgwidth_hook_type prev_attavgwidth_hook = NULL;
+
+/*
+ * Does the current user plan with a relation's statistics that count rows
+ * of a protected relation it is not trusted for: the relation's own, or,
+ * read with its inheritance children (inh), theirs too?
+ */
+static bool
+stats_hidden(Oid relid, bool inh)
+{
+	List	   *rels = list_make1_oid(relid);
+	ListCell   *lc;
+
+	if (!dp_any_protected())
+		return false;
+	if (inh)
+		rels = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (dp_relation_protected(r) && !dp_role_trusted(r, GetUserId()))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The planner's statistics of a column (get_relation_stats_hook) or of an
+ * index expression (get_index_stats_hook): none for a protected relation
+ * the current user is untrusted for.  Its plan (an index or a sequential
+ * scan, parallel workers, JIT compilation, all chosen by cost) then
+ * depends on the table's size, which is public, and on the statement, but
+ * not on the most common values and their frequencies, which for a table
+ * that ANALYZE reads whole are exact counts: the role can see the choice
+ * through its statement's duration (JIT compiles past jit_above_cost,
+ * which it sets) or its parallel workers in pg_stat_activity.
+ */
+static bool
+relation_stats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum,
+			   VariableStatData *vardata)
+{
+	if (rte->rtekind == RTE_RELATION && stats_hidden(rte->relid, rte->inh))
+	{
+		vardata->statsTuple = NULL;
+		vardata->freefunc = NULL;
+		return true;
+	}
+	return prev_relation_stats_hook &&
+		prev_relation_stats_hook(root, rte, attnum, vardata);
+}
+
+static bool
+index_stats(PlannerInfo *root, Oid indexOid, AttrNumber indexattnum,
+			VariableStatData *vardata)
+{
+	if (stats_hidden(IndexGetRelation(indexOid, false), false))
+	{
+		vardata->statsTuple = NULL;
+		vardata->freefunc = NULL;
+		return true;
+	}
+	return prev_index_stats_hook &&
+		prev_index_stats_hook(root, indexOid, indexattnum, vardata);
+}
+
+/* extended statistics (CREATE STATISTICS): none either */
+static void
+relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent, RelOptInfo *rel)
+{
+	if (prev_relation_info_hook)
+		prev_relation_info_hook(root, relationObjectId, inhparent, rel);
+	if (stats_hidden(relationObjectId, inhparent))
+		rel->statlist = NIL;
+}
+
+/*
+ * A column's average width: its type's default, not the one ANALYZE
+ * measured.  0 lets PostgreSQL read the statistics.
+ */
+static int32
+attavgwidth(Oid relid, AttrNumber attnum)
+{
+	int32		width = prev_attavgwidth_hook ? prev_attavgwidth_hook(relid, attnum) : 0;
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+
+	if (width > 0 || attnum <= 0 || !stats_hidden(relid, false))
+		return width;
+	get_atttypetypmodcoll(relid, attnum, &type, &typmod, &collation);
+	return get_typavgwidth(type, typmod);
+}
+
+/* Install the planner's hooks above (from _PG_init, through hooks.c). */
+void
+dp_stats_planner_init(void)
+{
+	prev_relation_stats_hook = get_relation_stats_hook;
+	get_relation_stats_hook = relation_stats;
+	prev_index_stats_hook = get_index_stats_hook;
+	get_index_stats_hook = index_stats;
+	prev_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = relation_info;
+	prev_attavgwidth_hook = get_attavgwidth_hook;
+	get_attavgwidth_hook = attavgwidth;
 }
