@@ -1,5 +1,5 @@
 --
--- protect_attack: 147 attacks on a protected table by an untrusted role
+-- protect_attack: 148 attacks on a protected table by an untrusted role
 -- that has a grant (dp_agg.grant_access) and no SELECT (86-88: by one that
 -- holds SELECT instead).  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
@@ -272,6 +272,15 @@ SET dp_agg.protected_min_epsilon = 0;
 -- Without amplification (REPEATABLE), sampling is only post-processing
 SELECT dp_count(id, 1) FROM pa.people TABLESAMPLE BERNOULLI (50);
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people TABLESAMPLE BERNOULLI (50) REPEATABLE (7);
+-- 148: SYSTEM_ROWS (n) reads rows until it has n: removing one row lets
+-- another in, so a sum with bounds of both signs would move by twice its
+-- sensitivity, at the price of once
+RESET ROLE;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
+RESET client_min_messages;
+SET ROLE regress_pa_analyst;
+SELECT dp_sum(age, -100, 100, 1) FROM pa.people TABLESAMPLE SYSTEM_ROWS (1000);
 
 -- 101-108: planner and executor corners: a set-returning function in FROM
 -- or LATERAL multiplies the rows; ORDER BY, DISTINCT ON, OFFSET and FOR

@@ -46,6 +46,7 @@
 #include "catalog.h"
 #include "protect.h"
 #include "protect_guard.h"
+#include "sampling.h"
 
 /*
  * Built-in functions that are not LEAKPROOF but neither fail nor have side
@@ -510,13 +511,26 @@ check_not_read(Query *q)
 }
 
 /*
- * TABLESAMPLE BERNOULLI without REPEATABLE over a protected relation the
- * current user is untrusted for.  Its release is priced with privacy
+ * TABLESAMPLE over a protected relation the current user is untrusted for.
+ *
+ * BERNOULLI without REPEATABLE is refused: its release is priced with
  * amplification by subsampling (sampling.c), which holds only while the
- * sample is secret; BERNOULLI draws its seed from PostgreSQL's internal,
- * non-cryptographic generator (xoroshiro128**), whose state the role can
- * learn from the samples it draws of its own tables in the same session.
- * dp_agg.secure_bernoulli draws each row's coin from a CSPRNG instead.
+ * sample is secret, and BERNOULLI draws its seed from PostgreSQL's
+ * internal, non-cryptographic generator (xoroshiro128**), whose state the
+ * role can learn from the samples it draws of its own tables in the same
+ * session.  dp_agg.secure_bernoulli draws each row's coin from a CSPRNG.
+ *
+ * Methods other than BERNOULLI, SYSTEM and dp_agg.secure_bernoulli are
+ * refused too.  Without amplification, a release over a sample is as
+ * private as over the table only if sampling is a 1-stable transformation
+ * (McSherry 2009, "Privacy Integrated Queries", Theorem 2: a c-stable
+ * transformation followed by an epsilon-DP mechanism is c epsilon-DP),
+ * that is, if a row's inclusion does not depend on the other rows:
+ * BERNOULLI decides each row, SYSTEM each page, alone.  SYSTEM_ROWS (n)
+ * reads rows until it has n, so removing one row lets another in (2-stable:
+ * a sum with bounds of both signs moves by twice its sensitivity);
+ * SYSTEM_TIME reads for a time, so which rows it reads depends on how long
+ * the others took.
  */
 static void
 check_tablesample(Query *q, GuardContext *ctx)
@@ -527,16 +541,22 @@ check_tablesample(Query *q, GuardContext *ctx)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 		FindContext fc = {false, InvalidOid};
+		Oid			handler;
 
-		if (rte->rtekind != RTE_RELATION || rte->tablesample == NULL ||
-			rte->tablesample->tsmhandler != F_BERNOULLI ||
-			rte->tablesample->repeatable != NULL)
+		if (rte->rtekind != RTE_RELATION || rte->tablesample == NULL)
 			continue;
 		find_relation(rte->relid, rte->inh, &fc);
-		if (OidIsValid(fc.untrusted))
+		if (!OidIsValid(fc.untrusted))
+			continue;
+		handler = rte->tablesample->tsmhandler;
+		if (handler == F_BERNOULLI && rte->tablesample->repeatable == NULL)
 			reject_construct(ctx, "TABLESAMPLE BERNOULLI is",
 							 "Its seed comes from PostgreSQL's non-cryptographic random generator, whose state a role can learn from samples of its own tables; a known sample voids the amplification the release is priced with.",
 							 "Use TABLESAMPLE dp_agg.secure_bernoulli, whose coins come from a cryptographic generator.");
+		if (handler != F_BERNOULLI && handler != F_SYSTEM && !dp_is_secure_bernoulli(handler))
+			reject_construct(ctx, psprintf("TABLESAMPLE %s is", get_func_name(handler)),
+							 "Whether it reads a row depends on the other rows, so a row can change the release by more than its sensitivity.",
+							 "Use TABLESAMPLE dp_agg.secure_bernoulli.");
 	}
 }
 
