@@ -24,6 +24,11 @@
  * calls, also COPY's, rejects any range table naming a protected relation
  * for an untrusted role unless it is the accepted one.
  *
+ * An accepted statement is also bounded in the work it may do per row
+ * (check_row_work, dp_agg.protected_max_row_work), and its releases must
+ * each cost at least dp_agg.protected_min_epsilon (dp_protect_check_epsilon,
+ * called when the statement is priced).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

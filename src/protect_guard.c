@@ -19,7 +19,15 @@
  *     or in the allow-list: the list below, or dp_agg.allowed_function;
  *   - expressions without row data may not be volatile either: evaluated
  *     once per row, a side effect (a sequence, a setting, a notification)
- *     would count the rows.
+ *     would count the rows;
+ *   - an operator's negator and commutator are checked with it (the planner
+ *     may substitute them), and starts_with with a nondeterministic
+ *     collation is refused (LEAKPROOF, yet it fails at each call);
+ *   - TABLESAMPLE only by dp_agg.secure_bernoulli, BERNOULLI REPEATABLE or
+ *     SYSTEM (check_tablesample);
+ *   - a level above the DP aggregates, or of a statement without any, may
+ *     not read the protected relation: refused here, before the planner
+ *     passes its statistics to the statement's operators.
  * Expressions over the DP results (above the DP aggregates) are
  * post-processing and are free.  Which scans feed the DP aggregates is
  * checked on the plan (protect_check.c).  The planner hook marks such plans

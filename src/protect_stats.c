@@ -15,8 +15,13 @@
  * SQL functions have been expanded, whether called directly, through an
  * operator or through a domain's CHECK constraint; the function manager's
  * hook cannot see them, as built-in functions bypass it.  The catalogs are caught by the executor's
- * permission hook (dp_stats_check_rtable).  Table sizes (pg_class.reltuples, relpages,
- * pg_relation_size) stay public, and are documented so.
+ * permission hook (dp_stats_check_rtable).  Counters of buffer hits and
+ * reads, and the C functions of pg_stat_statements and its kin, are
+ * refused too.  The planner estimates an untrusted role's statements
+ * without the statistics of protected relations (its hooks, below), since
+ * its choices show in the statement's duration.  Table sizes
+ * (pg_class.reltuples, relpages, pg_relation_size) stay public, and are
+ * documented so.
  *
  *-------------------------------------------------------------------------
  */
