@@ -1,5 +1,5 @@
 --
--- protect_attack: 148 attacks on a protected table by an untrusted role
+-- protect_attack: 150 attacks on a protected table by an untrusted role
 -- that has a grant (dp_agg.grant_access) and no SELECT (86-88: by one that
 -- holds SELECT instead).  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
@@ -294,6 +294,15 @@ SELECT dp_count(id, 1) FROM (SELECT id FROM pa.people FOR SHARE) s;
 SELECT dp_count(id, 1) FROM pa.people GROUP BY ();
 SELECT dp_count(id, 1) FROM pa.people GROUP BY ROLLUP (age);
 SELECT dp_count(id, 1) FROM (SELECT id FROM pa.people INTERSECT SELECT id FROM pa.other) s;
+
+-- 149-150: ORDER BY below the DP aggregates sorts the matching rows: past
+-- work_mem into temporary files, whose size pg_tablespace_size (readable by
+-- every role for the database's tablespace) shows a second session while
+-- the statement runs; the same in a CTE
+SET work_mem = '64kB';
+SELECT dp_count(id, 1) FROM (SELECT id, name FROM pa.people WHERE age > 20 ORDER BY name) s;
+WITH r AS (SELECT id FROM pa.people ORDER BY name) SELECT dp_count(id, 1) FROM r;
+RESET work_mem;
 
 -- 109-116: sub-links in FILTER, aggregate arguments and LIMIT; a VALUES
 -- join; window functions and set-returning functions over the release;

@@ -596,6 +596,10 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 	check_from(q, rows || dp_here, ctx);
 	if (rows)
 	{
+		if (q->sortClause != NIL)
+			reject_construct(ctx, "ORDER BY below DP aggregates is",
+							 "Past work_mem, sorting the rows writes temporary files, whose size pg_tablespace_size shows any role while the statement runs: it counts them.",
+							 "Remove the ORDER BY: it does not change an aggregate.");
 		if (q->hasAggs)
 			reject_construct(ctx, "aggregates inside row expressions are",
 							 "Only DP aggregates may read the rows, at the level of the statement that releases them.",
