@@ -1,5 +1,5 @@
 --
--- protect_attack: 150 attacks on a protected table by an untrusted role
+-- protect_attack: 157 attacks on a protected table by an untrusted role
 -- that has a grant (dp_agg.grant_access) and no SELECT (86-88: by one that
 -- holds SELECT instead).  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
@@ -395,7 +395,26 @@ SELECT pg_temp.pa_sd() IS NOT NULL AS released;
 DO $$ DECLARE n bigint; BEGIN EXECUTE 'SELECT dp_count(id, 1) FROM pa.people' INTO n; END $$;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people OFFSET 1;
 SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people HAVING dp_count(id, 1) > -1e9;
--- every accepted statement was charged: 12 statements, 12 ledger entries
+-- 151-157: accepted, DP values only, each charged: values a DP aggregate
+-- must not fail on (NaN, infinity, the largest bigint, a numeric beyond any
+-- bound; NaN is skipped, the rest clamped), predicates on the whole row and
+-- on system columns (tideq and xideq are LEAKPROOF), and a scroll cursor
+-- rewound: the release is read again, not drawn again
+SELECT dp_sum(CASE WHEN id = 500 THEN 'NaN'::float8 ELSE 0 END, 0, 1, 1) IS NOT NULL AS released FROM pa.people;
+SELECT dp_avg(CASE WHEN id = 500 THEN 'Infinity'::float8 ELSE 0 END, 0, 1, 1) IS NOT NULL AS released FROM pa.people;
+SELECT dp_sum(CASE WHEN id = 500 THEN 9223372036854775807::int8 ELSE 0 END, 0, 9223372036854775807, 1) IS NOT NULL AS released FROM pa.people;
+SELECT dp_sum(CASE WHEN id = 500 THEN 1e300::numeric ELSE 0 END, 0, 1e300, 1) IS NOT NULL AS released FROM pa.people;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people t WHERE t IS NOT NULL;
+SELECT dp_count(id, 1) IS NOT NULL AS released FROM pa.people WHERE ctid = '(0,1)' OR xmin = '1'::xid;
+BEGIN;
+DECLARE pa_r SCROLL CURSOR FOR SELECT dp_count(id, 1) AS n FROM pa.people;
+FETCH ALL pa_r \gset pa_first_
+MOVE ABSOLUTE 0 pa_r;
+FETCH ALL pa_r \gset pa_again_
+COMMIT;
+SELECT :pa_first_n = :pa_again_n AS same_release;
+
+-- every accepted statement was charged: 19 statements, 19 ledger entries
 -- (HAVING's dp_count and the output's are one call)
 SELECT count(*) - :ledger_before2 AS charged FROM dp_agg.my_ledger;
 RESET ROLE;
