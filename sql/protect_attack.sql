@@ -298,7 +298,8 @@ SELECT dp_count(id, 1) FROM (SELECT id FROM pa.people INTERSECT SELECT id FROM p
 -- 149-150: ORDER BY below the DP aggregates sorts the matching rows: past
 -- work_mem into temporary files, whose size pg_tablespace_size (readable by
 -- every role for the database's tablespace) shows a second session while
--- the statement runs; the same in a CTE
+-- the statement runs, and with trace_sort (any role may set it) the memory
+-- the sort used comes back as a LOG message; the same in a CTE
 SET work_mem = '64kB';
 SELECT dp_count(id, 1) FROM (SELECT id, name FROM pa.people WHERE age > 20 ORDER BY name) s;
 WITH r AS (SELECT id FROM pa.people ORDER BY name) SELECT dp_count(id, 1) FROM r;
