@@ -292,9 +292,10 @@ stats_hidden(Oid relid, bool inh)
 	List	   *rels = list_make1_oid(relid);
 	ListCell   *lc;
 
-	if (!dp_any_protected())
+	/* a role trusted for every protected relation (an owner) plans as usual */
+	if (!OidIsValid(dp_untrusted_protected(GetUserId())))
 		return false;
-	if (inh)
+	if (inh && has_subclass(relid))
 		rels = find_all_inheritors(relid, NoLock, NULL);
 	foreach(lc, rels)
 	{
