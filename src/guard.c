@@ -499,6 +499,71 @@ dp_plan_children(Plan *plan)
 	return children;
 }
 
+/* The expressions of one plan node (not of its children), a new list. */
+List *
+dp_plan_expressions(Plan *plan)
+{
+	List	   *e = list_make2(plan->targetlist, plan->qual);
+
+	switch (nodeTag(plan))
+	{
+		case T_Result:
+			return lappend(e, ((Result *) plan)->resconstantqual);
+		case T_ModifyTable:
+			return list_concat(e, list_make3(((ModifyTable *) plan)->returningLists,
+											 ((ModifyTable *) plan)->onConflictSet,
+											 ((ModifyTable *) plan)->onConflictWhere));
+		case T_IndexScan:
+			return list_concat(e, list_make2(((IndexScan *) plan)->indexqual,
+											 ((IndexScan *) plan)->indexorderby));
+		case T_IndexOnlyScan:
+			return list_concat(e, list_make2(((IndexOnlyScan *) plan)->indexqual,
+											 ((IndexOnlyScan *) plan)->indexorderby));
+		case T_BitmapIndexScan:
+			return lappend(e, ((BitmapIndexScan *) plan)->indexqual);
+		case T_BitmapHeapScan:
+			return lappend(e, ((BitmapHeapScan *) plan)->bitmapqualorig);
+		case T_TidScan:
+			return lappend(e, ((TidScan *) plan)->tidquals);
+		case T_TidRangeScan:
+			return lappend(e, ((TidRangeScan *) plan)->tidrangequals);
+		case T_SampleScan:
+			return lappend(e, ((SampleScan *) plan)->tablesample);
+		case T_FunctionScan:
+			return lappend(e, ((FunctionScan *) plan)->functions);
+		case T_TableFuncScan:
+			return lappend(e, ((TableFuncScan *) plan)->tablefunc);
+		case T_ValuesScan:
+			return lappend(e, ((ValuesScan *) plan)->values_lists);
+		case T_NestLoop:
+			return lappend(e, ((Join *) plan)->joinqual);
+		case T_MergeJoin:
+			return list_concat(e, list_make2(((Join *) plan)->joinqual,
+											 ((MergeJoin *) plan)->mergeclauses));
+		case T_HashJoin:
+			return list_concat(e, list_make3(((Join *) plan)->joinqual,
+											 ((HashJoin *) plan)->hashclauses,
+											 ((HashJoin *) plan)->hashkeys));
+		case T_Hash:
+			return lappend(e, ((Hash *) plan)->hashkeys);
+		case T_Limit:
+			return list_concat(e, list_make2(((Limit *) plan)->limitOffset,
+											 ((Limit *) plan)->limitCount));
+		case T_WindowAgg:
+			return list_concat(e, list_make2(((WindowAgg *) plan)->startOffset,
+											 ((WindowAgg *) plan)->endOffset));
+		case T_Memoize:
+			return lappend(e, ((Memoize *) plan)->param_exprs);
+		case T_ForeignScan:
+			return list_concat(e, list_make2(((ForeignScan *) plan)->fdw_exprs,
+											 ((ForeignScan *) plan)->fdw_recheck_quals));
+		case T_CustomScan:
+			return lappend(e, ((CustomScan *) plan)->custom_exprs);
+		default:
+			return e;
+	}
+}
+
 static void
 collect_cte_plans(PlanWalk *w, Plan *plan)
 {

@@ -30,6 +30,7 @@ extern bool dp_query_has_dp(Query *query);
 extern void dp_guard_query(Query *query);
 extern bool dp_plan_reads_relation(Plan *plan);
 extern List *dp_plan_children(Plan *plan);
+extern List *dp_plan_expressions(Plan *plan);
 extern List *dp_guard_plan(PlannedStmt *stmt, bool validate);
 
 #endif							/* DP_AGG_GUARD_H */

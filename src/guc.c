@@ -41,6 +41,8 @@ static const struct config_enum_entry group_keys_options[] = {
 	{"public", DP_GROUP_KEYS_PUBLIC, false},
 	{NULL, 0, false}
 };
+double		dp_guc_protected_min_epsilon = 0.01;
+int			dp_guc_protected_max_row_work = 4096;
 
 static bool
 check_epsilon(char **newval, void **extra, GucSource source)
@@ -186,6 +188,31 @@ dp_guc_init(void)
 							2000, 100, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * Protected tables (README, "Protected tables"): settings only a
+	 * superuser may change, as they limit untrusted roles.
+	 */
+	DefineCustomRealVariable("dp_agg.protected_min_epsilon",
+							 "Smallest epsilon of a DP aggregate over a protected relation by an untrusted role.",
+							 "Each statement then costs at least this much: a budget answers a bounded "
+							 "number of questions, even through a side channel not yet closed.",
+							 &dp_guc_protected_min_epsilon,
+							 0.01, 0.0, 1e6,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.protected_max_row_work",
+							"Largest size of the expressions an untrusted role's statement evaluates on "
+							"the rows of a protected relation.",
+							"Counted as expression nodes plus bytes of variable-length constants and "
+							"parameters: it bounds how much longer one row can make a statement run.",
+							&dp_guc_protected_max_row_work,
+							4096, 16, PG_INT32_MAX,
+							PGC_SUSET,
+							0,
 							NULL, NULL, NULL);
 
 	/* a postmaster setting may only be defined while preloading */

@@ -22,6 +22,8 @@ extern double dp_guc_delta;
 extern int	dp_guc_group_keys;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_max_databases;
+extern double dp_guc_protected_min_epsilon;
+extern int	dp_guc_protected_max_row_work;
 
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);

@@ -81,8 +81,8 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	DpProtectStart protect;
 
 	dp_stats_check_plan(queryDesc->plannedstmt);
-	dp_protect_start(queryDesc->plannedstmt, eflags, queryDesc->instrument_options,
-					 &protect);
+	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
+					 queryDesc->instrument_options, &protect);
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)
@@ -105,6 +105,8 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (releases == NIL)
 		return;
 
+	if (protect.untrusted && !worker)
+		dp_protect_check_epsilon(releases);
 	if (!worker)
 		dp_charge(queryDesc, releases);
 	dp_register_releases(queryDesc->estate, releases);
@@ -130,4 +132,5 @@ dp_hooks_init(void)
 	ExecutorStart_hook = dp_ExecutorStart;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
+	dp_stats_planner_init();
 }

@@ -93,7 +93,7 @@ user_function_walker(Node *node, void *context)
 /* ---------- the statement ---------- */
 
 static PlannedStmt *
-plan_statement(const char *query)
+plan_statement(const char *query, bool *untrusted)
 {
 	List	   *raw = pg_parse_query(query);
 	RawStmt    *rs;
@@ -145,7 +145,7 @@ plan_statement(const char *query)
 	 * The same privileges as execution would check, with the same rules
 	 * for protected relations (protect_check.c)
 	 */
-	dp_protect_start(stmt, 0, 0, &protect);
+	dp_protect_start(stmt, NULL, 0, 0, &protect);
 	PG_TRY();
 	{
 		DP_CHECK_PLAN_PERMISSIONS(stmt);
@@ -155,6 +155,7 @@ plan_statement(const char *query)
 		dp_protect_end(&protect);
 	}
 	PG_END_TRY();
+	*untrusted = protect.untrusted;
 	return stmt;
 }
 
@@ -235,9 +236,13 @@ dp_preview(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	int			call = 0;
 	double		curve[DP_RDP_ORDERS];
+	bool		untrusted;
 
-	stmt = plan_statement(query);
+	stmt = plan_statement(query, &untrusted);
 	releases = dp_price_plan(stmt, NULL, true);
+	/* the floor on epsilon of untrusted roles, as at execution */
+	if (untrusted)
+		dp_protect_check_epsilon(releases);
 	priced = dp_priced_releases(releases, &epsilon, &delta);
 	if (priced == NIL)
 		ereport(ERROR,

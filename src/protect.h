@@ -16,5 +16,6 @@ extern bool dp_function_allowed(Oid funcid);
 extern Oid	dp_untrusted_protected(Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern bool dp_role_trusted(Oid relid, Oid roleid);
+extern void dp_reject_protected(Oid relid, const char *detail) pg_attribute_noreturn();
 
 #endif							/* DP_AGG_PROTECT_H */

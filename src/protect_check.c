@@ -24,10 +24,16 @@
  * calls, also COPY's, rejects any range table naming a protected relation
  * for an untrusted role unless it is the accepted one.
  *
+ * An accepted statement is also bounded in the work it may do per row
+ * (check_row_work, dp_agg.protected_max_row_work), and its releases must
+ * each cost at least dp_agg.protected_min_epsilon (dp_protect_check_epsilon,
+ * called when the statement is priced).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "miscadmin.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
@@ -40,23 +46,13 @@
 #include "catalog.h"
 #include "compat.h"
 #include "guard.h"
+#include "guc.h"
 #include "protect.h"
 #include "protect_check.h"
+#include "release.h"
 
 /* the range table of the statement being started, if it was accepted */
 static List *accepted_rtable = NIL;
-
-#define HINT_PROTECTED "Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in the dp_agg README."
-
-static void
-reject_protected(Oid relid, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("relation \"%s\" is protected", get_rel_name(relid)),
-			 errdetail("%s", detail),
-			 errhint(HINT_PROTECTED)));
-}
 
 /* Is rte a protected relation the current user is not trusted for? */
 static bool
@@ -181,6 +177,89 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
 	}
 }
 
+/* The size of the expressions of a plan (see check_row_work). */
+typedef struct RowWork
+{
+	int64		size;
+	ParamListInfo params;
+} RowWork;
+
+/* a variable-length value's size in bytes, as evaluated (detoasted) */
+static int64
+value_size(int16 typlen, Datum value, bool isnull)
+{
+	if (isnull || typlen != -1)
+		return 0;
+	return (int64) toast_raw_datum_size(value);
+}
+
+static bool
+row_work_walker(Node *node, RowWork *w)
+{
+	if (node == NULL)
+		return false;
+	w->size++;
+	if (IsA(node, Const))
+		w->size += value_size(((Const *) node)->constlen, ((Const *) node)->constvalue,
+							  ((Const *) node)->constisnull);
+	else if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXTERN &&
+			 w->params != NULL)
+	{
+		Param	   *p = (Param *) node;
+		ParamExternData workspace;
+		ParamExternData *prm = NULL;
+
+		if (w->params->paramFetch != NULL)
+			prm = w->params->paramFetch(w->params, p->paramid, false, &workspace);
+		else if (p->paramid > 0 && p->paramid <= w->params->numParams)
+			prm = &w->params->params[p->paramid - 1];
+		if (prm != NULL && OidIsValid(prm->ptype))
+			w->size += value_size(get_typlen(prm->ptype), prm->value, prm->isnull);
+	}
+	return expression_tree_walker(node, row_work_walker, w);
+}
+
+static void
+plan_row_work(Plan *plan, RowWork *w)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	(void) row_work_walker((Node *) dp_plan_expressions(plan), w);
+	foreach(lc, dp_plan_children(plan))
+		plan_row_work(lfirst(lc), w);
+}
+
+/*
+ * Bound the work a statement may do for one row.  An expression evaluated
+ * only for some rows (under CASE WHEN, after AND) that is large, or takes
+ * a large constant or parameter (md5 of a 100 MB text, a comparison with
+ * every element of a large array), makes the statement's duration tell
+ * whether such rows exist: one measurement, where the work of a small
+ * expression is far below the noise of the timing.  The expressions of the
+ * whole plan are counted once per statement, never per row: their nodes,
+ * plus the bytes of their variable-length constants and parameters.
+ */
+static void
+check_row_work(PlannedStmt *stmt, ParamListInfo params, Oid relid)
+{
+	RowWork		w = {0, params};
+	ListCell   *lc;
+
+	plan_row_work(stmt->planTree, &w);
+	foreach(lc, stmt->subplans)
+		plan_row_work(lfirst(lc), &w);
+	if (w.size > dp_guc_protected_max_row_work)
+		ereport(ERROR,
+				(errcode(ERRCODE_STATEMENT_TOO_COMPLEX),
+				 errmsg("expressions on the rows of protected relation \"%s\" are too large",
+						get_rel_name(relid)),
+				 errdetail("They count %lld expression nodes and bytes of constants and parameters; dp_agg.protected_max_row_work allows %d.",
+						   (long long) w.size, dp_guc_protected_max_row_work),
+				 errhint("Evaluated only for some rows, a large expression would make the statement's duration tell whether they exist: use smaller expressions and constants.")));
+}
+
 /*
  * Before the executor starts a plan (and checks its permissions): reject
  * it if it reads a protected relation the current user is not trusted for
@@ -191,28 +270,59 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
  * follow, also on error.
  */
 void
-dp_protect_start(PlannedStmt *stmt, int eflags, int instrument_options,
-				 DpProtectStart *st)
+dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
+				 int instrument_options, DpProtectStart *st)
 {
 	Oid			relid;
+	Oid			outside;
 
 	st->check_as = NIL;
 	st->check_as_saved = NIL;
 	st->prev_accepted = accepted_rtable;
+	st->untrusted = false;
 	accepted_rtable = NIL;
 	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
 		return;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
+		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
 	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
-		reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
+		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
 	if (stmt->commandType != CMD_SELECT)
-		reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
-	relid = read_outside_dp(stmt, dp_guard_plan(stmt, false));
-	if (OidIsValid(relid))
-		reject_protected(relid, "Only queries that compute DP aggregates over it may read it, and only as their input.");
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
+	outside = read_outside_dp(stmt, dp_guard_plan(stmt, false));
+	if (OidIsValid(outside))
+		dp_reject_protected(outside, "Only queries that compute DP aggregates over it may read it, and only as their input.");
+	check_row_work(stmt, params, relid);
 	check_granted_as_owner(stmt, st);
 	accepted_rtable = stmt->rtable;
+	st->untrusted = true;
+}
+
+/*
+ * The releases of a statement accepted for an untrusted role, when it is
+ * priced: each must cost at least dp_agg.protected_min_epsilon (README,
+ * "Protected tables").  A release whose error or duration depended on a
+ * row would answer a question about it whatever its epsilon; the floor
+ * bounds how many such questions a budget can pay for.
+ */
+void
+dp_protect_check_epsilon(List *releases)
+{
+	ListCell   *lc;
+
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+
+		if (r->epsilon < dp_guc_protected_min_epsilon)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("epsilon %g of %s is below dp_agg.protected_min_epsilon", r->epsilon,
+							dp_kind_name(r->call.kind)),
+					 errdetail("Over a protected relation, each DP aggregate of a role not trusted for it costs at least %g.",
+							   dp_guc_protected_min_epsilon),
+					 errhint("Ask for a larger epsilon.")));
+	}
 }
 
 /* After the executor's start, or its error: undo dp_protect_start. */
@@ -241,6 +351,6 @@ dp_protect_check_rtable(List *rtable, bool ereport_on_violation)
 		!OidIsValid(relid = first_untrusted(rtable)))
 		return true;
 	if (ereport_on_violation)
-		reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
 	return false;
 }

@@ -22,7 +22,15 @@
  *     or in the allow-list: the list below, or dp_agg.allowed_function;
  *   - expressions without row data may not be volatile either: evaluated
  *     once per row, a side effect (a sequence, a setting, a notification)
- *     would count the rows.
+ *     would count the rows;
+ *   - an operator's negator and commutator are checked with it (the planner
+ *     may substitute them), and starts_with with a nondeterministic
+ *     collation is refused (LEAKPROOF, yet it fails at each call);
+ *   - TABLESAMPLE only by dp_agg.secure_bernoulli, BERNOULLI REPEATABLE or
+ *     SYSTEM (check_tablesample);
+ *   - a level above the DP aggregates, or of a statement without any, may
+ *     not read the protected relation: refused here, before the planner
+ *     passes its statistics to the statement's operators.
  * Expressions over the DP results (above the DP aggregates) are
  * post-processing and are free.  Which scans feed the DP aggregates is
  * checked on the plan (protect_check.c).  The planner hook marks such plans
@@ -38,6 +46,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -50,6 +59,7 @@
 #include "guc.h"
 #include "protect.h"
 #include "protect_guard.h"
+#include "sampling.h"
 
 /*
  * Built-in functions that are not LEAKPROOF but neither fail nor have side
@@ -72,6 +82,38 @@ typedef struct GuardContext
 } GuardContext;
 
 static void check_level(Query *q, bool rows, GuardContext *ctx);
+
+/* Find the protected relations a statement names (views expanded). */
+typedef struct FindContext
+{
+	bool		any;			/* a protected relation */
+	Oid			untrusted;		/* one the current user is not trusted for */
+} FindContext;
+
+/*
+ * A relation named in the statement, and, unless ONLY was given (inh), its
+ * partitions and inheritance children: the planner expands them later, so
+ * a protected one read through an unprotected parent is found here.
+ */
+static void
+find_relation(Oid relid, bool inh, FindContext *fc)
+{
+	List	   *rels = list_make1_oid(relid);
+	ListCell   *lc;
+
+	if (inh)
+		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	foreach(lc, rels)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (!dp_relation_protected(r))
+			continue;
+		fc->any = true;
+		if (!OidIsValid(fc->untrusted) && !dp_role_trusted(r, GetUserId()))
+			fc->untrusted = r;
+	}
+}
 
 static void
 reject_construct(GuardContext *ctx, const char *construct, const char *detail, const char *hint)
@@ -156,12 +198,35 @@ varies_walker(Node *node, void *context)
 }
 
 /*
+ * Does the planner leave this function call unevaluated even with constant
+ * arguments?  evaluate_function (optimizer/util/clauses.c) does not fold a
+ * function that returns a set or the type RECORD (such as the immutable
+ * pg_walfile_name_offset): it runs at execution, once per row it is
+ * reached for.
+ */
+static bool
+never_folded(Oid funcid)
+{
+	return get_func_retset(funcid) || get_func_rettype(funcid) == RECORDOID;
+}
+
+static bool
+unfolded_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && never_folded(((FuncExpr *) node)->funcid))
+		return true;
+	return expression_tree_walker(node, unfolded_walker, context);
+}
+
+/*
  * Is a function evaluated on the rows?  Every function on the rows' path
  * is, whatever its arguments: under CASE WHEN a row predicate, a function
  * of constants runs only for the rows that match, and its errors and side
  * effects count them.  The one exception is a built-in IMMUTABLE function
- * of constants (of immutable functions of constants): the planner
- * evaluates it once, before any row is read (eval_const_expressions, which
+ * of constants (of immutable functions of constants) that the planner
+ * evaluates once, before any row is read (eval_const_expressions, which
  * also simplifies the branches of CASE), so nothing it does depends on the
  * rows.
  */
@@ -169,8 +234,63 @@ static bool
 function_on_rows(Oid funcid, Node *args)
 {
 	return funcid >= FirstNormalObjectId ||
-		func_volatile(funcid) != PROVOLATILE_IMMUTABLE ||
-		varies_walker(args, NULL) || contain_mutable_functions(args);
+		func_volatile(funcid) != PROVOLATILE_IMMUTABLE || never_folded(funcid) ||
+		varies_walker(args, NULL) || contain_mutable_functions(args) ||
+		unfolded_walker(args, NULL);
+}
+
+/*
+ * Built-in functions that PostgreSQL marks LEAKPROOF but that fail for a
+ * nondeterministic collation: starts_with (and its operator ^@) raises
+ * "nondeterministic collations are not supported for substring searches"
+ * at each call, so under CASE WHEN a row predicate its error would tell
+ * whether some row matches.
+ */
+static const Oid fails_nondeterministic[] = {F_STARTS_WITH};
+
+static void
+check_collation(Oid funcid, Oid inputcollid, GuardContext *ctx)
+{
+	if (!OidIsValid(inputcollid) || get_collation_isdeterministic(inputcollid))
+		return;
+	for (size_t i = 0; i < lengthof(fails_nondeterministic); i++)
+		if (fails_nondeterministic[i] == funcid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("function %s is not allowed on the rows of protected relation \"%s\" with a nondeterministic collation",
+							function_name(funcid), get_rel_name(ctx->relid)),
+					 errdetail("It fails for a nondeterministic collation, and its error would tell whether a row reaches it."),
+					 errhint("Compare with = or with a range instead.")));
+}
+
+/* A function or operator call: its arguments args, its input collation. */
+static void
+check_call(Oid funcid, Node *args, Oid inputcollid, GuardContext *ctx)
+{
+	bool		on_rows = function_on_rows(funcid, args);
+
+	check_function(funcid, on_rows, ctx);
+	if (on_rows)
+		check_collation(funcid, inputcollid, ctx);
+}
+
+/*
+ * An operator call.  The planner may run another operator's function in
+ * its place: NOT (a op b) becomes a op' b with op's negator
+ * (eval_const_expressions, negate_clause), and a clause can be commuted
+ * to match an index; whoever creates an operator names its negator and
+ * commutator, possibly operators of its own with functions of its own.
+ * Their functions are checked as if they were called here.
+ */
+static void
+check_operator(Oid opno, Oid opfuncid, Node *args, Oid inputcollid, GuardContext *ctx)
+{
+	Oid			substitutes[] = {get_negator(opno), get_commutator(opno)};
+
+	check_call(opfuncid, args, inputcollid, ctx);
+	for (size_t i = 0; i < lengthof(substitutes); i++)
+		if (OidIsValid(substitutes[i]))
+			check_call(get_opcode(substitutes[i]), args, inputcollid, ctx);
 }
 
 /*
@@ -225,23 +345,23 @@ rows_walker(Node *node, GuardContext *ctx)
 			check_array((ArrayExpr *) node, ctx);
 			break;
 		case T_FuncExpr:
-			check_function(((FuncExpr *) node)->funcid,
-						   function_on_rows(((FuncExpr *) node)->funcid,
-											(Node *) ((FuncExpr *) node)->args), ctx);
+			check_call(((FuncExpr *) node)->funcid, (Node *) ((FuncExpr *) node)->args,
+					   ((FuncExpr *) node)->inputcollid, ctx);
 			break;
 		case T_OpExpr:
 		case T_DistinctExpr:
 		case T_NullIfExpr:
 			set_opfuncid((OpExpr *) node);
-			check_function(((OpExpr *) node)->opfuncid,
-						   function_on_rows(((OpExpr *) node)->opfuncid,
-											(Node *) ((OpExpr *) node)->args), ctx);
+			check_operator(((OpExpr *) node)->opno, ((OpExpr *) node)->opfuncid,
+						   (Node *) ((OpExpr *) node)->args,
+						   ((OpExpr *) node)->inputcollid, ctx);
 			break;
 		case T_ScalarArrayOpExpr:
 			set_sa_opfuncid((ScalarArrayOpExpr *) node);
-			check_function(((ScalarArrayOpExpr *) node)->opfuncid,
-						   function_on_rows(((ScalarArrayOpExpr *) node)->opfuncid,
-											(Node *) ((ScalarArrayOpExpr *) node)->args), ctx);
+			check_operator(((ScalarArrayOpExpr *) node)->opno,
+						   ((ScalarArrayOpExpr *) node)->opfuncid,
+						   (Node *) ((ScalarArrayOpExpr *) node)->args,
+						   ((ScalarArrayOpExpr *) node)->inputcollid, ctx);
 			break;
 		case T_SubLink:
 			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
@@ -447,6 +567,88 @@ check_grouping(Query *q, bool dp_here, GuardContext *ctx)
 }
 
 /*
+ * A level above the DP aggregates, or of a statement without any, may not
+ * read a protected relation the current user is untrusted for.  Refused
+ * here, before the planner runs: planning such a level estimates its WHERE
+ * with the relation's statistics, and a role holding SELECT has them passed
+ * to any function of its own (statistic_proc_security_check lets a role
+ * that may read the column see them), such as an operator's function that
+ * raises a notice with each most common value and histogram bound.  The
+ * executor's start would refuse the plan too, but only after that.
+ */
+static void
+check_not_read(Query *q)
+{
+	FindContext fc = {false, InvalidOid};
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION)
+			find_relation(rte->relid, rte->inh, &fc);
+	}
+	if (!OidIsValid(fc.untrusted))
+		return;
+	if (q->commandType != CMD_SELECT)
+		dp_reject_protected(fc.untrusted,
+							"Only queries that compute DP aggregates over it may read it; this statement changes data.");
+	dp_reject_protected(fc.untrusted,
+						"Only queries that compute DP aggregates over it may read it, and only as their input.");
+}
+
+/*
+ * TABLESAMPLE over a protected relation the current user is untrusted for.
+ *
+ * BERNOULLI without REPEATABLE is refused: its release is priced with
+ * amplification by subsampling (sampling.c), which holds only while the
+ * sample is secret, and BERNOULLI draws its seed from PostgreSQL's
+ * internal, non-cryptographic generator (xoroshiro128**), whose state the
+ * role can learn from the samples it draws of its own tables in the same
+ * session.  dp_agg.secure_bernoulli draws each row's coin from a CSPRNG.
+ *
+ * Methods other than BERNOULLI, SYSTEM and dp_agg.secure_bernoulli are
+ * refused too.  Without amplification, a release over a sample is as
+ * private as over the table only if sampling is a 1-stable transformation
+ * (McSherry 2009, "Privacy Integrated Queries", Theorem 2: a c-stable
+ * transformation followed by an epsilon-DP mechanism is c epsilon-DP),
+ * that is, if a row's inclusion does not depend on the other rows:
+ * BERNOULLI decides each row, SYSTEM each page, alone.  SYSTEM_ROWS (n)
+ * reads rows until it has n, so removing one row lets another in (2-stable:
+ * a sum with bounds of both signs moves by twice its sensitivity);
+ * SYSTEM_TIME reads for a time, so which rows it reads depends on how long
+ * the others took.
+ */
+static void
+check_tablesample(Query *q, GuardContext *ctx)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		FindContext fc = {false, InvalidOid};
+		Oid			handler;
+
+		if (rte->rtekind != RTE_RELATION || rte->tablesample == NULL)
+			continue;
+		find_relation(rte->relid, rte->inh, &fc);
+		if (!OidIsValid(fc.untrusted))
+			continue;
+		handler = rte->tablesample->tsmhandler;
+		if (handler == F_BERNOULLI && rte->tablesample->repeatable == NULL)
+			reject_construct(ctx, "TABLESAMPLE BERNOULLI is",
+							 "Its seed comes from PostgreSQL's non-cryptographic random generator, whose state a role can learn from samples of its own tables; a known sample voids the amplification the release is priced with.",
+							 "Use TABLESAMPLE dp_agg.secure_bernoulli, whose coins come from a cryptographic generator.");
+		if (handler != F_BERNOULLI && handler != F_SYSTEM && !dp_is_secure_bernoulli(handler))
+			reject_construct(ctx, psprintf("TABLESAMPLE %s is", get_func_name(handler)),
+							 "Whether it reads a row depends on the other rows, so a row can change the release by more than its sensitivity.",
+							 "Use TABLESAMPLE dp_agg.secure_bernoulli.");
+	}
+}
+
+/*
  * One query level.  rows: its expressions are evaluated on rows (a FROM
  * item below the DP aggregates, a CTE, a sub-query in an expression);
  * else it is the level of the DP aggregates or above it.
@@ -465,11 +667,16 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 	if (q->hasTargetSRFs && rows)
 		reject_construct(ctx, "set-returning functions on rows are",
 						 "They could multiply the rows.", HINT_README);
+	check_tablesample(q, ctx);
 	foreach(lc, q->cteList)
 		check_level(castNode(Query, ((CommonTableExpr *) lfirst(lc))->ctequery), true, ctx);
 	check_from(q, rows || dp_here, ctx);
 	if (rows)
 	{
+		if (q->sortClause != NIL)
+			reject_construct(ctx, "ORDER BY below DP aggregates is",
+							 "Past work_mem, sorting the rows writes temporary files, whose size pg_tablespace_size shows any role while the statement runs: it counts them.",
+							 "Remove the ORDER BY: it does not change an aggregate.");
 		if (q->hasAggs)
 			reject_construct(ctx, "aggregates inside row expressions are",
 							 "Only DP aggregates may read the rows, at the level of the statement that releases them.",
@@ -482,44 +689,14 @@ check_level(Query *q, bool rows, GuardContext *ctx)
 	{
 		PostContext pc = {ctx, dp_here, dp_here && q->groupClause != NIL, 0};
 
+		if (!dp_here)
+			check_not_read(q);
 		if (dp_here)
 			(void) rows_walker((Node *) q->jointree, ctx);
 		else
 			(void) post_walker((Node *) q->jointree, &pc);
 		(void) post_walker((Node *) q->targetList, &pc);
 		(void) post_walker(q->havingQual, &pc);
-	}
-}
-
-/* Find the protected relations a statement names (views expanded). */
-typedef struct FindContext
-{
-	bool		any;			/* a protected relation */
-	Oid			untrusted;		/* one the current user is not trusted for */
-} FindContext;
-
-/*
- * A relation named in the statement, and, unless ONLY was given (inh), its
- * partitions and inheritance children: the planner expands them later, so
- * a protected one read through an unprotected parent is found here.
- */
-static void
-find_relation(Oid relid, bool inh, FindContext *fc)
-{
-	List	   *rels = list_make1_oid(relid);
-	ListCell   *lc;
-
-	if (inh)
-		rels = find_all_inheritors(relid, AccessShareLock, NULL);
-	foreach(lc, rels)
-	{
-		Oid			r = lfirst_oid(lc);
-
-		if (!dp_relation_protected(r))
-			continue;
-		fc->any = true;
-		if (!OidIsValid(fc->untrusted) && !dp_role_trusted(r, GetUserId()))
-			fc->untrusted = r;
 	}
 }
 

@@ -12,5 +12,6 @@
 
 extern void dp_stats_check_plan(PlannedStmt *stmt);
 extern void dp_stats_check_rtable(List *rtable);
+extern void dp_stats_planner_init(void);
 
 #endif							/* DP_AGG_PROTECT_STATS_H */

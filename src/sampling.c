@@ -90,8 +90,8 @@ dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling)
 }
 
 /* Is the handler dp_agg.secure_bernoulli? */
-static bool
-is_secure_bernoulli(Oid handler)
+bool
+dp_is_secure_bernoulli(Oid handler)
 {
 	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(handler));
 	bool		result = false;
@@ -140,7 +140,7 @@ dp_sampling_resolve(DpSampling *s, ParamListInfo params)
 
 	if (!s->sampled || tsc == NULL)
 		return;
-	secure = is_secure_bernoulli(tsc->tsmhandler);
+	secure = dp_is_secure_bernoulli(tsc->tsmhandler);
 	bernoulli = tsc->tsmhandler == F_BERNOULLI;
 	s->method = secure ? "secure_bernoulli" : get_func_name(tsc->tsmhandler);
 	s->amplified = false;

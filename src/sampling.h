@@ -27,6 +27,7 @@ typedef struct DpSampling
 extern const DpSampling dp_no_sampling;
 
 extern void dp_check_tablesample(TableSampleClause *tsc);
+extern bool dp_is_secure_bernoulli(Oid handler);
 extern void dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling);
 extern void dp_sampling_resolve(DpSampling *sampling, ParamListInfo params);
 extern double dp_sampling_base_epsilon(double epsilon, const DpSampling *sampling);

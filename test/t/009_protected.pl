@@ -141,4 +141,58 @@ like($stderr, qr/permission denied for table t/,
 is($node->safe_psql('src', 'SET ROLE analyst; SELECT count(*) FROM dp_agg.my_access'),
 	'0', 'and my_access shows none');
 
+# The planner estimates an untrusted role's statements without the
+# statistics of protected relations: its plan choices (shown here by
+# auto_explain, which a superuser configured to send plans as notices)
+# would tell their most common values and frequencies.  x < 100 on 1..1000
+# is estimated at 1/3 of the rows (333), not at the 99 the histogram says.
+$node->safe_psql(
+	'src', q{
+ANALYZE t;
+CREATE ROLE estimator;
+SELECT dp_agg.grant_access('t', 'estimator');
+SELECT dp_agg.set_budget('estimator', 1e12);
+});
+# debug_print_plan, which any role sets, prints the plan (its estimates too)
+# as a LOG message: the role's own EXPLAIN
+my ($ret, $stdout, $stderr) = $node->psql('src',
+	'SET client_min_messages = log; SET debug_print_plan = on; '
+	  . 'SET ROLE estimator; SELECT dp_count(x, 1) FROM t WHERE x < 100');
+like($stderr, qr/:plan_rows 333\b/,
+	'debug_print_plan shows an untrusted role estimates without the statistics');
+unlike($stderr, qr/:plan_rows 99\b/, 'and not the estimate of the histogram');
+SKIP:
+{
+	($ret, $stdout, $stderr) = $node->psql('src', "LOAD 'auto_explain'");
+	skip 'auto_explain is not installed', 2 if $ret != 0;
+	my $explained = q{
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_level = notice;
+SET client_min_messages = notice;
+};
+	like($node->safe_psql('src', 'EXPLAIN SELECT dp_count(x, 1e9) FROM t WHERE x < 100'),
+		qr/Seq Scan on t .*rows=99 /, 'a trusted role plans with the statistics');
+	($ret, $stdout, $stderr) = $node->psql('src',
+		$explained . 'SET ROLE estimator; SELECT dp_count(x, 1) FROM t WHERE x < 100');
+	like($stderr, qr/Seq Scan on t .*rows=333 /,
+		'an untrusted role plans without the statistics of a protected table');
+}
+
+# pg_stat_statements, when installed, shows every role the buffer hits of
+# its own statements: refused to untrusted roles (at planning, so the
+# module need not be preloaded for the refusal to show)
+SKIP:
+{
+	skip 'pg_stat_statements is not installed', 1
+	  unless $node->safe_psql('src',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_stat_statements'"
+	  ) eq '1';
+	$node->safe_psql('src', 'CREATE EXTENSION pg_stat_statements');
+	my ($ret, $stdout, $stderr) = $node->psql('src',
+		'SET ROLE analyst; SELECT shared_blks_hit FROM pg_stat_statements');
+	like($stderr, qr/statistics function pg_stat_statements\w* is not available to role "analyst"/,
+		'pg_stat_statements is refused to an untrusted role');
+}
+
 done_testing();
