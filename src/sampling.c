@@ -146,10 +146,24 @@ dp_sampling_resolve(DpSampling *s, ParamListInfo params)
 	s->amplified = false;
 	s->rate = 1.0;
 
+	/*
+	 * Without amplification a release over a sample is as private as over
+	 * the table only if sampling is a 1-stable transformation (McSherry
+	 * 2009, "Privacy Integrated Queries", Theorem 2): a row's inclusion may
+	 * not depend on the other rows.  BERNOULLI decides each row, SYSTEM each
+	 * page, alone; SYSTEM_ROWS (n) reads rows until it has n, so removing
+	 * one lets another in (a sum with bounds of both signs moves by twice
+	 * its sensitivity), and SYSTEM_TIME reads for as long as the others
+	 * take.  Methods we cannot vouch for are refused.
+	 */
+	if (!bernoulli && !secure && tsc->tsmhandler != F_SYSTEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE %s is not allowed under DP aggregates", s->method),
+				 errdetail("Whether it reads a row may depend on the other rows, so one row could change a release by more than its sensitivity."),
+				 errhint("Use TABLESAMPLE BERNOULLI, SYSTEM or dp_agg.secure_bernoulli.")));
 	if (!bernoulli && !secure)
-		s->why_not = tsc->tsmhandler == F_SYSTEM
-			? "SYSTEM samples whole pages: a row's inclusion is tied to its page-mates"
-			: "only BERNOULLI sampling (or dp_agg.secure_bernoulli) is amplified";
+		s->why_not = "SYSTEM samples whole pages: a row's inclusion is tied to its page-mates";
 	else if (tsc->repeatable != NULL)
 		s->why_not = "REPEATABLE lets the sample be fixed and computed again";
 	else if (s->nscans != 1)
