@@ -83,20 +83,27 @@
 
 /* delta at the top grid point of a release, sent to +inf */
 #define PLD_TAIL 1e-30
-/* every evaluated delta is multiplied by this, its argument lowered by PLD_ARG_MARGIN */
-#define PLD_DELTA_MARGIN (1.0 + 1e-10)
-#define PLD_ARG_MARGIN 1e-13
+/*
+ * every delta is evaluated at its argument lowered by a relative
+ * PLD_ARG_MARGIN: a delta curve decreases, so this overstates it by far more
+ * than the rounding of its evaluation (a few ulps).  (A relative margin on
+ * the values instead would bend the symmetric curves: see kind_omega.)
+ */
+#define PLD_ARG_MARGIN 1e-12
 /* grid step: a power of 2 between these, about PLD_BINS_PER_SD per standard deviation */
 #define PLD_MIN_STEP_LOG2 (-17)
 #define PLD_MAX_STEP_LOG2 (-7)
-#define PLD_BINS_PER_SD 64.0
+#define PLD_BINS_PER_SD_LAPLACE 24.0
+#define PLD_BINS_PER_SD_GAUSSIAN 32.0
 /* largest vector (bins) and FFT; beyond, the certificate is not available */
 #define PLD_MAX_BINS (1 << 19)
 #define PLD_MAX_FFT_LOG2 20
 /* largest |loss| on a grid: exp() of it is finite */
 #define PLD_MAX_LOSS 600.0
+/* the bulk of a vector: its entries at least this times its largest (convolve_split) */
+#define PLD_BULK 1e-4
 /* products of lengths below this are convolved directly, in double */
-#define PLD_DIRECT_MAX_WORK 262144.0
+#define PLD_DIRECT_MAX_WORK 33554432.0
 /* truncation: tilted mass left below the first bin; +inf mass per truncation / delta */
 #define PLD_TRUNC_LOW 1e-13
 #define PLD_TRUNC_HIGH 1e-7
@@ -109,12 +116,35 @@
 #define KISS_U ((sizeof(kiss_fft_scalar) == sizeof(float) ? FLT_EPSILON : DBL_EPSILON) / 2)
 #define DBL_U (DBL_EPSILON / 2)
 
+/* tilts of the Chernoff bounds of the lower tails (truncate_pld) */
+#define PLD_CHERNOFF_THETAS 40
+#define PLD_CHERNOFF_THETA0 (1.0 / 64)
+#define PLD_CHERNOFF_RATIO 1.2
+/* kinds composed at once: a history and a statement */
+#define PLD_MAX_ALL_KINDS (2 * DP_PLD_MAX_KINDS)
+
+/*
+ * The discrete PLD of one kind of release, untilted, with log E[e^(-theta L)]
+ * at the tilts theta_k = PLD_CHERNOFF_THETA0 PLD_CHERNOFF_RATIO^k.
+ */
+typedef struct KindPld
+{
+	double	   *omega;
+	int			J;
+	double		inf;
+	double		mean;
+	double		var;
+	double		kneg[PLD_CHERNOFF_THETAS];
+} KindPld;
+
 typedef struct PldCtx
 {
 	double		h;				/* grid step */
 	double		lambda;			/* tilt */
 	double		eps_t;			/* target epsilon */
 	double		inf_budget;		/* +inf mass one truncation may add */
+	const KindPld *kinds;		/* the kinds counted in Pld.counts */
+	int			nkinds;
 } PldCtx;
 
 /* a PLD on the grid: p_i = t[i] exp(c - lambda (lo + i) h), plus mass at +inf */
@@ -126,6 +156,7 @@ typedef struct Pld
 	double		c;
 	double		e2;				/* l2 bound of the error of t (so also a sup bound) */
 	double		inf;			/* mass at +inf (an upper bound) */
+	double		counts[PLD_MAX_ALL_KINDS];	/* releases of each kind of the context */
 } Pld;
 
 /* ---------- bounded work ---------- */
@@ -181,7 +212,7 @@ base_delta_pos(const DpPldKind *k, double s)
 		d = laplace_delta(k->scale, k->sens, s);
 	else
 		d = dp_discrete_gaussian_delta(k->scale, s, k->sens);
-	return Min(d * PLD_DELTA_MARGIN, 1.0);
+	return Min(d, 1.0);
 }
 
 /*
@@ -208,45 +239,103 @@ base_delta(const DpPldKind *k, double s)
 	return mirror_delta(s, base_delta_pos(k, -s));
 }
 
-/* delta(eps), eps >= 0, of one release: the worse of add and remove if sampled */
+/* the neighbours: the row removed (the release's P has it) or added */
+#define PLD_REMOVE 0
+#define PLD_ADD 1
+
+/* delta(eps), eps >= 0, of one release for one direction of neighbours */
 static double
-release_delta(const DpPldKind *k, double eps)
+release_delta(const DpPldKind *k, double eps, int dir)
 {
 	double		q = k->rate;
-	double		rem,
-				add = 0,
-				g;
+	double		g;
 
 	if (q >= 1)
 		return base_delta(k, eps);
-	rem = q * base_delta(k, log1p(expm1(eps) / q));
+	if (dir == PLD_REMOVE)
+		return Min(q * base_delta(k, log1p(expm1(eps) / q)), 1.0);
 	g = -expm1(eps + log1p(-q));
-	if (g > 0)
-		add = g * base_delta(k, eps + log(q) - log(g));
-	return Min(Max(rem, add) * PLD_DELTA_MARGIN, 1.0);
+	if (g <= 0)
+		return 0;
+	return Min(g * base_delta(k, eps + log(q) - log(g)), 1.0);
+}
+
+/*
+ * Connect the dots on eps >= 0 for one direction: the masses w[j] at j h,
+ * j = 1..J, of the PLD whose curve interpolates the (convexified) U_j, in
+ * x = e^eps, with u[0] = u0; returns U_J (the mass at +inf).
+ */
+static double
+ctd_positive(const DpPldKind *k, double h, int J, int dir, double u0, double *w)
+{
+	double	   *u = palloc(sizeof(double) * (J + 1));
+	double	   *x = palloc(sizeof(double) * (J + 1));
+	double	   *s = palloc(sizeof(double) * (J + 1));
+	double		inf;
+
+	for (int j = 0; j <= J; j++)
+	{
+		u[j] = j == 0 ? u0 : release_delta(k, j * h, dir);
+		x[j] = exp(j * h);
+	}
+	/* convex in x, from the top: s[j] is the slope from point j to j + 1 */
+	s[J] = 0;
+	for (int j = J - 1; j >= 0; j--)
+	{
+		double		dx = x[j] * expm1(h);
+
+		s[j] = (u[j + 1] - u[j]) / dx;
+		if (s[j] > s[j + 1])
+		{
+			u[j] = u[j + 1] - s[j + 1] * dx;
+			s[j] = s[j + 1];
+		}
+	}
+	w[0] = 0;
+	for (int j = 1; j <= J; j++)
+		w[j] = Max(x[j] * (s[j] - s[j - 1]), 0);
+	inf = u[J];
+	pfree(u);
+	pfree(x);
+	pfree(s);
+	return inf;
 }
 
 /* ---------- connect the dots ---------- */
 
 /*
- * The discrete PLD of one release on the grid of step h, untilted
- * (omega[j + J] at loss j h, j = -J..J); false if it needs too many bins.
+ * The discrete PLD of one release for one direction of neighbours, on the
+ * grid of step h, untilted (omega[j + J] at loss j h, j = -J..J); false if
+ * it needs too many bins.
+ *
+ * Only curves at eps >= 0 are evaluated.  The losses above 0 are the
+ * connected dots of this direction's curve; those below 0 are the mirror
+ * of the reverse direction's: a pair (P, Q) has omega_{P||Q}(-l) =
+ * e^-l omega_{Q||P}(l), and the reverse of remove is add.  The pair
+ * (P', Q') so built is genuine (the mass left goes to loss 0) and
+ * dominates both ways: above 0 by the interpolation, below 0 by
+ * H_x(P||Q) = 1 - x + x H_{1/x}(Q||P) and the interpolation of the
+ * reverse curve.  (The masses below 0 are never computed from slopes of a
+ * curve close to 1 - x, whose differences would be lost to rounding.)
+ * Both curves start from the same U_0: H_1 is the total variation
+ * distance, the same both ways.  Unsampled releases are symmetric: both
+ * directions are the same.
  */
 static bool
-kind_omega(const DpPldKind *k, double h, double **omega_out, int *J_out, double *inf)
+kind_omega(const DpPldKind *k, double h, int dir, double **omega_out, int *J_out,
+		   double *inf)
 {
 	int			J = 1;
 	int			lo,
-				hi,
-				n;
-	double	   *u,
-			   *x,
-			   *s,
+				hi;
+	double	   *wpos,
+			   *wneg,
 			   *omega;
-	double		rest = 1;
+	double		rest,
+				u0;
 
-	/* the first grid point with delta <= PLD_TAIL: doubling, then bisection */
-	while (release_delta(k, J * h) > PLD_TAIL)
+	/* the first grid point with both deltas <= PLD_TAIL: doubling, then bisection */
+	while (Max(release_delta(k, J * h, PLD_REMOVE), release_delta(k, J * h, PLD_ADD)) > PLD_TAIL)
 	{
 		if (J >= PLD_MAX_BINS / 4 || 2.0 * J * h > PLD_MAX_LOSS)
 			return false;
@@ -258,59 +347,34 @@ kind_omega(const DpPldKind *k, double h, double **omega_out, int *J_out, double 
 	{
 		int			mid = lo + (hi - lo) / 2;
 
-		if (release_delta(k, mid * h) > PLD_TAIL)
+		if (Max(release_delta(k, mid * h, PLD_REMOVE), release_delta(k, mid * h, PLD_ADD)) > PLD_TAIL)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	J = hi;
-	n = 2 * J + 1;
-	u = palloc(sizeof(double) * n);
-	x = palloc(sizeof(double) * n);
-	s = palloc(sizeof(double) * n);
-	omega = palloc0(sizeof(double) * n);
-	for (int j = 0; j <= J; j++)
+	wpos = palloc(sizeof(double) * (J + 1));
+	wneg = palloc(sizeof(double) * (J + 1));
+	omega = palloc0(sizeof(double) * (2 * J + 1));
+	u0 = Max(release_delta(k, 0, PLD_REMOVE), release_delta(k, 0, PLD_ADD));
+	*inf = ctd_positive(k, h, J, dir, u0, wpos);
+	if (k->rate >= 1)
+		memcpy(wneg, wpos, sizeof(double) * (J + 1));
+	else
+		(void) ctd_positive(k, h, J, 1 - dir, u0, wneg);
+	rest = 1 - *inf;
+	for (int j = J; j >= 1; j--)
 	{
-		double		e = j * h;
-
-		u[J + j] = release_delta(k, e);
-		u[J - j] = j == 0 ? u[J] : mirror_delta(-e, u[J + j]);
+		omega[J + j] = wpos[j];
+		omega[J - j] = wneg[j] * exp(-j * h);
+		rest -= omega[J + j] + omega[J - j];
 	}
-	for (int i = 0; i < n; i++)
-	{
-		double		e = (i - J) * h;
-
-		x[i] = exp(e);
-		u[i] = Max(u[i], -expm1(e));	/* a curve is at least 1 - x */
-	}
-
-	/* convex in x, from the top: s[i] is the slope from point i to i + 1 */
-	s[n - 1] = 0;
-	for (int i = n - 2; i >= 0; i--)
-	{
-		double		dx = x[i] * expm1(h);
-
-		s[i] = (u[i + 1] - u[i]) / dx;
-		if (s[i] > s[i + 1])
-		{
-			u[i] = u[i + 1] - s[i + 1] * dx;
-			s[i] = s[i + 1];
-		}
-	}
-	*inf = u[n - 1];
-	rest -= *inf;
-	for (int i = n - 1; i >= 1; i--)
-	{
-		omega[i] = Max(x[i] * (s[i] - s[i - 1]), 0);
-		rest -= omega[i];
-	}
-	/* the bottom point takes what is left (the chord to (0, 1)) */
+	/* loss 0 takes what is left */
 	if (rest < -1e-12)
-		elog(ERROR, "dp_agg: a discretized privacy loss distribution has mass %g", 1 - rest);
-	omega[0] = Max(rest, 0);
-	pfree(u);
-	pfree(x);
-	pfree(s);
+		elog(ERROR, "dp_agg: a discretized privacy loss distribution has mass 1 + %g", -rest);
+	omega[J] = Max(rest, 0);
+	pfree(wpos);
+	pfree(wneg);
 	*omega_out = omega;
 	*J_out = J;
 	return true;
@@ -337,12 +401,14 @@ omega_moments(const double *omega, int J, double h, double *mean, double *var)
 
 /* the tilted PLD of one release */
 static void
-omega_to_pld(const double *omega, int J, double inf, const PldCtx *ctx, Pld *p)
+omega_to_pld(const double *omega, int J, double inf, int kind, const PldCtx *ctx, Pld *p)
 {
 	int			n = 2 * J + 1;
 	double		top = -INFINITY,
 				sum = 0;
 
+	memset(p->counts, 0, sizeof(p->counts));
+	p->counts[kind] = 1;
 	p->lo = -J;
 	p->n = n;
 	p->t = palloc(sizeof(double) * n);
@@ -429,55 +495,92 @@ ceil_log2(int n)
 	return l;
 }
 
-/* out[0 .. na+nb-2] = a * b by kissfft; the l2 error bound of fft_error */
+/* the squared l2 norm and the l1 norm of a vector */
+static void
+norms(const double *a, int n, double *l2sq, double *l1)
+{
+	*l2sq = 0;
+	*l1 = 0;
+	for (int i = 0; i < n; i++)
+	{
+		*l2sq += a[i] * a[i];
+		*l1 += fabs(a[i]);
+	}
+}
+
+/* the transform of a (na values, zero-padded to 2^log2n) */
+static kiss_fft_cpx *
+forward(const double *a, int na, int log2n)
+{
+	int			nfft = 1 << log2n;
+	kiss_fft_cpx *in = palloc0(sizeof(kiss_fft_cpx) * nfft);
+	kiss_fft_cpx *out = palloc(sizeof(kiss_fft_cpx) * nfft);
+
+	for (int i = 0; i < na; i++)
+		in[i].r = (kiss_fft_scalar) a[i];
+	kiss_fft(fft_cfg(log2n, 0), in, out);
+	pfree(in);
+	return out;
+}
+
+/*
+ * out[0 .. na+nb-2] += a1 * b1 + a2 * b2 by kissfft (a1, a2 of na values,
+ * b1, b2 of nb; a2 may be NULL); the l2 error bound: fft_error of each
+ * product (the inverse transform of the sum errs at most as much as the
+ * two), plus the rounding of the sum of the products (u |C1| + u |C2|).
+ */
 static double
-convolve_fft(const double *a, int na, const double *b, int nb, double *out)
+convolve_fft(const double *a1, const double *b1, const double *a2, const double *b2,
+			 int na, int nb, double *out)
 {
 	int			nout = na + nb - 1;
 	int			log2n = ceil_log2(nout);
 	int			nfft = 1 << log2n;
-	kiss_fft_cpx *in = palloc0(sizeof(kiss_fft_cpx) * nfft);
-	kiss_fft_cpx *fa = palloc(sizeof(kiss_fft_cpx) * nfft);
-	kiss_fft_cpx *fb = palloc(sizeof(kiss_fft_cpx) * nfft);
-	double		a2 = 0,
-				b2 = 0,
-				sa = 0,
-				sb = 0;
+	kiss_fft_cpx *fa,
+			   *fb,
+			   *res;
+	double		err = 0;
 
 	if (log2n > PLD_MAX_FFT_LOG2)
 		elog(ERROR, "dp_agg: an FFT of 2^%d points", log2n);
-	work(5.0 * nfft * log2n * 3);
-	for (int i = 0; i < na; i++)
+	work(5.0 * nfft * log2n * (a2 ? 5 : 3));
+	res = palloc0(sizeof(kiss_fft_cpx) * nfft);
+	for (int pair = 0; pair < (a2 ? 2 : 1); pair++)
 	{
-		in[i].r = (kiss_fft_scalar) a[i];
-		a2 += a[i] * a[i];
-		sa += fabs(a[i]);
-	}
-	kiss_fft(fft_cfg(log2n, 0), in, fa);
-	memset(in, 0, sizeof(kiss_fft_cpx) * nfft);
-	for (int i = 0; i < nb; i++)
-	{
-		in[i].r = (kiss_fft_scalar) b[i];
-		b2 += b[i] * b[i];
-		sb += fabs(b[i]);
-	}
-	kiss_fft(fft_cfg(log2n, 0), in, fb);
-	for (int i = 0; i < nfft; i++)
-	{
-		kiss_fft_scalar re = fa[i].r * fb[i].r - fa[i].i * fb[i].i;
-		kiss_fft_scalar im = fa[i].r * fb[i].i + fa[i].i * fb[i].r;
+		const double *a = pair == 0 ? a1 : a2;
+		const double *b = pair == 0 ? b1 : b2;
+		double		a2sq,
+					sa,
+					b2sq,
+					sb;
 
-		fa[i].r = re;
-		fa[i].i = im;
+		norms(a, na, &a2sq, &sa);
+		norms(b, nb, &b2sq, &sb);
+		fa = forward(a, na, log2n);
+		fb = forward(b, nb, log2n);
+		for (int i = 0; i < nfft; i++)
+		{
+			kiss_fft_scalar re = fa[i].r * fb[i].r - fa[i].i * fb[i].i;
+			kiss_fft_scalar im = fa[i].r * fb[i].i + fa[i].i * fb[i].r;
+
+			res[i].r += re;
+			res[i].i += im;
+		}
+		pfree(fa);
+		pfree(fb);
+		err += fft_error(log2n, sqrt(a2sq) * (1 + DBL_U * na), sqrt(b2sq) * (1 + DBL_U * nb),
+						 sa * (1 + DBL_U * na), sb * (1 + DBL_U * nb));
+		/* the sum of the products: |C| <= ||a||_1 ||b||_1 at each of n frequencies */
+		if (a2)
+			err += KISS_U * sa * sb * 1.01;
 	}
-	kiss_fft(fft_cfg(log2n, 1), fa, in);
+	fa = palloc(sizeof(kiss_fft_cpx) * nfft);
+	kiss_fft(fft_cfg(log2n, 1), res, fa);
 	for (int i = 0; i < nout; i++)
-		out[i] = (double) in[i].r / nfft;
-	pfree(in);
+		out[i] += (double) fa[i].r / nfft;
 	pfree(fa);
-	pfree(fb);
-	return fft_error(log2n, sqrt(a2) * (1 + DBL_U * na), sqrt(b2) * (1 + DBL_U * nb),
-					 sa * (1 + DBL_U * na), sb * (1 + DBL_U * nb));
+	pfree(res);
+	return err;
 }
 
 /*
@@ -525,12 +628,9 @@ vec_sum(const Pld *p)
 static void
 truncate_pld(Pld *p, const PldCtx *ctx)
 {
-	double		lh = ctx->lambda * ctx->h;
 	int			top = p->n;
 	int			bottom = 0;
 	double		moved = 0,
-				acc = 0,
-				geo = 0,
 				sum = 0,
 				mx = 0;
 
@@ -550,22 +650,55 @@ truncate_pld(Pld *p, const PldCtx *ctx)
 	}
 	p->inf = dp_add_up(p->inf, moved * (1 + 4 * DBL_U));
 
-	/* bottom: while the tilted mass below is negligible */
-	while (bottom < top - 1)
+	/*
+	 * bottom: the largest cut whose moved mass is negligible.  The true
+	 * vector is stochastically larger than the composition of the kinds'
+	 * PLDs it counts (every move so far was upwards), so its mass below l
+	 * is at most the Chernoff bound min over theta of exp(K(-theta) +
+	 * theta l), K the cumulant generating function of that composition;
+	 * moved to the cut, its tilted mass is that times exp(lambda l - c).
+	 * The cut bin gets this bound (at least the true mass), the bins
+	 * below (computed values with their errors) are dropped.
+	 */
 	{
-		double		next = (acc + p->t[bottom]) * exp(lh);
+		double		kneg[PLD_CHERNOFF_THETAS];
+		int			lo_i = 0,
+					hi_i = top - 1;
+		double		moved_at = 0;
 
-		if ((p->lo + bottom + 1) * ctx->h >= ctx->eps_t || next > PLD_TRUNC_LOW)
-			break;
-		acc = next;
-		geo = (geo + 1) * exp(lh);
-		bottom++;
-	}
-	if (bottom > 0)
-	{
-		p->t[bottom] += (acc + geo * p->e2) * (1 + 4 * DBL_U * (bottom + 1));
-		memmove(p->t, p->t + bottom, sizeof(double) * (top - bottom));
-		p->lo += bottom;
+		for (int t = 0; t < PLD_CHERNOFF_THETAS; t++)
+		{
+			kneg[t] = 0;
+			for (int k = 0; k < ctx->nkinds; k++)
+				if (p->counts[k] > 0)
+					kneg[t] += p->counts[k] * ctx->kinds[k].kneg[t];
+		}
+		/* the bound at bin i is increasing in i: bisection for the last below PLD_TRUNC_LOW */
+		while (hi_i - lo_i > 1)
+		{
+			int			mid = lo_i + (hi_i - lo_i) / 2;
+			double		l = (p->lo + mid) * ctx->h;
+			double		b = INFINITY;
+			double		theta = PLD_CHERNOFF_THETA0;
+
+			for (int t = 0; t < PLD_CHERNOFF_THETAS; t++, theta *= PLD_CHERNOFF_RATIO)
+				b = Min(b, kneg[t] + theta * l);
+			b = exp(b + ctx->lambda * l - p->c);
+			if (l < ctx->eps_t && b <= PLD_TRUNC_LOW)
+			{
+				lo_i = mid;
+				moved_at = b;
+			}
+			else
+				hi_i = mid;
+		}
+		if (moved_at > 0)
+		{
+			bottom = lo_i;
+			p->t[bottom] += moved_at * (1 + 8 * DBL_U);
+			memmove(p->t, p->t + bottom, sizeof(double) * (top - bottom));
+			p->lo += bottom;
+		}
 	}
 	p->n = top - bottom;
 
@@ -582,6 +715,73 @@ truncate_pld(Pld *p, const PldCtx *ctx)
 	p->e2 = p->e2 / sum + 2 * DBL_U * mx / sum * sqrt((double) p->n);
 }
 
+/* the bins [*first, *last] of the entries at least PLD_BULK times the largest */
+static void
+bulk(const Pld *p, int *first, int *last)
+{
+	double		mx = 0;
+
+	for (int i = 0; i < p->n; i++)
+		mx = Max(mx, p->t[i]);
+	*first = 0;
+	while (*first < p->n - 1 && p->t[*first] < PLD_BULK * mx)
+		(*first)++;
+	*last = p->n - 1;
+	while (*last > *first && p->t[*last] < PLD_BULK * mx)
+		(*last)--;
+}
+
+/*
+ * out = a * b for long vectors.  The error of an FFT grows with the l2
+ * norms of its inputs, which a narrow peak makes large (the early powers
+ * of a release); so when both bulks (bulk()) are narrow, their product is
+ * computed directly in double and only the products involving the tails
+ * (small norms) by FFT: a * b = a_bulk * b_bulk + a_tail * b +
+ * a_bulk * b_tail.  Wide, smooth vectors have small norms: one FFT.
+ */
+static double
+convolve_split(const Pld *a, const Pld *b, double *out)
+{
+	int			a0,
+				a1,
+				b0,
+				b1;
+	double	   *atail,
+			   *abulk,
+			   *btail,
+			   *tmp,
+				err;
+	int			nba,
+				nbb;
+
+	bulk(a, &a0, &a1);
+	bulk(b, &b0, &b1);
+	nba = a1 - a0 + 1;
+	nbb = b1 - b0 + 1;
+	if ((double) nba * nbb > PLD_DIRECT_MAX_WORK)
+		return convolve_fft(a->t, b->t, NULL, NULL, a->n, b->n, out);
+
+	tmp = palloc(sizeof(double) * (nba + nbb - 1));
+	err = convolve_direct(a->t + a0, nba, b->t + b0, nbb, tmp);
+	for (int i = 0; i < nba + nbb - 1; i++)
+		out[a0 + b0 + i] += tmp[i];
+	pfree(tmp);
+	atail = palloc(sizeof(double) * a->n);
+	abulk = palloc0(sizeof(double) * a->n);
+	btail = palloc(sizeof(double) * b->n);
+	memcpy(atail, a->t, sizeof(double) * a->n);
+	memset(atail + a0, 0, sizeof(double) * nba);
+	memcpy(abulk + a0, a->t + a0, sizeof(double) * nba);
+	memcpy(btail, b->t, sizeof(double) * b->n);
+	memset(btail + b0, 0, sizeof(double) * nbb);
+	err += convolve_fft(atail, b->t, abulk, btail, a->n, b->n, out);
+	pfree(atail);
+	pfree(abulk);
+	pfree(btail);
+	/* the sum of the two parts: a relative u of each entry (sum <= 1) */
+	return err + 2 * DBL_U;
+}
+
 /* z = a * b; false if it would need too many bins */
 static bool
 convolve(const Pld *a, const Pld *b, Pld *z, const PldCtx *ctx)
@@ -592,15 +792,19 @@ convolve(const Pld *a, const Pld *b, Pld *z, const PldCtx *ctx)
 				sb = vec_sum(b);
 
 	if (n > PLD_MAX_BINS)
+	{
 		return false;
-	z->t = palloc(sizeof(double) * n);
+	}
+	z->t = palloc0(sizeof(double) * n);
 	if ((double) a->n * b->n <= PLD_DIRECT_MAX_WORK)
 		f2 = convolve_direct(a->t, a->n, b->t, b->n, z->t);
 	else
-		f2 = convolve_fft(a->t, a->n, b->t, b->n, z->t);
+		f2 = convolve_split(a, b, z->t);
 	z->lo = a->lo + b->lo;
 	z->n = n;
 	z->c = a->c + b->c;
+	for (int k = 0; k < PLD_MAX_ALL_KINDS; k++)
+		z->counts[k] = a->counts[k] + b->counts[k];
 
 	/*
 	 * (t + e) * (t' + e') - t * t' = e * t' + t * e' + e * e', in l2 by
@@ -609,6 +813,7 @@ convolve(const Pld *a, const Pld *b, Pld *z, const PldCtx *ctx)
 	 */
 	z->e2 = f2 + a->e2 * sb + b->e2 * sa + a->e2 * b->e2 * sqrt((double) b->n);
 	z->e2 *= 1 + 8 * DBL_U;
+
 	/* 1 - (1 - inf_a)(1 - inf_b) <= inf_a + inf_b */
 	z->inf = dp_add_up(a->inf, b->inf);
 	truncate_pld(z, ctx);
@@ -617,44 +822,6 @@ convolve(const Pld *a, const Pld *b, Pld *z, const PldCtx *ctx)
 
 /* ---------- composition ---------- */
 
-typedef struct KindPld
-{
-	double	   *omega;
-	int			J;
-	double		inf;
-	double		mean;
-	double		var;
-} KindPld;
-
-/* the grid step for these kinds: about PLD_BINS_PER_SD bins per standard deviation */
-static double
-choose_step(const DpPldTerm *terms, int n)
-{
-	double		sd = INFINITY;
-	int			e;
-
-	for (int i = 0; i < n; i++)
-	{
-		DpPldKind	k = terms[i].kind;
-		double		s;
-
-		if (terms[i].count <= 0)
-			continue;
-		/* a standard deviation of the loss, to within a small factor */
-		if (k.mechanism == DP_PLD_LAPLACE)
-			s = k.sens / k.scale;
-		else
-			s = k.sens / k.scale;
-		if (k.rate < 1)
-			s = Max(s * sqrt(k.rate) * Max(1, expm1(s)), s * k.rate);
-		sd = Min(sd, s);
-	}
-	if (!isfinite(sd))
-		return ldexp(1.0, PLD_MAX_STEP_LOG2);
-	(void) frexp(sd / PLD_BINS_PER_SD, &e);
-	e = Max(Min(e - 1, PLD_MAX_STEP_LOG2), PLD_MIN_STEP_LOG2);
-	return ldexp(1.0, e);
-}
 
 /* the PLD of count releases of one kind, by squaring; false if too wide */
 static bool
@@ -663,7 +830,7 @@ power(const KindPld *kp, double count, const PldCtx *ctx, Pld *out, bool *have)
 	Pld			base;
 	double		m = count;
 
-	omega_to_pld(kp->omega, kp->J, kp->inf, ctx, &base);
+	omega_to_pld(kp->omega, kp->J, kp->inf, (int) (kp - ctx->kinds), ctx, &base);
 	truncate_pld(&base, ctx);
 	while (m >= 1)
 	{
@@ -755,29 +922,154 @@ pld_epsilon_of(const Pld *p, const PldCtx *ctx, double delta, double *eps)
 	return true;
 }
 
+/* log E[e^(-theta L)] of a kind's finite losses at the Chernoff tilts */
+static void
+kind_chernoff(KindPld *kp, double h)
+{
+	double		theta = PLD_CHERNOFF_THETA0;
+
+	for (int t = 0; t < PLD_CHERNOFF_THETAS; t++, theta *= PLD_CHERNOFF_RATIO)
+	{
+		double		top = -INFINITY,
+					sum = 0;
+
+		for (int j = 0; j <= 2 * kp->J; j++)
+			if (kp->omega[j] > 0)
+				top = Max(top, -theta * (j - kp->J) * h);
+		for (int j = 0; j <= 2 * kp->J; j++)
+			sum += kp->omega[j] * exp(-theta * (j - kp->J) * h - top);
+		/* rounded up: a relative 2^-40 */
+		kp->kneg[t] = (top + log(sum)) + fabs(top + log(sum)) * 1e-12 + 1e-12;
+	}
+}
+
 /* the discrete PLDs of the kinds of terms, on the grid of step h */
 static bool
-build_kinds(const DpPldTerm *terms, int n, double h, KindPld *kinds)
+build_kinds_at(const DpPldTerm *terms, int n, double h, int dir, KindPld *kinds)
 {
 	for (int i = 0; i < n; i++)
 	{
 		kinds[i].omega = NULL;
 		if (terms[i].count <= 0)
 			continue;
-		if (!kind_omega(&terms[i].kind, h, &kinds[i].omega, &kinds[i].J, &kinds[i].inf))
+		if (!kind_omega(&terms[i].kind, h, dir, &kinds[i].omega, &kinds[i].J, &kinds[i].inf))
 			return false;
 		omega_moments(kinds[i].omega, kinds[i].J, h, &kinds[i].mean, &kinds[i].var);
+		kind_chernoff(&kinds[i], h);
 	}
 	return true;
 }
 
-/* the tilt of the Gaussian approximation N(mean, var) whose tilted mean is eps */
-static double
-saddle_lambda(double mean, double var, double eps)
+/*
+ * The discrete PLDs of the kinds of terms on a grid of about
+ * PLD_BINS_PER_SD steps per standard deviation of the narrowest kind's
+ * loss, measured on a coarse grid first; *h is the step chosen.
+ */
+static bool
+build_kinds(const DpPldTerm *terms, int n, int dir, KindPld *kinds, double *h)
 {
-	if (!(var > 0))
-		return 1;
-	return Max(Min((eps - mean) / var, PLD_MAX_LAMBDA), 0);
+	double		sd = INFINITY;
+	int			e;
+
+	*h = ldexp(1.0, PLD_MAX_STEP_LOG2);
+	if (!build_kinds_at(terms, n, *h, dir, kinds))
+		return false;
+	for (int i = 0; i < n; i++)
+		if (kinds[i].omega != NULL)
+			sd = Min(sd, sqrt(kinds[i].var) /
+					 (terms[i].kind.mechanism == DP_PLD_LAPLACE
+					  ? PLD_BINS_PER_SD_LAPLACE : PLD_BINS_PER_SD_GAUSSIAN));
+	if (!isfinite(sd) || sd <= 0)
+		return true;
+	(void) frexp(sd, &e);
+	e = Max(Min(e - 1, PLD_MAX_STEP_LOG2), PLD_MIN_STEP_LOG2);
+	if (e == PLD_MAX_STEP_LOG2)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (kinds[i].omega != NULL)
+			pfree(kinds[i].omega);
+	*h = ldexp(1.0, e);
+	return build_kinds_at(terms, n, *h, dir, kinds);
+}
+
+/*
+ * The cumulant generating function K(lambda) = log E[e^(lambda L)] of the
+ * finite losses of the composition, and its derivative (the mean of the
+ * tilted law): the saddle point of a target eps solves K'(lambda) = eps,
+ * and K(lambda) - lambda eps is the log of the Chernoff bound of delta.
+ */
+static void
+cgf(const DpPldTerm *terms, int n, const KindPld *kinds, double h, double lambda,
+	double *k0, double *k1)
+{
+	*k0 = 0;
+	*k1 = 0;
+	for (int i = 0; i < n; i++)
+	{
+		double		top = -INFINITY,
+					sum = 0,
+					lsum = 0;
+		int			J = kinds[i].J;
+
+		if (kinds[i].omega == NULL)
+			continue;
+		for (int j = 0; j <= 2 * J; j++)
+			if (kinds[i].omega[j] > 0)
+				top = Max(top, lambda * (j - J) * h);
+		for (int j = 0; j <= 2 * J; j++)
+		{
+			double		w = kinds[i].omega[j] * exp(lambda * (j - J) * h - top);
+
+			sum += w;
+			lsum += w * (j - J) * h;
+		}
+		*k0 += terms[i].count * (top + log(sum));
+		*k1 += terms[i].count * lsum / sum;
+	}
+}
+
+/* the tilt whose tilted mean is eps (bisection on the increasing K') */
+static double
+saddle_lambda(const DpPldTerm *terms, int n, const KindPld *kinds, double h, double eps)
+{
+	double		lo = 0,
+				hi = PLD_MAX_LAMBDA;
+
+	for (int i = 0; i < 40; i++)
+	{
+		double		mid = (lo + hi) / 2,
+					k0,
+					k1;
+
+		dp_work_step();
+		cgf(terms, n, kinds, h, mid, &k0, &k1);
+		if (k1 < eps)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/*
+ * A first guess of the epsilon at delta: the Chernoff bound
+ * min over lambda of (K(lambda) - log delta) / lambda, on a grid of tilts.
+ */
+static double
+chernoff_epsilon(const DpPldTerm *terms, int n, const KindPld *kinds, double h, double delta)
+{
+	double		best = INFINITY;
+
+	for (double lambda = 1.0 / 64; lambda <= PLD_MAX_LAMBDA; lambda *= 1.125)
+	{
+		double		k0,
+					k1;
+
+		dp_work_step();
+		cgf(terms, n, kinds, h, lambda, &k0, &k1);
+		best = Min(best, (k0 - log(delta)) / lambda);
+	}
+	return Max(best, 0);
 }
 
 /* compose terms (their kinds built) into *out; false if too wide */
@@ -821,22 +1113,9 @@ compose(const DpPldTerm *terms, int n, const KindPld *kinds, const PldCtx *ctx, 
 		out->c = 0;
 		out->e2 = 0;
 		out->inf = 0;
+		memset(out->counts, 0, sizeof(out->counts));
 	}
 	return true;
-}
-
-static void
-moments(const DpPldTerm *terms, int n, const KindPld *kinds, double *mean, double *var)
-{
-	*mean = 0;
-	*var = 0;
-	for (int i = 0; i < n; i++)
-	{
-		if (kinds[i].omega == NULL)
-			continue;
-		*mean += terms[i].count * kinds[i].mean;
-		*var += terms[i].count * kinds[i].var;
-	}
 }
 
 /* ---------- the interface ---------- */
@@ -872,29 +1151,27 @@ dp_pld_add_term(DpPldTerm *terms, int n, const DpPldKind *kind, double count)
 
 /*
  * The certificate's epsilon at delta of the composition of terms; false if
- * it is not available (too wide a grid).  Tilted twice: at the Gaussian
- * approximation's epsilon, then at the first answer; both are upper
+ * it is not available (too wide a grid).  Tilted at the saddle point of
+ * the Chernoff bound's epsilon, then at the first answer; both are upper
  * bounds, the smaller is returned.
  */
-bool
-dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon)
+static bool
+epsilon_dir(const DpPldTerm *terms, int n, double delta, int dir, double *epsilon)
 {
-	double		h = choose_step(terms, n);
 	KindPld		kinds[DP_PLD_MAX_KINDS];
-	double		mean,
-				var,
+	double		h,
 				guess;
 	bool		found = false;
 
 	Assert(n <= DP_PLD_MAX_KINDS);
-	if (!build_kinds(terms, n, h, kinds))
+	if (!build_kinds(terms, n, dir, kinds, &h))
 		return false;
-	moments(terms, n, kinds, &mean, &var);
-	guess = mean + sqrt(2 * var * -log(delta));
+	guess = chernoff_epsilon(terms, n, kinds, h, delta);
 	*epsilon = INFINITY;
 	for (int pass = 0; pass < 2; pass++)
 	{
-		PldCtx		ctx = {h, saddle_lambda(mean, var, guess), guess, PLD_TRUNC_HIGH * delta};
+		PldCtx		ctx = {h, saddle_lambda(terms, n, kinds, h, guess), guess,
+		PLD_TRUNC_HIGH * delta, kinds, n};
 		Pld			p;
 		double		e;
 
@@ -911,24 +1188,70 @@ dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon)
 	return found;
 }
 
+static bool admits_dir(const DpPldTerm *terms, int n, double epsilon, double delta, int dir,
+					   bool *admits);
+
+/* the directions of neighbours to compose: both if a release is sampled */
+static int
+directions(const DpPldTerm *terms, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (terms[i].count > 0 && terms[i].kind.rate < 1)
+			return 2;
+	return 1;
+}
+
+/*
+ * The certificate's epsilon at delta of the composition of terms; false if
+ * it is not available.  The neighbouring relation is the same for every
+ * release (one row added, or one removed), so each direction is composed
+ * on its own and the larger epsilon is the answer.
+ */
+bool
+dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon)
+{
+	*epsilon = 0;
+	for (int dir = 0; dir < directions(terms, n); dir++)
+	{
+		double		e;
+
+		if (!epsilon_dir(terms, n, delta, dir, &e))
+			return false;
+		*epsilon = Max(*epsilon, e);
+	}
+	return true;
+}
+
 /* does the composition of terms meet (epsilon, delta)?  false if not available */
 bool
 dp_pld_admits(const DpPldTerm *terms, int n, double epsilon, double delta, bool *admits)
 {
-	double		h = choose_step(terms, n);
+	*admits = true;
+	for (int dir = 0; dir < directions(terms, n) && *admits; dir++)
+	{
+		if (!admits_dir(terms, n, epsilon, delta, dir, admits))
+			return false;
+	}
+	return true;
+}
+
+/* dp_pld_admits for one direction */
+static bool
+admits_dir(const DpPldTerm *terms, int n, double epsilon, double delta, int dir, bool *admits)
+{
 	KindPld		kinds[DP_PLD_MAX_KINDS];
-	double		mean,
-				var;
+	double		h;
 	PldCtx		ctx;
 	Pld			p;
 
-	if (!build_kinds(terms, n, h, kinds))
+	if (!build_kinds(terms, n, dir, kinds, &h))
 		return false;
-	moments(terms, n, kinds, &mean, &var);
 	ctx.h = h;
-	ctx.lambda = saddle_lambda(mean, var, epsilon);
+	ctx.lambda = saddle_lambda(terms, n, kinds, h, epsilon);
 	ctx.eps_t = epsilon;
 	ctx.inf_budget = PLD_TRUNC_HIGH * delta;
+	ctx.kinds = kinds;
+	ctx.nkinds = n;
 	if (!compose(terms, n, kinds, &ctx, &p))
 		return false;
 	*admits = pld_delta_bound(&p, &ctx, epsilon) <= delta;
@@ -942,20 +1265,17 @@ dp_pld_admits(const DpPldTerm *terms, int n, double epsilon, double delta, bool 
  * once, then stmt^(2^k) for decreasing k is tried on the accumulated
  * composition, kept when it still meets the target.  The true curves grow
  * with every release added, so every m below the answer meets the target
- * too.
+ * too.  The tilt is the saddle point at epsilon of the m that the
+ * Chernoff bound admits.
  */
-bool
-dp_pld_max_repeats(const DpPldTerm *history, int nh, const DpPldTerm *stmt, int ns,
-				   double epsilon, double delta, int64 cap, int64 *repeats)
+static bool
+max_repeats_dir(const DpPldTerm *history, int nh, const DpPldTerm *stmt, int ns,
+				double epsilon, double delta, int64 cap, int dir, int64 *repeats)
 {
 	DpPldTerm	all[2 * DP_PLD_MAX_KINDS];
 	KindPld		kinds[2 * DP_PLD_MAX_KINDS];
 	KindPld    *skinds = kinds + nh;
 	double		h,
-				hmean,
-				hvar,
-				smean,
-				svar,
 				lo = 0,
 				hi = (double) cap;
 	PldCtx		ctx;
@@ -967,27 +1287,29 @@ dp_pld_max_repeats(const DpPldTerm *history, int nh, const DpPldTerm *stmt, int 
 
 	memcpy(all, history, sizeof(DpPldTerm) * nh);
 	memcpy(all + nh, stmt, sizeof(DpPldTerm) * ns);
-	h = choose_step(all, nh + ns);
-	if (!build_kinds(all, nh + ns, h, kinds))
+	if (!build_kinds(all, nh + ns, dir, kinds, &h))
 		return false;
-	moments(history, nh, kinds, &hmean, &hvar);
-	moments(stmt, ns, skinds, &smean, &svar);
 
-	/* the tilt: at the m where the Gaussian approximation reaches epsilon */
+	/* the m the Chernoff bound admits, by bisection */
 	while (hi - lo > 1)
 	{
 		double		mid = floor((lo + hi) / 2);
-		double		v = hvar + mid * svar;
 
-		if (hmean + mid * smean + sqrt(2 * v * -log(delta)) <= epsilon)
+		for (int i = 0; i < ns; i++)
+			all[nh + i].count = stmt[i].count * mid;
+		if (chernoff_epsilon(all, nh + ns, kinds, h, delta) <= epsilon)
 			lo = mid;
 		else
 			hi = mid;
 	}
+	for (int i = 0; i < ns; i++)
+		all[nh + i].count = stmt[i].count * Max(lo, 1);
 	ctx.h = h;
-	ctx.lambda = saddle_lambda(hmean + lo * smean, hvar + lo * svar, epsilon);
+	ctx.lambda = saddle_lambda(all, nh + ns, kinds, h, epsilon);
 	ctx.eps_t = epsilon;
 	ctx.inf_budget = PLD_TRUNC_HIGH * delta;
+	ctx.kinds = kinds;
+	ctx.nkinds = nh + ns;
 
 	if (!compose(history, nh, kinds, &ctx, &acc))
 		return false;
@@ -1033,5 +1355,28 @@ dp_pld_max_repeats(const DpPldTerm *history, int nh, const DpPldTerm *stmt, int 
 			pfree(trial.t);
 	}
 	*repeats = m;
+	return true;
+}
+
+/*
+ * The largest m <= cap such that history plus m times stmt meets
+ * (epsilon, delta) by this certificate, in both directions of neighbours
+ * (0 if none; false if the certificate is not available).
+ */
+bool
+dp_pld_max_repeats(const DpPldTerm *history, int nh, const DpPldTerm *stmt, int ns,
+				   double epsilon, double delta, int64 cap, int64 *repeats)
+{
+	int			ndir = Max(directions(history, nh), directions(stmt, ns));
+
+	*repeats = cap;
+	for (int dir = 0; dir < ndir && *repeats > 0; dir++)
+	{
+		int64		m;
+
+		if (!max_repeats_dir(history, nh, stmt, ns, epsilon, delta, *repeats, dir, &m))
+			return false;
+		*repeats = Min(*repeats, m);
+	}
 	return true;
 }
