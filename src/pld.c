@@ -94,7 +94,7 @@
 #define PLD_MIN_STEP_LOG2 (-17)
 #define PLD_MAX_STEP_LOG2 (-7)
 #define PLD_BINS_PER_SD_LAPLACE 24.0
-#define PLD_BINS_PER_SD_GAUSSIAN 32.0
+#define PLD_BINS_PER_SD_GAUSSIAN 16.0
 /* largest vector (bins) and FFT; beyond, the certificate is not available */
 #define PLD_MAX_BINS (1 << 19)
 #define PLD_MAX_FFT_LOG2 20
