@@ -22,8 +22,11 @@ COMMENT ON COLUMN dp_agg.budget.accounting IS 'basic: admitted while the sums st
 
 ALTER TABLE dp_agg.budget ADD COLUMN pld jsonb;
 ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_pld_shape CHECK (
-    pld IS NULL OR pg_catalog.jsonb_typeof(pld) = 'array' OR pld = '"overflow"'::jsonb);
-COMMENT ON COLUMN dp_agg.budget.pld IS 'releases since the last reset by kind (mechanism, sensitivity and noise_scale in grid units, rate, count), for pld accounting (kept for every role); "overflow" after more than 32 kinds';
+    pld IS NULL OR pg_catalog.jsonb_typeof(pld) = 'array' OR pld = '"untracked"'::jsonb);
+COMMENT ON COLUMN dp_agg.budget.pld IS 'releases since the last reset by kind (mechanism, sensitivity and noise_scale in grid units, rate, count), for pld accounting (kept for every role); "untracked" after more than 32 kinds, and (as NULL with amounts spent) for releases charged before version 0.3, until the next reset';
+-- Budgets that spent before this version have releases that were not
+-- counted by kind: untracked until their next reset.
+UPDATE dp_agg.budget SET pld = '"untracked"' WHERE epsilon_spent > 0 OR delta_spent > 0;
 
 CREATE FUNCTION dp_agg.pld_epsilon(releases jsonb, delta float8)
 RETURNS float8 AS 'MODULE_PATHNAME', 'dp_pld_epsilon_sql'
@@ -35,7 +38,7 @@ CREATE FUNCTION dp_agg.pld_state_epsilon(pld jsonb, delta float8)
 RETURNS float8 AS 'MODULE_PATHNAME', 'dp_pld_state_epsilon_sql'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.pld_state_epsilon(jsonb, float8) IS
-'pld_epsilon of a budget''s pld column (NULL after an overflow), without the calculators'' step limit: the column is bounded';
+'pld_epsilon of a budget''s pld column (NULL if untracked), without the calculators'' step limit: the column is bounded';
 
 -- set_budget accepts 'pld'
 CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
@@ -138,6 +141,7 @@ FROM dp_agg.budget b,
                                                      coalesce(b.rdp, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
                                                      b.delta_limit) END AS composed_epsilon) c,
      LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                               AND (b.pld IS NOT NULL OR (b.epsilon_spent = 0 AND b.delta_spent = 0))
                           THEN dp_agg.pld_state_epsilon(coalesce(b.pld, '[]'::jsonb), b.delta_limit) END AS pld_epsilon) p
 WHERE b.role OPERATOR(pg_catalog.=)
       (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
@@ -153,6 +157,7 @@ AS $$
 DECLARE
     curve float8[];
     releases jsonb;
+    spent float8;
 BEGIN
     IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -162,9 +167,10 @@ BEGIN
     -- one's own budget through the view; another role's needs the right to
     -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
     IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
-        SELECT b.rdp, b.pld INTO curve, releases FROM dp_agg.my_budget b;
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent INTO curve, releases, spent FROM dp_agg.my_budget b;
     ELSE
-        SELECT b.rdp, b.pld INTO curve, releases FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent INTO curve, releases, spent
+        FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
     END IF;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'PB002',
@@ -173,7 +179,8 @@ BEGIN
     RETURN LEAST(dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
                                        coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
                                        spent_epsilon.delta),
-                 dp_agg.pld_state_epsilon(coalesce(releases, '[]'::jsonb), spent_epsilon.delta));
+                 CASE WHEN releases IS NOT NULL OR spent = 0
+                      THEN dp_agg.pld_state_epsilon(coalesce(releases, '[]'::jsonb), spent_epsilon.delta) END);
 END
 $$;
 COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS

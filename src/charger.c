@@ -67,6 +67,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -84,6 +85,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -679,6 +681,7 @@ typedef struct TakenRequest
 static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_update = NULL;
 static SPIPlanPtr plan_insert = NULL;
+static bool plans_have_pld = false;
 
 static SPIPlanPtr
 keep_plan(const char *sql, int nargs, Oid *argtypes)
@@ -691,20 +694,58 @@ keep_plan(const char *sql, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/*
+ * Does dp_agg.budget have the column pld (version 0.3 and later)?  The
+ * library serves databases whose extension has not been updated yet:
+ * there, nothing is counted by kind (and no role can have 'pld'
+ * accounting).  Asked at every batch, so that an ALTER EXTENSION UPDATE
+ * while the charger runs is seen by the next batch.
+ */
+static bool
+budget_has_pld(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("budget", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, "pld") != InvalidAttrNumber;
+}
+
 static void
 prepare_plans(void)
 {
 	Oid			t_lock[] = {REGROLEOID};
 	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID};
 	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
+	bool		has_pld = budget_has_pld();
 
-	if (plan_lock)
+	if (plan_lock && plans_have_pld == has_pld)
 		return;
-	plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", accounting = 'pld', pld"
-						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
-							"pld = $5::pg_catalog.jsonb, "
-							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 5, t_update);
+	if (plan_lock)
+	{
+		SPI_freeplan(plan_lock);
+		SPI_freeplan(plan_update);
+		SPI_freeplan(plan_insert);
+		plan_lock = NULL;
+	}
+	plans_have_pld = has_pld;
+	if (has_pld)
+	{
+		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", accounting = 'pld', pld"
+							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
+								"rdp = $4, pld = $5::pg_catalog.jsonb, "
+								"updated_at = pg_catalog.clock_timestamp() WHERE role = $1",
+								5, t_update);
+	}
+	else
+	{
+		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", false, NULL::pg_catalog.jsonb"
+							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+		/* $5 (the releases by kind) has nowhere to go */
+		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
+								"rdp = $4, updated_at = pg_catalog.clock_timestamp() "
+								"WHERE role = $1", 5, t_update);
+	}
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
@@ -761,6 +802,9 @@ role_state(RoleState *roles, int *nroles, Oid role)
 														SPI_tuptable->tupdesc, 7, &isnull));
 		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &isnull);
 		dp_pld_state_decode(d, isnull, &rs->pld);
+		/* spent but not counted: charged before the column existed (pld_state.c) */
+		if (isnull && (rs->b.epsilon_spent > 0 || rs->b.delta_spent > 0))
+			rs->pld.saturated = true;
 	}
 	return rs;
 }

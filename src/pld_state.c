@@ -16,8 +16,12 @@
  *	 NULL			nothing released since the last reset;
  *	 an array		one object per kind: {"mechanism", "sensitivity",
  *					"noise_scale", "rate", "count"} (grid units, grid 1);
- *	 "overflow"		more than DP_PLD_MAX_KINDS kinds: the role is admitted
- *					by its other certificates until its next reset.
+ *	 "untracked"	more than DP_PLD_MAX_KINDS kinds, or releases charged
+ *					before version 0.3: the role is admitted by its other
+ *					certificates until its next reset.
+ * A NULL column with amounts spent is untracked too: releases charged by a
+ * library or a charger that did not know the column (an extension updated
+ * while a charger ran), which therefore are not counted.
  * At most DP_PLD_MAX_KINDS objects of about 110 bytes: under 4 kB a row.
  *
  * Admission.  Composing a history by FFT takes tens of milliseconds, far
@@ -324,8 +328,8 @@ dp_pld_state_decode(Datum d, bool isnull, DpPldState *state)
 	{
 		JsonbValue *v = getIthJsonbValueFromContainer(&j->root, 0);
 
-		if (v->type == jbvString && v->val.string.len == strlen("overflow") &&
-			memcmp(v->val.string.val, "overflow", v->val.string.len) == 0)
+		if (v->type == jbvString && v->val.string.len == strlen("untracked") &&
+			memcmp(v->val.string.val, "untracked", v->val.string.len) == 0)
 		{
 			state->saturated = true;
 			return;
@@ -341,7 +345,7 @@ dp_pld_state_encode(const DpPldState *state)
 	StringInfoData buf;
 
 	if (state->saturated)
-		return pstrdup("\"overflow\"");
+		return pstrdup("\"untracked\"");
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '[');
 	for (int i = 0; i < state->n; i++)

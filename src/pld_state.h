@@ -14,7 +14,7 @@
 /* releases by kind since the last reset (dp_agg.budget.pld) */
 typedef struct DpPldState
 {
-	bool		saturated;		/* more than DP_PLD_MAX_KINDS kinds: no certificate */
+	bool		saturated;		/* untracked: no certificate until the next reset */
 	int			n;
 	DpPldTerm	terms[DP_PLD_MAX_KINDS];
 } DpPldState;

@@ -15,6 +15,10 @@
 # plus the update script: there is no dp_agg--0.2.sql) has the same objects
 # as an updated one.  pg_dump and pg_restore of the updated database keep
 # version, rows and charging.
+#
+# Version 0.3 (issue 13) adds 'pld' accounting and the column budget.pld:
+# the update goes 0.1 -> 0.2 -> 0.3 with the rows unchanged, a new install
+# of 0.3 has the same objects, and a 'pld' role charges after the update.
 use strict;
 use warnings;
 
@@ -118,9 +122,13 @@ like($stderr, qr/violated by some row|violates check constraint/,
 is($node->safe_psql('damaged', $version_sql),
 	'0.1', 'and the extension stays at 0.1');
 
-# the update
-$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+# the update, one version at a time
+$node->safe_psql('old', q{ALTER EXTENSION dp_agg UPDATE TO '0.2'});
 is($node->safe_psql('old', $version_sql), '0.2', 'updated to 0.2');
+is($node->safe_psql('old', $budget_sql),
+	$old_budget, 'at 0.2: the budgets are identical');
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.3', 'updated to 0.3');
 is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update: the budgets are identical');
 is($node->safe_psql('old', $ledger_sql),
@@ -128,18 +136,24 @@ is($node->safe_psql('old', $ledger_sql),
 is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
 	'after the update: carol\'s curve is the sum of her charges');
 
-# a new install of 0.2 has the same objects as the updated one
+# a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
 $node->safe_psql('new', 'CREATE EXTENSION dp_agg');
 is($node->safe_psql('new', $version_sql),
-	'0.2', 'CREATE EXTENSION installs 0.2');
+	'0.3', 'CREATE EXTENSION installs 0.3');
 my $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
 	'0.2 checks the curves of the budgets');
 like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
 	'0.2 checks the curves of the ledger');
+like($objects, qr/dp_agg\.budget budget_pld_shape CHECK/,
+	'0.3 checks the releases by kind of the budgets');
+like($objects, qr/dp_agg\.budget budget_accounting_check CHECK .*'pld'/,
+	'0.3 accepts pld accounting');
+like($objects, qr/function dp_agg\.pld_epsilon\(jsonb,double precision\)/,
+	'0.3 has the pld calculator');
 is($node->safe_psql('new', $objects_sql),
-	$objects, 'a new install of 0.2 has the objects of an updated one');
+	$objects, 'a new install of 0.3 has the objects of an updated one');
 
 # releases charge as before
 sub check_charging
@@ -197,7 +211,7 @@ command_ok(
 	],
 	'pg_restore into a fresh database');
 is($node->safe_psql('restored', $version_sql),
-	'0.2', 'restored: version 0.2');
+	'0.3', 'restored: version 0.3');
 is($node->safe_psql('restored', $budget_sql),
 	$old_budget, 'restored: the budgets are identical');
 is($node->safe_psql('restored', $ledger_sql),
@@ -207,6 +221,24 @@ is($node->safe_psql('restored', $objects_sql),
 
 check_charging('old', 'after the update');
 check_charging('restored', 'restored');
+
+# a 'pld' role after the update: its releases are counted by kind
+$node->safe_psql(
+	'old', q{
+CREATE ROLE erin;
+GRANT SELECT ON t TO erin;
+SELECT dp_agg.set_budget('erin', 5, 1e-5, 'pld');
+});
+is( $node->safe_psql(
+		'old', 'SET ROLE erin; SELECT dp_count(x, 0.1) IS NOT NULL FROM t'),
+	't',
+	'after the update: a pld role releases');
+is( $node->safe_psql(
+		'old',
+		q{SELECT b.accounting || '|' || (b.pld->0->>'count') || '|' || (b.pld->0->>'mechanism')
+		  FROM dp_agg.budget b WHERE b.role = 'erin'::regrole}),
+	'pld|1|laplace',
+	'after the update: its release is counted in budget.pld');
 
 $node->stop;
 done_testing();
