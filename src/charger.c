@@ -825,6 +825,28 @@ request_pld(const DpChargeRequest *req, DpPldState *stmt)
 }
 
 /*
+ * Does the budget admit the request?  Basic sums, then for 'pld' roles the
+ * PLD certificate (cached: usually the cheaper), then the Renyi one.
+ */
+static bool
+admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
+	   const DpPldState *stmt, DpChargeReply *reply)
+{
+	DpBudget   *b = &rs->b;
+
+	if (rs->pld_accounting)
+	{
+		DpBudget	basic = *b;
+
+		basic.renyi = false;
+		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, &reply->composed) ||
+			dp_pld_state_admits(req->role, b->epsilon_limit, b->delta_limit, &rs->pld, stmt))
+			return true;
+	}
+	return dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed);
+}
+
+/*
  * Decide one request against its role's budget (in memory) and, if the
  * budget admits it (dp_budget_admits, or for 'pld' roles the composed
  * privacy loss distribution), append it to the ledger.  The spent amounts
@@ -851,9 +873,7 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
 	request_pld(req, &stmt);
-	if (!dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed) &&
-		!(rs->pld_accounting &&
-		  dp_pld_state_admits(req->role, b->epsilon_limit, b->delta_limit, &rs->pld, &stmt)))
+	if (!admits(rs, req, curve, &stmt, reply))
 	{
 		reply->result = DP_CHARGE_DENIED;
 		return;
