@@ -24,6 +24,10 @@ ALTER TABLE dp_agg.budget ADD COLUMN pld jsonb;
 ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_pld_shape CHECK (
     pld IS NULL OR pg_catalog.jsonb_typeof(pld) = 'array' OR pld = '"untracked"'::jsonb);
 COMMENT ON COLUMN dp_agg.budget.pld IS 'releases since the last reset by kind (mechanism, sensitivity and noise_scale in grid units, rate, count), for pld accounting (kept for every role); "untracked" after more than 32 kinds, and (as NULL with amounts spent) for releases charged before version 0.3, until the next reset';
+ALTER TABLE dp_agg.budget ADD COLUMN pld_frontier jsonb;
+ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_pld_frontier_shape CHECK (
+    pld_frontier IS NULL OR pg_catalog.jsonb_typeof(pld_frontier) = 'object');
+COMMENT ON COLUMN dp_agg.budget.pld_frontier IS 'for pld accounting, at the limits "epsilon" and "delta": releases by kind whose composition is known to meet them ("fit") and not to ("unfit"), so that the charger does not compose again while a history stays between them';
 -- Budgets that spent before this version have releases that were not
 -- counted by kind: untracked until their next reset.
 UPDATE dp_agg.budget SET pld = '"untracked"' WHERE epsilon_spent > 0 OR delta_spent > 0;
@@ -113,8 +117,9 @@ COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
 'sets the amounts a role has spent (its Renyi DP curve and releases by kind) back to 0, and records it in the ledger';
 REVOKE ALL ON FUNCTION dp_agg.reset_budget(regrole) FROM PUBLIC;
 
--- my_budget: composed_epsilon is the better of the Renyi and pld certificates
--- at delta_limit; pld_epsilon and pld are added at the end
+-- my_budget: for pld roles, composed_epsilon is the better of the Renyi and
+-- pld certificates at delta_limit (for the others the Renyi one, as before);
+-- pld_epsilon and pld are added at the end
 CREATE OR REPLACE VIEW dp_agg.my_budget WITH (security_barrier) AS
 SELECT b.role,
        b.accounting,
@@ -122,7 +127,8 @@ SELECT b.role,
        b.delta_limit,
        b.epsilon_spent,
        b.delta_spent,
-       LEAST(c.composed_epsilon, p.pld_epsilon) AS composed_epsilon,
+       CASE WHEN b.accounting = 'pld' THEN LEAST(c.composed_epsilon, p.pld_epsilon)
+            ELSE c.composed_epsilon END AS composed_epsilon,
        GREATEST(b.epsilon_limit - CASE WHEN b.accounting = 'rdp'
                                        THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent))
                                        WHEN b.accounting = 'pld'
@@ -145,10 +151,10 @@ FROM dp_agg.budget b,
                           THEN dp_agg.pld_state_epsilon(coalesce(b.pld, '[]'::jsonb), b.delta_limit) END AS pld_epsilon) p
 WHERE b.role OPERATOR(pg_catalog.=)
       (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
-COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp and pld accounting: of the limit, by the best of the certificates), the composed epsilon at delta_limit (the better of Renyi and pld) and the pld epsilon';
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp and pld accounting: of the limit, by the best of the certificates), the composed epsilon at delta_limit (Renyi; for pld accounting the better of Renyi and pld) and the pld epsilon';
 GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
 
--- spent_epsilon: the better of the Renyi and pld certificates
+-- spent_epsilon: for pld roles the better of the Renyi and pld certificates
 CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
 RETURNS float8
 LANGUAGE plpgsql STABLE
@@ -158,6 +164,7 @@ DECLARE
     curve float8[];
     releases jsonb;
     spent float8;
+    acct text;
 BEGIN
     IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -167,9 +174,11 @@ BEGIN
     -- one's own budget through the view; another role's needs the right to
     -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
     IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
-        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent INTO curve, releases, spent FROM dp_agg.my_budget b;
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting
+        INTO curve, releases, spent, acct FROM dp_agg.my_budget b;
     ELSE
-        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent INTO curve, releases, spent
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting
+        INTO curve, releases, spent, acct
         FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
     END IF;
     IF NOT FOUND THEN
@@ -179,9 +188,9 @@ BEGIN
     RETURN LEAST(dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
                                        coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
                                        spent_epsilon.delta),
-                 CASE WHEN releases IS NOT NULL OR spent = 0
+                 CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
                       THEN dp_agg.pld_state_epsilon(coalesce(releases, '[]'::jsonb), spent_epsilon.delta) END);
 END
 $$;
 COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
-'the epsilon, at the given delta, of everything a role has released since its last reset: the better of Renyi DP and privacy loss distribution composition';
+'the epsilon, at the given delta, of everything a role has released since its last reset, by Renyi DP composition (for pld accounting: the better of Renyi and privacy loss distribution composition)';

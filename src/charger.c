@@ -714,7 +714,7 @@ static void
 prepare_plans(void)
 {
 	Oid			t_lock[] = {REGROLEOID};
-	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID};
+	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID, TEXTOID};
 	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
 	bool		has_pld = budget_has_pld();
 
@@ -730,21 +730,23 @@ prepare_plans(void)
 	plans_have_pld = has_pld;
 	if (has_pld)
 	{
-		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", accounting = 'pld', pld"
+		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", accounting = 'pld', pld, pld_frontier"
 							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
 		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
 								"rdp = $4, pld = $5::pg_catalog.jsonb, "
+								"pld_frontier = coalesce($6::pg_catalog.jsonb, pld_frontier), "
 								"updated_at = pg_catalog.clock_timestamp() WHERE role = $1",
-								5, t_update);
+								6, t_update);
 	}
 	else
 	{
-		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", false, NULL::pg_catalog.jsonb"
+		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", false, NULL::pg_catalog.jsonb, "
+							  "NULL::pg_catalog.jsonb"
 							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-		/* $5 (the releases by kind) has nowhere to go */
+		/* $5 and $6 (the releases by kind, the frontier) have nowhere to go */
 		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
 								"rdp = $4, updated_at = pg_catalog.clock_timestamp() "
-								"WHERE role = $1", 5, t_update);
+								"WHERE role = $1", 6, t_update);
 	}
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
@@ -772,6 +774,8 @@ typedef struct RoleState
 	DpBudget	b;
 	bool		pld_accounting;	/* accounting 'pld' */
 	DpPldState	pld;			/* releases by kind since the last reset */
+	DpPldFrontier frontier;		/* of the PLD certificate (pld_state.c) */
+	bool		frontier_dirty;
 } RoleState;
 
 static RoleState *
@@ -805,6 +809,8 @@ role_state(RoleState *roles, int *nroles, Oid role)
 		/* spent but not counted: charged before the column existed (pld_state.c) */
 		if (isnull && (rs->b.epsilon_spent > 0 || rs->b.delta_spent > 0))
 			rs->pld.saturated = true;
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 9, &isnull);
+		dp_pld_frontier_decode(d, isnull, &rs->frontier);
 	}
 	return rs;
 }
@@ -840,7 +846,8 @@ admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
 
 		basic.renyi = false;
 		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, &reply->composed) ||
-			dp_pld_state_admits(req->role, b->epsilon_limit, b->delta_limit, &rs->pld, stmt))
+			dp_pld_state_admits(b->epsilon_limit, b->delta_limit, &rs->pld, stmt,
+								&rs->frontier, &rs->frontier_dirty))
 			return true;
 	}
 	return dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed);
@@ -878,7 +885,6 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 		reply->result = DP_CHARGE_DENIED;
 		return;
 	}
-	dp_pld_state_note(req->role, b->epsilon_limit, b->delta_limit, &rs->pld, &stmt);
 	dp_pld_state_merge(&rs->pld, &stmt);
 
 	b->epsilon_spent = dp_add_up(b->epsilon_spent, req->epsilon);
@@ -909,10 +915,10 @@ write_budgets(RoleState *roles, int nroles)
 {
 	for (int i = 0; i < nroles; i++)
 	{
-		Datum		args[5];
-		char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+		Datum		args[6];
+		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', 'n'};
 
-		if (!roles[i].dirty)
+		if (!roles[i].dirty && !roles[i].frontier_dirty)
 			continue;
 		args[0] = ObjectIdGetDatum(roles[i].role);
 		args[1] = Float8GetDatum(roles[i].b.epsilon_spent);
@@ -922,6 +928,11 @@ write_budgets(RoleState *roles, int nroles)
 			nulls[4] = 'n';
 		else
 			args[4] = CStringGetTextDatum(dp_pld_state_encode(&roles[i].pld));
+		if (roles[i].frontier_dirty)
+		{
+			args[5] = CStringGetTextDatum(dp_pld_frontier_encode(&roles[i].frontier));
+			nulls[5] = ' ';
+		}
 		if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE ||
 			SPI_processed != 1)
 			elog(ERROR, "dp_agg charger: could not update the budget");

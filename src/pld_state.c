@@ -4,7 +4,7 @@
  *	  The per-role state of 'pld' accounting: how many releases of each kind
  *	  a role has made since its last reset, in the ledger's vocabulary; the
  *	  admission of a statement by the composed privacy loss distribution
- *	  (pld.c), with a cache of how many more repeats of a statement fit; and
+ *	  (pld.c), with the role's frontier of compositions known to fit; and
  *	  the calculator dp_agg.pld_epsilon.
  *
  * State.  A role's releases compose by the convolution of their PLDs, which
@@ -24,18 +24,23 @@
  * while a charger ran), which therefore are not counted.
  * At most DP_PLD_MAX_KINDS objects of about 110 bytes: under 4 kB a row.
  *
- * Admission.  Composing a history by FFT takes tens of milliseconds, far
- * more than a charge; but a role usually repeats statements.  So the
- * charger asks, once, how many more repeats m of the statement the
- * history admits (dp_pld_max_repeats), and admits the next m repeats
- * without composing again, as long as the history it reads is the one it
- * computed from plus the repeats it counted.  Any other change (another
- * statement, set_budget, reset_budget, a batch rolled back) makes the
- * histories differ and the count is computed again.  The true privacy
- * curves only grow with each release, so every repeat below m is
- * admitted soundly.  The cache holds PLD_CACHE_SIZE entries in the
- * charger's memory (each under 2 kB) and is lost with the charger: it
- * is never needed for correctness.
+ * Admission.  Composing a history by FFT takes from milliseconds to
+ * seconds, far more than a charge; but a role usually repeats statements.
+ * The privacy curve of a composition only grows with every release added,
+ * so a history with at most as many releases of every kind as one that
+ * meets the limits meets them too, and one with at least as many as one
+ * that does not, does not.  dp_agg.budget.pld_frontier keeps, for the
+ * limits it was computed at, one of each: {"epsilon", "delta", "fit":
+ * releases, "unfit": releases}.  When neither decides, the charger asks
+ * how many more repeats m of the statement the history admits
+ * (dp_pld_max_repeats) and records history + m statements as fit and
+ * history + (m + 1) as unfit: the next m repeats are then admitted, and
+ * the one after refused, without composing again.  The frontier is
+ * written with the budget, in the charge's transaction, so it survives
+ * restarts; it depends on the limits only (a reset keeps it, set_budget
+ * with other limits makes it stale and it is replaced), and it is at most
+ * 2 x DP_PLD_MAX_KINDS release objects (under 8 kB).  A workload that
+ * alternates statement shapes composes once per change of shape.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,10 +58,8 @@
 #include "pld.h"
 #include "pld_state.h"
 
-/* entries of the charger's cache of repeats */
-#define PLD_CACHE_SIZE 16
 /* most repeats counted at once */
-#define PLD_CACHE_MAX_REPEATS (INT64CONST(1) << 30)
+#define PLD_MAX_REPEATS (INT64CONST(1) << 30)
 
 /* ranges of the calculator's arguments (the samplers' ranges, README "Ranges") */
 #define PLD_MIN_LAPLACE_SCALE (1.0 / 1099511627776.0)	/* 2^-40 */
@@ -68,10 +71,16 @@
 
 /* ---------- the kinds of a priced call ---------- */
 
-/* the kind of one noisy release; false if it releases nothing private */
+/*
+ * The kind of one noisy release; false if it releases nothing private.
+ * *exact is false for a sensitivity above 2^53 units (epsilons far beyond
+ * any budget), which a double does not hold exactly: such releases are not
+ * counted, and the state becomes untracked.
+ */
 static bool
-noise_kind(const DpNoiseSpec *ns, const DpSampling *sampling, DpPldKind *k)
+noise_kind(const DpNoiseSpec *ns, const DpSampling *sampling, DpPldKind *k, bool *exact)
 {
+	*exact = (double) ns->sens_units <= PLD_MAX_SENS;
 	if (ns->mechanism == DP_MECH_NONE)
 		return false;
 	if (ns->mechanism == DP_MECH_LAPLACE)
@@ -97,11 +106,25 @@ void
 dp_release_add_pld(const DpRelease *r, DpPldState *state)
 {
 	DpPldKind	k;
+	bool		exact;
 
-	if (r->call.kind != DP_SUM && noise_kind(&r->count, &r->sampling, &k))
-		dp_pld_state_add(state, &k, 1);
-	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) && noise_kind(&r->sum, &r->sampling, &k))
-		dp_pld_state_add(state, &k, 1);
+	if (r->call.kind != DP_SUM && noise_kind(&r->count, &r->sampling, &k, &exact))
+	{
+		if (exact)
+			dp_pld_state_add(state, &k, 1);
+		else
+			state->saturated = true;
+	}
+	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) &&
+		noise_kind(&r->sum, &r->sampling, &k, &exact))
+	{
+		if (exact)
+			dp_pld_state_add(state, &k, 1);
+		else
+			state->saturated = true;
+	}
+	if (state->saturated)
+		state->n = 0;
 }
 
 void
@@ -267,9 +290,8 @@ parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
  * of releases.
  */
 static void
-parse_releases(Jsonb *j, DpPldState *state)
+parse_container(JsonbContainer *root, DpPldState *state)
 {
-	JsonbContainer *root = &j->root;
 	int			n;
 
 	memset(state, 0, sizeof(*state));
@@ -312,6 +334,12 @@ parse_releases(Jsonb *j, DpPldState *state)
 			}
 		}
 	}
+}
+
+static void
+parse_releases(Jsonb *j, DpPldState *state)
+{
+	parse_container(&j->root, state);
 }
 
 /* a budget row's pld column (NULL: isnull) into state; ERROR if malformed */
@@ -364,111 +392,142 @@ dp_pld_state_encode(const DpPldState *state)
 
 /* ---------- admission ---------- */
 
-typedef struct RepeatCache
-{
-	bool		used;
-	Oid			role;
-	double		epsilon;
-	double		delta;
-	DpPldState	base;			/* the history the count was computed for */
-	DpPldState	stmt;
-	int64		repeats;		/* admitted since */
-	int64		max_repeats;
-} RepeatCache;
-
-static RepeatCache cache[PLD_CACHE_SIZE];
-static int	cache_next = 0;
-
-/* do two states hold the same counts of the same kinds? */
+/* does a hold at least the releases of b, kind by kind? */
 static bool
-same_state(const DpPldState *a, const DpPldState *b)
+covers(const DpPldState *a, const DpPldState *b)
 {
-	if (a->saturated != b->saturated || a->n != b->n)
+	if (a->saturated || b->saturated)
 		return false;
-	for (int i = 0; i < a->n; i++)
+	for (int i = 0; i < b->n; i++)
 	{
 		bool		found = false;
 
-		for (int j = 0; j < b->n && !found; j++)
-			found = dp_pld_kind_equal(&a->terms[i].kind, &b->terms[j].kind) &&
-				a->terms[i].count == b->terms[j].count;
+		if (b->terms[i].count <= 0)
+			continue;
+		for (int j = 0; j < a->n && !found; j++)
+			found = dp_pld_kind_equal(&a->terms[j].kind, &b->terms[i].kind) &&
+				a->terms[j].count >= b->terms[i].count;
 		if (!found)
 			return false;
 	}
 	return true;
 }
 
-/* the entry whose base plus its repeats is history, for this statement */
-static RepeatCache *
-lookup(Oid role, double epsilon, double delta, const DpPldState *history,
-	   const DpPldState *stmt)
+/* history plus m times stmt */
+static DpPldState
+repeated(const DpPldState *history, const DpPldState *stmt, double m)
 {
-	for (int i = 0; i < PLD_CACHE_SIZE; i++)
-	{
-		RepeatCache *c = &cache[i];
-		DpPldState	expect;
+	DpPldState	r = *history;
 
-		if (!c->used || c->role != role || c->epsilon != epsilon || c->delta != delta ||
-			!same_state(&c->stmt, stmt))
-			continue;
-		expect = c->base;
-		for (int k = 0; k < stmt->n; k++)
-			dp_pld_state_add(&expect, &stmt->terms[k].kind, stmt->terms[k].count * (double) c->repeats);
-		if (same_state(&expect, history))
-			return c;
-	}
-	return NULL;
+	for (int i = 0; i < stmt->n; i++)
+		dp_pld_state_add(&r, &stmt->terms[i].kind, stmt->terms[i].count * m);
+	return r;
 }
 
 /*
- * Does the PLD certificate admit stmt after history, for a role with these
- * limits?  false when it does not or is not available (saturated state,
- * delta limit 0, a grid too wide).  Every admitted statement must be
- * reported with dp_pld_state_note, whichever certificate admitted it.
+ * Does the PLD certificate admit stmt after history, for these limits?
+ * false when it does not or is not available (untracked state, delta limit
+ * 0, a grid too wide).
+ *
+ * Composing a history takes up to seconds; so the role's frontier (kept in
+ * budget.pld_frontier, see the head comment) records a composition known
+ * to meet the limits, and one known not to: a history covered by the
+ * first (no more releases of any kind) is admitted, one covering the
+ * second refused, without composing.  Otherwise the most repeats m of
+ * stmt that the history admits are computed once (dp_pld_max_repeats):
+ * history + m stmt becomes the fit frontier, history + (m + 1) stmt the
+ * unfit one, and *changed says the frontier must be written back.
  */
 bool
-dp_pld_state_admits(Oid role, double epsilon, double delta, const DpPldState *history,
-					const DpPldState *stmt)
+dp_pld_state_admits(double epsilon, double delta, const DpPldState *history,
+					const DpPldState *stmt, DpPldFrontier *frontier, bool *changed)
 {
-	RepeatCache *c;
-	RepeatCache fresh;
+	DpPldState	after;
+	int64		m;
 
 	if (history->saturated || stmt->saturated || !(delta > 0))
 		return false;
 	if (stmt->n == 0)
 		return true;
-	c = lookup(role, epsilon, delta, history, stmt);
-	if (c != NULL)
-		return c->repeats < c->max_repeats;
-
-	memset(&fresh, 0, sizeof(fresh));
-	fresh.role = role;
-	fresh.epsilon = epsilon;
-	fresh.delta = delta;
-	fresh.base = *history;
-	fresh.stmt = *stmt;
-	/* computed before the entry is filled: an error leaves no stale entry */
-	if (!dp_pld_max_repeats(history->terms, history->n, stmt->terms, stmt->n,
-							epsilon, delta, PLD_CACHE_MAX_REPEATS, &fresh.max_repeats))
+	after = repeated(history, stmt, 1);
+	if (after.saturated)
 		return false;
-	fresh.used = true;
-	cache[cache_next] = fresh;
-	cache_next = (cache_next + 1) % PLD_CACHE_SIZE;
-	return fresh.max_repeats > 0;
+	if (frontier->epsilon != epsilon || frontier->delta != delta)
+	{
+		memset(frontier, 0, sizeof(*frontier));
+		frontier->epsilon = epsilon;
+		frontier->delta = delta;
+	}
+	if (frontier->has_fit && covers(&frontier->fit, &after))
+		return true;
+	if (frontier->has_unfit && covers(&after, &frontier->unfit))
+		return false;
+
+	if (!dp_pld_max_repeats(history->terms, history->n, stmt->terms, stmt->n,
+							epsilon, delta, PLD_MAX_REPEATS, &m))
+		return false;
+	if (m > 0)
+	{
+		frontier->fit = repeated(history, stmt, (double) m);
+		frontier->has_fit = !frontier->fit.saturated;
+	}
+	if (m < PLD_MAX_REPEATS)
+	{
+		frontier->unfit = repeated(history, stmt, (double) m + 1);
+		frontier->has_unfit = !frontier->unfit.saturated;
+	}
+	*changed = true;
+	return m > 0;
 }
 
-/* stmt was admitted after history (by any certificate): count it */
+/* a budget row's pld_frontier column (NULL: isnull); ERROR if malformed */
 void
-dp_pld_state_note(Oid role, double epsilon, double delta, const DpPldState *history,
-				  const DpPldState *stmt)
+dp_pld_frontier_decode(Datum d, bool isnull, DpPldFrontier *f)
 {
-	RepeatCache *c;
+	Jsonb	   *j;
+	JsonbValue	buf;
+	JsonbValue *v;
 
-	if (history->saturated || stmt->saturated || stmt->n == 0)
+	memset(f, 0, sizeof(*f));
+	if (isnull)
 		return;
-	c = lookup(role, epsilon, delta, history, stmt);
-	if (c != NULL)
-		c->repeats++;
+	j = DatumGetJsonbP(d);
+	if (!JsonContainerIsObject(&j->root))
+		bad_input("a budget's pld_frontier is not an object", "It must be an object.");
+	f->epsilon = number_field(&j->root, "epsilon", NAN);
+	f->delta = number_field(&j->root, "delta", NAN);
+	for (int which = 0; which < 2; which++)
+	{
+		const char *key = which == 0 ? "fit" : "unfit";
+
+		v = field(&j->root, key, &buf);
+		if (v == NULL || v->type == jbvNull)
+			continue;
+		if (v->type != jbvBinary)
+			bad_input("a budget's pld_frontier is malformed",
+					  psprintf("\"%s\" must be an array of releases.", key));
+		parse_container(v->val.binary.data, which == 0 ? &f->fit : &f->unfit);
+		if (which == 0)
+			f->has_fit = true;
+		else
+			f->has_unfit = true;
+	}
+}
+
+/* the pld_frontier column of a frontier, as jsonb text */
+char *
+dp_pld_frontier_encode(const DpPldFrontier *f)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"epsilon\": %.17g, \"delta\": %.17g", f->epsilon, f->delta);
+	if (f->has_fit)
+		appendStringInfo(&buf, ", \"fit\": %s", dp_pld_state_encode(&f->fit));
+	if (f->has_unfit)
+		appendStringInfo(&buf, ", \"unfit\": %s", dp_pld_state_encode(&f->unfit));
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
 }
 
 /* ---------- SQL ---------- */

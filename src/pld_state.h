@@ -24,9 +24,21 @@ extern void dp_pld_state_add(DpPldState *state, const DpPldKind *kind, double co
 extern void dp_pld_state_merge(DpPldState *state, const DpPldState *other);
 extern void dp_pld_state_decode(Datum d, bool isnull, DpPldState *state);
 extern char *dp_pld_state_encode(const DpPldState *state);
-extern bool dp_pld_state_admits(Oid role, double epsilon, double delta,
-								const DpPldState *history, const DpPldState *stmt);
-extern void dp_pld_state_note(Oid role, double epsilon, double delta,
-							  const DpPldState *history, const DpPldState *stmt);
+/* compositions known to meet (fit) and not to meet (unfit) the limits */
+typedef struct DpPldFrontier
+{
+	double		epsilon;		/* the limits they were computed at */
+	double		delta;
+	bool		has_fit;
+	bool		has_unfit;
+	DpPldState	fit;
+	DpPldState	unfit;
+} DpPldFrontier;
+
+extern bool dp_pld_state_admits(double epsilon, double delta, const DpPldState *history,
+								const DpPldState *stmt, DpPldFrontier *frontier,
+								bool *changed);
+extern void dp_pld_frontier_decode(Datum d, bool isnull, DpPldFrontier *f);
+extern char *dp_pld_frontier_encode(const DpPldFrontier *f);
 
 #endif							/* DP_AGG_PLD_STATE_H */

@@ -9,7 +9,8 @@
 # the role whose limits (5, 1e-5) pay for 128 Laplace counts at epsilon 0.1
 # (their optimal composition, test/reference/pld.py; basic composition
 # pays for 50, Renyi for 114) is refused the 129th after the restart.
-# The charger's cache of repeats is lost with it and never needed.  Also
+# The role's frontier (budget.pld_frontier) is written with the budget, so
+# the charger does not compose again after the restart.  Also
 # after kill -9 of the charger alone (a crash restart), and for a release
 # in a transaction that never commits.
 use strict;
