@@ -51,9 +51,9 @@
  *
  * Composition.  A PLD is kept tilted: t_i = p_i exp(lambda l_i - c),
  * l_i = i h, normalised to sum 1, with c its log-normaliser; tilting
- * commutes with convolution, and lambda (near the saddle point of the
- * target, from a Gaussian approximation) makes the losses that decide
- * delta near the target epsilon the largest entries, so that the float
+ * commutes with convolution, and lambda (the saddle point of the target,
+ * from the cumulant generating function of the kinds' PLDs) makes the
+ * losses that decide delta near the target epsilon the largest entries, so that the float
  * FFT of Debian's libkissfft (single precision: kiss_fft_scalar is float)
  * is accurate where it matters.  Every convolution carries an explicit
  * error bound, in the l2 norm (e2) of the tilted vector, from Higham, "Accuracy and Stability of Numerical Algorithms",
@@ -63,8 +63,8 @@
  *
  * Truncation.  Top bins go to +inf with their computed mass plus e2 (an
  * upper bound of the true mass: e2 bounds every entry's error): the losses
- * only grow.  Bottom bins move up to the first kept bin, also with e2
- * added: the losses only grow.
+ * only grow.  Bottom bins move up to the first kept bin, which gets a
+ * Chernoff bound of their true mass (truncate_pld): the losses only grow.
  * delta(eps) = E[(1 - e^(eps - L))_+] + omega(+inf) is non-decreasing in
  * L, and sums of stochastically larger independent losses are larger, so
  * the certificate is never below the composition of the dominating pairs.
@@ -132,8 +132,7 @@ typedef struct KindPld
 	double	   *omega;
 	int			J;
 	double		inf;
-	double		mean;
-	double		var;
+	double		var;			/* of its finite losses: the grid step */
 	double		kneg[PLD_CHERNOFF_THETAS];
 } KindPld;
 
@@ -380,9 +379,9 @@ kind_omega(const DpPldKind *k, double h, int dir, double **omega_out, int *J_out
 	return true;
 }
 
-/* mean and variance of the finite losses of omega */
-static void
-omega_moments(const double *omega, int J, double h, double *mean, double *var)
+/* the variance of the finite losses of omega */
+static double
+omega_variance(const double *omega, int J, double h)
 {
 	double		m = 0,
 				m2 = 0,
@@ -395,8 +394,7 @@ omega_moments(const double *omega, int J, double h, double *mean, double *var)
 		m2 += omega[j + J] * (j * h) * (j * h);
 	}
 	m /= tot;
-	*mean = m;
-	*var = Max(m2 / tot - m * m, 0);
+	return Max(m2 / tot - m * m, 0);
 }
 
 /* the tilted PLD of one release */
@@ -954,7 +952,7 @@ build_kinds_at(const DpPldTerm *terms, int n, double h, int dir, KindPld *kinds)
 			continue;
 		if (!kind_omega(&terms[i].kind, h, dir, &kinds[i].omega, &kinds[i].J, &kinds[i].inf))
 			return false;
-		omega_moments(kinds[i].omega, kinds[i].J, h, &kinds[i].mean, &kinds[i].var);
+		kinds[i].var = omega_variance(kinds[i].omega, kinds[i].J, h);
 		kind_chernoff(&kinds[i], h);
 	}
 	return true;
@@ -1188,9 +1186,6 @@ epsilon_dir(const DpPldTerm *terms, int n, double delta, int dir, double *epsilo
 	return found;
 }
 
-static bool admits_dir(const DpPldTerm *terms, int n, double epsilon, double delta, int dir,
-					   bool *admits);
-
 /* the directions of neighbours to compose: both if a release is sampled */
 static int
 directions(const DpPldTerm *terms, int n)
@@ -1219,42 +1214,6 @@ dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon)
 			return false;
 		*epsilon = Max(*epsilon, e);
 	}
-	return true;
-}
-
-/* does the composition of terms meet (epsilon, delta)?  false if not available */
-bool
-dp_pld_admits(const DpPldTerm *terms, int n, double epsilon, double delta, bool *admits)
-{
-	*admits = true;
-	for (int dir = 0; dir < directions(terms, n) && *admits; dir++)
-	{
-		if (!admits_dir(terms, n, epsilon, delta, dir, admits))
-			return false;
-	}
-	return true;
-}
-
-/* dp_pld_admits for one direction */
-static bool
-admits_dir(const DpPldTerm *terms, int n, double epsilon, double delta, int dir, bool *admits)
-{
-	KindPld		kinds[DP_PLD_MAX_KINDS];
-	double		h;
-	PldCtx		ctx;
-	Pld			p;
-
-	if (!build_kinds(terms, n, dir, kinds, &h))
-		return false;
-	ctx.h = h;
-	ctx.lambda = saddle_lambda(terms, n, kinds, h, epsilon);
-	ctx.eps_t = epsilon;
-	ctx.inf_budget = PLD_TRUNC_HIGH * delta;
-	ctx.kinds = kinds;
-	ctx.nkinds = n;
-	if (!compose(terms, n, kinds, &ctx, &p))
-		return false;
-	*admits = pld_delta_bound(&p, &ctx, epsilon) <= delta;
 	return true;
 }
 

@@ -46,8 +46,6 @@ typedef struct DpPldTerm
 extern bool dp_pld_kind_equal(const DpPldKind *a, const DpPldKind *b);
 extern int	dp_pld_add_term(DpPldTerm *terms, int n, const DpPldKind *kind, double count);
 extern bool dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon);
-extern bool dp_pld_admits(const DpPldTerm *terms, int n, double epsilon, double delta,
-						  bool *admits);
 extern bool dp_pld_max_repeats(const DpPldTerm *history, int nh, const DpPldTerm *stmt,
 							   int ns, double epsilon, double delta, int64 cap,
 							   int64 *repeats);
