@@ -16,6 +16,8 @@ OBJS = \
 	src/release.o \
 	src/registry.o \
 	src/release_rdp.o \
+	src/pld.o \
+	src/pld_state.o \
 	src/describe.o \
 	src/price.o \
 	src/aggregates.o \
@@ -45,14 +47,19 @@ OBJS += \
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack selection
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack selection pld
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)
-ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue
+ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output_iso --load-extension=dp_agg
 
 SHLIB_LINK += -lcrypto -lm
+# Issue 13 (pld accounting): FFTs from Debian's libkissfft-dev (float)
+KISSFFT_CFLAGS := $(shell pkg-config --cflags kissfft-float 2>/dev/null || echo -I/usr/include/kissfft -Dkiss_fft_scalar=float)
+KISSFFT_LIBS := $(shell pkg-config --libs kissfft-float 2>/dev/null || echo -lkissfft-float)
+PG_CPPFLAGS += $(KISSFFT_CFLAGS)
+SHLIB_LINK += $(KISSFFT_LIBS)
 # Floating point chooses noise parameters: keep every operation as written.
 PG_CFLAGS += -ffp-contract=off
 

@@ -80,3 +80,192 @@ RETURNS float8[] AS 'MODULE_PATHNAME', 'dp_rdp_sampled_laplace_sql'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.rdp_sampled_laplace(float8, float8, float8, float8[]) IS
 'Renyi DP at each order of one release of the Poisson-subsampled discrete Laplace mechanism (integer scale units and sensitivity), add and remove neighbours, exact at integer orders (Steinke 2022, Theorems 34 and 35), the next integer order above a fractional one';
+
+--------------------------------------------------------------------------
+-- Issue 13: privacy loss distribution accounting
+--
+-- A third accounting, 'pld': a role is admitted while any of its
+-- certificates holds (basic sums, the Renyi curve, or the composition of
+-- the privacy loss distributions of its releases at delta_limit).  Every
+-- role keeps its releases by kind in budget.pld, whatever its accounting.
+--------------------------------------------------------------------------
+
+ALTER TABLE dp_agg.budget DROP CONSTRAINT budget_accounting_check;
+ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_accounting_check
+    CHECK (accounting IN ('basic', 'rdp', 'pld'));
+COMMENT ON COLUMN dp_agg.budget.accounting IS 'basic: admitted while the sums stay within the limits; rdp: also while the composed Renyi DP curve, converted at delta_limit, stays within epsilon_limit; pld: also while the composed privacy loss distribution does';
+
+ALTER TABLE dp_agg.budget ADD COLUMN pld jsonb;
+ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_pld_shape CHECK (
+    pld IS NULL OR pg_catalog.jsonb_typeof(pld) = 'array' OR pld = '"untracked"'::jsonb);
+COMMENT ON COLUMN dp_agg.budget.pld IS 'releases since the last reset by kind (mechanism, sensitivity and noise_scale in grid units, rate, count), for pld accounting (kept for every role); "untracked" after more than 32 kinds, and (as NULL with amounts spent) for releases charged before version 0.3, until the next reset';
+ALTER TABLE dp_agg.budget ADD COLUMN pld_frontier jsonb;
+ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_pld_frontier_shape CHECK (
+    pld_frontier IS NULL OR pg_catalog.jsonb_typeof(pld_frontier) = 'object');
+COMMENT ON COLUMN dp_agg.budget.pld_frontier IS 'for pld accounting, at the limits "epsilon" and "delta": releases by kind whose composition is known to meet them ("fit") and not to ("unfit"), so that the charger does not compose again while a history stays between them';
+-- Budgets that spent before this version have releases that were not
+-- counted by kind: untracked until their next reset.
+UPDATE dp_agg.budget SET pld = '"untracked"' WHERE epsilon_spent > 0 OR delta_spent > 0;
+
+CREATE FUNCTION dp_agg.pld_epsilon(releases jsonb, delta float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_pld_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.pld_epsilon(jsonb, float8) IS
+'epsilon at delta of the composition of releases described as in the ledger (calls with "releases", or releases with "mechanism", "sensitivity", "noise_scale", "grid", "sampling" or "rate", and "count"), by their privacy loss distributions, discretized pessimistically: never below the exact value';
+
+CREATE FUNCTION dp_agg.pld_state_epsilon(pld jsonb, delta float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_pld_state_epsilon_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.pld_state_epsilon(jsonb, float8) IS
+'pld_epsilon of a budget''s pld column (NULL if untracked), without the calculators'' step limit: the column is bounded';
+
+-- set_budget accepts 'pld'
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
+                                             accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF set_budget.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    IF set_budget.epsilon IS NULL OR NOT (set_budget.epsilon >= 0 AND set_budget.epsilon < 'infinity') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'epsilon limit must be a finite number at least 0',
+            DETAIL = format('epsilon is %s.', coalesce(set_budget.epsilon::text, 'NULL')),
+            HINT = 'The limit is the total epsilon the role may spend, for example 1 or 10.';
+    END IF;
+    IF set_budget.delta IS NULL OR NOT (set_budget.delta >= 0 AND set_budget.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta limit must be at least 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(set_budget.delta::text, 'NULL')),
+            HINT = 'Use 0 for Laplace releases only, or a small delta such as 1e-6 for Gaussian releases.';
+    END IF;
+    IF set_budget.accounting IS NULL OR set_budget.accounting NOT IN ('basic', 'rdp', 'pld') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'accounting must be ''basic'', ''rdp'' or ''pld''',
+            DETAIL = format('accounting is %s.', coalesce(quote_literal(set_budget.accounting), 'NULL')),
+            HINT = 'rdp and pld charge by the composition of all releases, which buys more releases; pld is the tightest.';
+    END IF;
+    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit, accounting)
+    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta, set_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_pkey DO UPDATE
+        SET epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now();
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) IS
+'creates or changes the privacy budget limits and accounting (basic, rdp or pld) of a role (never the amounts spent)';
+REVOKE ALL ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) FROM PUBLIC;
+
+-- reset_budget forgets the releases by kind too
+CREATE OR REPLACE FUNCTION dp_agg.reset_budget(role regrole)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old_epsilon float8;
+    old_delta float8;
+BEGIN
+    SELECT b.epsilon_spent, b.delta_spent INTO old_epsilon, old_delta
+    FROM dp_agg.budget b WHERE b.role = reset_budget.role FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', reset_budget.role),
+            HINT = 'A privacy budget is given with dp_agg.set_budget(role, epsilon, delta).';
+    END IF;
+    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL, updated_at = now()
+    WHERE b.role = reset_budget.role;
+    INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail)
+    VALUES (reset_budget.role, 'reset', 0, 0, current_query(),
+            jsonb_build_object('epsilon_spent_before', old_epsilon,
+                               'delta_spent_before', old_delta,
+                               'reset_by', session_user));
+END
+$$;
+COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
+'sets the amounts a role has spent (its Renyi DP curve and releases by kind) back to 0, and records it in the ledger';
+REVOKE ALL ON FUNCTION dp_agg.reset_budget(regrole) FROM PUBLIC;
+
+-- my_budget: for pld roles, composed_epsilon is the better of the Renyi and
+-- pld certificates at delta_limit (for the others the Renyi one, as before);
+-- pld_epsilon and pld are added at the end
+CREATE OR REPLACE VIEW dp_agg.my_budget WITH (security_barrier) AS
+SELECT b.role,
+       b.accounting,
+       b.epsilon_limit,
+       b.delta_limit,
+       b.epsilon_spent,
+       b.delta_spent,
+       CASE WHEN b.accounting = 'pld' THEN LEAST(c.composed_epsilon, p.pld_epsilon)
+            ELSE c.composed_epsilon END AS composed_epsilon,
+       GREATEST(b.epsilon_limit - CASE WHEN b.accounting = 'rdp'
+                                       THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent))
+                                       WHEN b.accounting = 'pld'
+                                       THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent),
+                                                  coalesce(p.pld_epsilon, b.epsilon_spent))
+                                       ELSE b.epsilon_spent END, 0::float8) AS epsilon_remaining,
+       GREATEST(b.delta_limit - b.delta_spent, 0::float8) AS delta_remaining,
+       b.rdp,
+       b.created_at,
+       b.updated_at,
+       p.pld_epsilon,
+       b.pld
+FROM dp_agg.budget b,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                          THEN dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
+                                                     coalesce(b.rdp, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                                                     b.delta_limit) END AS composed_epsilon) c,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                               AND (b.pld IS NOT NULL OR (b.epsilon_spent = 0 AND b.delta_spent = 0))
+                          THEN dp_agg.pld_state_epsilon(coalesce(b.pld, '[]'::jsonb), b.delta_limit) END AS pld_epsilon) p
+WHERE b.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp and pld accounting: of the limit, by the best of the certificates), the composed epsilon at delta_limit (Renyi; for pld accounting the better of Renyi and pld) and the pld epsilon';
+GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
+
+-- spent_epsilon: for pld roles the better of the Renyi and pld certificates
+CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
+RETURNS float8
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    curve float8[];
+    releases jsonb;
+    spent float8;
+    acct text;
+BEGIN
+    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta must be greater than 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
+    END IF;
+    -- one's own budget through the view; another role's needs the right to
+    -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
+    IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting
+        INTO curve, releases, spent, acct FROM dp_agg.my_budget b;
+    ELSE
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting
+        INTO curve, releases, spent, acct
+        FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
+    END IF;
+    RETURN LEAST(dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
+                                       coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                                       spent_epsilon.delta),
+                 CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
+                      THEN dp_agg.pld_state_epsilon(coalesce(releases, '[]'::jsonb), spent_epsilon.delta) END);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
+'the epsilon, at the given delta, of everything a role has released since its last reset, by Renyi DP composition (for pld accounting: the better of Renyi and privacy loss distribution composition)';

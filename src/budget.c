@@ -30,6 +30,7 @@
 #include "charger.h"
 #include "compat.h"
 #include "describe.h"
+#include "pld_state.h"
 #include "price.h"
 #include "release_rdp.h"
 
@@ -124,8 +125,8 @@ describe_calls(StringInfo detail, List *priced)
 
 /*
  * The request to the charger: price, statement text (without trailing
- * semicolons and spaces), description and Renyi DP curve, in one palloc'd
- * block.
+ * semicolons and spaces), description, Renyi DP curve and releases by
+ * kind (for 'pld' accounting), in one palloc'd block.
  */
 static DpChargeRequest *
 build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
@@ -136,6 +137,9 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	const char *query;
 	int			query_len;
 	double		curve[DP_RDP_ORDERS];
+	DpPldState	pld;
+	Size		pld_size;
+	ListCell   *lc;
 
 	describe_calls(&detail, priced);
 	query = statement_text(queryDesc, &query_len);
@@ -146,22 +150,29 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 
 	memset(curve, 0, sizeof(curve));
 	dp_statement_add_rdp(priced, curve);
+	memset(&pld, 0, sizeof(pld));
+	foreach(lc, priced)
+		dp_release_add_pld(lfirst(lc), &pld);
+	pld_size = sizeof(DpPldTerm) * pld.n;
 
 	initStringInfo(&buf);
 	enlargeStringInfo(&buf, offsetof(DpChargeRequest, data) + query_len + detail.len + 2 +
-					  sizeof(curve));
+					  sizeof(curve) + pld_size);
 	req = (DpChargeRequest *) buf.data;
-	req->size = offsetof(DpChargeRequest, data) + query_len + 1 + detail.len + 1 + sizeof(curve);
+	req->size = offsetof(DpChargeRequest, data) + query_len + 1 + detail.len + 1 + sizeof(curve) +
+		pld_size;
 	req->role = GetUserId();
 	req->epsilon = epsilon;
 	req->delta = delta;
 	req->query_len = query_len;
 	req->detail_len = detail.len;
 	req->n_rdp = DP_RDP_ORDERS;
+	req->n_pld = pld.saturated ? -1 : pld.n;
 	memcpy(req->data, query, query_len);
 	req->data[query_len] = '\0';
 	memcpy(req->data + query_len + 1, detail.data, detail.len + 1);
 	memcpy(req->data + query_len + 1 + detail.len + 1, curve, sizeof(curve));
+	memcpy(req->data + query_len + 1 + detail.len + 1 + sizeof(curve), pld.terms, pld_size);
 	return req;
 }
 

@@ -95,8 +95,8 @@ decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
 void
 dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
 {
-	if (desc->natts != COL_RDP)
-		elog(ERROR, "dp_agg: a budget row has %d columns, not %d", desc->natts, COL_RDP);
+	if (desc->natts < COL_RDP)
+		elog(ERROR, "dp_agg: a budget row has %d columns, not at least %d", desc->natts, COL_RDP);
 	b->epsilon_limit = DatumGetFloat8(required(tup, desc, COL_EPSILON_LIMIT));
 	b->delta_limit = DatumGetFloat8(required(tup, desc, COL_DELTA_LIMIT));
 	b->epsilon_spent = DatumGetFloat8(required(tup, desc, COL_EPSILON_SPENT));

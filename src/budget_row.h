@@ -15,10 +15,11 @@
 
 /*
  * The select list that dp_budget_row_decode reads, in this order, from
- * dp_agg.budget or from the view dp_agg.my_budget.
+ * dp_agg.budget or from the view dp_agg.my_budget (more columns may follow).
+ * The Renyi certificate serves 'rdp' and 'pld' roles alike.
  */
 #define DP_BUDGET_ROW_COLUMNS \
-	"epsilon_limit, delta_limit, epsilon_spent, delta_spent, accounting = 'rdp', rdp"
+	"epsilon_limit, delta_limit, epsilon_spent, delta_spent, accounting IN ('rdp', 'pld'), rdp"
 
 extern void dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b);
 

@@ -83,7 +83,7 @@ typedef struct DpBudget
 	double		delta_limit;
 	double		epsilon_spent;
 	double		delta_spent;
-	bool		renyi;			/* accounting 'rdp' */
+	bool		renyi;			/* accounting 'rdp' or 'pld' */
 	double		rdp[DP_RDP_ORDERS];	/* composed Renyi DP curve */
 } DpBudget;
 

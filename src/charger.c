@@ -67,6 +67,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -84,6 +85,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -94,6 +96,7 @@
 #include "charger.h"
 #include "compat.h"
 #include "guc.h"
+#include "pld_state.h"
 
 typedef enum RequestState
 {
@@ -116,8 +119,8 @@ typedef enum ChargerState
  * Requests up to this size travel in the slot itself: a dynamic shared
  * memory segment per statement (create, attach, detach: several system
  * calls and page faults on each side) was a large part of the cost of a
- * charge.  A request holds the query text, the detail and the Renyi curve
- * (DP_RDP_ORDERS doubles).
+ * charge.  A request holds the query text, the detail, the Renyi curve
+ * (DP_RDP_ORDERS doubles) and the releases by kind (a few DpPldTerm).
  */
 #define CHARGE_INLINE_SIZE 8192
 
@@ -678,6 +681,7 @@ typedef struct TakenRequest
 static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_update = NULL;
 static SPIPlanPtr plan_insert = NULL;
+static bool plans_have_pld = false;
 
 static SPIPlanPtr
 keep_plan(const char *sql, int nargs, Oid *argtypes)
@@ -690,19 +694,60 @@ keep_plan(const char *sql, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/*
+ * Does dp_agg.budget have the column pld (version 0.3 and later)?  The
+ * library serves databases whose extension has not been updated yet:
+ * there, nothing is counted by kind (and no role can have 'pld'
+ * accounting).  Asked at every batch, so that an ALTER EXTENSION UPDATE
+ * while the charger runs is seen by the next batch.
+ */
+static bool
+budget_has_pld(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("budget", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, "pld") != InvalidAttrNumber;
+}
+
 static void
 prepare_plans(void)
 {
 	Oid			t_lock[] = {REGROLEOID};
-	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID};
+	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID, TEXTOID};
 	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
+	bool		has_pld = budget_has_pld();
 
-	if (plan_lock)
+	if (plan_lock && plans_have_pld == has_pld)
 		return;
-	plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS
-						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
-							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 4, t_update);
+	if (plan_lock)
+	{
+		SPI_freeplan(plan_lock);
+		SPI_freeplan(plan_update);
+		SPI_freeplan(plan_insert);
+		plan_lock = NULL;
+	}
+	plans_have_pld = has_pld;
+	if (has_pld)
+	{
+		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", accounting = 'pld', pld, pld_frontier"
+							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
+								"rdp = $4, pld = $5::pg_catalog.jsonb, "
+								"pld_frontier = coalesce($6::pg_catalog.jsonb, pld_frontier), "
+								"updated_at = pg_catalog.clock_timestamp() WHERE role = $1",
+								6, t_update);
+	}
+	else
+	{
+		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", false, NULL::pg_catalog.jsonb, "
+							  "NULL::pg_catalog.jsonb"
+							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
+		/* $5 and $6 (the releases by kind, the frontier) have nowhere to go */
+		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
+								"rdp = $4, updated_at = pg_catalog.clock_timestamp() "
+								"WHERE role = $1", 6, t_update);
+	}
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
@@ -727,6 +772,10 @@ typedef struct RoleState
 	bool		exists;
 	bool		dirty;
 	DpBudget	b;
+	bool		pld_accounting;	/* accounting 'pld' */
+	DpPldState	pld;			/* releases by kind since the last reset */
+	DpPldFrontier frontier;		/* of the PLD certificate (pld_state.c) */
+	bool		frontier_dirty;
 } RoleState;
 
 static RoleState *
@@ -749,13 +798,67 @@ role_state(RoleState *roles, int *nroles, Oid role)
 		return rs;
 	rs->exists = true;
 	dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rs->b);
+	{
+		bool		isnull;
+		Datum		d;
+
+		rs->pld_accounting = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 7, &isnull));
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &isnull);
+		dp_pld_state_decode(d, isnull, &rs->pld);
+		/* spent but not counted: charged before the column existed (pld_state.c) */
+		if (isnull && (rs->b.epsilon_spent > 0 || rs->b.delta_spent > 0))
+			rs->pld.saturated = true;
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 9, &isnull);
+		dp_pld_frontier_decode(d, isnull, &rs->frontier);
+	}
 	return rs;
+}
+
+/* the releases by kind of a request */
+static void
+request_pld(const DpChargeRequest *req, DpPldState *stmt)
+{
+	memset(stmt, 0, sizeof(*stmt));
+	if (req->n_pld < 0)
+		stmt->saturated = true;
+	else
+	{
+		stmt->n = req->n_pld;
+		memcpy(stmt->terms, req->data + req->query_len + 1 + req->detail_len + 1 +
+			   sizeof(double) * DP_RDP_ORDERS, sizeof(DpPldTerm) * req->n_pld);
+	}
+}
+
+/*
+ * Does the budget admit the request?  Basic sums, then for 'pld' roles the
+ * PLD certificate (cached: usually the cheaper), then the Renyi one.
+ */
+static bool
+admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
+	   const DpPldState *stmt, DpChargeReply *reply)
+{
+	DpBudget   *b = &rs->b;
+
+	if (rs->pld_accounting)
+	{
+		DpBudget	basic = *b;
+
+		basic.renyi = false;
+		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, &reply->composed) ||
+			dp_pld_state_admits(b->epsilon_limit, b->delta_limit, &rs->pld, stmt,
+								&rs->frontier, &rs->frontier_dirty))
+			return true;
+	}
+	return dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed);
 }
 
 /*
  * Decide one request against its role's budget (in memory) and, if the
- * budget admits it (dp_budget_admits), append it to the ledger.  The spent
- * amounts and the composed curve are sums rounded up.
+ * budget admits it (dp_budget_admits, or for 'pld' roles the composed
+ * privacy loss distribution), append it to the ledger.  The spent amounts
+ * and the composed curve are sums rounded up; the releases by kind are
+ * counted for every role.
  */
 static void
 charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
@@ -764,6 +867,7 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	DpBudget   *b = &rs->b;
 	double		curve[DP_RDP_ORDERS];
+	DpPldState	stmt;
 	bool		isnull;
 
 	if (!rs->exists)
@@ -775,11 +879,13 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	reply->renyi = b->renyi;
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
-	if (!dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed))
+	request_pld(req, &stmt);
+	if (!admits(rs, req, curve, &stmt, reply))
 	{
 		reply->result = DP_CHARGE_DENIED;
 		return;
 	}
+	dp_pld_state_merge(&rs->pld, &stmt);
 
 	b->epsilon_spent = dp_add_up(b->epsilon_spent, req->epsilon);
 	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
@@ -809,15 +915,24 @@ write_budgets(RoleState *roles, int nroles)
 {
 	for (int i = 0; i < nroles; i++)
 	{
-		Datum		args[4];
-		char		nulls[4] = {' ', ' ', ' ', ' '};
+		Datum		args[6];
+		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', 'n'};
 
-		if (!roles[i].dirty)
+		if (!roles[i].dirty && !roles[i].frontier_dirty)
 			continue;
 		args[0] = ObjectIdGetDatum(roles[i].role);
 		args[1] = Float8GetDatum(roles[i].b.epsilon_spent);
 		args[2] = Float8GetDatum(roles[i].b.delta_spent);
 		args[3] = float8_array_datum(roles[i].b.rdp, DP_RDP_ORDERS);
+		if (roles[i].pld.n == 0 && !roles[i].pld.saturated)
+			nulls[4] = 'n';
+		else
+			args[4] = CStringGetTextDatum(dp_pld_state_encode(&roles[i].pld));
+		if (roles[i].frontier_dirty)
+		{
+			args[5] = CStringGetTextDatum(dp_pld_frontier_encode(&roles[i].frontier));
+			nulls[5] = ' ';
+		}
 		if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE ||
 			SPI_processed != 1)
 			elog(ERROR, "dp_agg charger: could not update the budget");
@@ -839,8 +954,9 @@ copy_request(const char *src, Size avail)
 	memcpy(&head, src, offsetof(DpChargeRequest, data));
 	if (head.size < offsetof(DpChargeRequest, data) + 2 || head.size > avail ||
 		head.query_len < 0 || head.detail_len < 0 || head.n_rdp != DP_RDP_ORDERS ||
+		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
 		offsetof(DpChargeRequest, data) + (Size) head.query_len + 1 + (Size) head.detail_len + 1 +
-		sizeof(double) * DP_RDP_ORDERS != head.size)
+		sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * (Size) Max(head.n_pld, 0) != head.size)
 		return NULL;
 	req = palloc(head.size);
 	memcpy(req, src, head.size);

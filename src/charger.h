@@ -33,8 +33,10 @@ typedef struct DpChargeReply
 
 /*
  * What a backend sends: the price, then in data the query text and the
- * detail json (each NUL-terminated) and the statement's Renyi DP curve
- * (n_rdp doubles, unaligned).
+ * detail json (each NUL-terminated), the statement's Renyi DP curve
+ * (n_rdp doubles, unaligned) and its releases by kind for 'pld'
+ * accounting (n_pld DpPldTerm, unaligned; n_pld -1: more kinds than a
+ * state holds).
  */
 typedef struct DpChargeRequest
 {
@@ -45,6 +47,7 @@ typedef struct DpChargeRequest
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;
+	int32		n_pld;
 	char		data[FLEXIBLE_ARRAY_MEMBER];
 } DpChargeRequest;
 

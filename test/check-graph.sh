@@ -18,11 +18,11 @@ cd "$top"
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
 0 compat guc calibrate random
-1 noise catalog budget_row numeric_units rdp_laplace
+1 noise catalog budget_row numeric_units rdp_laplace pld
 2 params noise_param grid selection_mechanism
 3 sampling
 4 release
-5 registry release_rdp describe guard protect joint
+5 registry release_rdp describe guard protect joint pld_state
 6 price charger protect_check protect_guard protect_stats selection
 7 budget
 8 hooks preview aggregates functions protect_api

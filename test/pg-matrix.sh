@@ -66,7 +66,7 @@ apt_setup() {
 
 build_deps() {
     local pkgs="build-essential bison flex libssl-dev zlib1g-dev pkg-config libipc-run-perl dpkg-dev
-                gpgv debian-keyring"
+                gpgv debian-keyring libkissfft-dev"
     local missing="" p
     for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
     if [ -n "$missing" ]; then

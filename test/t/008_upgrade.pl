@@ -13,7 +13,9 @@
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
 # private selection of GROUP BY keys (issue 12) and the calculators of
-# joint calibration and the subsampled Laplace (issue 13).  The database is updated
+# joint calibration and the subsampled Laplace, 'pld' accounting and the
+# column budget.pld (issue 13); a 'pld' role charges after the update.
+# The database is updated
 # to 0.2, then to 0.3; a new install of 0.3 (0.1 plus the update scripts:
 # there is no dp_agg--0.3.sql) has the same objects as the updated one.
 # pg_dump and pg_restore of the updated database keep version, rows and
@@ -150,6 +152,12 @@ like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 	'0.3 has the private selection of GROUP BY keys');
 like($objects, qr/function dp_agg\.gaussian_mu\(/,
 	'0.3 has the calculator of joint calibration');
+like($objects, qr/dp_agg\.budget budget_pld_shape CHECK/,
+	'0.3 checks the releases by kind of the budgets');
+like($objects, qr/dp_agg\.budget budget_accounting_check CHECK .*'pld'/,
+	'0.3 accepts pld accounting');
+like($objects, qr/function dp_agg\.pld_epsilon\(jsonb,double precision\)/,
+	'0.3 has the pld calculator');
 
 # a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
@@ -235,6 +243,24 @@ is($node->safe_psql('restored', $objects_sql),
 
 check_charging('old', 'after the update');
 check_charging('restored', 'restored');
+
+# a 'pld' role after the update: its releases are counted by kind
+$node->safe_psql(
+	'old', q{
+CREATE ROLE erin;
+GRANT SELECT ON t TO erin;
+SELECT dp_agg.set_budget('erin', 5, 1e-5, 'pld');
+});
+is( $node->safe_psql(
+		'old', 'SET ROLE erin; SELECT dp_count(x, 0.1) IS NOT NULL FROM t'),
+	't',
+	'after the update: a pld role releases');
+is( $node->safe_psql(
+		'old',
+		q{SELECT b.accounting || '|' || (b.pld->0->>'count') || '|' || (b.pld->0->>'mechanism')
+		  FROM dp_agg.budget b WHERE b.role = 'erin'::regrole}),
+	'pld|1|laplace',
+	'after the update: its release is counted in budget.pld');
 
 $node->stop;
 done_testing();

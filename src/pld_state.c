@@ -1,0 +1,594 @@
+/*-------------------------------------------------------------------------
+ *
+ * pld_state.c
+ *	  The per-role state of 'pld' accounting: how many releases of each kind
+ *	  a role has made since its last reset, in the ledger's vocabulary; the
+ *	  admission of a statement by the composed privacy loss distribution
+ *	  (pld.c), with the role's frontier of compositions known to fit; and
+ *	  the calculator dp_agg.pld_epsilon.
+ *
+ * State.  A role's releases compose by the convolution of their PLDs, which
+ * depends only on how many releases of each kind (mechanism, noise scale
+ * and sensitivity in grid units, sampling rate) there were.  dp_agg.budget
+ * keeps them in the column pld (jsonb), for every role whatever its
+ * accounting (as it keeps the Renyi curve), so that a change of accounting
+ * is consistent with the history:
+ *	 NULL			nothing released since the last reset;
+ *	 an array		one object per kind: {"mechanism", "sensitivity",
+ *					"noise_scale", "rate", "count"} (grid units, grid 1);
+ *	 "untracked"	more than DP_PLD_MAX_KINDS kinds, or releases charged
+ *					before version 0.3: the role is admitted by its other
+ *					certificates until its next reset.
+ * A NULL column with amounts spent is untracked too: releases charged by a
+ * library or a charger that did not know the column (an extension updated
+ * while a charger ran), which therefore are not counted.
+ * At most DP_PLD_MAX_KINDS objects of about 110 bytes: under 4 kB a row.
+ *
+ * Admission.  Composing a history by FFT takes from milliseconds to
+ * seconds, far more than a charge; but a role usually repeats statements.
+ * The privacy curve of a composition only grows with every release added,
+ * so a history with at most as many releases of every kind as one that
+ * meets the limits meets them too, and one with at least as many as one
+ * that does not, does not.  dp_agg.budget.pld_frontier keeps, for the
+ * limits it was computed at, one of each: {"epsilon", "delta", "fit":
+ * releases, "unfit": releases}.  When neither decides, the charger asks
+ * how many more repeats m of the statement the history admits
+ * (dp_pld_max_repeats) and records history + m statements as fit and
+ * history + (m + 1) as unfit: the next m repeats are then admitted, and
+ * the one after refused, without composing again.  The frontier is
+ * written with the budget, in the charge's transaction, so it survives
+ * restarts; it depends on the limits only (a reset keeps it, set_budget
+ * with other limits makes it stale and it is replaced), and it is at most
+ * 2 x DP_PLD_MAX_KINDS release objects (under 8 kB).  A workload that
+ * alternates statement shapes composes once per change of shape.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "calibrate.h"
+#include "pld.h"
+#include "pld_state.h"
+
+/* most repeats counted at once */
+#define PLD_MAX_REPEATS (INT64CONST(1) << 30)
+
+/* ranges of the calculator's arguments (the samplers' ranges, README "Ranges") */
+#define PLD_MIN_LAPLACE_SCALE (1.0 / 1099511627776.0)	/* 2^-40 */
+#define PLD_MAX_LAPLACE_SCALE 4611686018427387904.0	/* 2^62 */
+#define PLD_MIN_GAUSSIAN_SCALE (1.0 / 256.0)
+#define PLD_MAX_GAUSSIAN_SCALE 281474976710656.0	/* 2^48 */
+#define PLD_MAX_SENS 9007199254740992.0 /* 2^53: exact in a double */
+#define PLD_MIN_RATE (1.0 / 4294967296.0)	/* 2^-32, BERNOULLI's finest */
+
+/* ---------- the kinds of a priced call ---------- */
+
+/*
+ * The kind of one noisy release; false if it releases nothing private.
+ * *exact is false for a sensitivity above 2^53 units (epsilons far beyond
+ * any budget), which a double does not hold exactly: such releases are not
+ * counted, and the state becomes untracked.
+ */
+static bool
+noise_kind(const DpNoiseSpec *ns, const DpSampling *sampling, DpPldKind *k, bool *exact)
+{
+	*exact = (double) ns->sens_units <= PLD_MAX_SENS;
+	if (ns->mechanism == DP_MECH_NONE)
+		return false;
+	if (ns->mechanism == DP_MECH_LAPLACE)
+	{
+		k->mechanism = DP_PLD_LAPLACE;
+		k->scale = (double) ns->laplace.t / (double) ns->laplace.s;
+	}
+	else
+	{
+		k->mechanism = DP_PLD_GAUSSIAN;
+		k->scale = ns->sigma_units;
+	}
+	k->sens = (double) ns->sens_units;
+	k->rate = sampling->amplified ? sampling->rate : 1;
+	return true;
+}
+
+/*
+ * Add the releases of a priced call to state (one or two: dp_avg has a
+ * count and a sum); an overflow leaves the state saturated.
+ */
+void
+dp_release_add_pld(const DpRelease *r, DpPldState *state)
+{
+	DpPldKind	k;
+	bool		exact;
+
+	/*
+	 * Mechanisms whose PLD this state cannot describe make it untracked
+	 * (basic and Renyi composition still account for them): a private
+	 * selection of groups (an (epsilon, delta) mechanism, selection.c), and
+	 * releases computed from one shared sample (joint.c), which are one
+	 * subsampled mechanism, not several independently subsampled ones:
+	 * composing them as independent would understate their loss.
+	 */
+	if (r->call.kind == DP_SELECT || r->shared_sample)
+	{
+		state->saturated = true;
+		state->n = 0;
+		return;
+	}
+	if (r->call.kind != DP_SUM && noise_kind(&r->count, &r->sampling, &k, &exact))
+	{
+		if (exact)
+			dp_pld_state_add(state, &k, 1);
+		else
+			state->saturated = true;
+	}
+	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) &&
+		noise_kind(&r->sum, &r->sampling, &k, &exact))
+	{
+		if (exact)
+			dp_pld_state_add(state, &k, 1);
+		else
+			state->saturated = true;
+	}
+	if (state->saturated)
+		state->n = 0;
+}
+
+void
+dp_pld_state_add(DpPldState *state, const DpPldKind *kind, double count)
+{
+	int			n;
+
+	if (state->saturated)
+		return;
+	n = dp_pld_add_term(state->terms, state->n, kind, count);
+	if (n < 0)
+	{
+		state->saturated = true;
+		state->n = 0;
+	}
+	else
+		state->n = n;
+}
+
+/* state += other */
+void
+dp_pld_state_merge(DpPldState *state, const DpPldState *other)
+{
+	if (other->saturated)
+	{
+		state->saturated = true;
+		state->n = 0;
+	}
+	for (int i = 0; i < other->n; i++)
+		dp_pld_state_add(state, &other->terms[i].kind, other->terms[i].count);
+}
+
+/* ---------- the jsonb vocabulary ---------- */
+
+static void
+bad_input(const char *msg, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s", msg),
+			 errdetail("%s", detail),
+			 errhint("Describe releases as the ledger does: objects with \"mechanism\", "
+					 "\"sensitivity\", \"noise_scale\", \"grid\" and \"sampling\", or calls "
+					 "with \"releases\", each with an optional integer \"count\".")));
+}
+
+static JsonbValue *
+field(JsonbContainer *obj, const char *key, JsonbValue *buf)
+{
+	return getKeyJsonValueFromContainer(obj, key, strlen(key), buf);
+}
+
+/* a number field, or dflt if absent or null */
+static double
+number_field(JsonbContainer *obj, const char *key, double dflt)
+{
+	JsonbValue	buf;
+	JsonbValue *v = field(obj, key, &buf);
+
+	if (v == NULL || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvNumeric)
+		bad_input("a release description has a field that is not a number",
+				  psprintf("\"%s\" must be a number.", key));
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+											  NumericGetDatum(v->val.numeric)));
+}
+
+/* the sampling rate of an object: "rate", or "sampling": {"amplified": true, "rate": q} */
+static double
+sampling_rate(JsonbContainer *obj, double dflt)
+{
+	JsonbValue	buf,
+				abuf;
+	JsonbValue *s = field(obj, "sampling", &buf);
+	JsonbValue *a;
+
+	if (field(obj, "rate", &abuf) != NULL)
+		return number_field(obj, "rate", 1);
+	if (s == NULL)
+		return dflt;
+	if (s->type == jbvNull)
+		return 1;
+	if (s->type != jbvBinary || !JsonContainerIsObject(s->val.binary.data))
+		bad_input("a release description has a malformed \"sampling\"",
+				  "\"sampling\" must be null or an object.");
+	a = field(s->val.binary.data, "amplified", &abuf);
+	if (a == NULL || a->type != jbvBool || !a->val.boolean)
+		return 1;
+	return number_field(s->val.binary.data, "rate", 1);
+}
+
+static double
+count_field(JsonbContainer *obj, double dflt)
+{
+	double		c = number_field(obj, "count", dflt);
+
+	if (!(c >= 0 && c <= DP_PLD_MAX_COUNT && c == floor(c)))
+		bad_input("a release count is out of range",
+				  psprintf("\"count\" is %g; it must be an integer from 0 to 2^40.", c));
+	return c;
+}
+
+/* one release object, inheriting the rate and count of its call */
+static void
+parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
+{
+	JsonbValue	buf;
+	JsonbValue *m = field(obj, "mechanism", &buf);
+	char	   *mech;
+	double		grid,
+				sens,
+				scale;
+	DpPldKind	k;
+
+	if (m == NULL || m->type != jbvString)
+		bad_input("a release description has no \"mechanism\"",
+				  "\"mechanism\" must be \"laplace\", \"gaussian\" or \"none\".");
+	mech = pnstrdup(m->val.string.val, m->val.string.len);
+	rate = sampling_rate(obj, rate);
+	count = count_field(obj, count);
+	if (strcmp(mech, "none") == 0)
+		return;
+	if (strcmp(mech, "laplace") != 0 && strcmp(mech, "gaussian") != 0)
+		bad_input("a release description has an unknown mechanism",
+				  psprintf("The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\" or \"none\".",
+						   mech));
+	k.mechanism = strcmp(mech, "laplace") == 0 ? DP_PLD_LAPLACE : DP_PLD_GAUSSIAN;
+	grid = number_field(obj, "grid", 1);
+	if (!(grid > 0 && isfinite(grid)))
+		bad_input("a release's grid is out of range",
+				  psprintf("\"grid\" is %g; it must be positive and finite.", grid));
+	sens = number_field(obj, "sensitivity", NAN) / grid;
+	scale = number_field(obj, "noise_scale", NAN) / grid;
+	if (!(sens >= 0 && sens <= PLD_MAX_SENS && sens == floor(sens)))
+		bad_input("a release's sensitivity is out of range",
+				  psprintf("The sensitivity is %g grid units; it must be an integer from 0 to 2^53.",
+						   sens));
+	if (k.mechanism == DP_PLD_LAPLACE
+		? !(scale >= PLD_MIN_LAPLACE_SCALE && scale <= PLD_MAX_LAPLACE_SCALE)
+		: !(scale >= PLD_MIN_GAUSSIAN_SCALE && scale <= PLD_MAX_GAUSSIAN_SCALE))
+		bad_input("a release's noise scale is out of range",
+				  psprintf("The noise scale is %g grid units; it must be from 2^-40 to 2^62 "
+						   "(laplace) or from 1/256 to 2^48 (gaussian).", scale));
+	if (!(rate >= PLD_MIN_RATE && rate <= 1))
+		bad_input("a release's sampling rate is out of range",
+				  psprintf("The rate is %g; it must be from 2^-32 to 1.", rate));
+	if (sens == 0 || count == 0)
+		return;
+	k.scale = scale;
+	k.sens = sens;
+	k.rate = rate;
+	dp_pld_state_add(state, &k, count);
+	if (state->saturated)
+		bad_input("too many kinds of releases",
+				  psprintf("At most %d different releases (mechanism, noise scale, sensitivity "
+						   "and rate) can be composed at once.", DP_PLD_MAX_KINDS));
+}
+
+/*
+ * Parse releases described in the ledger's vocabulary: an array of calls
+ * (objects with "releases", whose "sampling" and "count" apply to each) or
+ * of releases.
+ */
+static void
+parse_container(JsonbContainer *root, DpPldState *state)
+{
+	int			n;
+
+	memset(state, 0, sizeof(*state));
+	if (!JsonContainerIsArray(root) || JsonContainerIsScalar(root))
+		bad_input("releases must be a JSON array", "The argument is not an array.");
+	n = JsonContainerSize(root);
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue *v = getIthJsonbValueFromContainer(root, i);
+		JsonbContainer *obj;
+		JsonbValue	buf;
+		JsonbValue *rel;
+
+		if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+			bad_input("releases must be JSON objects",
+					  psprintf("Element %d of the array is not an object.", i + 1));
+		obj = v->val.binary.data;
+		rel = field(obj, "releases", &buf);
+		if (rel == NULL)
+		{
+			parse_release(obj, 1, 1, state);
+			continue;
+		}
+		if (rel->type != jbvBinary || !JsonContainerIsArray(rel->val.binary.data))
+			bad_input("a call's \"releases\" must be an array",
+					  psprintf("Element %d of the array has a malformed \"releases\".", i + 1));
+		{
+			double		rate = sampling_rate(obj, 1);
+			double		count = count_field(obj, 1);
+			JsonbContainer *arr = rel->val.binary.data;
+
+			for (int k = 0; k < (int) JsonContainerSize(arr); k++)
+			{
+				JsonbValue *r = getIthJsonbValueFromContainer(arr, k);
+
+				if (r->type != jbvBinary || !JsonContainerIsObject(r->val.binary.data))
+					bad_input("releases must be JSON objects",
+							  psprintf("Release %d of element %d is not an object.", k + 1, i + 1));
+				parse_release(r->val.binary.data, rate, count, state);
+			}
+		}
+	}
+}
+
+static void
+parse_releases(Jsonb *j, DpPldState *state)
+{
+	parse_container(&j->root, state);
+}
+
+/* a budget row's pld column (NULL: isnull) into state; ERROR if malformed */
+void
+dp_pld_state_decode(Datum d, bool isnull, DpPldState *state)
+{
+	Jsonb	   *j;
+
+	memset(state, 0, sizeof(*state));
+	if (isnull)
+		return;
+	j = DatumGetJsonbP(d);
+	if (JsonContainerIsScalar(&j->root))
+	{
+		JsonbValue *v = getIthJsonbValueFromContainer(&j->root, 0);
+
+		if (v->type == jbvString && v->val.string.len == strlen("untracked") &&
+			memcmp(v->val.string.val, "untracked", v->val.string.len) == 0)
+		{
+			state->saturated = true;
+			return;
+		}
+	}
+	parse_releases(j, state);
+}
+
+/* the pld column of a state, as jsonb text ("" for NULL) */
+char *
+dp_pld_state_encode(const DpPldState *state)
+{
+	StringInfoData buf;
+
+	if (state->saturated)
+		return pstrdup("\"untracked\"");
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < state->n; i++)
+	{
+		const DpPldTerm *t = &state->terms[i];
+
+		appendStringInfo(&buf, "%s{\"mechanism\": \"%s\", \"sensitivity\": %.17g, "
+						 "\"noise_scale\": %.17g, \"rate\": %.17g, \"count\": %.0f}",
+						 i > 0 ? ", " : "",
+						 t->kind.mechanism == DP_PLD_LAPLACE ? "laplace" : "gaussian",
+						 t->kind.sens, t->kind.scale, t->kind.rate, t->count);
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/* ---------- admission ---------- */
+
+/* does a hold at least the releases of b, kind by kind? */
+static bool
+covers(const DpPldState *a, const DpPldState *b)
+{
+	if (a->saturated || b->saturated)
+		return false;
+	for (int i = 0; i < b->n; i++)
+	{
+		bool		found = false;
+
+		if (b->terms[i].count <= 0)
+			continue;
+		for (int j = 0; j < a->n && !found; j++)
+			found = dp_pld_kind_equal(&a->terms[j].kind, &b->terms[i].kind) &&
+				a->terms[j].count >= b->terms[i].count;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* history plus m times stmt */
+static DpPldState
+repeated(const DpPldState *history, const DpPldState *stmt, double m)
+{
+	DpPldState	r = *history;
+
+	for (int i = 0; i < stmt->n; i++)
+		dp_pld_state_add(&r, &stmt->terms[i].kind, stmt->terms[i].count * m);
+	return r;
+}
+
+/*
+ * Does the PLD certificate admit stmt after history, for these limits?
+ * false when it does not or is not available (untracked state, delta limit
+ * 0, a grid too wide).
+ *
+ * Composing a history takes up to seconds; so the role's frontier (kept in
+ * budget.pld_frontier, see the head comment) records a composition known
+ * to meet the limits, and one known not to: a history covered by the
+ * first (no more releases of any kind) is admitted, one covering the
+ * second refused, without composing.  Otherwise the most repeats m of
+ * stmt that the history admits are computed once (dp_pld_max_repeats):
+ * history + m stmt becomes the fit frontier, history + (m + 1) stmt the
+ * unfit one, and *changed says the frontier must be written back.
+ */
+bool
+dp_pld_state_admits(double epsilon, double delta, const DpPldState *history,
+					const DpPldState *stmt, DpPldFrontier *frontier, bool *changed)
+{
+	DpPldState	after;
+	int64		m;
+
+	if (history->saturated || stmt->saturated || !(delta > 0))
+		return false;
+	if (stmt->n == 0)
+		return true;
+	after = repeated(history, stmt, 1);
+	if (after.saturated)
+		return false;
+	if (frontier->epsilon != epsilon || frontier->delta != delta)
+	{
+		memset(frontier, 0, sizeof(*frontier));
+		frontier->epsilon = epsilon;
+		frontier->delta = delta;
+	}
+	if (frontier->has_fit && covers(&frontier->fit, &after))
+		return true;
+	if (frontier->has_unfit && covers(&after, &frontier->unfit))
+		return false;
+
+	if (!dp_pld_max_repeats(history->terms, history->n, stmt->terms, stmt->n,
+							epsilon, delta, PLD_MAX_REPEATS, &m))
+		return false;
+	if (m > 0)
+	{
+		frontier->fit = repeated(history, stmt, (double) m);
+		frontier->has_fit = !frontier->fit.saturated;
+	}
+	if (m < PLD_MAX_REPEATS)
+	{
+		frontier->unfit = repeated(history, stmt, (double) m + 1);
+		frontier->has_unfit = !frontier->unfit.saturated;
+	}
+	*changed = true;
+	return m > 0;
+}
+
+/* a budget row's pld_frontier column (NULL: isnull); ERROR if malformed */
+void
+dp_pld_frontier_decode(Datum d, bool isnull, DpPldFrontier *f)
+{
+	Jsonb	   *j;
+	JsonbValue	buf;
+	JsonbValue *v;
+
+	memset(f, 0, sizeof(*f));
+	if (isnull)
+		return;
+	j = DatumGetJsonbP(d);
+	if (!JsonContainerIsObject(&j->root))
+		bad_input("a budget's pld_frontier is not an object", "It must be an object.");
+	f->epsilon = number_field(&j->root, "epsilon", NAN);
+	f->delta = number_field(&j->root, "delta", NAN);
+	for (int which = 0; which < 2; which++)
+	{
+		const char *key = which == 0 ? "fit" : "unfit";
+
+		v = field(&j->root, key, &buf);
+		if (v == NULL || v->type == jbvNull)
+			continue;
+		if (v->type != jbvBinary)
+			bad_input("a budget's pld_frontier is malformed",
+					  psprintf("\"%s\" must be an array of releases.", key));
+		parse_container(v->val.binary.data, which == 0 ? &f->fit : &f->unfit);
+		if (which == 0)
+			f->has_fit = true;
+		else
+			f->has_unfit = true;
+	}
+}
+
+/* the pld_frontier column of a frontier, as jsonb text */
+char *
+dp_pld_frontier_encode(const DpPldFrontier *f)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"epsilon\": %.17g, \"delta\": %.17g", f->epsilon, f->delta);
+	if (f->has_fit)
+		appendStringInfo(&buf, ", \"fit\": %s", dp_pld_state_encode(&f->fit));
+	if (f->has_unfit)
+		appendStringInfo(&buf, ", \"unfit\": %s", dp_pld_state_encode(&f->unfit));
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/* ---------- SQL ---------- */
+
+static Datum
+epsilon_of(Jsonb *j, double delta, bool limited)
+{
+	DpPldState	state;
+	double		epsilon;
+
+	if (!(delta > 0 && delta < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delta must be greater than 0 and less than 1"),
+				 errdetail("delta is %g.", delta)));
+	parse_releases(j, &state);
+	dp_work_limit(limited ? DP_CALCULATOR_MAX_STEPS : 0);
+	if (!dp_pld_epsilon(state.terms, state.n, delta, &epsilon))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the privacy loss distribution of these releases is too wide to compose"),
+				 errdetail("Its grid would need more than the bins dp_agg composes at once."),
+				 errhint("Compose releases of closer noise scales, or fewer of them.")));
+	dp_work_limit(0);
+	return Float8GetDatum(epsilon);
+}
+
+PG_FUNCTION_INFO_V1(dp_pld_epsilon_sql);
+Datum
+dp_pld_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	return epsilon_of(PG_GETARG_JSONB_P(0), PG_GETARG_FLOAT8(1), true);
+}
+
+/*
+ * The epsilon of a budget's pld column at delta (NULL for a saturated
+ * state): the state is bounded (DP_PLD_MAX_KINDS kinds, DP_PLD_MAX_COUNT
+ * releases each), so is the work, without the calculators' step limit.
+ */
+PG_FUNCTION_INFO_V1(dp_pld_state_epsilon_sql);
+Datum
+dp_pld_state_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	DpPldState	state;
+
+	dp_pld_state_decode(PG_GETARG_DATUM(0), false, &state);
+	if (state.saturated)
+		PG_RETURN_NULL();
+	return epsilon_of(PG_GETARG_JSONB_P(0), PG_GETARG_FLOAT8(1), false);
+}
