@@ -15,6 +15,11 @@ extern double dp_guc_delta;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_max_databases;
 
+/* Issue 14: Citus */
+extern char *dp_guc_cluster_key_file;
+extern bool dp_guc_citus_worker;
+extern int	dp_guc_fragment_ttl_s;
+
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
 

@@ -29,6 +29,8 @@
 
 #include "budget.h"
 #include "compat.h"
+#include "dist_exec.h"
+#include "dist_plan.h"
 #include "guard.h"
 #include "hooks.h"
 #include "price.h"
@@ -48,9 +50,17 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
+	Oid			citus_relid;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	parse = dp_dist_rewrite(parse, &citus_relid);
+	if (OidIsValid(citus_relid) && dp_relation_protected(citus_relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("DP statements on protected Citus tables are not supported"),
+				 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
+				 errhint("Keep protected tables local, or undistribute the table.")));
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
@@ -71,6 +81,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	MemoryContext oldcxt;
 	List	   *releases;
+	List	   *fragments;
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
 
@@ -95,13 +106,17 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 	oldcxt = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
 	releases = dp_price_plan(queryDesc->plannedstmt, queryDesc->params, !worker);
+	/* DP statements on Citus tables: priced here, fragments on workers */
+	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
+	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt);
 	MemoryContextSwitchTo(oldcxt);
-	if (releases == NIL)
+	if (releases == NIL && fragments == NIL)
 		return;
 
-	if (!worker)
+	/* a fragment is paid for on the coordinator: no charge here */
+	if (!worker && releases != NIL)
 		dp_charge(queryDesc, releases);
-	dp_register_releases(queryDesc->estate, releases);
+	dp_register_releases(queryDesc->estate, list_concat(releases, fragments));
 }
 
 static bool

@@ -48,6 +48,7 @@
 #include "calibrate.h"
 #include "compat.h"
 #include "describe.h"
+#include "dist_exec.h"
 #include "price.h"
 #include "protect_check.h"
 #include "release_rdp.h"
@@ -208,6 +209,7 @@ dp_preview(PG_FUNCTION_ARGS)
 
 	stmt = plan_statement(query);
 	releases = dp_price_plan(stmt, NULL, true);
+	releases = list_concat(releases, dp_dist_price(stmt, NULL));	/* Citus tables */
 	priced = dp_priced_releases(releases, &epsilon, &delta);
 	if (priced == NIL)
 		ereport(ERROR,

@@ -18,12 +18,12 @@ cd "$top"
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
 0 compat guc calibrate random
-1 noise catalog budget_row numeric_units
-2 params noise_param grid
+1 noise catalog budget_row numeric_units dist_token
+2 params noise_param grid dist_state
 3 sampling
 4 release
-5 registry release_rdp describe guard protect
-6 price charger protect_check protect_guard protect_stats
+5 registry release_rdp describe guard protect dist_plan
+6 price charger protect_check protect_guard protect_stats dist_exec
 7 budget
 8 hooks preview aggregates functions protect_api
 9 dp_agg

@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * dist_plan.h
+ *	  DP statements on Citus tables: the coordinator's rewrite.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_DIST_PLAN_H
+#define DP_AGG_DIST_PLAN_H
+
+#include "nodes/parsenodes.h"
+
+extern bool dp_is_citus_table(Oid relid);
+extern Oid	dp_dist_func(const char *name, int nargs, const Oid *argtypes);
+extern Oid	dp_dist_state_type(void);
+extern bool dp_is_dist_function(Oid funcid, const char *name);
+extern Query *dp_dist_rewrite(Query *query, Oid *citus_relid);
+
+#endif							/* DP_AGG_DIST_PLAN_H */
