@@ -34,6 +34,7 @@ OBJS = \
 	src/protect_stats.o \
 	src/protect_api.o \
 	src/dist_token.o \
+	src/dist_replay.o \
 	src/dist_state.o \
 	src/dist_plan.o \
 	src/dist_exec.o

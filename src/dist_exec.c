@@ -46,6 +46,7 @@
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "executor/tstoreReceiver.h"
 #include "funcapi.h"
@@ -67,6 +68,7 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "dist_replay.h"
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
@@ -264,7 +266,7 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("DP aggregates are not allowed on a Citus worker"),
-				 errdetail("Budgets are kept and charged on the coordinator only."),
+				 errdetail("Budgets are kept and charged on the coordinator only; a worker computes partial states for signed fragments only."),
 				 errhint("Connect to the coordinator.")));
 
 	foreach(lc, runs)
@@ -694,8 +696,22 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 	}
 }
 
+static void
+claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION)
+			dp_replay_claim(nonce, rte->relid, expiry);
+	}
+}
+
 static DpRelease *
-fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr)
+fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz *expiry)
 {
 	DpFragmentSpec spec;
 	DpCallInfo	info;
@@ -711,6 +727,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr)
 				 errmsg("dp_agg.dist_partial needs a signed specification as a constant")));
 	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), &spec);
 	check_shards(stmt, &spec);
+	*expiry = spec.expiry;
 
 	memset(&info, 0, sizeof(info));
 	info.kind = (DpAggKind) spec.kind;
@@ -751,6 +768,7 @@ dp_dist_fragment_releases(PlannedStmt *stmt)
 	FragmentWalk w = {NIL};
 	List	   *releases = NIL;
 	ListCell   *lc;
+	TimestampTz expiry;
 
 	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
 		return NIL;
@@ -760,8 +778,18 @@ dp_dist_fragment_releases(PlannedStmt *stmt)
 	foreach(lc, w.found)
 	{
 		List	   *pair = lfirst(lc);
+		DpRelease  *r = fragment_release(stmt, linitial(pair), lsecond(pair), &expiry);
 
-		releases = lappend(releases, fragment_release(stmt, linitial(pair), lsecond(pair)));
+		/* one claim per statement and shard (its calls share the nonce) */
+		if (releases == NIL && !IsParallelWorker())
+			claim_shards(stmt, r->dist_nonce, expiry);
+		else if (releases != NIL &&
+				 memcmp(r->dist_nonce, ((DpRelease *) linitial(releases))->dist_nonce,
+						DP_NONCE_LEN) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a fragment of a DP statement mixes signatures of different statements")));
+		releases = lappend(releases, r);
 	}
 	return releases;
 }

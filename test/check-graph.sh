@@ -19,7 +19,7 @@ cd "$top"
 layers='
 0 compat guc calibrate random
 1 noise catalog budget_row numeric_units dist_token
-2 params noise_param grid dist_state
+2 params noise_param grid dist_state dist_replay
 3 sampling
 4 release
 5 registry release_rdp describe guard protect dist_plan
