@@ -406,6 +406,7 @@ partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
 	spec.lower = bound_text(r, false);
 	spec.upper = bound_text(r, true);
 	spec.fingerprint = r->fingerprint;
+	spec.placements = dp_citus_placements(relid);
 	text = makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
 					 CStringGetTextDatum(dp_fragment_sign(&spec)), false, false);
 
@@ -674,25 +675,42 @@ is_shard_name(const char *relname, const char *base)
 	return true;
 }
 
-/* the plan reads shards of the signed table only */
+/*
+ * The plan reads shards of the signed table only, each on the node group
+ * that held it when the statement was signed (not after a shard move).
+ */
 static void
 check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 {
 	ListCell   *lc;
+	int			group = -1;
 
 	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
+		char	   *relname;
+		char	   *placement;
 
 		if (rte->rtekind != RTE_RELATION)
 			continue;
+		relname = get_rel_name(rte->relid);
 		if (strcmp(get_namespace_name(get_rel_namespace(rte->relid)), spec->nspname) != 0 ||
-			!is_shard_name(get_rel_name(rte->relid), spec->relname))
+			!is_shard_name(relname, spec->relname))
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
 							spec->nspname, spec->relname),
-					 errdetail("The fragment reads \"%s\".", get_rel_name(rte->relid))));
+					 errdetail("The fragment reads \"%s\".", relname)));
+		if (group < 0)
+			group = dp_citus_local_group();
+		placement = psprintf(";%s:%d;", relname + strlen(spec->relname) + 1, group);
+		if (strstr(psprintf(";%s", spec->placements), placement) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a signed fragment of a DP statement names another node for shard \"%s\"",
+							relname),
+					 errdetail("The coordinator signed it for the node that held the shard then (group %d is this node).",
+							   group)));
 	}
 }
 

@@ -42,11 +42,13 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -55,6 +57,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "catalog.h"
@@ -87,6 +90,93 @@ dp_is_citus_table(Oid relid)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/* Citus's catalogs of shards, placements and the node's group */
+#define CITUS_SHARD_CATALOG "pg_dist_shard"
+#define CITUS_SHARD_LOGICALRELID 1
+#define CITUS_SHARD_SHARDID 2
+#define CITUS_PLACEMENT_CATALOG "pg_dist_placement"
+#define CITUS_PLACEMENT_SHARDID 2
+#define CITUS_PLACEMENT_GROUPID 5
+#define CITUS_LOCAL_GROUP_CATALOG "pg_dist_local_group"
+#define CITUS_LOCAL_GROUPID 1
+
+/*
+ * The values of column attno of the rows of a Citus catalog where column
+ * keyattno = value (every row if keyattno is 0).
+ */
+static List *
+catalog_column(const char *catalog, AttrNumber keyattno, RegProcedure eqproc, Datum value,
+			   AttrNumber attno, bool int8)
+{
+	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	if (!OidIsValid(relid))
+		return NIL;
+	rel = table_open(relid, AccessShareLock);
+	if (keyattno > 0)
+		ScanKeyInit(&key, keyattno, BTEqualStrategyNumber, eqproc, value);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, keyattno > 0 ? 1 : 0, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, attno, RelationGetDescr(rel), &isnull);
+
+		if (isnull)
+			continue;
+		if (int8)
+		{
+			int64	   *v = palloc(sizeof(int64));
+
+			*v = DatumGetInt64(d);
+			result = lappend(result, v);
+		}
+		else
+			result = lappend_int(result, DatumGetInt32(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * Where the shards of a Citus table are: "shard:group;" for every
+ * placement, from the coordinator's metadata.
+ */
+char *
+dp_citus_placements(Oid relid)
+{
+	StringInfoData s;
+	ListCell   *lc;
+
+	initStringInfo(&s);
+	foreach(lc, catalog_column(CITUS_SHARD_CATALOG, CITUS_SHARD_LOGICALRELID, F_OIDEQ,
+							   ObjectIdGetDatum(relid), CITUS_SHARD_SHARDID, true))
+	{
+		int64		shard = *(int64 *) lfirst(lc);
+		ListCell   *lc2;
+
+		foreach(lc2, catalog_column(CITUS_PLACEMENT_CATALOG, CITUS_PLACEMENT_SHARDID, F_INT8EQ,
+									Int64GetDatum(shard), CITUS_PLACEMENT_GROUPID, false))
+			appendStringInfo(&s, INT64_FORMAT ":%d;", shard, lfirst_int(lc2));
+	}
+	return s.data;
+}
+
+/* this node's Citus group (0 on the coordinator), -1 if unknown */
+int
+dp_citus_local_group(void)
+{
+	List	   *groups = catalog_column(CITUS_LOCAL_GROUP_CATALOG, 0, InvalidOid, (Datum) 0,
+										CITUS_LOCAL_GROUPID, false);
+
+	return groups == NIL ? -1 : linitial_int(groups);
 }
 
 static Oid

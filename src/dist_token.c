@@ -14,13 +14,14 @@
  * analyst can read: a file named by dp_agg.cluster_key_file (a
  * superuser-only setting), readable by the server's operating-system user
  * only.  The signature covers the statement's random nonce, an expiry
- * (dp_agg.fragment_ttl after signing), the distributed table and the
- * accumulation units, so a token cannot be moved to another table, to other
- * units or used after it expired; dist_replay.c makes it single use per
- * shard.  Tags are compared in constant time.
+ * (dp_agg.fragment_ttl after signing), the distributed table, the
+ * accumulation units and the node group of every shard, so a token cannot
+ * be moved to another table, to other units, to a shard's new node after a
+ * shard move, or used after it expired; dist_replay.c makes it single use
+ * per shard.  Tags are compared in constant time.
  *
  * Text form, fields separated by ':' (names and bounds hex-encoded):
- *   dpf1:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:tag
+ *   dpf1:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:tag
  *
  *-------------------------------------------------------------------------
  */
@@ -39,7 +40,7 @@
 #include "guc.h"
 
 #define DP_TOKEN_VERSION "dpf1"
-#define DP_TOKEN_FIELDS 13
+#define DP_TOKEN_FIELDS 14
 #define DP_TAG_LEN 32			/* SHA-256 output, bytes */
 #define DP_KEY_MIN_LEN 32		/* 256 bits, the tag's strength */
 #define DP_KEY_MAX_LEN 1024
@@ -154,11 +155,12 @@ dp_fragment_sign(const DpFragmentSpec *spec)
 	hex_encode((const char *) spec->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	initStringInfo(&s);
-	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" INT64_MODIFIER "x",
+	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" INT64_MODIFIER "x:%s",
 					 DP_TOKEN_VERSION, nonce, (int64) expiry,
 					 hex_of(spec->nspname), hex_of(spec->relname),
 					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp,
-					 hex_of(spec->lower), hex_of(spec->upper), spec->fingerprint);
+					 hex_of(spec->lower), hex_of(spec->upper), spec->fingerprint,
+					 hex_of(spec->placements));
 	appendStringInfo(&s, ":%s", tag_of(s.data));
 	return s.data;
 }
@@ -207,6 +209,7 @@ dp_fragment_verify(const char *text, DpFragmentSpec *spec)
 	spec->lower = unhex(field[9]);
 	spec->upper = unhex(field[10]);
 	spec->fingerprint = strtou64(field[11], NULL, 16);
+	spec->placements = unhex(field[12]);
 
 	if (GetCurrentTimestamp() > spec->expiry)
 		ereport(ERROR,

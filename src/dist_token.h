@@ -32,6 +32,7 @@ typedef struct DpFragmentSpec
 	char	   *lower;			/* "" for counts */
 	char	   *upper;
 	uint64		fingerprint;
+	char	   *placements;		/* "shard:group;" of every placement */
 } DpFragmentSpec;
 
 extern char *dp_fragment_sign(const DpFragmentSpec *spec);
