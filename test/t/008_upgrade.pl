@@ -13,7 +13,9 @@
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  A new install of 0.2 (0.1
 # plus the update script: there is no dp_agg--0.2.sql) has the same objects
-# as an updated one.  pg_dump and pg_restore of the updated database keep
+# as an updated one.  Version 0.3 adds the objects of DP statements on Citus
+# tables (issue 14): 0.1 -> 0.2 -> 0.3 and a new install of 0.3 (0.1 and both
+# update scripts) have the same objects.  pg_dump and pg_restore of the updated database keep
 # version, rows and charging.
 use strict;
 use warnings;
@@ -118,9 +120,15 @@ like($stderr, qr/violated by some row|violates check constraint/,
 is($node->safe_psql('damaged', $version_sql),
 	'0.1', 'and the extension stays at 0.1');
 
-# the update
-$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+# the update, to 0.2 and then to 0.3
+$node->safe_psql('old', q{ALTER EXTENSION dp_agg UPDATE TO '0.2'});
 is($node->safe_psql('old', $version_sql), '0.2', 'updated to 0.2');
+like($node->safe_psql('old', $objects_sql),
+	qr/dp_agg\.budget budget_rdp_shape CHECK/, '0.2 checks the curves of the budgets');
+unlike($node->safe_psql('old', $objects_sql),
+	qr/dist_state/, '0.2 has no objects for Citus');
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.3', 'updated to 0.3');
 is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update: the budgets are identical');
 is($node->safe_psql('old', $ledger_sql),
@@ -128,18 +136,20 @@ is($node->safe_psql('old', $ledger_sql),
 is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
 	'after the update: carol\'s curve is the sum of her charges');
 
-# a new install of 0.2 has the same objects as the updated one
+# a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
 $node->safe_psql('new', 'CREATE EXTENSION dp_agg');
 is($node->safe_psql('new', $version_sql),
-	'0.2', 'CREATE EXTENSION installs 0.2');
+	'0.3', 'CREATE EXTENSION installs 0.3');
 my $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
-	'0.2 checks the curves of the budgets');
+	'0.3 checks the curves of the budgets');
 like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
-	'0.2 checks the curves of the ledger');
+	'0.3 checks the curves of the ledger');
+like($objects, qr/type dp_agg\.dist_state/, '0.3 has the partial state type of Citus fragments');
+like($objects, qr/function dp_agg\.dist_run\(text\)/, '0.3 has dp_agg.dist_run');
 is($node->safe_psql('new', $objects_sql),
-	$objects, 'a new install of 0.2 has the objects of an updated one');
+	$objects, 'a new install of 0.3 has the objects of an updated one');
 
 # releases charge as before
 sub check_charging
@@ -197,7 +207,7 @@ command_ok(
 	],
 	'pg_restore into a fresh database');
 is($node->safe_psql('restored', $version_sql),
-	'0.2', 'restored: version 0.2');
+	'0.3', 'restored: version 0.3');
 is($node->safe_psql('restored', $budget_sql),
 	$old_budget, 'restored: the budgets are identical');
 is($node->safe_psql('restored', $ledger_sql),
