@@ -672,8 +672,17 @@ dp_avg_numeric_final(PG_FUNCTION_ARGS)
 
 /* ---------- DP statements on Citus tables (dist_plan.c, dist_exec.c) ---------- */
 
+static void
+not_in_aggregate(const char *fname)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s may only run inside the DP statements dp_agg makes for Citus tables", fname),
+			 errdetail("It accumulates or releases the partial states of a signed fragment.")));
+}
+
 /*
- * dp_agg.dist_partial(spec [, value]) on a worker: the rows and the clamped
+ * dp_agg.sum(spec [, value]) on a worker: the rows and the clamped
  * sum of a signed fragment, in the units its ticket gives (a ticket exists
  * only for a verified signature); the state is modified in place.
  */
@@ -686,12 +695,12 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		elog(ERROR, "dp_dist_trans called in non-aggregate context");
+		not_in_aggregate("dp_agg.dist_transfn");
 	if (PG_ARGISNULL(0))
 	{
-		r = dp_release_for_call(fcinfo, "dp_agg.dist_partial");
+		r = dp_release_for_call(fcinfo, "dp_agg.sum");
 		if (r->dist_nonce == NULL)
-			elog(ERROR, "dp_agg: dist_partial without the ticket of a signed fragment");
+			not_in_aggregate("dp_agg.dist_transfn");
 		ds = dp_dist_state_new(aggcontext, r->call.kind, r->dist_nonce, r->fingerprint);
 		ds->release = r;
 	}
@@ -700,7 +709,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 		ds = (DpDistState *) PG_GETARG_POINTER(0);
 		r = ds->release;
 		if (r == NULL)
-			elog(ERROR, "dp_agg: dist_partial state without its ticket");
+			not_in_aggregate("dp_agg.dist_transfn");
 	}
 
 	if (r->call.kind == DP_COUNT_STAR)
@@ -756,7 +765,10 @@ check_same_run(const DpDistState *a, const DpDistState *b)
 				 errdetail("The states have different nonces or units.")));
 }
 
-/* dp_agg.dist_partial's combine: states of the same statement and units */
+/*
+ * dp_agg.sum(dp_agg.dist_state) on the coordinator: the sum of the states
+ * of the same statement and units
+ */
 Datum
 dp_dist_combine(PG_FUNCTION_ARGS)
 {
@@ -765,7 +777,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	DpDistState *s2;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		elog(ERROR, "dp_dist_combine called in non-aggregate context");
+		not_in_aggregate("dp_agg.dist_combinefn");
 	if (PG_ARGISNULL(1))
 	{
 		if (PG_ARGISNULL(0))
@@ -807,7 +819,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	Oid			restype;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		elog(ERROR, "dp_agg: dist_release without a state");
+		not_in_aggregate("dp_agg.dist_release");
 	ds = (DpDistState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	r = dp_dist_slot(ds, PG_GETARG_INT32(1), &slot, &cxt);
 	if (slot->done)
@@ -822,7 +834,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 		r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID :
 		r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT ? INT8OID : FLOAT8OID;
 	if (get_fn_expr_rettype(fcinfo->flinfo) != restype)
-		elog(ERROR, "dp_agg: dist_release of the wrong result type");
+		not_in_aggregate("dp_agg.dist_release");
 	draw_noise(&st, r);
 	switch (r->call.kind)
 	{

@@ -13,9 +13,9 @@
  *   durable charge, before any fragment is sent, covers them, and the
  *   ledger records the user's statement).
  * - dist_run, when the scan starts, draws the statement's random nonce,
- *   replaces each DP call of the inner statement by dp_agg.dist_partial
- *   with its signed specification (dist_token.c), and runs it through
- *   Citus, once.  It gives each group's states a serial number.
+ *   replaces each DP call of the inner statement by the partial aggregate
+ *   dp_agg.sum with its signed specification (dist_token.c), and runs it
+ *   through Citus, once.  It gives each group's states a serial number.
  * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
  *   nonce: a state of another statement has none) and the slot where its
  *   release is kept, so a group's release is drawn once however often the
@@ -23,9 +23,8 @@
  *
  * On a worker (any node that receives a fragment):
  *
- * - dp_dist_fragment_releases, at executor start, finds the dist_partial
- *   calls of the plan (direct, or through Citus's worker_partial_agg),
- *   checks each signature, its expiry and that the plan reads shards of the
+ * - dp_dist_fragment_releases, at executor start, finds the partial
+ *   aggregates dp_agg.sum(spec [, value]) of the plan, checks each signature, its expiry and that the plan reads shards of the
  *   signed table only, and makes tickets that accumulate and never
  *   release.  Nothing is charged on a worker.
  *
@@ -76,9 +75,6 @@
 #include "registry.h"
 
 PG_FUNCTION_INFO_V1(dp_dist_run);
-
-/* Citus's partial aggregation on workers: pg_catalog.worker_partial_agg */
-#define CITUS_WORKER_PARTIAL_AGG "worker_partial_agg"
 
 /* ---------- the coordinator's price ---------- */
 
@@ -385,7 +381,7 @@ bound_text(const DpRelease *r, bool upper)
 	return "";
 }
 
-/* dp_agg.dist_partial(<signed spec> [, value]) for one DP call */
+/* dp_agg.sum(<signed spec> [, value]) for one DP call */
 static Aggref *
 partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
 {
@@ -432,7 +428,7 @@ partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
 		p->args = lappend(p->args, makeTargetEntry((Expr *) value, 2, NULL, false));
 		p->aggargtypes = lappend_oid(p->aggargtypes, argtypes[1]);
 	}
-	p->aggfnoid = dp_dist_func("dist_partial", value != NULL ? 2 : 1, argtypes);
+	p->aggfnoid = dp_dist_func("sum", value != NULL ? 2 : 1, argtypes);
 	p->aggfilter = orig->aggfilter;
 	p->aggkind = AGGKIND_NORMAL;
 	p->aggsplit = AGGSPLIT_SIMPLE;
@@ -609,15 +605,6 @@ typedef struct FragmentWalk
 } FragmentWalk;
 
 static bool
-is_worker_partial_agg(Oid funcid)
-{
-	char	   *name = get_func_name(funcid);
-
-	return name != NULL && strcmp(name, CITUS_WORKER_PARTIAL_AGG) == 0 &&
-		get_func_namespace(funcid) == PG_CATALOG_NAMESPACE;
-}
-
-static bool
 fragment_walker(Node *node, FragmentWalk *w)
 {
 	if (node == NULL)
@@ -627,19 +614,10 @@ fragment_walker(Node *node, FragmentWalk *w)
 		Aggref	   *a = (Aggref *) node;
 		Node	   *spec = NULL;
 
-		if (DO_AGGSPLIT_COMBINE(a->aggsplit))
-			return false;		/* a parallel plan's combining step: no rows */
-		if (dp_is_dist_function(a->aggfnoid, "dist_partial"))
+		/* dp_agg.sum(spec [, value]); not dp_agg.sum(dist_state), which adds states */
+		if (dp_is_dist_function(a->aggfnoid, "sum") && a->args != NIL &&
+			exprType((Node *) linitial_node(TargetEntry, a->args)->expr) == TEXTOID)
 			spec = (Node *) linitial_node(TargetEntry, a->args)->expr;
-		else if (is_worker_partial_agg(a->aggfnoid) && list_length(a->args) == 2)
-		{
-			Node	   *agg = (Node *) linitial_node(TargetEntry, a->args)->expr;
-			Node	   *arg = (Node *) lsecond_node(TargetEntry, a->args)->expr;
-
-			if (IsA(agg, Const) && !((Const *) agg)->constisnull &&
-				dp_is_dist_function(DatumGetObjectId(((Const *) agg)->constvalue), "dist_partial"))
-				spec = IsA(arg, RowExpr) ? linitial(((RowExpr *) arg)->args) : arg;
-		}
 		if (spec != NULL)
 			w->found = lappend(w->found, list_make2(a, spec));
 		return false;
@@ -742,7 +720,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 		((Const *) spec_expr)->consttype != TEXTOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.dist_partial needs a signed specification as a constant")));
+				 errmsg("dp_agg.sum needs a signed specification as a constant")));
 	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), &spec);
 	check_shards(stmt, &spec);
 	*expiry = spec.expiry;
@@ -777,7 +755,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 }
 
 /*
- * Tickets of the dist_partial calls of a fragment (NIL if it has none),
+ * Tickets of the partial sums of a fragment (NIL if it has none),
  * each signature checked; they accumulate and never release.
  */
 List *

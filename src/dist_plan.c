@@ -6,15 +6,13 @@
  * Citus plans a query on a distributed table in one of three ways: a
  * router query sent whole to the one shard it reads, full push-down when
  * the query groups by the distribution column (each worker evaluates the
- * whole target list, final functions included), or partial aggregation
- * (worker_partial_agg on the workers, coord_combine_agg on the coordinator)
- * for aggregates with a combine function and a state type that is not
- * internal.  Only the last keeps the final function, where dp_agg draws its
- * noise, on the coordinator, and which one Citus picks depends on the
- * query.  So the planner hook rewrites a DP statement on a Citus table
+ * whole target list, final functions included), or partial aggregation on
+ * the workers and a combining aggregate on the coordinator.  Only the last
+ * keeps the final function, where dp_agg draws its noise, on the
+ * coordinator, and which one Citus picks depends on the query.  So the planner hook rewrites a DP statement on a Citus table
  * before Citus sees it, into two statements:
  *
- *	 inner:  SELECT g1, ..., dp_agg.dist_partial(spec, value), ...
+ *	 inner:  SELECT g1, ..., dp_agg.sum(spec, value), ...
  *			 FROM t WHERE ... GROUP BY g1, ...
  *	 outer:  SELECT ..., dp_agg.dist_release(p1, 0, NULL::bigint), ...
  *			 FROM dp_agg.dist_run('<inner>') AS s(g1, ..., p1, ...)
@@ -24,11 +22,13 @@
  * PostgreSQL and it runs on the coordinator: it is priced and charged at
  * executor start (dist_exec.c), then dist_run plans and runs the inner
  * statement through Citus, whichever way Citus distributes it; every way
- * yields exact partial states only (dist_partial has no final function),
+ * yields exact partial states only (dp_agg.sum(spec, value) has no final
+ * function; Citus distributes it as it distributes sum, with
+ * dp_agg.sum(dp_agg.dist_state) on the coordinator),
  * and dist_release draws the noise of each group once, on the coordinator.
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
- * dist_run replaces them by dist_partial calls with signed specifications
+ * dist_run replaces them by dp_agg.sum calls with signed specifications
  * (dist_token.c) when it runs.
  *
  * Supported: one SELECT level of DP aggregates reading one Citus table

@@ -177,6 +177,13 @@ for name, dp_sql, native_sql in EXACT:
         for a, b in zip(got, native))
     check(f"exact at epsilon 1e9: {name}", ok, err or f"{got} != {native}")
 
+rc, out, err = analyst(COORD, "PREPARE p(int, float8, int) AS SELECT dp_sum(v, 0, $1, $2), "
+                       "dp_count(*) FROM t WHERE g = $3; EXECUTE p(100, 1e9, 1); EXECUTE p(100, 1e9, 2)")
+native = q(COORD, "SELECT sum(v) || '|' || count(*) FROM t WHERE g = 1") + "\n" + \
+    q(COORD, "SELECT sum(v) || '|' || count(*) FROM t WHERE g = 2")
+check("exact at epsilon 1e9: a prepared statement with parameters", rc == 0 and out == native,
+      err or f"{out} != {native}")
+
 # ---------- one charge, on the coordinator ----------
 
 before = ledger_count(COORD)
@@ -301,8 +308,8 @@ check("refused: a replayed fragment with another filter", rc != 0 and "sent agai
 forged = re.sub(r"(dpf1:[^']*:)[0-9a-f]{64}'", lambda m: m.group(1) + "0" * 64 + "'", frag)
 rc, out, err = psql(holder, forged)
 check("refused: a forged signature", rc != 0 and "invalid signature" in err, err or out)
-rc, out, err = psql(holder, f"SELECT dp_agg.dist_partial('x', v) FROM t_{shard}", user="analyst")
-check("refused: dist_partial without a signature", rc != 0 and out == "", err)
+rc, out, err = psql(holder, f"SELECT dp_agg.sum('x', v) FROM t_{shard}", user="analyst")
+check("refused: the partial dp_agg.sum without a signature", rc != 0 and out == "", err)
 rc, out, err = psql(COORD, "SELECT * FROM dp_agg.dist_run('x') AS s(a int)", user="analyst")
 check("refused: dist_run called by hand", rc != 0 and "cannot be called directly" in err, err)
 
