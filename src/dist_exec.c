@@ -448,14 +448,23 @@ run_inner(Query *inner, EState *estate)
 	QueryDesc  *qd;
 
 	SetTuplestoreDestReceiverParams(dest, store, CurrentMemoryContext, false, NULL, NULL);
-	stmt = pg_plan_query(inner, estate->es_sourceText, 0, estate->es_param_list_info);
-	qd = CreateQueryDesc(stmt, estate->es_sourceText, GetActiveSnapshot(), InvalidSnapshot,
-						 dest, estate->es_param_list_info, NULL, 0);
-	ExecutorStart(qd, 0);
-	DP_EXECUTOR_RUN(qd);
-	ExecutorFinish(qd);
-	ExecutorEnd(qd);
-	FreeQueryDesc(qd);
+	dp_dist_set_inner(true);
+	PG_TRY();
+	{
+		stmt = pg_plan_query(inner, estate->es_sourceText, 0, estate->es_param_list_info);
+		qd = CreateQueryDesc(stmt, estate->es_sourceText, GetActiveSnapshot(), InvalidSnapshot,
+							 dest, estate->es_param_list_info, NULL, 0);
+		ExecutorStart(qd, 0);
+		DP_EXECUTOR_RUN(qd);
+		ExecutorFinish(qd);
+		ExecutorEnd(qd);
+		FreeQueryDesc(qd);
+	}
+	PG_FINALLY();
+	{
+		dp_dist_set_inner(false);
+	}
+	PG_END_TRY();
 	dest->rDestroy(dest);
 	return store;
 }
@@ -615,8 +624,7 @@ fragment_walker(Node *node, FragmentWalk *w)
 		Node	   *spec = NULL;
 
 		/* dp_agg.sum(spec [, value]); not dp_agg.sum(dist_state), which adds states */
-		if (dp_is_dist_function(a->aggfnoid, "sum") && a->args != NIL &&
-			exprType((Node *) linitial_node(TargetEntry, a->args)->expr) == TEXTOID)
+		if (dp_is_partial_sum(a))
 			spec = (Node *) linitial_node(TargetEntry, a->args)->expr;
 		if (spec != NULL)
 			w->found = lappend(w->found, list_make2(a, spec));

@@ -34,8 +34,9 @@
  * Supported: one SELECT level of DP aggregates reading one Citus table
  * directly, with WHERE, TABLESAMPLE, GROUP BY (any column), HAVING, ORDER
  * BY, DISTINCT and LIMIT.  Any other DP statement that reads a Citus table
- * is refused here with a clear error, as is a statement naming dist_run or
- * dist_release (they are made by this rewrite only).
+ * is refused here with a clear error, as is a statement naming dist_run,
+ * dist_release or the partial aggregates on the coordinator (they are made
+ * by this rewrite and by dist_run only).
  *
  *-------------------------------------------------------------------------
  */
@@ -62,6 +63,7 @@
 
 #include "catalog.h"
 #include "dist_plan.h"
+#include "guc.h"
 
 /* pg_dist_partition.logicalrelid, Citus's catalog of its tables */
 #define CITUS_PARTITION_CATALOG "pg_dist_partition"
@@ -217,7 +219,26 @@ typedef struct ScanContext
 	bool		has_dp;
 	Oid			citus_relid;
 	bool		names_dist;
+	bool		names_partial;
 } ScanContext;
+
+/* dist_run is planning or running its inner statement (dist_exec.c) */
+static bool inner_running = false;
+
+void
+dp_dist_set_inner(bool running)
+{
+	inner_running = running;
+}
+
+/* Is aggref the partial aggregate dp_agg.sum(spec [, value])? */
+bool
+dp_is_partial_sum(Aggref *aggref)
+{
+	return aggref->args != NIL &&
+		exprType((Node *) linitial_node(TargetEntry, aggref->args)->expr) == TEXTOID &&
+		dp_is_dist_function(aggref->aggfnoid, "sum");
+}
 
 static bool
 scan_walker(Node *node, ScanContext *ctx)
@@ -226,6 +247,8 @@ scan_walker(Node *node, ScanContext *ctx)
 		return false;
 	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
 		ctx->has_dp = true;
+	else if (IsA(node, Aggref) && dp_is_partial_sum((Aggref *) node))
+		ctx->names_partial = true;
 	else if (IsA(node, FuncExpr) &&
 			 (dp_is_dist_function(((FuncExpr *) node)->funcid, "dist_run") ||
 			  dp_is_dist_function(((FuncExpr *) node)->funcid, "dist_release")))
@@ -444,7 +467,7 @@ make_run_rte(Query *inner, Oid state_type)
 Query *
 dp_dist_rewrite(Query *q, Oid *citus_relid)
 {
-	ScanContext scan = {false, InvalidOid, false};
+	ScanContext scan = {false, InvalidOid, false, false};
 	AggrefList	calls = {NIL, false};
 	OuterContext ctx = {NIL, NIL, InvalidOid};
 	Query	   *inner;
@@ -461,6 +484,17 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("dp_agg.dist_run and dp_agg.dist_release cannot be called directly"),
+				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
+	/*
+	 * The partial sums are made by dist_run; a worker receives them in
+	 * fragments, whose signatures it checks (dist_exec.c).  Refusing them
+	 * here keeps an analyst from sending a signature seen in Citus's log of
+	 * remote commands to shards through the coordinator.
+	 */
+	if (scan.names_partial && !inner_running && !dp_guc_citus_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the partial aggregates dp_agg.sum(text, ...) cannot be called directly"),
 				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
 	if (!scan.has_dp || !OidIsValid(scan.citus_relid))
 		return q;

@@ -16,6 +16,8 @@ extern int	dp_citus_local_group(void);
 extern Oid	dp_dist_func(const char *name, int nargs, const Oid *argtypes);
 extern Oid	dp_dist_state_type(void);
 extern bool dp_is_dist_function(Oid funcid, const char *name);
+extern bool dp_is_partial_sum(Aggref *aggref);
+extern void dp_dist_set_inner(bool running);
 extern Query *dp_dist_rewrite(Query *query, Oid *citus_relid);
 
 #endif							/* DP_AGG_DIST_PLAN_H */

@@ -13,7 +13,8 @@ Checks (one line each, then "citus: N passed, M failed"):
   - preview and TABLESAMPLE BERNOULLI (amplified, as for a local table);
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
-    a forged signature; the coordinator refuses dist_run called by hand;
+    a forged signature; the coordinator refuses dist_run called by hand and
+    a partial sum with a signature from Citus's log of remote commands;
   - after a shard move, a fragment signed before it is refused on the
     shard's new node, and statements are charged once each;
   - a worker stopped while a statement waits for it: the statement fails,
@@ -310,6 +311,10 @@ rc, out, err = psql(holder, forged)
 check("refused: a forged signature", rc != 0 and "invalid signature" in err, err or out)
 rc, out, err = psql(holder, f"SELECT dp_agg.sum('x', v) FROM t_{shard}", user="analyst")
 check("refused: the partial dp_agg.sum without a signature", rc != 0 and out == "", err)
+rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf1:[^']*)'", frag).group(1) +
+                    "', v) FROM t", user="analyst")
+check("refused: a signature from Citus's log sent through the coordinator",
+      rc != 0 and "cannot be called directly" in err, err or out)
 rc, out, err = psql(COORD, "SELECT * FROM dp_agg.dist_run('x') AS s(a int)", user="analyst")
 check("refused: dist_run called by hand", rc != 0 and "cannot be called directly" in err, err)
 
