@@ -95,4 +95,9 @@
 #define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0, true)
 #endif
 
+/* the varlena macros left postgres.h in 16 (dist_state.c) */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */

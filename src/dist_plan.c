@@ -417,7 +417,6 @@ make_inner(Query *q, OuterContext *ctx)
 	inner->hasDistinctOn = false;
 	inner->limitCount = NULL;
 	inner->limitOffset = NULL;
-	inner->limitOption = LIMIT_OPTION_DEFAULT;
 	return inner;
 }
 

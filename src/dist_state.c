@@ -21,8 +21,11 @@
  */
 #include "postgres.h"
 
+#include <inttypes.h>
+
 #include "utils/builtins.h"
 
+#include "compat.h"
 #include "dist_state.h"
 
 PG_FUNCTION_INFO_V1(dp_dist_state_in);
@@ -78,8 +81,7 @@ dp_dist_state_in(PG_FUNCTION_ARGS)
 	int			used = 0;
 	DpDistState *st;
 
-	if (sscanf(text, "%x:%x:%32[0-9a-f]:%" INT64_MODIFIER "x:%" INT64_MODIFIER "x:%"
-			   INT64_MODIFIER "x:%" INT64_MODIFIER "x.%" INT64_MODIFIER "x%n",
+	if (sscanf(text, "%x:%x:%32[0-9a-f]:%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 ".%" SCNx64 "%n",
 			   &version, &kind, nonce, &fp, &serial, &count, &sum_hi, &sum_lo, &used) != 8 ||
 		text[used] != '\0')
 		bad_state("The text is malformed.");
@@ -110,8 +112,7 @@ dp_dist_state_out(PG_FUNCTION_ARGS)
 		bad_state("The value has the wrong size.");
 	hex_encode((const char *) st->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
-	PG_RETURN_CSTRING(psprintf("%x:%x:%s:%" INT64_MODIFIER "x:%" INT64_MODIFIER "x:%"
-							   INT64_MODIFIER "x:%" INT64_MODIFIER "x.%" INT64_MODIFIER "x",
+	PG_RETURN_CSTRING(psprintf("%x:%x:%s:%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ".%" PRIx64,
 							   st->version, st->kind, nonce, st->fingerprint, st->serial,
 							   (uint64) st->count, (uint64) (sum >> 64), (uint64) sum));
 }

@@ -27,6 +27,8 @@
  */
 #include "postgres.h"
 
+#include <inttypes.h>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -155,7 +157,7 @@ dp_fragment_sign(const DpFragmentSpec *spec)
 	hex_encode((const char *) spec->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	initStringInfo(&s);
-	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" INT64_MODIFIER "x:%s",
+	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s",
 					 DP_TOKEN_VERSION, nonce, (int64) expiry,
 					 hex_of(spec->nspname), hex_of(spec->relname),
 					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp,
