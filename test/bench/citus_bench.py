@@ -80,7 +80,7 @@ try:
         q(PORTS[0], f"SELECT citus_add_node('{top}', {port})")
     q(PORTS[0], "CREATE TABLE t (id bigint, g int, v int, x float8)")
     q(PORTS[0], "SELECT create_distributed_table('t', 'id')")
-    q(PORTS[0], f"INSERT INTO t SELECT i, i % 100, (i * 7919) % 1000, (i % 997) / 997.0 "
+    q(PORTS[0], f"INSERT INTO t SELECT i, i % 100, (i::bigint * 7919) % 1000, (i % 997) / 997.0 "
                 f"FROM generate_series(1, {ROWS}) i")
     q(PORTS[0], "VACUUM ANALYZE t")
     q(PORTS[0], "SELECT dp_agg.set_budget('postgres', 1e15)")
