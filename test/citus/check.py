@@ -209,8 +209,15 @@ check("preview of a statement on a Citus table", rc == 0 and out == "1", err or 
 rc, out, err = analyst(COORD, "SELECT dp_count(g, 1) FROM t TABLESAMPLE BERNOULLI (50)")
 detail = q(COORD, "SELECT detail->0->'sampling'->>'amplified' || ' ' || (detail->0->'sampling'->>'rate') "
                   "FROM dp_agg.ledger ORDER BY id DESC LIMIT 1")
-check("TABLESAMPLE BERNOULLI on a Citus table is amplified", rc == 0 and detail == "true 0.5",
-      err or detail)
+# the shards do sample: a 50% Bernoulli sample of 20000 rows has more than
+# 960 rows more or fewer than 10000 with probability below
+# 2 exp(-2 * 960^2 / 20000) < 1e-39 (Hoeffding), and discrete Laplace noise
+# of scale 1 exceeds 30 in absolute value with probability below
+# 2 exp(-31) < 1e-13: a release outside [9000, 11000] is a false failure
+# with probability below 1e-6 (the whole table would give about 20000)
+check("TABLESAMPLE BERNOULLI on a Citus table samples the shards and is amplified",
+      rc == 0 and detail == "true 0.5" and 9000 <= int(out.splitlines()[-1]) <= 11000,
+      err or f"{detail} {out}")
 
 # ---------- a single noise draw: Chernoff bounds on the sum of |noise| ----------
 #
