@@ -18,7 +18,8 @@ Checks (one line each, then "citus: N passed, M failed"):
   - after a shard move, a fragment signed before it is refused on the
     shard's new node, and statements are charged once each;
   - a worker stopped while a statement waits for it: the statement fails,
-    its charge stands, nothing is released.
+    its charge stands, nothing is released;
+  - a DP statement on a protected Citus table is refused.
 
 Usage: check.py BASE_PORT (uses BASE_PORT .. BASE_PORT+2), as the postgres
 user, with PATH holding PostgreSQL's binaries and Citus installed.
@@ -376,6 +377,14 @@ check("a worker stopped mid-statement: it fails, the charge stands, nothing is r
       charged and stmt.returncode != 0 and out.strip() == "" and ledger_count(COORD) == before + 1,
       f"charged {charged} rc {stmt.returncode} out {out!r} err {err.strip()[:200]}")
 pg_ctl(W2, "start")
+
+# ---------- protected tables ----------
+
+rc, out, err = psql(COORD, "SELECT dp_agg.protect('t')")
+rc2, out2, err2 = analyst(COORD, "SELECT dp_count(*) FROM t")
+check("refused: a DP statement on a protected Citus table",
+      rc == 0 and rc2 != 0 and "protected Citus tables are not supported" in err2 and out2 == "",
+      f"{err} / {err2} / {out2}")
 
 print(f"citus: {passed} passed, {failed} failed")
 stop_all()
