@@ -662,8 +662,10 @@ is_shard_name(const char *relname, const char *base)
 }
 
 /*
- * The plan reads shards of the signed table only, each on the node group
- * that held it when the statement was signed (not after a shard move).
+ * The plan reads shards of the signed table and nothing else (no function,
+ * sub-query or list of values that could read rows another way), each on
+ * the node group that held it when the statement was signed (not after a
+ * shard move).
  */
 static void
 check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
@@ -678,7 +680,11 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 		char	   *placement;
 
 		if (rte->rtekind != RTE_RELATION)
-			continue;
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
+							spec->nspname, spec->relname),
+					 errdetail("The fragment reads something else than a table.")));
 		relname = get_rel_name(rte->relid);
 		if (strcmp(get_namespace_name(get_rel_namespace(rte->relid)), spec->nspname) != 0 ||
 			!is_shard_name(relname, spec->relname))
@@ -698,6 +704,11 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 					 errdetail("The coordinator signed it for the node that held the shard then (group %d is this node).",
 							   group)));
 	}
+	if (group < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement must read a shard of \"%s.%s\"",
+						spec->nspname, spec->relname)));
 }
 
 static void

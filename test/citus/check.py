@@ -13,7 +13,7 @@ Checks (one line each, then "citus: N passed, M failed"):
   - preview and TABLESAMPLE BERNOULLI (amplified, as for a local table);
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
-    a forged signature; the coordinator refuses dist_run called by hand and
+    a fragment reading a function instead of the shard, a forged signature; the coordinator refuses dist_run called by hand and
     a partial sum with a signature from Citus's log of remote commands;
   - after a shard move, a fragment signed before it is refused on the
     shard's new node, and statements are charged once each;
@@ -332,6 +332,10 @@ frag = capture_fragment("SELECT dp_count(*) FROM t")
 shard = re.search(r"FROM public\.t_(\d+)", frag).group(1)
 holder = int(q(COORD, f"SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = {shard}"))
 other = W2 if holder == W1 else W1
+rc, out, err = psql(holder, re.sub(r"FROM public\.t_\d+ t WHERE true", "FROM generate_series(1, 5) t",
+                                   frag))
+check("refused: a signed fragment that reads a function instead of the shard",
+      rc != 0 and "something else than a table" in err, err or out)
 q(COORD, f"SELECT citus_move_shard_placement({shard}, '{top}', {holder}, '{top}', {other}, "
          "'block_writes')")
 rc, out, err = psql(other, frag)
