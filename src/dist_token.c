@@ -115,6 +115,29 @@ tag_of(const char *msg)
 	return hex;
 }
 
+/*
+ * A key for another use of the cluster key, separated by its label:
+ * HMAC-SHA-256(cluster key, label), the HMAC-based derivation of HKDF's
+ * expand step with one block (Krawczyk 2010, Section 3.2; RFC 5869).
+ */
+void
+dp_cluster_subkey(const char *label, unsigned char *out)
+{
+	unsigned char key[DP_KEY_MAX_LEN];
+	unsigned int len = 0;
+	int			keylen = read_key(key);
+	unsigned char *ok;
+
+	ok = HMAC(EVP_sha256(), key, keylen, (const unsigned char *) label, strlen(label), out, &len);
+	explicit_bzero(key, sizeof(key));
+	if (ok == NULL || len != DP_SUBKEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not derive a key from dp_agg.cluster_key_file"),
+				 errdetail("OpenSSL's HMAC failed."),
+				 errhint("Nothing was released.")));
+}
+
 static char *
 hex_of(const char *s)
 {

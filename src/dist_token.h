@@ -11,6 +11,7 @@
 #include "datatype/timestamp.h"
 
 #define DP_NONCE_LEN 16
+#define DP_SUBKEY_LEN 32		/* HMAC-SHA-256 output, bytes */
 
 /*
  * What a worker needs to accumulate one DP aggregate call of a statement
@@ -37,5 +38,6 @@ typedef struct DpFragmentSpec
 
 extern char *dp_fragment_sign(const DpFragmentSpec *spec);
 extern void dp_fragment_verify(const char *text, DpFragmentSpec *spec);
+extern void dp_cluster_subkey(const char *label, unsigned char *out);
 
 #endif							/* DP_AGG_DIST_TOKEN_H */
