@@ -58,6 +58,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -438,6 +439,31 @@ partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
 	return p;
 }
 
+/*
+ * Citus's settings that print the commands it sends to the workers to the
+ * client (any role can set them): off while a fragment is sent, so that a
+ * signed fragment is not shown to the analyst.  The states it yields are
+ * sealed anyway (dist_state.c); this keeps the signatures out of sight.
+ */
+static const char *const citus_log_settings[] = {
+	"citus.log_remote_commands",
+	"citus.log_intermediate_results",
+	"citus.log_local_commands",
+};
+
+/* the settings above off until the returned nest level is closed */
+static int
+quiet_citus_logs(void)
+{
+	int			level = NewGUCNestLevel();
+
+	for (int i = 0; i < lengthof(citus_log_settings); i++)
+		if (GetConfigOption(citus_log_settings[i], true, false) != NULL)
+			(void) set_config_option(citus_log_settings[i], "off", PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
 /* run the inner statement through Citus into a tuplestore */
 static Tuplestorestate *
 run_inner(Query *inner, EState *estate)
@@ -446,6 +472,7 @@ run_inner(Query *inner, EState *estate)
 	DestReceiver *dest = CreateDestReceiver(DestTuplestore);
 	PlannedStmt *stmt;
 	QueryDesc  *qd;
+	int			guc_level = quiet_citus_logs();
 
 	SetTuplestoreDestReceiverParams(dest, store, CurrentMemoryContext, false, NULL, NULL);
 	dp_dist_set_inner(true);
@@ -465,6 +492,8 @@ run_inner(Query *inner, EState *estate)
 		dp_dist_set_inner(false);
 	}
 	PG_END_TRY();
+	/* on an error the transaction's abort restores the settings */
+	AtEOXact_GUC(true, guc_level);
 	dest->rDestroy(dest);
 	return store;
 }
