@@ -6,9 +6,11 @@
  * A signed fragment (dist_token.c) is valid until its expiry; within that
  * time whoever saw its text (a role can read its own statements in
  * pg_stat_activity on a worker) could send it again, with another filter,
- * and read exact partial states.  So each node remembers, in shared
- * memory, the (nonce, shard) pairs it has accepted until they expire, and
- * refuses a pair it has seen: one statement reads each shard once.  The
+ * and obtain partial states (sealed, dist_state.c, but uncharged).  So
+ * each node remembers, in shared memory, the (nonce, shard) pairs it has
+ * accepted until they expire, and refuses a pair it has seen: one
+ * statement reads each shard once (a shard it did not read is left open;
+ * the states are sealed for that reason).  The
  * table is a fixed array: a pair is stored in a free or expired entry;
  * when every entry holds a live pair the fragment is refused (fail closed:
  * the statement fails, nothing is released) with a hint to lower

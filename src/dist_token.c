@@ -18,7 +18,12 @@
  * accumulation units and the node group of every shard, so a token cannot
  * be moved to another table, to other units, to a shard's new node after a
  * shard move, or used after it expired; dist_replay.c makes it single use
- * per shard.  Tags are compared in constant time.
+ * per shard.  Tags are compared in constant time.  The signature covers
+ * neither the fragment's filter nor the shards the statement reads (Citus
+ * writes the shard queries after the coordinator signed, and prunes
+ * shards), so a fragment sent again on a shard its statement did not read,
+ * or with another filter, is accepted: the states it yields are sealed
+ * (dist_state.c), which makes them useless to whoever is not a node.
  *
  * Text form, fields separated by ':' (names and bounds hex-encoded):
  *   dpf1:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:tag
