@@ -14,7 +14,13 @@ Checks (one line each, then "citus: N passed, M failed"):
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
     a fragment reading a function instead of the shard, a forged signature; the coordinator refuses dist_run called by hand and
-    a partial sum with a signature from Citus's log of remote commands;
+    a partial sum with a signature read in a worker's pg_stat_activity;
+  - the analyst's attacks on the signed fragments of its own statements:
+    citus.log_remote_commands shows none; one read in pg_stat_activity on a
+    worker while the statement's session goes on, from a router query, sent
+    again on a shard the statement did not read, as is and with another
+    filter, yields sealed states only (encrypted, all of one length), and a
+    sealed state altered or in the plain form is refused;
   - after a shard move, a fragment signed before it is refused on the
     shard's new node, and statements are charged once each;
   - a worker stopped while a statement waits for it: the statement fails,
@@ -296,15 +302,85 @@ for name, app in (("a DP aggregate on a worker", None),
           f"{err} / {err2}")
 
 
-def capture_fragment(sql):
-    """the first fragment with a signature that a statement sends, as SQL"""
-    rc, out, err = psql(COORD, "SET citus.log_remote_commands = on; SET dp_agg.epsilon = 1e9; " + sql)
-    for line in err.splitlines():
-        m = re.match(r"NOTICE:\s+issuing (SELECT .*dpf1.*)$", line)
-        if m:
-            return m.group(1)
-    raise RuntimeError("no signed fragment in the log: " + err[:500])
+def capture_fragment(sql, user="analyst"):
+    """a signed fragment of a statement of user's, as the attack reads it: in
+    pg_stat_activity on a worker (the fragment runs as the user's own role,
+    and Citus's cached connection shows its last command while idle), while
+    the user's session goes on; the fragment's shard is read by then"""
+    env = dict(os.environ, PGAPPNAME="dp_agg_citus_test")
+    stmt = subprocess.Popen(["psql", "-XAtq", "-h", top, "-p", str(COORD), "-U", user, "-d",
+                             "postgres", "-c", "SET dp_agg.epsilon = 1e9", "-c", sql,
+                             "-c", "SELECT pg_sleep(60)"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        for _ in range(300):   # at most 30 s
+            for port in (W1, W2):
+                rc, out, err = psql(port, "SELECT query FROM pg_stat_activity WHERE usename = "
+                                    "current_user AND pid <> pg_backend_pid() AND query LIKE "
+                                    "'%dpf1:%' LIMIT 1", user=user)
+                if rc == 0 and out:
+                    return out
+            time.sleep(0.1)
+    finally:
+        # end the session on the coordinator (its pg_sleep outlives psql) and
+        # wait until its connections to the workers are gone, so that the
+        # next capture cannot see this statement's fragments
+        q(COORD, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = "
+                 f"'{user}' AND query = 'SELECT pg_sleep(60)'")
+        stmt.wait()
+        for _ in range(100):
+            if all(q(port, "SELECT count(*) FROM pg_stat_activity WHERE usename = "
+                           f"'{user}'") == "0" for port in (W1, W2)):
+                break
+            time.sleep(0.1)
+    raise RuntimeError("no signed fragment in pg_stat_activity on the workers")
 
+
+SEALED = re.compile(r"^dps1:[0-9a-f]+$")
+
+
+def sealed_states(out):
+    """the states of a replay's output, each sealed (None if one is not)"""
+    states = [cell for row in rows(out) for cell in row if cell.startswith("dps")]
+    return states if states and all(SEALED.match(s) for s in states) else None
+
+
+# ---------- the signed fragment seen by the analyst, replayed ----------
+
+rc, out, err = analyst(COORD, "SET citus.log_remote_commands = on; "
+                       "SET citus.log_local_commands = on; SELECT dp_count(*) FROM t WHERE id = 7")
+check("refused: citus.log_remote_commands shows no signed fragment",
+      rc == 0 and out == "1" and "dpf1" not in err and "dpf1" not in out, err or out)
+
+# a router query reads one shard; the signature names every shard of t
+frag = capture_fragment("SELECT dp_count(*), dp_sum(v, 0, 100) FROM t WHERE id = 7")
+read = re.search(r"FROM public\.t_(\d+)", frag).group(1)
+holder = int(q(COORD, f"SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = {read}"))
+unread = q(COORD, f"SELECT min(shardid) FROM pg_dist_shard_placement WHERE nodeport = {holder} "
+                  f"AND shardid <> {read} AND shardid IN (SELECT shardid FROM pg_dist_shard "
+                  "WHERE logicalrelid = 't'::regclass)")
+replay = re.sub(r"FROM public\.t_\d+ t WHERE .*$", f"FROM public.t_{unread} t", frag)
+rc, out, err = psql(holder, replay, user="analyst")
+states = sealed_states(out) if rc == 0 else None
+check("a router query's fragment replayed on a shard it did not read yields sealed states only",
+      (rc != 0 and out == "") or (states is not None and len(states) == 2), err or out)
+replay2 = re.sub(r"FROM public\.t_\d+ t WHERE .*$", f"FROM public.t_{unread} t WHERE v < 50",
+                 frag)
+rc, out, err = psql(holder, replay2, user="analyst")
+states2 = sealed_states(out) if rc == 0 else None
+check("a router query's fragment replayed with another filter yields sealed states only",
+      (rc != 0 and out == "") or
+      (states2 is not None and {len(x) for x in states + states2} == {len(states[0])}),
+      err or out)
+if states:
+    tampered = states[0][:-1] + ("0" if states[0][-1] != "0" else "1")
+    rc, out, err = psql(holder, f"SELECT '{tampered}'::dp_agg.dist_state", user="analyst")
+    check("refused: an altered sealed state",
+          rc != 0 and "not sealed by a node of this cluster" in err, err or out)
+rc, out, err = psql(holder, "SELECT '1:0:" + "0" * 32 + ":0:0:5:0.5'::dp_agg.dist_state",
+                    user="analyst")
+check("refused: a partial state in the plain form", rc != 0 and "not a sealed state" in err,
+      err or out)
 
 frag = capture_fragment("SELECT g, dp_count(*), dp_sum(v, 0, 100) FROM t GROUP BY g")
 shard = re.search(r"FROM public\.t_(\d+)", frag).group(1)
@@ -321,7 +397,7 @@ rc, out, err = psql(holder, f"SELECT dp_agg.sum('x', v) FROM t_{shard}", user="a
 check("refused: the partial dp_agg.sum without a signature", rc != 0 and out == "", err)
 rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf1:[^']*)'", frag).group(1) +
                     "', v) FROM t", user="analyst")
-check("refused: a signature from Citus's log sent through the coordinator",
+check("refused: a signature from a worker's pg_stat_activity sent through the coordinator",
       rc != 0 and "cannot be called directly" in err, err or out)
 rc, out, err = psql(COORD, "SELECT * FROM dp_agg.dist_run('x') AS s(a int)", user="analyst")
 check("refused: dist_run called by hand", rc != 0 and "cannot be called directly" in err, err)
@@ -332,7 +408,7 @@ frag = capture_fragment("SELECT dp_count(*) FROM t")
 shard = re.search(r"FROM public\.t_(\d+)", frag).group(1)
 holder = int(q(COORD, f"SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = {shard}"))
 other = W2 if holder == W1 else W1
-rc, out, err = psql(holder, re.sub(r"FROM public\.t_\d+ t WHERE true", "FROM generate_series(1, 5) t",
+rc, out, err = psql(holder, re.sub(r"FROM public\.t_\d+ t\b.*$", "FROM generate_series(1, 5) t",
                                    frag))
 check("refused: a signed fragment that reads a function instead of the shard",
       rc != 0 and "something else than a table" in err, err or out)
