@@ -36,7 +36,12 @@ OBJS = \
 	src/protect_stats.o \
 	src/protect_api.o \
 	src/selection_mechanism.o \
-	src/selection.o
+	src/selection.o \
+	src/dist_token.o \
+	src/dist_replay.o \
+	src/dist_state.o \
+	src/dist_plan.o \
+	src/dist_exec.o
 
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \

@@ -31,7 +31,13 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
+#include "catalog/pg_type.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+
 #include "compat.h"
+#include "dist_exec.h"
+#include "dist_state.h"
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
@@ -55,6 +61,9 @@ PG_FUNCTION_INFO_V1(dp_avg_float_final);
 PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
+PG_FUNCTION_INFO_V1(dp_dist_trans);
+PG_FUNCTION_INFO_V1(dp_dist_combine);
+PG_FUNCTION_INFO_V1(dp_dist_release);
 
 /*
  * Transition state.  New fields (per-unit contribution bounds, say) go at
@@ -194,29 +203,25 @@ dp_sum_float8_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-Datum
-dp_sum_numeric_trans(PG_FUNCTION_ARGS)
+static void
+accumulate_numeric(DpAggState *st, Datum d)
 {
-	DpAggState *st = GET_STATE();
 	const DpRelease *r = st->release;
 	Numeric		v;
 	int64		units;
 
-	if (PG_ARGISNULL(1))
-		PG_RETURN_POINTER(st);
-
 	/* the common case, read in place (see numeric_units.c) */
-	if (dp_numeric_units(PG_GETARG_DATUM(1), r->row_grid_exp, &units))
+	if (dp_numeric_units(d, r->row_grid_exp, &units))
 	{
 		st->sum += Min(Max(units, r->lo_units), r->hi_units);
 		st->count++;
-		PG_RETURN_POINTER(st);
+		return;
 	}
 
 	/* the rest with numeric arithmetic (NaN is skipped, infinities clamped) */
-	v = PG_GETARG_NUMERIC(1);
+	v = DatumGetNumeric(d);
 	if (numeric_is_nan(v))
-		PG_RETURN_POINTER(st);
+		return;
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 										  NumericGetDatum(r->lower_num))) < 0)
 		v = r->lower_num;
@@ -225,6 +230,15 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 		v = r->upper_num;
 	st->sum += dp_round_numeric(v, r->row_mult_num);
 	st->count++;
+}
+
+Datum
+dp_sum_numeric_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_numeric(st, PG_GETARG_DATUM(1));
 	PG_RETURN_POINTER(st);
 }
 
@@ -380,6 +394,35 @@ count_units(const DpAggState *st, const DpRelease *r)
 	return (int128) st->count << (-r->count.grid_exp);
 }
 
+/* draw the noise of a state's releases, once */
+static void
+draw_noise(DpAggState *st, const DpRelease *r)
+{
+	if (st->released)
+		return;
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			break;
+		case DP_SUM:
+			st->noisy_sum = st->sum + dp_noise_draw(&r->sum);
+			break;
+		case DP_AVG:
+			/* both draws always happen: the work is the same for any data */
+			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			st->noisy_sum = 2 * st->sum -
+				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
+				dp_noise_draw(&r->sum);
+			break;
+		case DP_SELECT:
+			st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
+			break;
+	}
+	st->released = true;
+}
+
 /*
  * The state to release, with its noise drawn (once).  An empty input gives
  * a NULL state: the release is then the noise alone.
@@ -408,31 +451,7 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 	else
 		st = (DpAggState *) PG_GETARG_POINTER(0);
 	check_units(st, r);
-
-	if (!st->released)
-	{
-		switch (r->call.kind)
-		{
-			case DP_COUNT_STAR:
-			case DP_COUNT:
-				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-				break;
-			case DP_SUM:
-				st->noisy_sum = st->sum + dp_noise_draw(&r->sum);
-				break;
-			case DP_AVG:
-				/* both draws always happen: the work is the same for any data */
-				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-				st->noisy_sum = 2 * st->sum -
-					(int128) st->count * ((int128) r->lo_units + r->hi_units) +
-					dp_noise_draw(&r->sum);
-				break;
-			case DP_SELECT:
-				st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
-				break;
-		}
-		st->released = true;
-	}
+	draw_noise(st, r);
 	*rp = r;
 	return st;
 }
@@ -509,6 +528,31 @@ units_to_int64(int128 units, int k)
 	return saturate_int64(units);
 }
 
+/* the released values, from a state whose noise is drawn */
+static Datum
+count_value(const DpAggState *st, const DpRelease *r)
+{
+	return Int64GetDatum(units_to_int64(st->noisy_count, r->count.grid_exp));
+}
+
+static Datum
+sum_int_value(const DpAggState *st, const DpRelease *r)
+{
+	return Int64GetDatum(units_to_int64(st->noisy_sum, r->sum.grid_exp));
+}
+
+static Datum
+sum_float_value(const DpAggState *st, const DpRelease *r)
+{
+	return Float8GetDatum(units_to_double(st->noisy_sum, r->sum.grid_exp));
+}
+
+static Datum
+sum_numeric_value(const DpAggState *st, const DpRelease *r)
+{
+	return NumericGetDatum(units_to_numeric(st->noisy_sum, r->sum.grid_exp));
+}
+
 Datum
 dp_count_final(PG_FUNCTION_ARGS)
 {
@@ -516,7 +560,7 @@ dp_count_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_INT64(units_to_int64(st->noisy_count, r->count.grid_exp));
+	PG_RETURN_DATUM(count_value(st, r));
 }
 
 Datum
@@ -526,7 +570,7 @@ dp_sum_int_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_INT64(units_to_int64(st->noisy_sum, r->sum.grid_exp));
+	PG_RETURN_DATUM(sum_int_value(st, r));
 }
 
 Datum
@@ -536,7 +580,7 @@ dp_sum_float_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_FLOAT8(units_to_double(st->noisy_sum, r->sum.grid_exp));
+	PG_RETURN_DATUM(sum_float_value(st, r));
 }
 
 Datum
@@ -546,19 +590,16 @@ dp_sum_numeric_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_NUMERIC(units_to_numeric(st->noisy_sum, r->sum.grid_exp));
+	PG_RETURN_DATUM(sum_numeric_value(st, r));
 }
 
 /*
  * dp_avg: midpoint + (noisy centred sum) / (noisy count), clamped to
  * [lower, upper]; the midpoint when the noisy count is below 1.
  */
-Datum
-dp_avg_float_final(PG_FUNCTION_ARGS)
+static Datum
+avg_float_value(const DpAggState *st, const DpRelease *r)
 {
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
 	double		lower,
 				upper,
 				count,
@@ -588,7 +629,17 @@ dp_avg_float_final(PG_FUNCTION_ARGS)
 		if (est > upper)
 			est = upper;
 	}
-	PG_RETURN_FLOAT8(est);
+	return Float8GetDatum(est);
+}
+
+Datum
+dp_avg_float_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_DATUM(avg_float_value(st, r));
 }
 
 static int
@@ -597,12 +648,9 @@ cmp_num(Numeric a, Numeric b)
 	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(a), NumericGetDatum(b)));
 }
 
-Datum
-dp_avg_numeric_final(PG_FUNCTION_ARGS)
+static Datum
+avg_numeric_value(const DpAggState *st, const DpRelease *r)
 {
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
 	Numeric		half = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum("0.5"),
 														   ObjectIdGetDatum(InvalidOid),
 														   Int32GetDatum(-1)));
@@ -627,7 +675,207 @@ dp_avg_numeric_final(PG_FUNCTION_ARGS)
 		if (cmp_num(est, r->upper_num) > 0)
 			est = r->upper_num;
 	}
-	PG_RETURN_NUMERIC(est);
+	return NumericGetDatum(est);
+}
+
+Datum
+dp_avg_numeric_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_DATUM(avg_numeric_value(st, r));
+}
+
+/* ---------- DP statements on Citus tables (dist_plan.c, dist_exec.c) ---------- */
+
+static void
+not_in_aggregate(const char *fname)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s may only run inside the DP statements dp_agg makes for Citus tables", fname),
+			 errdetail("It accumulates or releases the partial states of a signed fragment.")));
+}
+
+/*
+ * dp_agg.sum(spec [, value]) on a worker: the rows and the clamped
+ * sum of a signed fragment, in the units its ticket gives (a ticket exists
+ * only for a verified signature); the state is modified in place.
+ */
+Datum
+dp_dist_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+	DpDistState *ds;
+	DpAggState	st;
+	const DpRelease *r;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		not_in_aggregate("dp_agg.dist_transfn");
+	if (PG_ARGISNULL(0))
+	{
+		r = dp_release_for_call(fcinfo, "dp_agg.sum");
+		if (r->dist_nonce == NULL)
+			not_in_aggregate("dp_agg.dist_transfn");
+		ds = dp_dist_state_new(aggcontext, r->call.kind, r->dist_nonce, r->fingerprint);
+		ds->release = r;
+	}
+	else
+	{
+		ds = (DpDistState *) PG_GETARG_POINTER(0);
+		r = ds->release;
+		if (r == NULL)
+			not_in_aggregate("dp_agg.dist_transfn");
+	}
+
+	if (r->call.kind == DP_COUNT_STAR)
+		ds->count++;
+	else if (PG_NARGS() < 3 || PG_ARGISNULL(2))
+		PG_RETURN_POINTER(ds);
+	else if (r->call.kind == DP_COUNT)
+	{
+		if (PG_GETARG_BOOL(2))
+			ds->count++;
+	}
+	else
+	{
+		memset(&st, 0, sizeof(st));
+		st.release = r;
+		st.count = ds->count;
+		st.sum = ds->sum;
+		switch (r->call.valtype)
+		{
+			case INT2OID:
+				accumulate_int(&st, PG_GETARG_INT16(2));
+				break;
+			case INT4OID:
+				accumulate_int(&st, PG_GETARG_INT32(2));
+				break;
+			case INT8OID:
+				accumulate_int(&st, PG_GETARG_INT64(2));
+				break;
+			case FLOAT4OID:
+				accumulate_float(&st, PG_GETARG_FLOAT4(2));
+				break;
+			case FLOAT8OID:
+				accumulate_float(&st, PG_GETARG_FLOAT8(2));
+				break;
+			default:
+				accumulate_numeric(&st, PG_GETARG_DATUM(2));
+				break;
+		}
+		ds->count = st.count;
+		ds->sum = st.sum;
+	}
+	PG_RETURN_POINTER(ds);
+}
+
+static void
+check_same_run(const DpDistState *a, const DpDistState *b)
+{
+	if (a->kind != b->kind || a->fingerprint != b->fingerprint ||
+		memcmp(a->nonce, b->nonce, DP_NONCE_LEN) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("partial states of DP aggregates of different statements cannot be combined"),
+				 errdetail("The states have different nonces or units.")));
+}
+
+/*
+ * dp_agg.sum(dp_agg.dist_state) on the coordinator: the sum of the states
+ * of the same statement and units
+ */
+Datum
+dp_dist_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+	DpDistState *s1;
+	DpDistState *s2;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		not_in_aggregate("dp_agg.dist_combinefn");
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	s2 = (DpDistState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	if (PG_ARGISNULL(0))
+	{
+		s1 = MemoryContextAlloc(aggcontext, sizeof(DpDistState));
+		memcpy(s1, s2, sizeof(DpDistState));
+		s1->release = NULL;
+		PG_RETURN_POINTER(s1);
+	}
+	s1 = (DpDistState *) PG_GETARG_POINTER(0);
+	check_same_run(s1, s2);
+	s1->count += s2->count;
+	s1->sum += s2->sum;
+	PG_RETURN_POINTER(s1);
+}
+
+/*
+ * dp_agg.dist_release(state, call, NULL::type) on the coordinator: the
+ * noisy release of one call for one group, drawn once (dp_dist_slot keeps
+ * it), converted as the call's final function converts it.
+ */
+Datum
+dp_dist_release(PG_FUNCTION_ARGS)
+{
+	DpDistState *ds;
+	DpDistSlot *slot;
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	const DpRelease *r;
+	DpAggState	st;
+	Datum		v;
+	int16		typlen;
+	bool		typbyval;
+	Oid			restype;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		not_in_aggregate("dp_agg.dist_release");
+	ds = (DpDistState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	r = dp_dist_slot(ds, PG_GETARG_INT32(1), &slot, &cxt);
+	if (slot->done)
+		PG_RETURN_DATUM(slot->value);
+
+	memset(&st, 0, sizeof(st));
+	st.release = r;
+	st.fingerprint = ds->fingerprint;
+	st.count = ds->count;
+	st.sum = ds->sum;
+	restype = r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT ? INT8OID :
+		r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID :
+		r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT ? INT8OID : FLOAT8OID;
+	if (get_fn_expr_rettype(fcinfo->flinfo) != restype)
+		not_in_aggregate("dp_agg.dist_release");
+	draw_noise(&st, r);
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			v = count_value(&st, r);
+			break;
+		case DP_SUM:
+			v = r->call.vclass == DP_VALUE_INT ? sum_int_value(&st, r) :
+				r->call.vclass == DP_VALUE_FLOAT ? sum_float_value(&st, r) :
+				sum_numeric_value(&st, r);
+			break;
+		default:
+			v = r->call.vclass == DP_VALUE_NUMERIC ? avg_numeric_value(&st, r) :
+				avg_float_value(&st, r);
+			break;
+	}
+	get_typlenbyval(restype, &typlen, &typbyval);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	slot->value = datumCopy(v, typbyval, typlen);
+	MemoryContextSwitchTo(oldcxt);
+	slot->done = true;
+	PG_RETURN_DATUM(slot->value);
 }
 
 /* true to release the group (one draw per group, selection_mechanism.c) */

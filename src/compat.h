@@ -88,4 +88,16 @@
 #define MAT_SRF_USE_EXPECTED_DESC SRF_SINGLE_USE_EXPECTED
 #endif
 
+/* ExecutorRun lost its execute_once argument in 18 (dist_exec.c) */
+#if PG_VERSION_NUM >= 180000
+#define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0)
+#else
+#define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0, true)
+#endif
+
+/* the varlena macros left postgres.h in 16 (dist_state.c) */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */

@@ -17,6 +17,7 @@
 
 #include "budget.h"
 #include "catalog.h"
+#include "dist_replay.h"
 #include "guc.h"
 #include "hooks.h"
 #include "protect.h"
@@ -36,4 +37,5 @@ _PG_init(void)
 	dp_protect_init();
 	dp_hooks_init();
 	dp_budget_init();
+	dp_replay_init();
 }

@@ -44,6 +44,11 @@ static const struct config_enum_entry group_keys_options[] = {
 double		dp_guc_protected_min_epsilon = 0.01;
 int			dp_guc_protected_max_row_work = 4096;
 
+/* Issue 14: Citus (dist_token.c, dist_plan.c) */
+char	   *dp_guc_cluster_key_file = NULL;
+bool		dp_guc_citus_worker = false;
+int			dp_guc_fragment_ttl_s = 60;
+
 static bool
 check_epsilon(char **newval, void **extra, GucSource source)
 {
@@ -213,6 +218,34 @@ dp_guc_init(void)
 							4096, 16, PG_INT32_MAX,
 							PGC_SUSET,
 							0,
+							NULL, NULL, NULL);
+
+	/* Issue 14: Citus */
+	DefineCustomStringVariable("dp_agg.cluster_key_file",
+							   "File holding the key the nodes of a Citus cluster share to sign fragments.",
+							   "Empty (the default): DP statements on Citus tables are refused.",
+							   &dp_guc_cluster_key_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("dp_agg.citus_worker",
+							 "This node is a Citus worker: it refuses every DP aggregate but signed fragments.",
+							 NULL,
+							 &dp_guc_citus_worker,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.fragment_ttl",
+							"How long the signature of a fragment of a DP statement stays valid.",
+							"A worker refuses a fragment signed longer ago.",
+							&dp_guc_fragment_ttl_s,
+							60, 1, 3600,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
 	/* a postmaster setting may only be defined while preloading */

@@ -25,6 +25,11 @@ extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
 
+/* Issue 14: Citus */
+extern char *dp_guc_cluster_key_file;
+extern bool dp_guc_citus_worker;
+extern int	dp_guc_fragment_ttl_s;
+
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
 extern bool dp_guc_selection(double *epsilon, double *delta);

@@ -31,7 +31,10 @@
 
 #include "budget.h"
 #include "compat.h"
+#include "dist_exec.h"
+#include "dist_plan.h"
 #include "guard.h"
+#include "guc.h"
 #include "hooks.h"
 #include "price.h"
 #include "protect.h"
@@ -51,11 +54,34 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
+	Oid			citus_relid;
+	bool		grouped = parse->groupClause != NIL || parse->groupingSets != NIL;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	parse = dp_dist_rewrite(parse, &citus_relid);
+	if (OidIsValid(citus_relid))
+	{
+		if (dp_relation_protected(citus_relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP statements on protected Citus tables are not supported"),
+					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
+					 errhint("Keep protected tables local, or undistribute the table.")));
+		/*
+		 * The private selection counts a group's rows where its DP
+		 * aggregates run; on a Citus table the coordinator sees one row per
+		 * group and worker, so the selection is not built there yet.
+		 */
+		if (grouped && dp_guc_group_keys == DP_GROUP_KEYS_PRIVATE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("private selection of GROUP BY keys is not supported on Citus tables"),
+					 errdetail("A DP statement with GROUP BY releases its groups only through private selection, which dp_agg does not yet compute over distributed tables."),
+					 errhint("SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+	}
 	/* without a privacy unit, a unit is a row, in one group */
-	if (dp_query_has_dp(parse))
+	else if (dp_query_has_dp(parse))
 		dp_selection_rewrite(parse, 1);
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
@@ -77,6 +103,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	MemoryContext oldcxt;
 	List	   *releases;
+	List	   *fragments;
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
 
@@ -101,15 +128,19 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 	oldcxt = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
 	releases = dp_price_plan(queryDesc->plannedstmt, queryDesc->params, !worker);
+	/* DP statements on Citus tables: priced here, fragments on workers */
+	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
+	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt);
 	MemoryContextSwitchTo(oldcxt);
-	if (releases == NIL)
+	if (releases == NIL && fragments == NIL)
 		return;
 
 	if (protect.untrusted && !worker)
 		dp_protect_check_epsilon(releases);
-	if (!worker)
+	/* a fragment is paid for on the coordinator: no charge here */
+	if (!worker && releases != NIL)
 		dp_charge(queryDesc, releases);
-	dp_register_releases(queryDesc->estate, releases);
+	dp_register_releases(queryDesc->estate, list_concat(releases, fragments));
 }
 
 static bool

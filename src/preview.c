@@ -48,6 +48,7 @@
 #include "calibrate.h"
 #include "compat.h"
 #include "describe.h"
+#include "dist_exec.h"
 #include "price.h"
 #include "protect_check.h"
 #include "release_rdp.h"
@@ -240,6 +241,7 @@ dp_preview(PG_FUNCTION_ARGS)
 
 	stmt = plan_statement(query, &untrusted);
 	releases = dp_price_plan(stmt, NULL, true);
+	releases = list_concat(releases, dp_dist_price(stmt, NULL));	/* Citus tables */
 	/* the floor on epsilon of untrusted roles, as at execution */
 	if (untrusted)
 		dp_protect_check_epsilon(releases);

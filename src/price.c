@@ -15,6 +15,7 @@
 
 #include "calibrate.h"
 #include "guard.h"
+#include "guc.h"
 #include "joint.h"
 #include "price.h"
 
@@ -32,6 +33,12 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 
 	dp_work_limit(0);
 	calls = dp_guard_plan(stmt, validate);
+	if (calls != NIL && dp_guc_citus_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("DP aggregates are not allowed on a Citus worker"),
+				 errdetail("Budgets are kept and charged on the coordinator only; a worker computes partial states for signed fragments only."),
+				 errhint("Connect to the coordinator.")));
 
 	foreach(lc, calls)
 	{

@@ -3,8 +3,8 @@
  * random.c
  *	  Uniform random bits for the noise samplers, from OpenSSL's DRBG.
  *
- * This is the only file of dp_agg that includes OpenSSL, and the only source
- * of randomness of every sampler.  There is no fallback: if OpenSSL cannot
+ * This is the only source of randomness of every sampler (dist_token.c uses
+ * OpenSSL for HMAC only).  There is no fallback: if OpenSSL cannot
  * deliver, the caller gets an ERROR and nothing is released.  There is no
  * seed, and nothing here can be influenced from SQL.
  *

@@ -58,6 +58,16 @@ dp_register_releases(EState *estate, List *releases)
 	executions = ex;
 }
 
+/* The tickets registered for an execution (NIL if none). */
+List *
+dp_execution_releases(EState *estate)
+{
+	for (DpExecution *ex = executions; ex != NULL; ex = ex->next)
+		if (ex->estate == estate)
+			return ex->releases;
+	return NIL;
+}
+
 /*
  * The ticket of the DP aggregate call that fcinfo belongs to, cached in
  * fn_extra.  ERROR (fail closed) if there is none.

@@ -581,6 +581,15 @@ plan_selection(DpRelease *r, Aggref *args_from)
 /* seed of the fingerprint hash: "dpag" in ASCII */
 #define FINGERPRINT_SEED 0x64706167
 
+/* identifies the units a state is accumulated in */
+static uint64
+units_fingerprint(const DpRelease *r)
+{
+	int64		fp[5] = {r->call.kind, r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units};
+
+	return hash_bytes_extended((const unsigned char *) fp, sizeof(fp), FINGERPRINT_SEED);
+}
+
 /*
  * The ticket of one DP aggregate call: aggref is the call the executor
  * evaluates, args_from the Aggref holding its arguments (itself, or for a
@@ -620,12 +629,44 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	else
 		plan_sum_noise(r, args_from, params);
 
-	{
-		int64		fp[5] = {info->kind, info->vclass, r->row_grid_exp, r->lo_units, r->hi_units};
+	r->fingerprint = units_fingerprint(r);
+	return r;
+}
 
-		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
-											 FINGERPRINT_SEED);
+/*
+ * The ticket of a call in a signed fragment of a DP statement on a Citus
+ * table (dist_exec.c): the accumulation units the coordinator chose, from
+ * the bounds (as datums of the value type) and the row grid 2^k.  It is
+ * never finalized: workers accumulate, the coordinator releases.
+ */
+DpRelease *
+dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper, int k)
+{
+	DpRelease  *r = palloc0(sizeof(DpRelease));
+	double		log2_span,
+				log2_max;
+
+	r->call = *info;
+	r->sampling = dp_no_sampling;
+	if (info->kind == DP_SUM || info->kind == DP_AVG)
+	{
+		switch (info->vclass)
+		{
+			case DP_VALUE_INT:
+				resolve_int_bounds(r, lower, upper, &log2_span, &log2_max);
+				break;
+			case DP_VALUE_FLOAT:
+				resolve_float_bounds(r, lower, upper, &log2_span, &log2_max);
+				break;
+			case DP_VALUE_NUMERIC:
+				resolve_numeric_bounds(r, lower, upper, &log2_span, &log2_max);
+				break;
+			case DP_VALUE_NONE:
+				elog(ERROR, "dp_agg: bounds on a count");
+		}
+		set_row_grid(r, k);
 	}
+	r->fingerprint = units_fingerprint(r);
 	return r;
 }
 

@@ -77,12 +77,15 @@ typedef struct DpRelease
 								 * releases from the same sample (joint.c) */
 
 	uint64		fingerprint;	/* identifies the accumulation units */
+	const uint8 *dist_nonce;	/* Citus fragments: the statement's nonce */
 } DpRelease;
 
 extern const char *dp_mechanism_name(DpMechanism mech);
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpCallInfo *info, bool finalize,
 									const DpSampling *sampling, ParamListInfo params);
+extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper,
+										  int k);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
 
 #endif							/* DP_AGG_RELEASE_H */

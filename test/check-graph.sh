@@ -18,12 +18,12 @@ cd "$top"
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
 0 compat guc calibrate random
-1 noise catalog budget_row numeric_units rdp_laplace pld
-2 params noise_param grid selection_mechanism
+1 noise catalog budget_row numeric_units rdp_laplace pld dist_token
+2 params noise_param grid selection_mechanism dist_state dist_replay
 3 sampling
 4 release
-5 registry release_rdp describe guard protect joint pld_state
-6 price charger protect_check protect_guard protect_stats selection
+5 registry release_rdp describe guard protect joint pld_state dist_plan
+6 price charger protect_check protect_guard protect_stats selection dist_exec
 7 budget
 8 hooks preview aggregates functions protect_api
 9 dp_agg

@@ -95,3 +95,45 @@ CONF
 dp_stop_cluster() {
     "$DP_PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
 }
+
+# Build Citus from the source the checkout's parent directory holds
+# ($1/../shared/deps/citus: a tarball and a one-line patch for PostgreSQL
+# 15.20, see its README) and install it into PG_CONFIG's tree, for the
+# citus suite (test/citus/check.py).  The build is cached under
+# /var/cache/dp_agg-ci/citus, keyed by the sha256 of the tarball and the
+# patch and by the PostgreSQL it was configured for, so a second run only
+# installs.  Without the tarball it says so and returns: the suite then
+# fails with a clear message.
+DP_CITUS_VERSION=13.2.2
+dp_citus_install() {
+    local deps="$1/../shared/deps/citus"
+    local tarball="$deps/citus-$DP_CITUS_VERSION.tar.gz"
+    local patch="$deps/citus-$DP_CITUS_VERSION-pg15.20.patch"
+    local key cache src
+    if [ ! -f "$tarball" ] || [ ! -f "$patch" ]; then
+        dp_log "no Citus source in $deps: the citus suite will fail"
+        return 0
+    fi
+    local missing=""
+    for p in libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        [ "$(id -u)" = 0 ] || { echo "missing packages:$missing (run as root)" >&2; return 1; }
+        dp_log "installing$missing"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    fi
+    key=$(cat "$tarball" "$patch" | sha256sum | cut -c1-16)-$(echo "$PG_CONFIG $("$PG_CONFIG" --version)" | sha256sum | cut -c1-8)
+    cache=/var/cache/dp_agg-ci/citus/$key
+    src="$cache/citus-$DP_CITUS_VERSION"
+    if [ ! -f "$cache/built" ]; then
+        dp_log "building Citus $DP_CITUS_VERSION (cached in $cache)"
+        rm -rf "$cache" && mkdir -p "$cache"
+        tar xzf "$tarball" -C "$cache"
+        (cd "$src" && patch -s -p1 < "$patch" &&
+            ./configure -q PG_CONFIG="$PG_CONFIG" >/dev/null &&
+            make -s -j2 with_llvm=no >/dev/null 2>&1) || { dp_log "Citus build failed"; return 1; }
+        touch "$cache/built"
+    fi
+    make -C "$src" -s with_llvm=no install >/dev/null
+}

@@ -10,6 +10,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 dp_install_deps
 dp_build_install "$top"
+# Citus for the citus suite (from ../shared/deps/citus; cached)
+if [[ " ${DP_SUITES:-citus} " == *" citus "* ]]; then
+    dp_citus_install "$top" || dp_log "Citus could not be installed: the citus suite will fail"
+fi
 work=$(dp_copy_tree "$top")
 dp_log "running the suites in $work"
 dp_as_postgres bash "$work/test/run-suites.sh"

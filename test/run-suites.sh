@@ -3,7 +3,7 @@
 # a writable copy of the tree; see run-all.sh).  Prints one line per suite
 # and finally "N passed, N failed"; exits non-zero if anything failed.
 # DP_SUITES chooses the suites (default: all of them):
-#   graph regress tap stat reference load fuzz
+#   graph regress tap stat reference load fuzz citus
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -18,7 +18,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 
 total_pass=0
 total_fail=0
-suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz} "
+suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz citus} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed
     printf '%-14s %4d passed, %d failed\n' "$1" "$2" "$3"
@@ -120,6 +120,27 @@ if want fuzz && [ -f test/fuzz/run.py ]; then
         fp=0; ff=1
     fi
     record "fuzz" "$fp" "$ff"
+fi
+
+# Citus: a coordinator and two workers of their own on ports port+2 ..
+# port+4 (test/citus/check.py prints "citus: N passed, M failed"); Citus
+# is built and installed by run-all.sh (test/lib.sh, dp_citus_install)
+if want citus; then
+    if [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+        out=$(timeout 900 python3 test/citus/check.py $((port + 2)) 2>&1)
+        echo "$out"
+        line=$(echo "$out" | grep -E '^citus: [0-9]+ passed, [0-9]+ failed' | tail -1)
+        if [ -n "$line" ]; then
+            cp_=$(echo "$line" | sed -E 's/^citus: ([0-9]+) passed.*/\1/')
+            cf_=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+        else
+            cp_=0; cf_=1
+        fi
+    else
+        echo "citus: Citus is not installed for $PG_CONFIG (no ../shared/deps/citus next to the checkout?)"
+        cp_=0; cf_=1
+    fi
+    record "citus" "$cp_" "$cf_"
 fi
 
 echo "$total_pass passed, $total_fail failed"

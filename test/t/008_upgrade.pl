@@ -14,7 +14,8 @@
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
 # private selection of GROUP BY keys (issue 12) and the calculators of
 # joint calibration and the subsampled Laplace, 'pld' accounting and the
-# column budget.pld (issue 13); a 'pld' role charges after the update.
+# column budget.pld (issue 13), and the objects of DP statements on Citus
+# tables (issue 14); a 'pld' role charges after the update.
 # The database is updated
 # to 0.2, then to 0.3; a new install of 0.3 (0.1 plus the update scripts:
 # there is no dp_agg--0.3.sql) has the same objects as the updated one.
@@ -139,6 +140,7 @@ like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
 like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
 	'0.2 checks the curves of the ledger');
 unlike($objects, qr/dp_select/, '0.2 has no private selection');
+unlike($objects, qr/dist_state/, '0.2 has no objects for Citus');
 
 # then to 0.3, the default version
 $node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
@@ -152,6 +154,7 @@ like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 	'0.3 has the private selection of GROUP BY keys');
 like($objects, qr/function dp_agg\.gaussian_mu\(/,
 	'0.3 has the calculator of joint calibration');
+like($objects, qr/dist_state/, '0.3 has the objects of DP statements on Citus tables');
 like($objects, qr/dp_agg\.budget budget_pld_shape CHECK/,
 	'0.3 checks the releases by kind of the budgets');
 like($objects, qr/dp_agg\.budget budget_accounting_check CHECK .*'pld'/,

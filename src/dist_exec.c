@@ -1,0 +1,839 @@
+/*-------------------------------------------------------------------------
+ *
+ * dist_exec.c
+ *	  DP statements on Citus tables: price, distributed run, fragments.
+ *
+ * On the coordinator (dist_plan.c made the outer statement):
+ *
+ * - dp_dist_price, at executor start, finds the dist_run scan of the plan,
+ *   checks the inner statement it carries (the guard's query check, one
+ *   Citus table, group keys and DP calls only) and that no partial state
+ *   can leave the plan except into dist_release, and makes a ticket for
+ *   every DP call of the inner statement, priced like any other (so the one
+ *   durable charge, before any fragment is sent, covers them, and the
+ *   ledger records the user's statement).
+ * - dist_run, when the scan starts, draws the statement's random nonce,
+ *   replaces each DP call of the inner statement by the partial aggregate
+ *   dp_agg.sum with its signed specification (dist_token.c), and runs it
+ *   through Citus, once.  It gives each group's states a serial number.
+ * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
+ *   nonce: a state of another statement has none) and the slot where its
+ *   release is kept, so a group's release is drawn once however often the
+ *   outer plan evaluates it.
+ *
+ * On a worker (any node that receives a fragment):
+ *
+ * - dp_dist_fragment_releases, at executor start, finds the partial
+ *   aggregates dp_agg.sum(spec [, value]) of the plan, checks each signature, its expiry and that the plan reads shards of the
+ *   signed table only, and makes tickets that accumulate and never
+ *   release.  Nothing is charged on a worker.
+ *
+ * Sampling: TABLESAMPLE BERNOULLI (p) on a distributed table reaches every
+ * shard's fragment; each shard is read by one scan, whose BERNOULLI keeps
+ * each row independently with the same probability q (a fresh seed per
+ * scan without REPEATABLE), and the shards are disjoint, so every row of
+ * the table is kept independently with probability q: the Poisson
+ * subsampling the amplification theorems assume (Balle, Barthe & Gaboardi
+ * 2018, Theorem 8; Steinke 2022, Theorem 29).  The price is computed on the
+ * coordinator as for a local table read once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_collation.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "access/parallel.h"
+#include "executor/executor.h"
+#include "executor/tstoreReceiver.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/clauses.h"
+#include "parser/parsetree.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "catalog.h"
+#include "compat.h"
+#include "dist_exec.h"
+#include "dist_plan.h"
+#include "dist_replay.h"
+#include "dist_token.h"
+#include "guard.h"
+#include "guc.h"
+#include "random.h"
+#include "registry.h"
+
+PG_FUNCTION_INFO_V1(dp_dist_run);
+
+/* ---------- the coordinator's price ---------- */
+
+typedef struct StateCheck
+{
+	Oid			state_type;
+	Oid			run_oid;
+} StateCheck;
+
+static void
+state_escapes(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("partial states of DP aggregates may only be released by dp_agg.dist_release"),
+			 errdetail("A partial state is exact: it must never reach a client.")));
+}
+
+/* partial states flow from the dist_run scan into dist_release only */
+static bool
+state_walker(Node *node, StateCheck *c)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->vartype == c->state_type || v->varattno == InvalidAttrNumber)
+			state_escapes();
+		return false;
+	}
+	if (IsA(node, FuncExpr))
+	{
+		FuncExpr   *f = (FuncExpr *) node;
+
+		if (f->funcid == c->run_oid)
+			state_escapes();
+		if (dp_is_dist_function(f->funcid, "dist_release"))
+		{
+			if (list_length(f->args) != 3 || !IsA(linitial(f->args), Var))
+				state_escapes();
+			return expression_tree_walker((Node *) list_delete_first(list_copy(f->args)),
+										  state_walker, c);
+		}
+	}
+	return expression_tree_walker(node, state_walker, c);
+}
+
+/* the dist_run call a plan node scans, or NULL */
+static FuncExpr *
+run_of_scan(Plan *plan)
+{
+	RangeTblFunction *rtf;
+
+	if (!IsA(plan, FunctionScan) || list_length(((FunctionScan *) plan)->functions) != 1)
+		return NULL;
+	rtf = linitial_node(RangeTblFunction, ((FunctionScan *) plan)->functions);
+	if (!IsA(rtf->funcexpr, FuncExpr) ||
+		!dp_is_dist_function(((FuncExpr *) rtf->funcexpr)->funcid, "dist_run"))
+		return NULL;
+	return (FuncExpr *) rtf->funcexpr;
+}
+
+static void
+collect_runs(Plan *plan, List **runs)
+{
+	FuncExpr   *run;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	run = run_of_scan(plan);
+	if (run != NULL)
+		*runs = lappend(*runs, run);
+	foreach(lc, dp_plan_children(plan))
+		collect_runs(lfirst(lc), runs);
+}
+
+/*
+ * Every expression of the plan but the dist_run calls of its scans: a
+ * state may pass through a node below the top as a bare column (the
+ * planner evaluates the volatile dist_release after a sort), and is used
+ * by dist_release only.
+ */
+static void
+check_states(Plan *plan, StateCheck *c, bool top)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	foreach(lc, plan->targetlist)
+	{
+		Expr	   *e = lfirst_node(TargetEntry, lc)->expr;
+
+		if (top || !IsA(e, Var) || ((Var *) e)->varattno == InvalidAttrNumber)
+			(void) state_walker((Node *) e, c);
+	}
+	(void) state_walker((Node *) plan->qual, c);
+	if (IsA(plan, FunctionScan) && run_of_scan(plan) == NULL)
+		(void) state_walker((Node *) ((FunctionScan *) plan)->functions, c);
+	foreach(lc, dp_plan_children(plan))
+		check_states(lfirst(lc), c, false);
+}
+
+static void
+bad_inner(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("dp_agg.dist_run runs only the statements dp_agg's planner makes")));
+}
+
+static bool
+is_group_key(Query *q, Index ref)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->groupClause)
+		if (lfirst_node(SortGroupClause, lc)->tleSortGroupRef == ref)
+			return true;
+	return false;
+}
+
+/* the inner statement of a dist_run scan, checked */
+static Query *
+inner_of(FuncExpr *run)
+{
+	Const	   *arg = linitial(run->args);
+	Query	   *inner;
+	RangeTblEntry *rte;
+	ListCell   *lc;
+
+	if (list_length(run->args) != 1 || !IsA(arg, Const) || arg->constisnull)
+		bad_inner();
+	inner = (Query *) stringToNode(TextDatumGetCString(arg->constvalue));
+	if (!IsA(inner, Query) || inner->commandType != CMD_SELECT || inner->havingQual != NULL ||
+		list_length(inner->rtable) != 1 || !inner->hasAggs)
+		bad_inner();
+	rte = linitial_node(RangeTblEntry, inner->rtable);
+	if (rte->rtekind != RTE_RELATION || !dp_is_citus_table(rte->relid))
+		bad_inner();
+	dp_guard_query(inner);
+	foreach(lc, inner->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (IsA(tle->expr, Aggref) && dp_lookup_call(((Aggref *) tle->expr)->aggfnoid) != NULL)
+			continue;
+		/* a group key, with no aggregate in it */
+		if (tle->ressortgroupref == 0 || contain_agg_clause((Node *) tle->expr) ||
+			!is_group_key(inner, tle->ressortgroupref))
+			bad_inner();
+	}
+	return inner;
+}
+
+/*
+ * Tickets of the DP calls of the dist_run scans of a plan (NIL if it has
+ * none), finalized on the coordinator; ERROR on a Citus worker.
+ */
+List *
+dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
+{
+	StateCheck	c;
+	List	   *runs = NIL;
+	List	   *releases = NIL;
+	ListCell   *lc;
+	Oid			argtype = TEXTOID;
+
+	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
+		return NIL;
+	collect_runs(stmt->planTree, &runs);
+	foreach(lc, stmt->subplans)
+		collect_runs(lfirst(lc), &runs);
+	if (runs == NIL)
+		return NIL;
+	c.state_type = dp_dist_state_type();
+	c.run_oid = dp_dist_func("dist_run", 1, &argtype);
+	check_states(stmt->planTree, &c, true);
+	foreach(lc, stmt->subplans)
+		check_states(lfirst(lc), &c, true);
+	if (dp_guc_citus_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("DP aggregates are not allowed on a Citus worker"),
+				 errdetail("Budgets are kept and charged on the coordinator only; a worker computes partial states for signed fragments only."),
+				 errhint("Connect to the coordinator.")));
+
+	foreach(lc, runs)
+	{
+		FuncExpr   *run = lfirst(lc);
+		Query	   *inner = inner_of(run);
+		RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
+		ListCell   *lc2;
+
+		foreach(lc2, inner->targetList)
+		{
+			TargetEntry *tle = lfirst(lc2);
+			DpSampling	sampling = dp_no_sampling;
+			DpRelease  *r;
+
+			if (!IsA(tle->expr, Aggref))
+				continue;
+			if (rte->tablesample != NULL)
+			{
+				sampling.sampled = true;
+				sampling.tablesample = rte->tablesample;
+				sampling.nscans = 1;
+			}
+			r = dp_release_create((Aggref *) tle->expr, (Aggref *) tle->expr,
+								  dp_lookup_call(((Aggref *) tle->expr)->aggfnoid), true,
+								  &sampling, params);
+			r->agg_node = run;
+			releases = lappend(releases, r);
+		}
+	}
+	return releases;
+}
+
+/* ---------- the coordinator's run ---------- */
+
+typedef struct DistRun
+{
+	uint8		nonce[DP_NONCE_LEN];
+	EState	   *estate;
+	const void *run;			/* the dist_run call */
+	const DpRelease **tickets;
+	int			ncalls;
+	HTAB	   *slots;
+	MemoryContext cxt;
+	struct DistRun *next;
+	MemoryContextCallback callback;
+} DistRun;
+
+static DistRun *runs = NULL;
+
+static void
+forget_run(void *arg)
+{
+	for (DistRun **p = &runs; *p != NULL; p = &(*p)->next)
+	{
+		if (*p == arg)
+		{
+			*p = (*p)->next;
+			return;
+		}
+	}
+}
+
+static DistRun *
+new_run(EState *estate, const void *run_expr, List *tickets)
+{
+	DistRun    *dr;
+	HASHCTL		ctl;
+	int			i = 0;
+	ListCell   *lc;
+
+	for (dr = runs; dr != NULL; dr = dr->next)
+		if (dr->estate == estate && dr->run == run_expr)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the distributed part of a DP statement cannot run twice"),
+					 errdetail("It was priced and charged for one run.")));
+
+	dr = MemoryContextAllocZero(estate->es_query_cxt, sizeof(DistRun));
+	dp_random_fill(dr->nonce, DP_NONCE_LEN);
+	dr->estate = estate;
+	dr->run = run_expr;
+	dr->cxt = estate->es_query_cxt;
+	dr->ncalls = list_length(tickets);
+	dr->tickets = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
+	foreach(lc, tickets)
+		dr->tickets[i++] = lfirst(lc);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = offsetof(DpDistSlot, done);
+	ctl.entrysize = sizeof(DpDistSlot);
+	ctl.hcxt = dr->cxt;
+	dr->slots = hash_create("dp_agg releases", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	dr->callback.func = forget_run;
+	dr->callback.arg = dr;
+	MemoryContextRegisterResetCallback(dr->cxt, &dr->callback);
+	dr->next = runs;
+	runs = dr;
+	return dr;
+}
+
+static char *
+bound_text(const DpRelease *r, bool upper)
+{
+	switch (r->call.vclass)
+	{
+		case DP_VALUE_INT:
+			return psprintf(INT64_FORMAT, upper ? r->upper_int : r->lower_int);
+		case DP_VALUE_FLOAT:
+			return float8out_internal(upper ? r->upper_float : r->lower_float);
+		case DP_VALUE_NUMERIC:
+			return DatumGetCString(DirectFunctionCall1(numeric_out,
+													   NumericGetDatum(upper ? r->upper_num : r->lower_num)));
+		case DP_VALUE_NONE:
+			break;
+	}
+	return "";
+}
+
+/* dp_agg.sum(<signed spec> [, value]) for one DP call */
+static Aggref *
+partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
+{
+	DpFragmentSpec spec;
+	Aggref	   *p = makeNode(Aggref);
+	Node	   *value = NULL;
+	Oid			argtypes[2] = {TEXTOID, InvalidOid};
+	Const	   *text;
+
+	memset(&spec, 0, sizeof(spec));
+	memcpy(spec.nonce, dr->nonce, DP_NONCE_LEN);
+	spec.nspname = get_namespace_name(get_rel_namespace(relid));
+	spec.relname = get_rel_name(relid);
+	spec.kind = r->call.kind;
+	spec.vclass = r->call.vclass;
+	spec.valtype = r->call.valtype;
+	spec.grid_exp = r->row_grid_exp;
+	spec.lower = bound_text(r, false);
+	spec.upper = bound_text(r, true);
+	spec.fingerprint = r->fingerprint;
+	spec.placements = dp_citus_placements(relid);
+	text = makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+					 CStringGetTextDatum(dp_fragment_sign(&spec)), false, false);
+
+	if (r->call.kind == DP_COUNT)
+	{
+		NullTest   *nt = makeNode(NullTest);
+
+		nt->arg = linitial_node(TargetEntry, orig->args)->expr;
+		nt->nulltesttype = IS_NOT_NULL;
+		nt->location = -1;
+		value = (Node *) nt;
+	}
+	else if (r->call.kind != DP_COUNT_STAR)
+		value = (Node *) linitial_node(TargetEntry, orig->args)->expr;
+
+	p->aggtype = dp_dist_state_type();
+	p->inputcollid = orig->inputcollid;
+	p->args = list_make1(makeTargetEntry((Expr *) text, 1, NULL, false));
+	p->aggargtypes = list_make1_oid(TEXTOID);
+	if (value != NULL)
+	{
+		argtypes[1] = exprType(value);
+		p->args = lappend(p->args, makeTargetEntry((Expr *) value, 2, NULL, false));
+		p->aggargtypes = lappend_oid(p->aggargtypes, argtypes[1]);
+	}
+	p->aggfnoid = dp_dist_func("sum", value != NULL ? 2 : 1, argtypes);
+	p->aggfilter = orig->aggfilter;
+	p->aggkind = AGGKIND_NORMAL;
+	p->aggsplit = AGGSPLIT_SIMPLE;
+	p->aggno = -1;
+	p->aggtransno = -1;
+	p->location = -1;
+	return p;
+}
+
+/*
+ * Citus's settings that print the commands it sends to the workers to the
+ * client (any role can set them): off while a fragment is sent, so that a
+ * signed fragment is not shown to the analyst.  The states it yields are
+ * sealed anyway (dist_state.c); this keeps the signatures out of sight.
+ */
+static const char *const citus_log_settings[] = {
+	"citus.log_remote_commands",
+	"citus.log_intermediate_results",
+	"citus.log_local_commands",
+};
+
+/* the settings above off until the returned nest level is closed */
+static int
+quiet_citus_logs(void)
+{
+	int			level = NewGUCNestLevel();
+
+	for (int i = 0; i < lengthof(citus_log_settings); i++)
+		if (GetConfigOption(citus_log_settings[i], true, false) != NULL)
+			(void) set_config_option(citus_log_settings[i], "off", PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+/* run the inner statement through Citus into a tuplestore */
+static Tuplestorestate *
+run_inner(Query *inner, EState *estate)
+{
+	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
+	DestReceiver *dest = CreateDestReceiver(DestTuplestore);
+	PlannedStmt *stmt;
+	QueryDesc  *qd;
+	int			guc_level = quiet_citus_logs();
+
+	SetTuplestoreDestReceiverParams(dest, store, CurrentMemoryContext, false, NULL, NULL);
+	dp_dist_set_inner(true);
+	PG_TRY();
+	{
+		stmt = pg_plan_query(inner, estate->es_sourceText, 0, estate->es_param_list_info);
+		qd = CreateQueryDesc(stmt, estate->es_sourceText, GetActiveSnapshot(), InvalidSnapshot,
+							 dest, estate->es_param_list_info, NULL, 0);
+		ExecutorStart(qd, 0);
+		DP_EXECUTOR_RUN(qd);
+		ExecutorFinish(qd);
+		ExecutorEnd(qd);
+		FreeQueryDesc(qd);
+	}
+	PG_FINALLY();
+	{
+		dp_dist_set_inner(false);
+	}
+	PG_END_TRY();
+	/* on an error the transaction's abort restores the settings */
+	AtEOXact_GUC(true, guc_level);
+	dest->rDestroy(dest);
+	return store;
+}
+
+/* a row of the inner statement, its states checked and numbered */
+static void
+number_states(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls, uint64 serial)
+{
+	int			first = desc->natts - dr->ncalls;
+
+	for (int i = 0; i < dr->ncalls; i++)
+	{
+		const DpRelease *r = dr->tickets[i];
+		DpDistState *st;
+
+		if (nulls[first + i])
+			st = dp_dist_state_new(CurrentMemoryContext, r->call.kind, dr->nonce, r->fingerprint);
+		else
+		{
+			st = dp_dist_state_copy((DpDistState *) PG_DETOAST_DATUM(values[first + i]));
+			if (memcmp(st->nonce, dr->nonce, DP_NONCE_LEN) != 0 ||
+				st->fingerprint != r->fingerprint || st->kind != r->call.kind)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("a partial state of a DP aggregate belongs to another statement"),
+						 errdetail("A worker returned a state with another nonce or other units.")));
+		}
+		st->serial = serial;
+		values[first + i] = PointerGetDatum(st);
+		nulls[first + i] = false;
+	}
+}
+
+Datum
+dp_dist_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const void *run_expr = fcinfo->flinfo->fn_expr;
+	EState	   *estate;
+	List	   *tickets = NIL;
+	ListCell   *lc;
+	DistRun    *dr;
+	Query	   *inner;
+	Oid			relid;
+	int			call = 0;
+	Tuplestorestate *raw;
+	Tuplestorestate *out;
+	TupleTableSlot *slot;
+	TupleDesc	desc;
+	MemoryContext oldcxt;
+	uint64		serial = 0;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
+		rsinfo->econtext == NULL || rsinfo->econtext->ecxt_estate == NULL)
+		bad_inner();
+	estate = rsinfo->econtext->ecxt_estate;
+	foreach(lc, dp_execution_releases(estate))
+	{
+		DpRelease  *r = lfirst(lc);
+
+		if (r->agg_node == run_expr)
+			tickets = lappend(tickets, r);
+	}
+	if (tickets == NIL)
+		bad_inner();
+
+	dr = new_run(estate, run_expr, tickets);
+	inner = (Query *) stringToNode(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	relid = linitial_node(RangeTblEntry, inner->rtable)->relid;
+	foreach(lc, inner->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (IsA(tle->expr, Aggref))
+		{
+			tle->expr = (Expr *) partial_call(dr, dr->tickets[call], (Aggref *) tle->expr, relid);
+			call++;
+		}
+	}
+	if (call != dr->ncalls)
+		bad_inner();
+
+	raw = run_inner(inner, estate);
+
+	desc = rsinfo->expectedDesc;
+	oldcxt = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	out = tuplestore_begin_heap(false, false, work_mem);
+	MemoryContextSwitchTo(oldcxt);
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(raw, true, false, slot))
+	{
+		slot_getallattrs(slot);
+		number_states(dr, desc, slot->tts_values, slot->tts_isnull, ++serial);
+		tuplestore_putvalues(out, desc, slot->tts_values, slot->tts_isnull);
+		ExecClearTuple(slot);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_end(raw);
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = out;
+	rsinfo->setDesc = desc;
+	return (Datum) 0;
+}
+
+/* ---------- the coordinator's releases ---------- */
+
+/*
+ * The ticket of a partial state's call and the slot of its release for
+ * the state's group; ERROR if the state belongs to no running statement.
+ */
+const DpRelease *
+dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *cxt)
+{
+	DpDistSlot	key;
+	bool		found;
+
+	for (DistRun *dr = runs; dr != NULL; dr = dr->next)
+	{
+		if (memcmp(dr->nonce, st->nonce, DP_NONCE_LEN) != 0)
+			continue;
+		if (call < 0 || call >= dr->ncalls || st->fingerprint != dr->tickets[call]->fingerprint ||
+			st->serial == 0)
+			break;
+		memset(&key, 0, sizeof(key));
+		key.serial = st->serial;
+		key.call = call;
+		*slot = hash_search(dr->slots, &key, HASH_ENTER, &found);
+		if (!found)
+			(*slot)->done = false;
+		*cxt = dr->cxt;
+		return dr->tickets[call];
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("dp_agg.dist_release releases only the states of the statement being run"),
+			 errdetail("This state was not made by a priced and charged DP statement.")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/* ---------- fragments on a worker ---------- */
+
+typedef struct FragmentWalk
+{
+	List	   *found;			/* pairs: Aggref, spec expression */
+} FragmentWalk;
+
+static bool
+fragment_walker(Node *node, FragmentWalk *w)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) node;
+		Node	   *spec = NULL;
+
+		/* dp_agg.sum(spec [, value]); not dp_agg.sum(dist_state), which adds states */
+		if (dp_is_partial_sum(a))
+			spec = (Node *) linitial_node(TargetEntry, a->args)->expr;
+		if (spec != NULL)
+			w->found = lappend(w->found, list_make2(a, spec));
+		return false;
+	}
+	return expression_tree_walker(node, fragment_walker, w);
+}
+
+static void
+walk_fragment(Plan *plan, FragmentWalk *w)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	(void) fragment_walker((Node *) plan->targetlist, w);
+	(void) fragment_walker((Node *) plan->qual, w);
+	foreach(lc, dp_plan_children(plan))
+		walk_fragment(lfirst(lc), w);
+}
+
+/* Is relname the name of a shard of table base: base_<shard id>? */
+static bool
+is_shard_name(const char *relname, const char *base)
+{
+	size_t		n = strlen(base);
+	const char *p;
+
+	if (strncmp(relname, base, n) != 0 || relname[n] != '_' || relname[n + 1] == '\0')
+		return false;
+	for (p = relname + n + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/*
+ * The plan reads shards of the signed table and nothing else (no function,
+ * sub-query or list of values that could read rows another way), each on
+ * the node group that held it when the statement was signed (not after a
+ * shard move).
+ */
+static void
+check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
+{
+	ListCell   *lc;
+	int			group = -1;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+		char	   *relname;
+		char	   *placement;
+
+		if (rte->rtekind != RTE_RELATION)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
+							spec->nspname, spec->relname),
+					 errdetail("The fragment reads something else than a table.")));
+		relname = get_rel_name(rte->relid);
+		if (strcmp(get_namespace_name(get_rel_namespace(rte->relid)), spec->nspname) != 0 ||
+			!is_shard_name(relname, spec->relname))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
+							spec->nspname, spec->relname),
+					 errdetail("The fragment reads \"%s\".", relname)));
+		if (group < 0)
+			group = dp_citus_local_group();
+		placement = psprintf(";%s:%d;", relname + strlen(spec->relname) + 1, group);
+		if (strstr(psprintf(";%s", spec->placements), placement) == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a signed fragment of a DP statement names another node for shard \"%s\"",
+							relname),
+					 errdetail("The coordinator signed it for the node that held the shard then (group %d is this node).",
+							   group)));
+	}
+	if (group < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement must read a shard of \"%s.%s\"",
+						spec->nspname, spec->relname)));
+}
+
+static void
+claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION)
+			dp_replay_claim(nonce, rte->relid, expiry);
+	}
+}
+
+static DpRelease *
+fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz *expiry)
+{
+	DpFragmentSpec spec;
+	DpCallInfo	info;
+	Datum		lower = (Datum) 0;
+	Datum		upper = (Datum) 0;
+	DpRelease  *r;
+	uint8	   *nonce;
+
+	if (!IsA(spec_expr, Const) || ((Const *) spec_expr)->constisnull ||
+		((Const *) spec_expr)->consttype != TEXTOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.sum needs a signed specification as a constant")));
+	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), &spec);
+	check_shards(stmt, &spec);
+	*expiry = spec.expiry;
+
+	memset(&info, 0, sizeof(info));
+	info.kind = (DpAggKind) spec.kind;
+	info.vclass = (DpValueClass) spec.vclass;
+	info.valtype = spec.valtype;
+	info.lower_arg = info.upper_arg = info.epsilon_arg = info.delta_arg = -1;
+	if (spec.kind == DP_SUM || spec.kind == DP_AVG)
+	{
+		Oid			typinput,
+					typioparam;
+
+		getTypeInputInfo(spec.valtype, &typinput, &typioparam);
+		lower = OidInputFunctionCall(typinput, spec.lower, typioparam, -1);
+		upper = OidInputFunctionCall(typinput, spec.upper, typioparam, -1);
+	}
+	r = dp_release_for_fragment(&info, lower, upper, spec.grid_exp);
+	if (r->fingerprint != spec.fingerprint)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the units of a signed fragment differ on this node"),
+				 errdetail("The coordinator and this worker compute the accumulation units differently."),
+				 errhint("Install the same version of dp_agg on every node.")));
+	nonce = palloc(DP_NONCE_LEN);
+	memcpy(nonce, spec.nonce, DP_NONCE_LEN);
+	r->dist_nonce = nonce;
+	r->aggref = aggref;
+	r->finalize = false;
+	return r;
+}
+
+/*
+ * Tickets of the partial sums of a fragment (NIL if it has none),
+ * each signature checked; they accumulate and never release.
+ */
+List *
+dp_dist_fragment_releases(PlannedStmt *stmt)
+{
+	FragmentWalk w = {NIL};
+	List	   *releases = NIL;
+	ListCell   *lc;
+	TimestampTz expiry;
+
+	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
+		return NIL;
+	walk_fragment(stmt->planTree, &w);
+	foreach(lc, stmt->subplans)
+		walk_fragment(lfirst(lc), &w);
+	foreach(lc, w.found)
+	{
+		List	   *pair = lfirst(lc);
+		DpRelease  *r = fragment_release(stmt, linitial(pair), lsecond(pair), &expiry);
+
+		/* one claim per statement and shard (its calls share the nonce) */
+		if (releases == NIL && !IsParallelWorker())
+			claim_shards(stmt, r->dist_nonce, expiry);
+		else if (releases != NIL &&
+				 memcmp(r->dist_nonce, ((DpRelease *) linitial(releases))->dist_nonce,
+						DP_NONCE_LEN) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a fragment of a DP statement mixes signatures of different statements")));
+		releases = lappend(releases, r);
+	}
+	return releases;
+}

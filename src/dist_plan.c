@@ -1,0 +1,538 @@
+/*-------------------------------------------------------------------------
+ *
+ * dist_plan.c
+ *	  DP statements on Citus tables: the coordinator's rewrite.
+ *
+ * Citus plans a query on a distributed table in one of three ways: a
+ * router query sent whole to the one shard it reads, full push-down when
+ * the query groups by the distribution column (each worker evaluates the
+ * whole target list, final functions included), or partial aggregation on
+ * the workers and a combining aggregate on the coordinator.  Only the last
+ * keeps the final function, where dp_agg draws its noise, on the
+ * coordinator, and which one Citus picks depends on the query.  So the planner hook rewrites a DP statement on a Citus table
+ * before Citus sees it, into two statements:
+ *
+ *	 inner:  SELECT g1, ..., dp_agg.sum(spec, value), ...
+ *			 FROM t WHERE ... GROUP BY g1, ...
+ *	 outer:  SELECT ..., dp_agg.dist_release(p1, 0, NULL::bigint), ...
+ *			 FROM dp_agg.dist_run('<inner>') AS s(g1, ..., p1, ...)
+ *			 WHERE <HAVING> ORDER BY ... LIMIT ...
+ *
+ * The outer statement reads no Citus table, so Citus leaves it to
+ * PostgreSQL and it runs on the coordinator: it is priced and charged at
+ * executor start (dist_exec.c), then dist_run plans and runs the inner
+ * statement through Citus, whichever way Citus distributes it; every way
+ * yields exact partial states only (dp_agg.sum(spec, value) has no final
+ * function; Citus distributes it as it distributes sum, with
+ * dp_agg.sum(dp_agg.dist_state) on the coordinator),
+ * and dist_release draws the noise of each group once, on the coordinator.
+ * The inner statement is stored in the outer plan as the text of its parse
+ * tree with the user's DP aggregate calls in it (they give the price);
+ * dist_run replaces them by dp_agg.sum calls with signed specifications
+ * (dist_token.c) when it runs.
+ *
+ * Supported: one SELECT level of DP aggregates reading one Citus table
+ * directly, with WHERE, TABLESAMPLE, GROUP BY (any column), HAVING, ORDER
+ * BY, DISTINCT and LIMIT.  Any other DP statement that reads a Citus table
+ * is refused here with a clear error, as is a statement naming dist_run,
+ * dist_release or the partial aggregates on the coordinator (they are made
+ * by this rewrite and by dist_run only).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "catalog.h"
+#include "dist_plan.h"
+#include "guc.h"
+
+/* pg_dist_partition.logicalrelid, Citus's catalog of its tables */
+#define CITUS_PARTITION_CATALOG "pg_dist_partition"
+#define CITUS_PARTITION_LOGICALRELID 1
+
+#define DETAIL_SUPPORTED "On a Citus table dp_agg supports one SELECT of DP aggregates that reads " \
+	"the table directly (WHERE, TABLESAMPLE, GROUP BY, HAVING, ORDER BY, DISTINCT, LIMIT)."
+
+/* Is relid a table Citus distributes (or replicates)? */
+bool
+dp_is_citus_table(Oid relid)
+{
+	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	if (!OidIsValid(catalog))
+		return false;
+	rel = table_open(catalog, AccessShareLock);
+	ScanKeyInit(&key, CITUS_PARTITION_LOGICALRELID, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* Citus's catalogs of shards, placements and the node's group */
+#define CITUS_SHARD_CATALOG "pg_dist_shard"
+#define CITUS_SHARD_LOGICALRELID 1
+#define CITUS_SHARD_SHARDID 2
+#define CITUS_PLACEMENT_CATALOG "pg_dist_placement"
+#define CITUS_PLACEMENT_SHARDID 2
+#define CITUS_PLACEMENT_GROUPID 5
+#define CITUS_LOCAL_GROUP_CATALOG "pg_dist_local_group"
+#define CITUS_LOCAL_GROUPID 1
+
+/*
+ * The values of column attno of the rows of a Citus catalog where column
+ * keyattno = value (every row if keyattno is 0).
+ */
+static List *
+catalog_column(const char *catalog, AttrNumber keyattno, RegProcedure eqproc, Datum value,
+			   AttrNumber attno, bool int8)
+{
+	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	if (!OidIsValid(relid))
+		return NIL;
+	rel = table_open(relid, AccessShareLock);
+	if (keyattno > 0)
+		ScanKeyInit(&key, keyattno, BTEqualStrategyNumber, eqproc, value);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, keyattno > 0 ? 1 : 0, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, attno, RelationGetDescr(rel), &isnull);
+
+		if (isnull)
+			continue;
+		if (int8)
+		{
+			int64	   *v = palloc(sizeof(int64));
+
+			*v = DatumGetInt64(d);
+			result = lappend(result, v);
+		}
+		else
+			result = lappend_int(result, DatumGetInt32(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * Where the shards of a Citus table are: "shard:group;" for every
+ * placement, from the coordinator's metadata.
+ */
+char *
+dp_citus_placements(Oid relid)
+{
+	StringInfoData s;
+	ListCell   *lc;
+
+	initStringInfo(&s);
+	foreach(lc, catalog_column(CITUS_SHARD_CATALOG, CITUS_SHARD_LOGICALRELID, F_OIDEQ,
+							   ObjectIdGetDatum(relid), CITUS_SHARD_SHARDID, true))
+	{
+		int64		shard = *(int64 *) lfirst(lc);
+		ListCell   *lc2;
+
+		foreach(lc2, catalog_column(CITUS_PLACEMENT_CATALOG, CITUS_PLACEMENT_SHARDID, F_INT8EQ,
+									Int64GetDatum(shard), CITUS_PLACEMENT_GROUPID, false))
+			appendStringInfo(&s, INT64_FORMAT ":%d;", shard, lfirst_int(lc2));
+	}
+	return s.data;
+}
+
+/* this node's Citus group (0 on the coordinator), -1 if unknown */
+int
+dp_citus_local_group(void)
+{
+	List	   *groups = catalog_column(CITUS_LOCAL_GROUP_CATALOG, 0, InvalidOid, (Datum) 0,
+										CITUS_LOCAL_GROUPID, false);
+
+	return groups == NIL ? -1 : linitial_int(groups);
+}
+
+static Oid
+dp_namespace(void)
+{
+	return get_namespace_oid("dp_agg", false);
+}
+
+/* a function of schema dp_agg by name and argument types */
+Oid
+dp_dist_func(const char *name, int nargs, const Oid *argtypes)
+{
+	return LookupFuncName(list_make2(makeString("dp_agg"), makeString(pstrdup(name))),
+						  nargs, argtypes, false);
+}
+
+Oid
+dp_dist_state_type(void)
+{
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("dist_state"),
+						   ObjectIdGetDatum(dp_namespace()));
+}
+
+/* Is funcid the function (or aggregate) dp_agg.<name>, any overload? */
+bool
+dp_is_dist_function(Oid funcid, const char *name)
+{
+	char	   *fname = get_func_name(funcid);
+
+	return fname != NULL && strcmp(fname, name) == 0 &&
+		get_func_namespace(funcid) == get_namespace_oid("dp_agg", true);
+}
+
+/* ---------- what the statement reads and calls ---------- */
+
+typedef struct ScanContext
+{
+	bool		has_dp;
+	Oid			citus_relid;
+	bool		names_dist;
+	bool		names_partial;
+} ScanContext;
+
+/* dist_run is planning or running its inner statement (dist_exec.c) */
+static bool inner_running = false;
+
+void
+dp_dist_set_inner(bool running)
+{
+	inner_running = running;
+}
+
+/* Is aggref the partial aggregate dp_agg.sum(spec [, value])? */
+bool
+dp_is_partial_sum(Aggref *aggref)
+{
+	return aggref->args != NIL &&
+		exprType((Node *) linitial_node(TargetEntry, aggref->args)->expr) == TEXTOID &&
+		dp_is_dist_function(aggref->aggfnoid, "sum");
+}
+
+static bool
+scan_walker(Node *node, ScanContext *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
+		ctx->has_dp = true;
+	else if (IsA(node, Aggref) && dp_is_partial_sum((Aggref *) node))
+		ctx->names_partial = true;
+	else if (IsA(node, FuncExpr) &&
+			 (dp_is_dist_function(((FuncExpr *) node)->funcid, "dist_run") ||
+			  dp_is_dist_function(((FuncExpr *) node)->funcid, "dist_release")))
+		ctx->names_dist = true;
+	else if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		/* looked for only in DP statements (a catalog scan per table) */
+		if (ctx->has_dp && rte->rtekind == RTE_RELATION && !OidIsValid(ctx->citus_relid) &&
+			dp_is_citus_table(rte->relid))
+			ctx->citus_relid = rte->relid;
+		return false;
+	}
+	else if (IsA(node, Query))
+		return query_tree_walker((Query *) node, scan_walker, ctx, QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, scan_walker, ctx);
+}
+
+static void
+refuse(const char *message)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s", message),
+			 errdetail(DETAIL_SUPPORTED)));
+}
+
+typedef struct AggrefList
+{
+	List	   *aggrefs;		/* distinct DP Aggrefs, in order */
+	bool		other;			/* an aggregate that is not DP, or DISTINCT/ORDER BY */
+} AggrefList;
+
+static bool
+collect_aggrefs(Node *node, AggrefList *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) node;
+
+		if (dp_lookup_call(a->aggfnoid) == NULL || a->aggdistinct != NIL ||
+			a->aggorder != NIL || a->agglevelsup != 0)
+			ctx->other = true;
+		else if (!list_member(ctx->aggrefs, a))
+			ctx->aggrefs = lappend(ctx->aggrefs, a);
+		return false;
+	}
+	return expression_tree_walker(node, collect_aggrefs, ctx);
+}
+
+/* the one shape supported: a SELECT of DP aggregates on the Citus table */
+static void
+check_shape(Query *q, AggrefList *calls)
+{
+	RangeTblRef *rtr;
+
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		refuse("DP aggregates on a Citus table are supported in SELECT only");
+	if (q->cteList != NIL || q->hasSubLinks || q->setOperations != NULL ||
+		q->hasWindowFuncs || q->hasTargetSRFs || q->groupingSets != NIL ||
+		q->rowMarks != NIL || q->hasForUpdate)
+		refuse("this DP statement is not supported on a Citus table");
+	if (list_length(q->rtable) != 1 || list_length(q->jointree->fromlist) != 1 ||
+		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
+		refuse("a DP statement on a Citus table must read the table directly");
+	rtr = linitial_node(RangeTblRef, q->jointree->fromlist);
+	if (rt_fetch(rtr->rtindex, q->rtable)->rtekind != RTE_RELATION)
+		refuse("a DP statement on a Citus table must read the table directly");
+	(void) collect_aggrefs((Node *) q->targetList, calls);
+	(void) collect_aggrefs(q->havingQual, calls);
+	if (calls->other || calls->aggrefs == NIL)
+		refuse("on a Citus table a DP statement may aggregate with DP aggregates only, "
+			   "without DISTINCT or ORDER BY in their arguments");
+}
+
+/* ---------- the rewrite ---------- */
+
+typedef struct OuterContext
+{
+	List	   *groups;			/* expressions of the GROUP BY, in order */
+	List	   *calls;			/* the distinct DP Aggrefs, in order */
+	Oid			state_type;
+} OuterContext;
+
+/* dp_agg.dist_release(state, call, NULL::result type) */
+static Node *
+make_release(OuterContext *ctx, Aggref *aggref, int call)
+{
+	Oid			argtypes[3] = {ctx->state_type, INT4OID, aggref->aggtype};
+	Var		   *state = makeVar(1, list_length(ctx->groups) + call + 1, ctx->state_type, -1,
+								InvalidOid, 0);
+
+	return (Node *) makeFuncExpr(dp_dist_func("dist_release", 3, argtypes), aggref->aggtype,
+								 list_make3(state,
+											makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+													  Int32GetDatum(call), false, true),
+											makeNullConst(aggref->aggtype, -1, InvalidOid)),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+static Node *
+outer_mutator(Node *node, OuterContext *ctx)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	if (node == NULL)
+		return NULL;
+	foreach(lc, ctx->groups)
+	{
+		Node	   *g = lfirst(lc);
+
+		i++;
+		if (equal(node, g))
+			return (Node *) makeVar(1, i, exprType(g), exprTypmod(g), exprCollation(g), 0);
+	}
+	if (IsA(node, Aggref))
+	{
+		i = 0;
+		foreach(lc, ctx->calls)
+		{
+			if (equal(node, lfirst(lc)))
+				return make_release(ctx, (Aggref *) node, i);
+			i++;
+		}
+		elog(ERROR, "dp_agg: a DP aggregate call was not collected");
+	}
+	if (IsA(node, Var))
+		refuse("on a Citus table a DP statement may name columns outside DP aggregates "
+			   "only as they appear in GROUP BY");
+	return expression_tree_mutator(node, outer_mutator, ctx);
+}
+
+/* the inner statement: group keys and DP calls, grouped as the user's */
+static Query *
+make_inner(Query *q, OuterContext *ctx)
+{
+	Query	   *inner = copyObject(q);
+	List	   *tlist = NIL;
+	ListCell   *lc;
+	int			resno = 1;
+
+	foreach(lc, q->groupClause)
+	{
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
+		TargetEntry *n = makeTargetEntry(copyObject(tle->expr), resno, psprintf("g%d", resno), false);
+
+		n->ressortgroupref = tle->ressortgroupref;
+		tlist = lappend(tlist, n);
+		ctx->groups = lappend(ctx->groups, tle->expr);
+		resno++;
+	}
+	foreach(lc, ctx->calls)
+	{
+		tlist = lappend(tlist, makeTargetEntry(copyObject(lfirst(lc)), resno,
+											   psprintf("p%d", resno), false));
+		resno++;
+	}
+	inner->targetList = tlist;
+	inner->havingQual = NULL;
+	inner->sortClause = NIL;
+	inner->distinctClause = NIL;
+	inner->hasDistinctOn = false;
+	inner->limitCount = NULL;
+	inner->limitOffset = NULL;
+	return inner;
+}
+
+/* FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...) */
+static RangeTblEntry *
+make_run_rte(Query *inner, Oid state_type)
+{
+	Oid			argtype = TEXTOID;
+	FuncExpr   *run;
+	RangeTblFunction *rtf = makeNode(RangeTblFunction);
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	ListCell   *lc;
+
+	run = makeFuncExpr(dp_dist_func("dist_run", 1, &argtype), RECORDOID,
+					   list_make1(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+											CStringGetTextDatum(nodeToString(inner)),
+											false, false)),
+					   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	run->funcretset = true;
+	rtf->funcexpr = (Node *) run;
+	foreach(lc, inner->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		bool		call = IsA(tle->expr, Aggref);	/* a partial state when run */
+
+		rtf->funccolnames = lappend(rtf->funccolnames, makeString(pstrdup(tle->resname)));
+		rtf->funccoltypes = lappend_oid(rtf->funccoltypes,
+										call ? state_type : exprType((Node *) tle->expr));
+		rtf->funccoltypmods = lappend_int(rtf->funccoltypmods,
+										  call ? -1 : exprTypmod((Node *) tle->expr));
+		rtf->funccolcollations = lappend_oid(rtf->funccolcollations,
+											 call ? InvalidOid : exprCollation((Node *) tle->expr));
+	}
+	rtf->funccolcount = list_length(inner->targetList);
+	rte->rtekind = RTE_FUNCTION;
+	rte->functions = list_make1(rtf);
+	rte->eref = makeAlias("dp_dist", copyObject(rtf->funccolnames));
+	rte->inFromCl = true;
+	return rte;
+}
+
+/*
+ * Rewrite a DP statement on a Citus table (see the header comment); any
+ * other statement is returned as it is.  citus_relid is set to the Citus
+ * table a DP statement reads, InvalidOid if none.
+ */
+Query *
+dp_dist_rewrite(Query *q, Oid *citus_relid)
+{
+	ScanContext scan = {false, InvalidOid, false, false};
+	AggrefList	calls = {NIL, false};
+	OuterContext ctx = {NIL, NIL, InvalidOid};
+	Query	   *inner;
+	Query	   *outer;
+	ListCell   *lc;
+
+	*citus_relid = InvalidOid;
+	if (!dp_extension_present())
+		return q;
+	(void) query_tree_walker(q, scan_walker, &scan, QTW_EXAMINE_RTES_BEFORE);
+	if (scan.has_dp)
+		(void) query_tree_walker(q, scan_walker, &scan, QTW_EXAMINE_RTES_BEFORE);
+	if (scan.names_dist)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.dist_run and dp_agg.dist_release cannot be called directly"),
+				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
+	/*
+	 * The partial sums are made by dist_run; a worker receives them in
+	 * fragments, whose signatures it checks (dist_exec.c).  Refusing them
+	 * here keeps an analyst from sending a signature seen in Citus's log of
+	 * remote commands to shards through the coordinator.
+	 */
+	if (scan.names_partial && !inner_running && !dp_guc_citus_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the partial aggregates dp_agg.sum(text, ...) cannot be called directly"),
+				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
+	if (!scan.has_dp || !OidIsValid(scan.citus_relid))
+		return q;
+	*citus_relid = scan.citus_relid;
+
+	check_shape(q, &calls);
+	ctx.calls = calls.aggrefs;
+	ctx.state_type = dp_dist_state_type();
+	inner = make_inner(q, &ctx);
+
+	outer = makeNode(Query);
+	outer->commandType = CMD_SELECT;
+	outer->querySource = q->querySource;
+	outer->queryId = q->queryId;
+	outer->canSetTag = q->canSetTag;
+	outer->rtable = list_make1(make_run_rte(inner, ctx.state_type));
+	{
+		RangeTblRef *rtr = makeNode(RangeTblRef);
+
+		rtr->rtindex = 1;
+		outer->jointree = makeFromExpr(list_make1(rtr),
+									   outer_mutator(copyObject(q->havingQual), &ctx));
+	}
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = copyObject(lfirst(lc));
+
+		tle->expr = (Expr *) outer_mutator((Node *) tle->expr, &ctx);
+		tle->resorigtbl = InvalidOid;
+		tle->resorigcol = 0;
+		outer->targetList = lappend(outer->targetList, tle);
+	}
+	outer->sortClause = q->sortClause;
+	outer->distinctClause = q->distinctClause;
+	outer->hasDistinctOn = q->hasDistinctOn;
+	outer->limitCount = q->limitCount;
+	outer->limitOffset = q->limitOffset;
+	outer->limitOption = q->limitOption;
+	outer->stmt_location = q->stmt_location;
+	outer->stmt_len = q->stmt_len;
+	return outer;
+}

@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * dist_plan.h
+ *	  DP statements on Citus tables: the coordinator's rewrite.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_DIST_PLAN_H
+#define DP_AGG_DIST_PLAN_H
+
+#include "nodes/parsenodes.h"
+
+extern bool dp_is_citus_table(Oid relid);
+extern char *dp_citus_placements(Oid relid);
+extern int	dp_citus_local_group(void);
+extern Oid	dp_dist_func(const char *name, int nargs, const Oid *argtypes);
+extern Oid	dp_dist_state_type(void);
+extern bool dp_is_dist_function(Oid funcid, const char *name);
+extern bool dp_is_partial_sum(Aggref *aggref);
+extern void dp_dist_set_inner(bool running);
+extern Query *dp_dist_rewrite(Query *query, Oid *citus_relid);
+
+#endif							/* DP_AGG_DIST_PLAN_H */

@@ -1,0 +1,140 @@
+/*-------------------------------------------------------------------------
+ *
+ * dist_replay.c
+ *	  Single use of fragment signatures, per node and shard.
+ *
+ * A signed fragment (dist_token.c) is valid until its expiry; within that
+ * time whoever saw its text (a role can read its own statements in
+ * pg_stat_activity on a worker) could send it again, with another filter,
+ * and obtain partial states (sealed, dist_state.c, but uncharged).  So
+ * each node remembers, in shared memory, the (nonce, shard) pairs it has
+ * accepted until they expire, and refuses a pair it has seen: one
+ * statement reads each shard once (a shard it did not read is left open;
+ * the states are sealed for that reason).  The
+ * table is a fixed array: a pair is stored in a free or expired entry;
+ * when every entry holds a live pair the fragment is refused (fail closed:
+ * the statement fails, nothing is released) with a hint to lower
+ * dp_agg.fragment_ttl.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "dist_replay.h"
+
+/* live pairs a node remembers: 16384 * 32 bytes = 512 kB */
+#define DP_REPLAY_ENTRIES 16384
+
+typedef struct ReplayEntry
+{
+	uint8		nonce[DP_NONCE_LEN];
+	Oid			relid;
+	TimestampTz expiry;			/* 0: free */
+} ReplayEntry;
+
+typedef struct ReplayShared
+{
+	LWLock	   *lock;
+	ReplayEntry entries[DP_REPLAY_ENTRIES];
+} ReplayShared;
+
+static ReplayShared *replay = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+replay_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(sizeof(ReplayShared));
+	RequestNamedLWLockTranche("dp_agg_replay", 1);
+}
+
+static void
+replay_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	replay = ShmemInitStruct("dp_agg fragment replay", sizeof(ReplayShared), &found);
+	if (!found)
+	{
+		memset(replay, 0, sizeof(ReplayShared));
+		replay->lock = &(GetNamedLWLockTranche("dp_agg_replay"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* called from _PG_init while preloading */
+void
+dp_replay_init(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = replay_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = replay_shmem_startup;
+}
+
+/*
+ * Accept the pair (nonce, relid) once until expiry; ERROR if it was
+ * accepted before or the table is full.
+ */
+void
+dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz expiry)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	ReplayEntry *free_entry = NULL;
+	bool		seen = false;
+
+	if (replay == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("dp_agg must be loaded via shared_preload_libraries"),
+				 errdetail("Signed fragments are checked against replay in shared memory.")));
+	LWLockAcquire(replay->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < DP_REPLAY_ENTRIES; i++)
+	{
+		ReplayEntry *e = &replay->entries[i];
+
+		if (e->expiry < now)
+		{
+			if (free_entry == NULL)
+				free_entry = e;
+			continue;
+		}
+		if (e->relid == relid && memcmp(e->nonce, nonce, DP_NONCE_LEN) == 0)
+		{
+			seen = true;
+			break;
+		}
+	}
+	if (!seen && free_entry != NULL)
+	{
+		memcpy(free_entry->nonce, nonce, DP_NONCE_LEN);
+		free_entry->relid = relid;
+		free_entry->expiry = expiry;
+	}
+	LWLockRelease(replay->lock);
+	if (seen)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement was sent again"),
+				 errdetail("Each statement reads each shard once; this signature was used on this shard before."),
+				 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
+	if (free_entry == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many signed fragments of DP statements in flight on this node"),
+				 errdetail("This node remembers %d fragments until their signatures expire.",
+						   DP_REPLAY_ENTRIES),
+				 errhint("Lower dp_agg.fragment_ttl.")));
+}

@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * dist_token.h
+ *	  Signed fragment specifications of DP statements on Citus tables.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_DIST_TOKEN_H
+#define DP_AGG_DIST_TOKEN_H
+
+#include "datatype/timestamp.h"
+
+#define DP_NONCE_LEN 16
+#define DP_SUBKEY_LEN 32		/* HMAC-SHA-256 output, bytes */
+
+/*
+ * What a worker needs to accumulate one DP aggregate call of a statement
+ * the coordinator priced and charged: the statement's nonce, when the
+ * signature expires, the distributed table it may read, and the
+ * accumulation units (the call's kind and value type, the row grid 2^k,
+ * the bounds as text of the value type, and the units' fingerprint).
+ */
+typedef struct DpFragmentSpec
+{
+	uint8		nonce[DP_NONCE_LEN];
+	TimestampTz expiry;
+	char	   *nspname;		/* schema and name of the distributed table */
+	char	   *relname;
+	int			kind;			/* DpAggKind */
+	int			vclass;			/* DpValueClass */
+	Oid			valtype;		/* a built-in type, InvalidOid for counts */
+	int			grid_exp;
+	char	   *lower;			/* "" for counts */
+	char	   *upper;
+	uint64		fingerprint;
+	char	   *placements;		/* "shard:group;" of every placement */
+} DpFragmentSpec;
+
+extern char *dp_fragment_sign(const DpFragmentSpec *spec);
+extern void dp_fragment_verify(const char *text, DpFragmentSpec *spec);
+extern void dp_cluster_subkey(const char *label, unsigned char *out);
+
+#endif							/* DP_AGG_DIST_TOKEN_H */

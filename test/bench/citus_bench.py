@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The Citus benchmark (test/bench/citus.sh): DP / native on one distributed
+table, median of DP_BENCH_RUNS runs.  Usage: citus_bench.py BASE_PORT, as the
+postgres user with PostgreSQL's binaries in PATH."""
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+base = int(sys.argv[1])
+ROWS = int(os.environ.get("DP_BENCH_ROWS", "10000000"))
+RUNS = int(os.environ.get("DP_BENCH_RUNS", "5"))
+PORTS = (base, base + 1, base + 2)
+top = tempfile.mkdtemp(prefix="dp_agg_citus_bench.")
+
+
+def q(port, sql):
+    p = subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-h", top, "-p", str(port),
+                        "-d", "postgres", "-c", sql], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{sql}: {p.stderr}")
+    return p.stdout.strip()
+
+
+def start(port, worker):
+    data = os.path.join(top, f"n{port}")
+    subprocess.run(["initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"],
+                   check=True, capture_output=True)
+    with open(os.path.join(data, "postgresql.conf"), "a") as f:
+        f.write(f"""
+shared_preload_libraries = 'citus,dp_agg'
+port = {port}
+listen_addresses = ''
+unix_socket_directories = '{top}'
+shared_buffers = '512MB'
+max_worker_processes = 16
+dp_agg.cluster_key_file = '{top}/cluster.key'
+dp_agg.citus_worker = {'on' if worker else 'off'}
+citus.shard_count = 32
+citus.local_hostname = '{top}'
+""")
+    subprocess.run(["pg_ctl", "-D", data, "-l", data + ".log", "-w", "start"], check=True,
+                   capture_output=True)
+    q(port, "CREATE EXTENSION citus")
+    q(port, "CREATE EXTENSION dp_agg")
+
+
+def timed(sql):
+    """psql's \\timing of sql, in ms, on the coordinator"""
+    p = subprocess.run(["psql", "-X", "-q", "-h", top, "-p", str(PORTS[0]), "-d", "postgres"],
+                       input=f"SET dp_agg.epsilon = 1;\n\\timing on\n{sql};\n",
+                       capture_output=True, text=True)
+    m = re.findall(r"Time: ([0-9.]+) ms", p.stdout)
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"{sql}: {p.stderr}")
+    return float(m[-1])
+
+
+PAIRS = [
+    ("count", "SELECT count(*) FROM t", "SELECT dp_count(*) FROM t"),
+    ("sum", "SELECT sum(v) FROM t", "SELECT dp_sum(v, 0, 1000) FROM t"),
+    ("avg", "SELECT avg(x) FROM t", "SELECT dp_avg(x, 0, 1) FROM t"),
+    ("count, GROUP BY g (100 groups)", "SELECT g, count(*) FROM t GROUP BY g",
+     "SELECT g, dp_count(*) FROM t GROUP BY g"),
+    ("sum, GROUP BY g (100 groups)", "SELECT g, sum(v) FROM t GROUP BY g",
+     "SELECT g, dp_sum(v, 0, 1000) FROM t GROUP BY g"),
+]
+
+with open(os.path.join(top, "cluster.key"), "wb") as f:
+    f.write(os.urandom(48))
+os.chmod(os.path.join(top, "cluster.key"), 0o600)
+try:
+    for i, port in enumerate(PORTS):
+        start(port, i > 0)
+    for port in PORTS[1:]:
+        q(PORTS[0], f"SELECT citus_add_node('{top}', {port})")
+    q(PORTS[0], "CREATE TABLE t (id bigint, g int, v int, x float8)")
+    q(PORTS[0], "SELECT create_distributed_table('t', 'id')")
+    q(PORTS[0], f"INSERT INTO t SELECT i, i % 100, (i::bigint * 7919) % 1000, (i % 997) / 997.0 "
+                f"FROM generate_series(1, {ROWS}) i")
+    q(PORTS[0], "VACUUM ANALYZE t")
+    q(PORTS[0], "SELECT dp_agg.set_budget('postgres', 1e15)")
+    print(f"| query ({ROWS:,} rows, 32 shards, 2 workers) | native ms | DP ms | DP / native |")
+    print("|---|---|---|---|")
+    for name, native, dp in PAIRS:
+        timed(native), timed(dp)
+        tn, td = [], []
+        for r in range(RUNS):
+            order = ((native, tn), (dp, td)) if r % 2 == 0 else ((dp, td), (native, tn))
+            for sql, acc in order:
+                acc.append(timed(sql))
+        mn, md = statistics.median(tn), statistics.median(td)
+        print(f"| {name} | {mn:.1f} | {md:.1f} | {md / mn:.2f} |")
+    print(f"\nmedian of {RUNS} runs; {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, {platform.platform()}")
+finally:
+    for port in PORTS:
+        subprocess.run(["pg_ctl", "-D", os.path.join(top, f"n{port}"), "-m", "fast", "-w", "stop"],
+                       capture_output=True)
+    shutil.rmtree(top, ignore_errors=True)
