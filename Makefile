@@ -33,6 +33,7 @@ OBJS = \
 	src/protect_guard.o \
 	src/protect_stats.o \
 	src/protect_api.o \
+	src/selection_gaussian.o \
 	src/selection_mechanism.o \
 	src/selection.o
 

@@ -62,3 +62,24 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.selection_sample(float8, float8, bigint, integer, integer) IS
 'how many of draws independent private selections of a group of n units release it, for tests and audits';
 REVOKE ALL ON FUNCTION dp_agg.selection_sample(float8, float8, bigint, integer, integer) FROM PUBLIC;
+
+
+--------------------------------------------------------------------------
+-- Issue 12: Gaussian thresholding
+--
+-- For units in several groups the private selection chooses between the
+-- optimal mechanism split k ways and Gaussian thresholding
+-- (src/selection_mechanism.c); this calculator says which, and with what
+-- parameters, from public parameters only.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.selection_mechanism(epsilon float8, delta float8,
+                                           max_groups_contributed integer DEFAULT 1,
+                                           OUT mechanism text, OUT half bigint,
+                                           OUT threshold bigint, OUT sigma float8,
+                                           OUT tau bigint, OUT delta_noise float8,
+                                           OUT delta_threshold float8)
+RETURNS record AS 'MODULE_PATHNAME', 'dp_selection_mechanism_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.selection_mechanism(float8, float8, integer) IS
+'the private selection at (epsilon, delta) for units in at most max_groups_contributed groups: the mechanism chosen (optimal or gaussian), the smallest n released with probability 1/2 (half), and its parameters (threshold of the optimal mechanism; sigma, tau and the split of delta of Gaussian thresholding)';

@@ -190,8 +190,9 @@ caller_budget(double epsilon, double delta, const double *curve,
 /*
  * The row of a statement's private selection of groups: its price, and
  * max_groups_contributed as the sensitivity (a unit changes the count of
- * at most that many groups, each by one); no noise scale, grid or
- * interval (dp_agg.selection_probability gives its accuracy).
+ * at most that many groups, each by one); Gaussian thresholding's sigma as
+ * the noise scale; no grid or interval (dp_agg.selection_probability gives
+ * its accuracy).
  */
 static void
 selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilon,
@@ -203,11 +204,13 @@ selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilo
 	values[0] = Int32GetDatum(call);
 	values[1] = CStringGetTextDatum(dp_kind_name(r->call.kind));
 	values[2] = CStringGetTextDatum("selection");
-	values[3] = CStringGetTextDatum(dp_selection_mechanism_name);
+	values[3] = CStringGetTextDatum(dp_selection_mechanism_name(&r->selection));
 	values[4] = Float8GetDatum(r->selection.epsilon);
 	values[5] = Float8GetDatum(r->selection.delta);
 	values[6] = Float8GetDatum((double) r->selection.max_groups);
-	nulls[7] = nulls[8] = nulls[9] = nulls[10] = true;
+	values[7] = Float8GetDatum(r->selection.gauss.sigma);
+	nulls[7] = r->selection.kind != DP_SELECTION_GAUSSIAN;
+	nulls[8] = nulls[9] = nulls[10] = true;
 	values[11] = Float8GetDatum(epsilon);
 	values[12] = Float8GetDatum(delta);
 	values[13] = BoolGetDatum(affordable);
