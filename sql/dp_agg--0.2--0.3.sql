@@ -83,3 +83,130 @@ RETURNS record AS 'MODULE_PATHNAME', 'dp_selection_mechanism_sql'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.selection_mechanism(float8, float8, integer) IS
 'the private selection at (epsilon, delta) for units in at most max_groups_contributed groups: the mechanism chosen (optimal or gaussian), the smallest n released with probability 1/2 (half), and its parameters (threshold of the optimal mechanism; sigma, tau and the split of delta of Gaussian thresholding)';
+
+
+--------------------------------------------------------------------------
+-- Issue 12: Renyi accounting of selections
+--
+-- A private selection (delta > 0) has no finite Renyi DP curve.  Instead of
+-- making a role's curve infinite, the budget sums the selections' epsilons
+-- and deltas beside the curve (charged by the charger in the same durable
+-- step), and the Renyi certificate is the hybrid
+--   epsilon_r(delta_limit - selection_delta) + selection_epsilon
+-- (src/calibrate.c, hybrid_epsilon; README "Renyi accounting").
+--------------------------------------------------------------------------
+
+ALTER TABLE dp_agg.budget
+    ADD COLUMN selection_epsilon float8 NOT NULL DEFAULT 0
+        CONSTRAINT budget_selection_epsilon_valid CHECK (selection_epsilon >= 0 AND selection_epsilon <> 'NaN'),
+    ADD COLUMN selection_delta float8 NOT NULL DEFAULT 0
+        CONSTRAINT budget_selection_delta_valid CHECK (selection_delta >= 0 AND selection_delta <> 'NaN');
+COMMENT ON COLUMN dp_agg.budget.selection_epsilon IS
+'sum of the epsilons of the private selections of GROUP BY keys charged since the last reset, rounded up (part of epsilon_spent, composed beside the Renyi DP curve)';
+COMMENT ON COLUMN dp_agg.budget.selection_delta IS
+'sum of the deltas of the private selections of GROUP BY keys charged since the last reset, rounded up (part of delta_spent, composed beside the Renyi DP curve)';
+
+-- the hybrid epsilon of a curve and the selections' sums at delta; Infinity
+-- when the selections spend all of delta
+CREATE FUNCTION dp_agg.hybrid_epsilon(curve float8[], selection_epsilon float8,
+                                      selection_delta float8, delta float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN delta > selection_delta
+            THEN dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
+                                       coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                                       delta - selection_delta) + selection_epsilon
+            ELSE 'Infinity'::float8 END
+$$;
+COMMENT ON FUNCTION dp_agg.hybrid_epsilon(float8[], float8, float8, float8) IS
+'the epsilon at delta of Renyi-accounted releases of composed curve curve and private selections of total (selection_epsilon, selection_delta): the curve converted at delta - selection_delta, plus selection_epsilon';
+
+CREATE OR REPLACE VIEW dp_agg.my_budget WITH (security_barrier) AS
+SELECT b.role,
+       b.accounting,
+       b.epsilon_limit,
+       b.delta_limit,
+       b.epsilon_spent,
+       b.delta_spent,
+       c.composed_epsilon,
+       GREATEST(b.epsilon_limit - CASE WHEN b.accounting = 'rdp'
+                                       THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent))
+                                       ELSE b.epsilon_spent END, 0::float8) AS epsilon_remaining,
+       GREATEST(b.delta_limit - b.delta_spent, 0::float8) AS delta_remaining,
+       b.rdp,
+       b.created_at,
+       b.updated_at,
+       b.selection_epsilon,
+       b.selection_delta
+FROM dp_agg.budget b,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                          THEN dp_agg.hybrid_epsilon(b.rdp, b.selection_epsilon, b.selection_delta,
+                                                     b.delta_limit) END AS composed_epsilon) c
+WHERE b.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp accounting: of the limit, by the better of the two certificates) and the composed epsilon at delta_limit (the Renyi DP curve beside the sums of the private selections)';
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_budget(role regrole)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old_epsilon float8;
+    old_delta float8;
+BEGIN
+    SELECT b.epsilon_spent, b.delta_spent INTO old_epsilon, old_delta
+    FROM dp_agg.budget b WHERE b.role = reset_budget.role FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', reset_budget.role),
+            HINT = 'A privacy budget is given with dp_agg.set_budget(role, epsilon, delta).';
+    END IF;
+    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, rdp = NULL,
+                               selection_epsilon = 0, selection_delta = 0, updated_at = now()
+    WHERE b.role = reset_budget.role;
+    INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail)
+    VALUES (reset_budget.role, 'reset', 0, 0, current_query(),
+            jsonb_build_object('epsilon_spent_before', old_epsilon,
+                               'delta_spent_before', old_delta,
+                               'reset_by', session_user));
+END
+$$;
+COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
+'sets the amounts a role has spent (its Renyi DP curve and the sums of its private selections) back to 0, and records it in the ledger';
+
+CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
+RETURNS float8
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    curve float8[];
+    sel_epsilon float8;
+    sel_delta float8;
+BEGIN
+    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta must be greater than 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
+    END IF;
+    -- one's own budget through the view; another role's needs the right to
+    -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
+    IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
+        SELECT b.rdp, b.selection_epsilon, b.selection_delta INTO curve, sel_epsilon, sel_delta
+        FROM dp_agg.my_budget b;
+    ELSE
+        SELECT b.rdp, b.selection_epsilon, b.selection_delta INTO curve, sel_epsilon, sel_delta
+        FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
+    END IF;
+    RETURN dp_agg.hybrid_epsilon(curve, sel_epsilon, sel_delta, spent_epsilon.delta);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
+'the epsilon, at the given delta, of everything a role has released since its last reset: the Renyi DP composition of its releases beside the basic composition of its private selections';

@@ -123,9 +123,9 @@ describe_calls(StringInfo detail, List *priced)
 }
 
 /*
- * The request to the charger: price, statement text (without trailing
- * semicolons and spaces), description and Renyi DP curve, in one palloc'd
- * block.
+ * The request to the charger: price (with the part its private selections
+ * cost), statement text (without trailing semicolons and spaces),
+ * description and Renyi DP curve, in one palloc'd block.
  */
 static DpChargeRequest *
 build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
@@ -137,6 +137,8 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	const char *query;
 	int			query_len;
 	double		curve[DP_RDP_ORDERS];
+	double		selection_epsilon,
+				selection_delta;
 
 	describe_calls(&detail, priced);
 	query = statement_text(queryDesc, &query_len);
@@ -146,8 +148,12 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 		query_len--;
 
 	memset(curve, 0, sizeof(curve));
+	selection_epsilon = selection_delta = 0;
 	foreach(lc, priced)
+	{
 		dp_release_add_rdp(lfirst(lc), curve);
+		dp_release_add_selection(lfirst(lc), &selection_epsilon, &selection_delta);
+	}
 
 	initStringInfo(&buf);
 	enlargeStringInfo(&buf, offsetof(DpChargeRequest, data) + query_len + detail.len + 2 +
@@ -157,6 +163,8 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	req->role = GetUserId();
 	req->epsilon = epsilon;
 	req->delta = delta;
+	req->selection_epsilon = selection_epsilon;
+	req->selection_delta = selection_delta;
 	req->query_len = query_len;
 	req->detail_len = detail.len;
 	req->n_rdp = DP_RDP_ORDERS;

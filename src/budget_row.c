@@ -34,6 +34,8 @@
 #define COL_DELTA_SPENT		4
 #define COL_RENYI			5
 #define COL_RDP				6
+#define COL_SELECTION_EPSILON 7
+#define COL_SELECTION_DELTA	8
 
 static void
 malformed(const char *detail)
@@ -88,6 +90,17 @@ decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
 	}
 }
 
+/* a sum of the private selections: not NULL, NaN or negative */
+static double
+selection_sum(HeapTuple tup, TupleDesc desc, int col)
+{
+	double		v = DatumGetFloat8(required(tup, desc, col));
+
+	if (isnan(v) || v < 0)
+		malformed("A sum of the private selections is NaN or negative.");
+	return v;
+}
+
 /*
  * Decode a row whose columns are DP_BUDGET_ROW_COLUMNS, or ERROR if it is
  * malformed.
@@ -95,12 +108,15 @@ decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
 void
 dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
 {
-	if (desc->natts != COL_RDP)
-		elog(ERROR, "dp_agg: a budget row has %d columns, not %d", desc->natts, COL_RDP);
+	if (desc->natts != COL_SELECTION_DELTA)
+		elog(ERROR, "dp_agg: a budget row has %d columns, not %d", desc->natts,
+			 COL_SELECTION_DELTA);
 	b->epsilon_limit = DatumGetFloat8(required(tup, desc, COL_EPSILON_LIMIT));
 	b->delta_limit = DatumGetFloat8(required(tup, desc, COL_DELTA_LIMIT));
 	b->epsilon_spent = DatumGetFloat8(required(tup, desc, COL_EPSILON_SPENT));
 	b->delta_spent = DatumGetFloat8(required(tup, desc, COL_DELTA_SPENT));
 	b->renyi = DatumGetBool(required(tup, desc, COL_RENYI));
 	decode_curve(tup, desc, b->rdp);
+	b->selection_epsilon = selection_sum(tup, desc, COL_SELECTION_EPSILON);
+	b->selection_delta = selection_sum(tup, desc, COL_SELECTION_DELTA);
 }

@@ -18,7 +18,8 @@
  * dp_agg.budget or from the view dp_agg.my_budget.
  */
 #define DP_BUDGET_ROW_COLUMNS \
-	"epsilon_limit, delta_limit, epsilon_spent, delta_spent, accounting = 'rdp', rdp"
+	"epsilon_limit, delta_limit, epsilon_spent, delta_spent, accounting = 'rdp', rdp, " \
+	"selection_epsilon, selection_delta"
 
 extern void dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b);
 

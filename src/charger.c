@@ -694,7 +694,8 @@ static void
 prepare_plans(void)
 {
 	Oid			t_lock[] = {REGROLEOID};
-	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID};
+	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID,
+	FLOAT8OID, FLOAT8OID};
 	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
 
 	if (plan_lock)
@@ -702,7 +703,8 @@ prepare_plans(void)
 	plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS
 						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
 	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
-							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 4, t_update);
+							"selection_epsilon = $5, selection_delta = $6, "
+							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 6, t_update);
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
@@ -775,7 +777,8 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	reply->renyi = b->renyi;
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
-	if (!dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed))
+	if (!dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
+						  req->selection_delta, &reply->composed))
 	{
 		reply->result = DP_CHARGE_DENIED;
 		return;
@@ -785,6 +788,8 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
 	for (int i = 0; i < DP_RDP_ORDERS; i++)
 		b->rdp[i] = dp_add_up(b->rdp[i], curve[i]);
+	b->selection_epsilon = dp_add_up(b->selection_epsilon, req->selection_epsilon);
+	b->selection_delta = dp_add_up(b->selection_delta, req->selection_delta);
 	rs->dirty = true;
 
 	args[0] = ObjectIdGetDatum(req->role);
@@ -809,8 +814,8 @@ write_budgets(RoleState *roles, int nroles)
 {
 	for (int i = 0; i < nroles; i++)
 	{
-		Datum		args[4];
-		char		nulls[4] = {' ', ' ', ' ', ' '};
+		Datum		args[6];
+		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
 		if (!roles[i].dirty)
 			continue;
@@ -818,6 +823,8 @@ write_budgets(RoleState *roles, int nroles)
 		args[1] = Float8GetDatum(roles[i].b.epsilon_spent);
 		args[2] = Float8GetDatum(roles[i].b.delta_spent);
 		args[3] = float8_array_datum(roles[i].b.rdp, DP_RDP_ORDERS);
+		args[4] = Float8GetDatum(roles[i].b.selection_epsilon);
+		args[5] = Float8GetDatum(roles[i].b.selection_delta);
 		if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE ||
 			SPI_processed != 1)
 			elog(ERROR, "dp_agg charger: could not update the budget");

@@ -32,7 +32,8 @@ typedef struct DpChargeReply
 } DpChargeReply;
 
 /*
- * What a backend sends: the price, then in data the query text and the
+ * What a backend sends: the price (and the part of it that private
+ * selections cost, accounted beside the curve), then in data the query text and the
  * detail json (each NUL-terminated) and the statement's Renyi DP curve
  * (n_rdp doubles, unaligned).
  */
@@ -42,6 +43,8 @@ typedef struct DpChargeRequest
 	Oid			role;
 	double		epsilon;
 	double		delta;
+	double		selection_epsilon;	/* of epsilon and delta: the private */
+	double		selection_delta;	/* selections (issue 12) */
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;

@@ -159,11 +159,13 @@ plan_statement(const char *query)
 }
 
 /*
- * The caller's budget: can it pay the statement (price and Renyi DP curve),
- * by the same rule as the charger?  has_budget is false without a budget.
+ * The caller's budget: can it pay the statement (price, Renyi DP curve and
+ * private selections), by the same rule as the charger?  has_budget is
+ * false without a budget.
  */
 static void
 caller_budget(double epsilon, double delta, const double *curve,
+			  double selection_epsilon, double selection_delta,
 			  bool *has_budget, bool *affordable)
 {
 	*has_budget = false;
@@ -180,7 +182,8 @@ caller_budget(double epsilon, double delta, const double *curve,
 
 		dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &b);
 		*has_budget = true;
-		*affordable = dp_budget_admits(&b, epsilon, delta, curve, &composed);
+		*affordable = dp_budget_admits(&b, epsilon, delta, curve, selection_epsilon,
+									   selection_delta, &composed);
 	}
 	SPI_finish();
 }
@@ -238,6 +241,8 @@ dp_preview(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	int			call = 0;
 	double		curve[DP_RDP_ORDERS];
+	double		selection_epsilon = 0,
+				selection_delta = 0;
 
 	stmt = plan_statement(query);
 	releases = dp_price_plan(stmt, NULL, true);
@@ -249,8 +254,12 @@ dp_preview(PG_FUNCTION_ARGS)
 				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
 	memset(curve, 0, sizeof(curve));
 	foreach(lc, priced)
+	{
 		dp_release_add_rdp(lfirst(lc), curve);
-	caller_budget(epsilon, delta, curve, &has_budget, &affordable);
+		dp_release_add_selection(lfirst(lc), &selection_epsilon, &selection_delta);
+	}
+	caller_budget(epsilon, delta, curve, selection_epsilon, selection_delta,
+				  &has_budget, &affordable);
 
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, priced)
