@@ -88,8 +88,10 @@ SELECT dp_agg.reset_budget('regress_dp_selrdp');
 SELECT selection_epsilon, selection_delta, rdp FROM dp_agg.budget WHERE role = 'regress_dp_selrdp'::regrole;
 
 -- a malformed sum is refused by the table
+\set VERBOSITY terse
 UPDATE dp_agg.budget SET selection_delta = -1 WHERE role = 'regress_dp_selrdp'::regrole;
 UPDATE dp_agg.budget SET selection_epsilon = 'NaN' WHERE role = 'regress_dp_selrdp'::regrole;
+\set VERBOSITY default
 
 RESET dp_agg.selection_epsilon;
 RESET dp_agg.selection_delta;
