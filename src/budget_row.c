@@ -21,9 +21,11 @@
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 
 #include "budget_row.h"
 
@@ -102,13 +104,27 @@ selection_sum(HeapTuple tup, TupleDesc desc, int col)
 }
 
 /*
- * Decode a row whose columns are DP_BUDGET_ROW_COLUMNS, or ERROR if it is
- * malformed.
+ * Does dp_agg.budget have the sums of the private selections (SQL objects
+ * of version 0.3 on)?  The 0.3 library still charges statements without a
+ * selection for older objects.
+ */
+bool
+dp_budget_has_selection_sums(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("budget", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, "selection_epsilon") != InvalidAttrNumber;
+}
+
+/*
+ * Decode a row whose columns are DP_BUDGET_ROW_COLUMNS (or
+ * DP_BUDGET_ROW_COLUMNS_0_2), or ERROR if it is malformed.
  */
 void
 dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
 {
-	if (desc->natts != COL_SELECTION_DELTA)
+	if (desc->natts != COL_SELECTION_DELTA && desc->natts != COL_RDP)
 		elog(ERROR, "dp_agg: a budget row has %d columns, not %d", desc->natts,
 			 COL_SELECTION_DELTA);
 	b->epsilon_limit = DatumGetFloat8(required(tup, desc, COL_EPSILON_LIMIT));
@@ -117,6 +133,10 @@ dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
 	b->delta_spent = DatumGetFloat8(required(tup, desc, COL_DELTA_SPENT));
 	b->renyi = DatumGetBool(required(tup, desc, COL_RENYI));
 	decode_curve(tup, desc, b->rdp);
-	b->selection_epsilon = selection_sum(tup, desc, COL_SELECTION_EPSILON);
-	b->selection_delta = selection_sum(tup, desc, COL_SELECTION_DELTA);
+	b->selection_epsilon = b->selection_delta = 0;
+	if (desc->natts == COL_SELECTION_DELTA)
+	{
+		b->selection_epsilon = selection_sum(tup, desc, COL_SELECTION_EPSILON);
+		b->selection_delta = selection_sum(tup, desc, COL_SELECTION_DELTA);
+	}
 }

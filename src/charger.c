@@ -678,6 +678,10 @@ typedef struct TakenRequest
 static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_update = NULL;
 static SPIPlanPtr plan_insert = NULL;
+/* the plans read and write the sums of the private selections (0.3 on) */
+static bool plan_sums = false;
+
+static void set_message(DpChargeReply *reply, const char *msg);
 
 static SPIPlanPtr
 keep_plan(const char *sql, int nargs, Oid *argtypes)
@@ -690,6 +694,11 @@ keep_plan(const char *sql, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/*
+ * The plans of a batch, prepared once, and again when the SQL objects
+ * change between versions with and without the sums of the private
+ * selections (ALTER EXTENSION UPDATE while the charger runs).
+ */
 static void
 prepare_plans(void)
 {
@@ -697,17 +706,33 @@ prepare_plans(void)
 	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID,
 	FLOAT8OID, FLOAT8OID};
 	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
+	bool		sums = dp_budget_has_selection_sums();
 
-	if (plan_lock)
+	if (plan_lock && sums == plan_sums)
 		return;
-	plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS
+	if (plan_lock)
+	{
+		SPI_freeplan(plan_lock);
+		SPI_freeplan(plan_update);
+		SPI_freeplan(plan_insert);
+		plan_lock = plan_update = plan_insert = NULL;
+	}
+	plan_lock = keep_plan(sums
+						  ? "SELECT " DP_BUDGET_ROW_COLUMNS
+						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE"
+						  : "SELECT " DP_BUDGET_ROW_COLUMNS_0_2
 						  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-	plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
+	plan_update = keep_plan(sums
+							? "UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
 							"selection_epsilon = $5, selection_delta = $6, "
-							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1", 6, t_update);
+							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1"
+							: "UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, rdp = $4, "
+							"updated_at = pg_catalog.clock_timestamp() WHERE role = $1",
+							sums ? 6 : 4, t_update);
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
+	plan_sums = sums;
 }
 
 /* a float8[] datum of n values */
@@ -774,6 +799,13 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 		return;
 	}
 	memcpy(curve, req->data + req->query_len + 1 + req->detail_len + 1, sizeof(curve));
+	if (!plan_sums && (req->selection_epsilon != 0 || req->selection_delta != 0))
+	{
+		/* the selection needs 0.3 objects, checked before: fail closed */
+		reply->result = DP_CHARGE_FAILED;
+		set_message(reply, "The SQL objects of dp_agg are older than version 0.3 and cannot record a private selection.");
+		return;
+	}
 	reply->renyi = b->renyi;
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);

@@ -172,7 +172,9 @@ caller_budget(double epsilon, double delta, const double *curve,
 	*affordable = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT " DP_BUDGET_ROW_COLUMNS " FROM dp_agg.my_budget",
+	if (SPI_execute(dp_budget_has_selection_sums()
+					? "SELECT " DP_BUDGET_ROW_COLUMNS " FROM dp_agg.my_budget"
+					: "SELECT " DP_BUDGET_ROW_COLUMNS_0_2 " FROM dp_agg.my_budget",
 					true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_agg.my_budget");
 	if (SPI_processed == 1)

@@ -162,7 +162,7 @@ like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 	'0.3 has the private selection of GROUP BY keys');
 like($objects, qr/function dp_agg\.selection_mechanism\(double precision,double precision,integer\)/,
 	'0.3 has the choice of the selection mechanism (Gaussian thresholding)');
-like($objects, qr/dp_agg\.budget column 011 selection_epsilon double precision default 0.*dp_agg\.budget column 012 selection_delta double precision default 0/s,
+like($objects, qr/dp_agg\.budget column 010 selection_epsilon double precision default 0.*dp_agg\.budget column 011 selection_delta double precision default 0/s,
 	'0.3 sums the selections of each budget beside its curve');
 
 # a new install of 0.3 has the same objects as the updated one
