@@ -162,7 +162,78 @@ COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) IS
 'creates or changes the privacy budget limits and accounting (basic, rdp or pld) of a role (never the amounts spent)';
 REVOKE ALL ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) FROM PUBLIC;
 
--- reset_budget forgets the releases by kind too
+--------------------------------------------------------------------------
+-- Issue 12: Gaussian thresholding
+--
+-- For units in several groups the private selection chooses between the
+-- optimal mechanism split k ways and Gaussian thresholding
+-- (src/selection_mechanism.c); this calculator says which, and with what
+-- parameters, from public parameters only.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.selection_mechanism(epsilon float8, delta float8,
+                                           max_groups_contributed integer DEFAULT 1,
+                                           OUT mechanism text, OUT half bigint,
+                                           OUT threshold bigint, OUT sigma float8,
+                                           OUT tau bigint, OUT delta_noise float8,
+                                           OUT delta_threshold float8)
+RETURNS record AS 'MODULE_PATHNAME', 'dp_selection_mechanism_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.selection_mechanism(float8, float8, integer) IS
+'the private selection at (epsilon, delta) for units in at most max_groups_contributed groups: the mechanism chosen (optimal or gaussian), the smallest n released with probability 1/2 (half), and its parameters (threshold of the optimal mechanism; sigma, tau and the split of delta of Gaussian thresholding)';
+
+
+--------------------------------------------------------------------------
+-- Issue 12: Renyi accounting of selections
+--
+-- A private selection (delta > 0) has no finite Renyi DP curve.  Instead of
+-- making a role's curve infinite, the budget sums the selections' epsilons
+-- and deltas beside the curve (charged by the charger in the same durable
+-- step), and the Renyi certificate is the hybrid
+--   epsilon_r(delta_limit - selection_delta) + selection_epsilon
+-- (src/calibrate.c, hybrid_epsilon; README "Renyi accounting").
+--------------------------------------------------------------------------
+
+ALTER TABLE dp_agg.budget
+    ADD COLUMN selection_epsilon float8 NOT NULL DEFAULT 0
+        CONSTRAINT budget_selection_epsilon_valid CHECK (selection_epsilon >= 0 AND selection_epsilon <> 'NaN'),
+    ADD COLUMN selection_delta float8 NOT NULL DEFAULT 0
+        CONSTRAINT budget_selection_delta_valid CHECK (selection_delta >= 0 AND selection_delta <> 'NaN');
+COMMENT ON COLUMN dp_agg.budget.selection_epsilon IS
+'sum of the epsilons of the private selections of GROUP BY keys charged since the last reset, rounded up (part of epsilon_spent, composed beside the Renyi DP curve)';
+COMMENT ON COLUMN dp_agg.budget.selection_delta IS
+'sum of the deltas of the private selections of GROUP BY keys charged since the last reset, rounded up (part of delta_spent, composed beside the Renyi DP curve)';
+
+-- the hybrid epsilon of a curve and the selections' sums at delta; Infinity
+-- when the selections spend all of delta
+CREATE FUNCTION dp_agg.hybrid_epsilon(curve float8[], selection_epsilon float8,
+                                      selection_delta float8, delta float8)
+RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN delta > selection_delta
+            THEN dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
+                                       coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                                       delta - selection_delta) + selection_epsilon
+            ELSE 'Infinity'::float8 END
+$$;
+COMMENT ON FUNCTION dp_agg.hybrid_epsilon(float8[], float8, float8, float8) IS
+'the epsilon at delta of Renyi-accounted releases of composed curve curve and private selections of total (selection_epsilon, selection_delta): the curve converted at delta - selection_delta, plus selection_epsilon';
+
+--------------------------------------------------------------------------
+-- Issues 12 and 13: the budget functions and view of both accountings
+--
+-- One definition each of what both replace: reset_budget forgets the
+-- releases by kind and the sums of the private selections; composed_epsilon
+-- and spent_epsilon are the hybrid Renyi certificate (the curve converted at
+-- delta - selection_delta, plus selection_epsilon), and for pld roles the
+-- better of it and the pld certificate (a selection makes the releases by
+-- kind untracked, src/pld_state.c, so that only the hybrid one remains).
+-- The view's new columns are appended: pld_epsilon, pld, selection_epsilon,
+-- selection_delta.
+--------------------------------------------------------------------------
+
 CREATE OR REPLACE FUNCTION dp_agg.reset_budget(role regrole)
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
@@ -179,7 +250,8 @@ BEGIN
             MESSAGE = format('role %s has no privacy budget', reset_budget.role),
             HINT = 'A privacy budget is given with dp_agg.set_budget(role, epsilon, delta).';
     END IF;
-    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL, updated_at = now()
+    UPDATE dp_agg.budget b SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
+                               selection_epsilon = 0, selection_delta = 0, updated_at = now()
     WHERE b.role = reset_budget.role;
     INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail)
     VALUES (reset_budget.role, 'reset', 0, 0, current_query(),
@@ -189,12 +261,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
-'sets the amounts a role has spent (its Renyi DP curve and releases by kind) back to 0, and records it in the ledger';
+'sets the amounts a role has spent (its Renyi DP curve, releases by kind and the sums of its private selections) back to 0, and records it in the ledger';
 REVOKE ALL ON FUNCTION dp_agg.reset_budget(regrole) FROM PUBLIC;
 
--- my_budget: for pld roles, composed_epsilon is the better of the Renyi and
--- pld certificates at delta_limit (for the others the Renyi one, as before);
--- pld_epsilon and pld are added at the end
 CREATE OR REPLACE VIEW dp_agg.my_budget WITH (security_barrier) AS
 SELECT b.role,
        b.accounting,
@@ -215,21 +284,21 @@ SELECT b.role,
        b.created_at,
        b.updated_at,
        p.pld_epsilon,
-       b.pld
+       b.pld,
+       b.selection_epsilon,
+       b.selection_delta
 FROM dp_agg.budget b,
      LATERAL (SELECT CASE WHEN b.delta_limit > 0
-                          THEN dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
-                                                     coalesce(b.rdp, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
+                          THEN dp_agg.hybrid_epsilon(b.rdp, b.selection_epsilon, b.selection_delta,
                                                      b.delta_limit) END AS composed_epsilon) c,
      LATERAL (SELECT CASE WHEN b.delta_limit > 0
                                AND (b.pld IS NOT NULL OR (b.epsilon_spent = 0 AND b.delta_spent = 0))
                           THEN dp_agg.pld_state_epsilon(coalesce(b.pld, '[]'::jsonb), b.delta_limit) END AS pld_epsilon) p
 WHERE b.role OPERATOR(pg_catalog.=)
       (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
-COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp and pld accounting: of the limit, by the best of the certificates), the composed epsilon at delta_limit (Renyi; for pld accounting the better of Renyi and pld) and the pld epsilon';
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp and pld accounting: of the limit, by the best of the certificates), the composed epsilon at delta_limit (the Renyi DP curve beside the sums of the private selections; for pld accounting the better of that and pld), the pld epsilon and the sums of the private selections';
 GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
 
--- spent_epsilon: for pld roles the better of the Renyi and pld certificates
 CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
 RETURNS float8
 LANGUAGE plpgsql STABLE
@@ -240,6 +309,8 @@ DECLARE
     releases jsonb;
     spent float8;
     acct text;
+    sel_epsilon float8;
+    sel_delta float8;
 BEGIN
     IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -249,26 +320,26 @@ BEGIN
     -- one's own budget through the view; another role's needs the right to
     -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
     IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
-        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting
-        INTO curve, releases, spent, acct FROM dp_agg.my_budget b;
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting,
+               b.selection_epsilon, b.selection_delta
+        INTO curve, releases, spent, acct, sel_epsilon, sel_delta FROM dp_agg.my_budget b;
     ELSE
-        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting
-        INTO curve, releases, spent, acct
+        SELECT b.rdp, b.pld, b.epsilon_spent + b.delta_spent, b.accounting,
+               b.selection_epsilon, b.selection_delta
+        INTO curve, releases, spent, acct, sel_epsilon, sel_delta
         FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
     END IF;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'PB002',
             MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
     END IF;
-    RETURN LEAST(dp_agg.rdp_to_epsilon(dp_agg.rdp_orders(),
-                                       coalesce(curve, array_fill(0::float8, ARRAY[cardinality(dp_agg.rdp_orders())])),
-                                       spent_epsilon.delta),
+    RETURN LEAST(dp_agg.hybrid_epsilon(curve, sel_epsilon, sel_delta, spent_epsilon.delta),
                  CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
                       THEN dp_agg.pld_state_epsilon(coalesce(releases, '[]'::jsonb), spent_epsilon.delta) END);
 END
 $$;
 COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
-'the epsilon, at the given delta, of everything a role has released since its last reset, by Renyi DP composition (for pld accounting: the better of Renyi and privacy loss distribution composition)';
+'the epsilon, at the given delta, of everything a role has released since its last reset: the Renyi DP composition of its releases beside the basic composition of its private selections (for pld accounting: the better of that and privacy loss distribution composition)';
 
 --------------------------------------------------------------------------
 -- Issue 14: Scale out on Citus

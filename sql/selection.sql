@@ -134,12 +134,34 @@ SELECT dp_agg.selection_threshold(5, 1e-9) AS threshold,
 SELECT n, abs(dp_agg.selection_probability(6, 3e-9, n, 3) / dp_agg.selection_probability(2, 1e-9, n) - 1) < 1e-12
        AS split
 FROM generate_series(1, 30, 7) n;
+-- Gaussian thresholding for k > 1 when it releases groups sooner (README,
+-- "Private group keys"): half is the smallest n released with probability
+-- 1/2; at (1, 1e-5) the split needs 23, 33, 55, 109, 1083 units for k = 2,
+-- 3, 5, 10, 100
+SELECT k, mechanism, half, threshold, half = tau AS half_is_tau,
+       sigma > 0 AS noisy, delta_noise + delta_threshold <= 1e-5 AS within_delta
+FROM unnest(ARRAY[1, 2, 3, 5, 10, 100]) k, dp_agg.selection_mechanism(1, 1e-5, k);
+SELECT dp_agg.selection_threshold(1, 1e-5, 5) AS never_certain;
+-- its curve: P[n + Z >= tau], below 1/2 before tau and from 1/2 on at it,
+-- symmetric about tau - 1/2, and a group of one unit released with
+-- probability at most delta_threshold / k
+SELECT dp_agg.selection_probability(1, 1e-5, tau - 1, 5) < 0.5 AS below_half,
+       dp_agg.selection_probability(1, 1e-5, tau, 5) > 0.5 AS from_half,
+       dp_agg.selection_probability(1, 1e-5, 1, 5) <= delta_threshold / 5 AS one_unit,
+       dp_agg.selection_probability(1, 1e-5, 0, 5) AS empty
+FROM dp_agg.selection_mechanism(1, 1e-5, 5);
+SELECT bool_and(abs(dp_agg.selection_probability(1, 1e-5, tau + j, 5) +
+                    dp_agg.selection_probability(1, 1e-5, tau - 1 - j, 5) - 1) < 1e-12) AS symmetric,
+       bool_and(dp_agg.selection_probability(1, 1e-5, tau + j, 5) <
+                dp_agg.selection_probability(1, 1e-5, tau + j + 1, 5)) AS increasing
+FROM dp_agg.selection_mechanism(1, 1e-5, 5), generate_series(0, 40) j;
 SELECT dp_agg.selection_threshold(1, 1e-5, 0);
 SELECT dp_agg.selection_threshold(0, 1e-5);
 SELECT dp_agg.selection_threshold(1, 0);
 SELECT dp_agg.selection_probability(1, 1e-5, -1);
 SELECT dp_agg.selection_threshold(1e-7, 1e-5);
 SELECT dp_agg.selection_threshold(1, 5e-324, 3);
+SELECT dp_agg.selection_mechanism(1e-5, 1e-5, 50);
 SELECT has_function_privilege('public', 'dp_agg.selection_sample(float8, float8, bigint, integer, integer)',
                               'EXECUTE') AS public_sample;
 
@@ -176,8 +198,9 @@ RESET plan_cache_mode;
 RESET dp_agg.group_keys;
 
 -- Renyi accounting: no Renyi DP curve bounds an (epsilon, delta) selection
--- with delta > 0, so its curve is infinite and only basic composition
--- admits the role's charges after it
+-- with delta > 0; the role's selections are summed beside its curve and the
+-- composed epsilon stays finite (the hybrid certificate; selection_rdp
+-- tests it in depth)
 CREATE ROLE regress_sel_rdp;
 GRANT SELECT ON sel_t TO regress_sel_rdp;
 SELECT dp_agg.set_budget('regress_sel_rdp', 100, 1e-3, 'rdp');
@@ -185,10 +208,13 @@ SET ROLE regress_sel_rdp;
 SELECT dp_count(x, 1, 1e-6) >= 0 AS released FROM sel_t;
 SELECT composed_epsilon < 10 AS finite FROM dp_agg.my_budget;
 SELECT count(*) >= 0 AS released FROM (SELECT g, dp_count(x, 1) FROM sel_t GROUP BY g) s;
-SELECT composed_epsilon, epsilon_spent, delta_spent FROM dp_agg.my_budget;
+SELECT composed_epsilon < 'Infinity' AS finite,
+       composed_epsilon = dp_agg.hybrid_epsilon(rdp, selection_epsilon, selection_delta, delta_limit) AS hybrid,
+       epsilon_spent, delta_spent, selection_epsilon, selection_delta
+FROM dp_agg.my_budget;
 SELECT dp_count(x, 1) >= 0 AS released FROM sel_t;
 RESET ROLE;
-SELECT dp_agg.spent_epsilon('regress_sel_rdp', 1e-3) AS spent;
+SELECT dp_agg.spent_epsilon('regress_sel_rdp', 1e-3) < 'Infinity' AS spent_finite;
 
 -- protected relations: an untrusted role may GROUP BY, through the selection
 CREATE ROLE regress_sel_owner;

@@ -124,9 +124,10 @@ describe_calls(StringInfo detail, List *priced)
 }
 
 /*
- * The request to the charger: price, statement text (without trailing
- * semicolons and spaces), description, Renyi DP curve and releases by
- * kind (for 'pld' accounting), in one palloc'd block.
+ * The request to the charger: price (with the part its private selections
+ * cost), statement text (without trailing semicolons and spaces),
+ * description, Renyi DP curve and releases by kind (for 'pld' accounting),
+ * in one palloc'd block.
  */
 static DpChargeRequest *
 build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
@@ -140,6 +141,8 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	DpPldState	pld;
 	Size		pld_size;
 	ListCell   *lc;
+	double		selection_epsilon,
+				selection_delta;
 
 	describe_calls(&detail, priced);
 	query = statement_text(queryDesc, &query_len);
@@ -151,8 +154,12 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	memset(curve, 0, sizeof(curve));
 	dp_statement_add_rdp(priced, curve);
 	memset(&pld, 0, sizeof(pld));
+	selection_epsilon = selection_delta = 0;
 	foreach(lc, priced)
+	{
 		dp_release_add_pld(lfirst(lc), &pld);
+		dp_release_add_selection(lfirst(lc), &selection_epsilon, &selection_delta);
+	}
 	pld_size = sizeof(DpPldTerm) * pld.n;
 
 	initStringInfo(&buf);
@@ -164,6 +171,8 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	req->role = GetUserId();
 	req->epsilon = epsilon;
 	req->delta = delta;
+	req->selection_epsilon = selection_epsilon;
+	req->selection_delta = selection_delta;
 	req->query_len = query_len;
 	req->detail_len = detail.len;
 	req->n_rdp = DP_RDP_ORDERS;

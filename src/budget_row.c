@@ -21,9 +21,11 @@
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 
 #include "budget_row.h"
 
@@ -34,6 +36,8 @@
 #define COL_DELTA_SPENT		4
 #define COL_RENYI			5
 #define COL_RDP				6
+#define COL_SELECTION_EPSILON 7
+#define COL_SELECTION_DELTA	8
 
 static void
 malformed(const char *detail)
@@ -88,19 +92,47 @@ decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
 	}
 }
 
+/* a sum of the private selections: not NULL, NaN or negative */
+static double
+selection_sum(HeapTuple tup, TupleDesc desc, int col)
+{
+	double		v = DatumGetFloat8(required(tup, desc, col));
+
+	if (isnan(v) || v < 0)
+		malformed("A sum of the private selections is NaN or negative.");
+	return v;
+}
+
 /*
- * Decode a row whose columns are DP_BUDGET_ROW_COLUMNS, or ERROR if it is
- * malformed.
+ * Does dp_agg.budget have the sums of the private selections (SQL objects
+ * of version 0.3 on)?  The 0.3 library still charges statements without a
+ * selection for older objects.
+ */
+bool
+dp_budget_has_selection_sums(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("budget", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, "selection_epsilon") != InvalidAttrNumber;
+}
+
+/*
+ * Decode a row whose first columns are DP_BUDGET_ROW_COLUMNS (or
+ * DP_BUDGET_ROW_COLUMNS_0_2), or ERROR if it is malformed.
  */
 void
 dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
 {
-	if (desc->natts < COL_RDP)
-		elog(ERROR, "dp_agg: a budget row has %d columns, not at least %d", desc->natts, COL_RDP);
+	if (desc->natts < DP_BUDGET_ROW_NCOLUMNS)
+		elog(ERROR, "dp_agg: a budget row has %d columns, not at least %d", desc->natts,
+			 DP_BUDGET_ROW_NCOLUMNS);
 	b->epsilon_limit = DatumGetFloat8(required(tup, desc, COL_EPSILON_LIMIT));
 	b->delta_limit = DatumGetFloat8(required(tup, desc, COL_DELTA_LIMIT));
 	b->epsilon_spent = DatumGetFloat8(required(tup, desc, COL_EPSILON_SPENT));
 	b->delta_spent = DatumGetFloat8(required(tup, desc, COL_DELTA_SPENT));
 	b->renyi = DatumGetBool(required(tup, desc, COL_RENYI));
 	decode_curve(tup, desc, b->rdp);
+	b->selection_epsilon = selection_sum(tup, desc, COL_SELECTION_EPSILON);
+	b->selection_delta = selection_sum(tup, desc, COL_SELECTION_DELTA);
 }

@@ -16,10 +16,22 @@
 /*
  * The select list that dp_budget_row_decode reads, in this order, from
  * dp_agg.budget or from the view dp_agg.my_budget (more columns may follow).
- * The Renyi certificate serves 'rdp' and 'pld' roles alike.
+ * The Renyi certificate serves 'rdp' and 'pld' roles alike.  The SQL
+ * objects of versions before 0.3 have no sums of the private selections:
+ * with them, DP_BUDGET_ROW_COLUMNS_0_2 reads those sums as 0 (no selection
+ * was charged).
  */
-#define DP_BUDGET_ROW_COLUMNS \
+#define DP_BUDGET_ROW_COLUMNS_COMMON \
 	"epsilon_limit, delta_limit, epsilon_spent, delta_spent, accounting IN ('rdp', 'pld'), rdp"
+#define DP_BUDGET_ROW_COLUMNS \
+	DP_BUDGET_ROW_COLUMNS_COMMON ", selection_epsilon, selection_delta"
+#define DP_BUDGET_ROW_COLUMNS_0_2 \
+	DP_BUDGET_ROW_COLUMNS_COMMON ", 0::pg_catalog.float8, 0::pg_catalog.float8"
+
+/* the number of columns dp_budget_row_decode reads */
+#define DP_BUDGET_ROW_NCOLUMNS 8
+
+extern bool dp_budget_has_selection_sums(void);
 
 extern void dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b);
 

@@ -1167,24 +1167,60 @@ dp_rdp_gaussian(double noise_multiplier, double alpha)
 }
 
 /*
- * Is a statement of price (epsilon, delta) and Renyi DP curve `curve`
- * admitted?  Under basic accounting, when the sums of epsilons and deltas
- * stay within the limits (basic composition: Dwork & Roth 2014, Theorem
- * 3.16).  Under Renyi accounting also when the composed curve (orders add
- * up: Mironov 2017, Proposition 1), converted at delta_limit, stays within the
- * epsilon limit: both are valid bounds for the same releases, so either
- * suffices.  *composed is the converted epsilon after the statement (NaN
- * when it cannot be computed, delta_limit = 0).
+ * The hybrid certificate of a history (issue 12): Renyi-accounted releases
+ * of composed curve `curve`, and private selections, which have no finite
+ * Renyi DP curve, of total (sel_epsilon, sel_delta).  It is
+ * (epsilon_r(delta_limit - sel_delta) + sel_epsilon, delta_limit)-DP,
+ * epsilon_r(d) the curve converted at d:
+ *
+ * an (epsilon_s, delta_s)-DP mechanism is delta_s-approximately Renyi DP
+ * with curve epsilon_s at every order (it is delta_s-close to an
+ * epsilon_s-DP one, whose Renyi divergences are at most epsilon_s; Bun &
+ * Steinke 2016, "Concentrated Differential Privacy", section 8, approximate
+ * zCDP), the releases are Renyi DP with their own curves (delta 0), and
+ * approximate Renyi DP composes adaptively by adding the curves and the
+ * deltas (ibid., section 8, for any order of the mechanisms, each chosen
+ * from the outputs before it).  The whole history is then sel_delta-
+ * approximately Renyi DP with curve `curve` + sel_epsilon, which converts
+ * at delta_limit - sel_delta to epsilon_r + sel_epsilon (the conversion of
+ * Balle et al. 2020, Theorem 21, shifts with a constant curve), plus
+ * sel_delta: the basic composition of the two groups.  Infinite when the
+ * selections spend all of delta_limit; sums rounded up, the difference
+ * down.
  */
-bool
-dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *curve,
-				 double *composed)
+static double
+hybrid_epsilon(const double *curve, double delta_limit, double sel_epsilon, double sel_delta)
 {
 	int			n;
 	const double *orders = dp_rdp_orders(&n);
+	double		delta_r = -dp_add_up(sel_delta, -delta_limit);
+
+	if (!(delta_r > 0))
+		return INFINITY;
+	return dp_add_up(dp_rdp_to_epsilon(orders, curve, n, delta_r), sel_epsilon);
+}
+
+/*
+ * Is a statement of price (epsilon, delta), Renyi DP curve `curve` and
+ * private selections (selection_epsilon, selection_delta) (included in its
+ * price, not in its curve) admitted?  Under basic accounting, when the sums
+ * of epsilons and deltas stay within the limits (basic composition: Dwork &
+ * Roth 2014, Theorem 3.16).  Under Renyi accounting also when the hybrid
+ * certificate (hybrid_epsilon: the composed curve, orders adding up by
+ * Mironov 2017, Proposition 1, beside the selections' sums) stays within
+ * the epsilon limit: both are valid bounds for the same releases, so either
+ * suffices.  *composed is the hybrid epsilon after the statement (NaN when
+ * it cannot be computed, delta_limit = 0).
+ */
+bool
+dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *curve,
+				 double selection_epsilon, double selection_delta, double *composed)
+{
+	int			n;
 	bool		basic_ok = dp_add_up(b->epsilon_spent, epsilon) <= b->epsilon_limit &&
 		dp_add_up(b->delta_spent, delta) <= b->delta_limit;
 
+	(void) dp_rdp_orders(&n);
 	*composed = NAN;
 	if (b->delta_limit > 0)
 	{
@@ -1192,7 +1228,9 @@ dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *
 
 		for (int i = 0; i < n; i++)
 			total[i] = dp_add_up(b->rdp[i], curve[i]);
-		*composed = dp_rdp_to_epsilon(orders, total, n, b->delta_limit);
+		*composed = hybrid_epsilon(total, b->delta_limit,
+								   dp_add_up(b->selection_epsilon, selection_epsilon),
+								   dp_add_up(b->selection_delta, selection_delta));
 	}
 	if (basic_ok)
 		return true;

@@ -85,12 +85,16 @@ typedef struct DpBudget
 	double		delta_spent;
 	bool		renyi;			/* accounting 'rdp' or 'pld' */
 	double		rdp[DP_RDP_ORDERS];	/* composed Renyi DP curve */
+	/* issue 12: the private selections, composed beside the curve */
+	double		selection_epsilon;	/* sum of their epsilons */
+	double		selection_delta;	/* sum of their deltas */
 } DpBudget;
 
 extern double dp_rdp_discrete_laplace(double lambda, double d, double alpha);
 extern double dp_rdp_gaussian(double noise_multiplier, double alpha);
 extern bool dp_budget_admits(const DpBudget *b, double epsilon, double delta,
-							 const double *curve, double *composed);
+							 const double *curve, double selection_epsilon,
+							 double selection_delta, double *composed);
 
 /* intervals of the noise */
 extern double dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift);

@@ -70,6 +70,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -682,6 +683,10 @@ static SPIPlanPtr plan_lock = NULL;
 static SPIPlanPtr plan_update = NULL;
 static SPIPlanPtr plan_insert = NULL;
 static bool plans_have_pld = false;
+/* the plans read and write the sums of the private selections (0.3 on) */
+static bool plan_sums = false;
+
+static void set_message(DpChargeReply *reply, const char *msg);
 
 static SPIPlanPtr
 keep_plan(const char *sql, int nargs, Oid *argtypes)
@@ -710,44 +715,60 @@ budget_has_pld(void)
 	return OidIsValid(rel) && get_attnum(rel, "pld") != InvalidAttrNumber;
 }
 
+/*
+ * The plans of a batch, prepared once, and again when the SQL objects
+ * change between versions with and without the columns of 'pld'
+ * accounting and the sums of the private selections (ALTER EXTENSION
+ * UPDATE while the charger runs).
+ */
 static void
 prepare_plans(void)
 {
 	Oid			t_lock[] = {REGROLEOID};
-	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID, TEXTOID};
+	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID, TEXTOID,
+	FLOAT8OID, FLOAT8OID};
 	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
 	bool		has_pld = budget_has_pld();
+	bool		sums = dp_budget_has_selection_sums();
+	StringInfoData lock;
+	StringInfoData update;
 
-	if (plan_lock && plans_have_pld == has_pld)
+	if (plan_lock && plans_have_pld == has_pld && plan_sums == sums)
 		return;
 	if (plan_lock)
 	{
 		SPI_freeplan(plan_lock);
 		SPI_freeplan(plan_update);
 		SPI_freeplan(plan_insert);
-		plan_lock = NULL;
+		plan_lock = plan_update = plan_insert = NULL;
 	}
 	plans_have_pld = has_pld;
+	plan_sums = sums;
+	initStringInfo(&lock);
+	initStringInfo(&update);
+	/* columns 1 to 8 for dp_budget_row_decode, then 9 to 11 for role_state */
+	appendStringInfoString(&lock, sums ? "SELECT " DP_BUDGET_ROW_COLUMNS
+						   : "SELECT " DP_BUDGET_ROW_COLUMNS_0_2);
+	appendStringInfoString(&lock, has_pld ? ", accounting = 'pld', pld, pld_frontier"
+						   : ", false, NULL::pg_catalog.jsonb, NULL::pg_catalog.jsonb");
+	appendStringInfoString(&lock, " FROM dp_agg.budget WHERE role = $1 FOR UPDATE");
+	plan_lock = keep_plan(lock.data, 1, t_lock);
+
+	/*
+	 * $5 and $6 (the releases by kind, the frontier), $7 and $8 (the sums of
+	 * the selections) have nowhere to go in older objects
+	 */
+	appendStringInfoString(&update, "UPDATE dp_agg.budget SET epsilon_spent = $2, "
+						   "delta_spent = $3, rdp = $4, ");
 	if (has_pld)
-	{
-		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", accounting = 'pld', pld, pld_frontier"
-							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
-								"rdp = $4, pld = $5::pg_catalog.jsonb, "
-								"pld_frontier = coalesce($6::pg_catalog.jsonb, pld_frontier), "
-								"updated_at = pg_catalog.clock_timestamp() WHERE role = $1",
-								6, t_update);
-	}
-	else
-	{
-		plan_lock = keep_plan("SELECT " DP_BUDGET_ROW_COLUMNS ", false, NULL::pg_catalog.jsonb, "
-							  "NULL::pg_catalog.jsonb"
-							  " FROM dp_agg.budget WHERE role = $1 FOR UPDATE", 1, t_lock);
-		/* $5 and $6 (the releases by kind, the frontier) have nowhere to go */
-		plan_update = keep_plan("UPDATE dp_agg.budget SET epsilon_spent = $2, delta_spent = $3, "
-								"rdp = $4, updated_at = pg_catalog.clock_timestamp() "
-								"WHERE role = $1", 6, t_update);
-	}
+		appendStringInfoString(&update, "pld = $5::pg_catalog.jsonb, "
+							   "pld_frontier = coalesce($6::pg_catalog.jsonb, pld_frontier), ");
+	if (sums)
+		appendStringInfoString(&update, "selection_epsilon = $7, selection_delta = $8, ");
+	appendStringInfoString(&update, "updated_at = pg_catalog.clock_timestamp() WHERE role = $1");
+	plan_update = keep_plan(update.data, 8, t_update);
+	pfree(lock.data);
+	pfree(update.data);
 	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
 							6, t_insert);
@@ -764,6 +785,11 @@ float8_array_datum(const double *v, int n)
 	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
+
+/* columns of plan_lock after those of dp_budget_row_decode */
+#define COL_PLD_ACCOUNTING	(DP_BUDGET_ROW_NCOLUMNS + 1)
+#define COL_PLD				(DP_BUDGET_ROW_NCOLUMNS + 2)
+#define COL_PLD_FRONTIER	(DP_BUDGET_ROW_NCOLUMNS + 3)
 
 /* The budget of one role during a batch: read and locked once, written once. */
 typedef struct RoleState
@@ -803,13 +829,13 @@ role_state(RoleState *roles, int *nroles, Oid role)
 		Datum		d;
 
 		rs->pld_accounting = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 7, &isnull));
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &isnull);
+														SPI_tuptable->tupdesc, COL_PLD_ACCOUNTING, &isnull));
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, COL_PLD, &isnull);
 		dp_pld_state_decode(d, isnull, &rs->pld);
 		/* spent but not counted: charged before the column existed (pld_state.c) */
 		if (isnull && (rs->b.epsilon_spent > 0 || rs->b.delta_spent > 0))
 			rs->pld.saturated = true;
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 9, &isnull);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, COL_PLD_FRONTIER, &isnull);
 		dp_pld_frontier_decode(d, isnull, &rs->frontier);
 	}
 	return rs;
@@ -845,12 +871,14 @@ admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
 		DpBudget	basic = *b;
 
 		basic.renyi = false;
-		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, &reply->composed) ||
+		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, req->selection_epsilon,
+							 req->selection_delta, &reply->composed) ||
 			dp_pld_state_admits(b->epsilon_limit, b->delta_limit, &rs->pld, stmt,
 								&rs->frontier, &rs->frontier_dirty))
 			return true;
 	}
-	return dp_budget_admits(b, req->epsilon, req->delta, curve, &reply->composed);
+	return dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
+							req->selection_delta, &reply->composed);
 }
 
 /*
@@ -876,6 +904,13 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 		return;
 	}
 	memcpy(curve, req->data + req->query_len + 1 + req->detail_len + 1, sizeof(curve));
+	if (!plan_sums && (req->selection_epsilon != 0 || req->selection_delta != 0))
+	{
+		/* the selection needs 0.3 objects, checked before: fail closed */
+		reply->result = DP_CHARGE_FAILED;
+		set_message(reply, "The SQL objects of dp_agg are older than version 0.3 and cannot record a private selection.");
+		return;
+	}
 	reply->renyi = b->renyi;
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
@@ -891,6 +926,8 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
 	for (int i = 0; i < DP_RDP_ORDERS; i++)
 		b->rdp[i] = dp_add_up(b->rdp[i], curve[i]);
+	b->selection_epsilon = dp_add_up(b->selection_epsilon, req->selection_epsilon);
+	b->selection_delta = dp_add_up(b->selection_delta, req->selection_delta);
 	rs->dirty = true;
 
 	args[0] = ObjectIdGetDatum(req->role);
@@ -915,8 +952,8 @@ write_budgets(RoleState *roles, int nroles)
 {
 	for (int i = 0; i < nroles; i++)
 	{
-		Datum		args[6];
-		char		nulls[6] = {' ', ' ', ' ', ' ', ' ', 'n'};
+		Datum		args[8];
+		char		nulls[8] = {' ', ' ', ' ', ' ', ' ', 'n', ' ', ' '};
 
 		if (!roles[i].dirty && !roles[i].frontier_dirty)
 			continue;
@@ -933,6 +970,8 @@ write_budgets(RoleState *roles, int nroles)
 			args[5] = CStringGetTextDatum(dp_pld_frontier_encode(&roles[i].frontier));
 			nulls[5] = ' ';
 		}
+		args[6] = Float8GetDatum(roles[i].b.selection_epsilon);
+		args[7] = Float8GetDatum(roles[i].b.selection_delta);
 		if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE ||
 			SPI_processed != 1)
 			elog(ERROR, "dp_agg charger: could not update the budget");

@@ -32,9 +32,10 @@ typedef struct DpChargeReply
 } DpChargeReply;
 
 /*
- * What a backend sends: the price, then in data the query text and the
- * detail json (each NUL-terminated), the statement's Renyi DP curve
- * (n_rdp doubles, unaligned) and its releases by kind for 'pld'
+ * What a backend sends: the price (and the part of it that private
+ * selections cost, accounted beside the curve), then in data the query
+ * text and the detail json (each NUL-terminated), the statement's Renyi DP
+ * curve (n_rdp doubles, unaligned) and its releases by kind for 'pld'
  * accounting (n_pld DpPldTerm, unaligned; n_pld -1: more kinds than a
  * state holds).
  */
@@ -44,6 +45,8 @@ typedef struct DpChargeRequest
 	Oid			role;
 	double		epsilon;
 	double		delta;
+	double		selection_epsilon;	/* of epsilon and delta: the private */
+	double		selection_delta;	/* selections (issue 12) */
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;

@@ -116,21 +116,35 @@ dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 
 /*
  * The private selection of a statement's groups, for the ledger and
- * preview: {"selection": {mechanism, epsilon, delta, threshold,
- * max_groups_contributed}}, threshold the smallest number of units with
- * which a group is released with certainty (selection_mechanism.c).
+ * preview: {"selection": {mechanism, epsilon, delta, ...,
+ * max_groups_contributed}}.  The optimal mechanism gives its threshold, the
+ * smallest number of units with which a group is released with certainty;
+ * Gaussian thresholding its sigma, tau (a group of n units is released when
+ * n plus the noise reaches tau) and the split of delta between the noise
+ * and the groups of one unit (selection_mechanism.c, selection_gaussian.c).
  */
 void
 dp_selection_describe(StringInfo buf, const DpRelease *r)
 {
 	const DpSelectionSpec *s = &r->selection;
 
-	appendStringInfo(buf, "{\"selection\": {\"mechanism\": \"%s\", ", dp_selection_mechanism_name);
+	appendStringInfo(buf, "{\"selection\": {\"mechanism\": \"%s\", ",
+					 dp_selection_mechanism_name(s));
 	json_number(buf, "epsilon", s->epsilon);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "delta", s->delta);
-	appendStringInfo(buf, ", \"threshold\": " INT64_FORMAT ", \"max_groups_contributed\": %d}}",
-					 s->threshold, s->max_groups);
+	if (s->kind == DP_SELECTION_GAUSSIAN)
+	{
+		appendStringInfoString(buf, ", ");
+		json_number(buf, "sigma", s->gauss.sigma);
+		appendStringInfo(buf, ", \"tau\": " INT64_FORMAT ", ", s->gauss.tau);
+		json_number(buf, "delta_noise", s->gauss.delta_noise);
+		appendStringInfoString(buf, ", ");
+		json_number(buf, "delta_threshold", s->gauss.delta_threshold);
+	}
+	else
+		appendStringInfo(buf, ", \"threshold\": " INT64_FORMAT, s->threshold);
+	appendStringInfo(buf, ", \"max_groups_contributed\": %d}}", s->max_groups);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "access/htup_details.h"
 
 #include "calibrate.h"
 #include "numeric_units.h"
@@ -36,6 +37,7 @@ PG_FUNCTION_INFO_V1(dp_noise_interval_sql);
 PG_FUNCTION_INFO_V1(dp_selection_probability_sql);
 PG_FUNCTION_INFO_V1(dp_selection_threshold_sql);
 PG_FUNCTION_INFO_V1(dp_selection_sample_sql);
+PG_FUNCTION_INFO_V1(dp_selection_mechanism_sql);
 
 static void
 check_arg(bool ok, const char *name, const char *must, double v)
@@ -494,7 +496,8 @@ dp_selection_probability_sql(PG_FUNCTION_ARGS)
 
 /*
  * dp_agg.selection_threshold(epsilon, delta, max_groups_contributed): the
- * smallest n released with certainty
+ * smallest n released with certainty; NULL under Gaussian thresholding,
+ * which releases no group with certainty
  */
 Datum
 dp_selection_threshold_sql(PG_FUNCTION_ARGS)
@@ -502,7 +505,41 @@ dp_selection_threshold_sql(PG_FUNCTION_ARGS)
 	DpSelectionSpec spec;
 
 	selection_spec(fcinfo, 0, 1, 2, &spec);
+	if (spec.kind == DP_SELECTION_GAUSSIAN)
+		PG_RETURN_NULL();
 	PG_RETURN_INT64(spec.threshold);
+}
+
+#define SELECTION_MECHANISM_COLUMNS 7
+
+/*
+ * dp_agg.selection_mechanism(epsilon, delta, max_groups_contributed): the
+ * mechanism chosen and its parameters: (mechanism, half, threshold, sigma,
+ * tau, delta_noise, delta_threshold), NULL where they do not apply
+ */
+Datum
+dp_selection_mechanism_sql(PG_FUNCTION_ARGS)
+{
+	DpSelectionSpec spec;
+	TupleDesc	desc;
+	Datum		values[SELECTION_MECHANISM_COLUMNS] = {0};
+	bool		nulls[SELECTION_MECHANISM_COLUMNS] = {0};
+	bool		gaussian;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "dp_agg: selection_mechanism must return a row");
+	selection_spec(fcinfo, 0, 1, 2, &spec);
+	gaussian = spec.kind == DP_SELECTION_GAUSSIAN;
+	values[0] = CStringGetTextDatum(dp_selection_mechanism_name(&spec));
+	values[1] = Int64GetDatum(spec.half);
+	values[2] = Int64GetDatum(spec.threshold);
+	nulls[2] = gaussian;
+	values[3] = Float8GetDatum(spec.gauss.sigma);
+	values[4] = Int64GetDatum(spec.gauss.tau);
+	values[5] = Float8GetDatum(spec.gauss.delta_noise);
+	values[6] = Float8GetDatum(spec.gauss.delta_threshold);
+	nulls[3] = nulls[4] = nulls[5] = nulls[6] = !gaussian;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 /*

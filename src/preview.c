@@ -161,18 +161,22 @@ plan_statement(const char *query, bool *untrusted)
 }
 
 /*
- * The caller's budget: can it pay the statement (price and Renyi DP curve),
- * by the same rule as the charger?  has_budget is false without a budget.
+ * The caller's budget: can it pay the statement (price, Renyi DP curve and
+ * private selections), by the same rule as the charger?  has_budget is
+ * false without a budget.
  */
 static void
 caller_budget(double epsilon, double delta, const double *curve,
+			  double selection_epsilon, double selection_delta,
 			  bool *has_budget, bool *affordable)
 {
 	*has_budget = false;
 	*affordable = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT " DP_BUDGET_ROW_COLUMNS " FROM dp_agg.my_budget",
+	if (SPI_execute(dp_budget_has_selection_sums()
+					? "SELECT " DP_BUDGET_ROW_COLUMNS " FROM dp_agg.my_budget"
+					: "SELECT " DP_BUDGET_ROW_COLUMNS_0_2 " FROM dp_agg.my_budget",
 					true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dp_agg.my_budget");
 	if (SPI_processed == 1)
@@ -182,7 +186,8 @@ caller_budget(double epsilon, double delta, const double *curve,
 
 		dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &b);
 		*has_budget = true;
-		*affordable = dp_budget_admits(&b, epsilon, delta, curve, &composed);
+		*affordable = dp_budget_admits(&b, epsilon, delta, curve, selection_epsilon,
+									   selection_delta, &composed);
 	}
 	SPI_finish();
 }
@@ -192,8 +197,9 @@ caller_budget(double epsilon, double delta, const double *curve,
 /*
  * The row of a statement's private selection of groups: its price, and
  * max_groups_contributed as the sensitivity (a unit changes the count of
- * at most that many groups, each by one); no noise scale, grid or
- * interval (dp_agg.selection_probability gives its accuracy).
+ * at most that many groups, each by one); Gaussian thresholding's sigma as
+ * the noise scale; no grid or interval (dp_agg.selection_probability gives
+ * its accuracy).
  */
 static void
 selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilon,
@@ -205,11 +211,13 @@ selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilo
 	values[0] = Int32GetDatum(call);
 	values[1] = CStringGetTextDatum(dp_kind_name(r->call.kind));
 	values[2] = CStringGetTextDatum("selection");
-	values[3] = CStringGetTextDatum(dp_selection_mechanism_name);
+	values[3] = CStringGetTextDatum(dp_selection_mechanism_name(&r->selection));
 	values[4] = Float8GetDatum(r->selection.epsilon);
 	values[5] = Float8GetDatum(r->selection.delta);
 	values[6] = Float8GetDatum((double) r->selection.max_groups);
-	nulls[7] = nulls[8] = nulls[9] = nulls[10] = true;
+	values[7] = Float8GetDatum(r->selection.gauss.sigma);
+	nulls[7] = r->selection.kind != DP_SELECTION_GAUSSIAN;
+	nulls[8] = nulls[9] = nulls[10] = true;
 	values[11] = Float8GetDatum(epsilon);
 	values[12] = Float8GetDatum(delta);
 	values[13] = BoolGetDatum(affordable);
@@ -238,6 +246,8 @@ dp_preview(PG_FUNCTION_ARGS)
 	int			call = 0;
 	double		curve[DP_RDP_ORDERS];
 	bool		untrusted;
+	double		selection_epsilon = 0,
+				selection_delta = 0;
 
 	stmt = plan_statement(query, &untrusted);
 	releases = dp_price_plan(stmt, NULL, true);
@@ -253,7 +263,10 @@ dp_preview(PG_FUNCTION_ARGS)
 				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
 	memset(curve, 0, sizeof(curve));
 	dp_statement_add_rdp(priced, curve);
-	caller_budget(epsilon, delta, curve, &has_budget, &affordable);
+	foreach(lc, priced)
+		dp_release_add_selection(lfirst(lc), &selection_epsilon, &selection_delta);
+	caller_budget(epsilon, delta, curve, selection_epsilon, selection_delta,
+				  &has_budget, &affordable);
 
 	InitMaterializedSRF(fcinfo, 0);
 	foreach(lc, priced)

@@ -145,23 +145,18 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 }
 
 /*
- * The Renyi DP curve of a priced call: one or two noisy releases, or a
- * private selection of groups.  A selection is (epsilon, delta)-DP with
+ * The Renyi DP curve of a priced call: one or two noisy releases.  A
+ * private selection of groups adds nothing: it is (epsilon, delta)-DP with
  * delta > 0, which no Renyi DP curve bounds (a Renyi divergence of finite
- * order is infinite where one distribution has mass the other lacks): its
- * curve is infinite at every order, so that the Renyi certificate of a
- * budget never covers it and only basic composition admits the role's
- * charges after it (README, "Private group keys").
+ * order is infinite where one distribution has mass the other lacks), and
+ * is composed beside the curve instead (dp_release_add_selection; the
+ * hybrid certificate of calibrate.c, README "Renyi accounting").
  */
 static void
 release_add_rdp(const DpRelease *r, double *curve)
 {
 	if (r->call.kind == DP_SELECT)
-	{
-		for (int i = 0; i < DP_RDP_ORDERS; i++)
-			curve[i] = INFINITY;
 		return;
-	}
 	if (r->call.kind != DP_SUM)
 		add_noise_rdp(&r->count, &r->sampling, curve);
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
@@ -251,4 +246,17 @@ dp_statement_add_rdp(List *priced, double *curve)
 			v = Min(v, Min(epsilon, a * epsilon * epsilon / 2));
 		curve[i] = dp_add_up(curve[i], dp_mul_up(v, RDP_MARGIN));
 	}
+}
+
+/*
+ * The private selection of a priced call, added to (epsilon, delta): what
+ * the role's budget composes beside its Renyi DP curve (sums rounded up).
+ */
+void
+dp_release_add_selection(const DpRelease *r, double *epsilon, double *delta)
+{
+	if (r->call.kind != DP_SELECT)
+		return;
+	*epsilon = dp_add_up(*epsilon, r->selection.epsilon);
+	*delta = dp_add_up(*delta, r->selection.delta);
 }

@@ -13,5 +13,6 @@
 #include "release.h"
 
 extern void dp_statement_add_rdp(List *priced, double *curve);
+extern void dp_release_add_selection(const DpRelease *r, double *epsilon, double *delta);
 
 #endif							/* DP_AGG_RELEASE_RDP_H */

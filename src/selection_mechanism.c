@@ -30,7 +30,13 @@
  * to each group's count and so is, per group, one of the (epsilon/k,
  * delta/k)-DP mechanisms over which pi is optimal: it never releases a group
  * with a higher probability, and is not offered.  Gaussian thresholding
- * (L2 sensitivity sqrt(k)) can beat it for large k; it is not built yet.
+ * (selection_gaussian.c: L2 sensitivity sqrt(k)) needs a number of units
+ * that grows like sqrt(k) rather than k.
+ *
+ * The choice, from (epsilon, delta, k) only: for k > 1, the mechanism
+ * whose release probability reaches 1/2 at the smaller n (the optimal one
+ * on a tie, and whenever Gaussian thresholding would need a sigma above
+ * DP_SELECTION_GAUSSIAN_MAX_SIGMA); for k = 1 always pi, which is optimal.
  *
  * Floating point.  pi is computed by the recursion above with every
  * operation rounded toward the private side: e^eps rounded down, e^-eps
@@ -62,7 +68,12 @@
 #include "random.h"
 #include "selection_mechanism.h"
 
-const char *const dp_selection_mechanism_name = "optimal";
+/* the mechanism's name, in the ledger and preview */
+const char *
+dp_selection_mechanism_name(const DpSelectionSpec *spec)
+{
+	return spec->kind == DP_SELECTION_GAUSSIAN ? "gaussian" : "optimal";
+}
 
 /* directed rounding of one operation (calibrate.c gives the others) */
 static double
@@ -110,54 +121,65 @@ next_pi(double prev, double e_down, double e_neg_up, double delta)
 }
 
 static void
-too_small(double epsilon, double delta)
+too_small(double epsilon, double delta, int max_groups)
 {
+	if (max_groups == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("selection epsilon %g and delta %g are too small", epsilon, delta),
+				 errdetail("The probability of releasing a group would need more than %lld steps to reach 1.",
+						   (long long) DP_SELECTION_MAX_STEPS),
+				 errhint("Raise dp_agg.selection_epsilon or dp_agg.selection_delta.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("selection epsilon %g and delta %g are too small", epsilon, delta),
-			 errdetail("The probability of releasing a group would need more than %lld steps to reach 1.",
-					   (long long) DP_SELECTION_MAX_STEPS),
+			 errmsg("selection epsilon %g and delta %g are too small for units in %d groups",
+					epsilon, delta, max_groups),
+			 errdetail("The probability of releasing a group would need more than %lld steps to reach 1, and no Gaussian thresholding with a sigma up to %g meets them.",
+					   (long long) DP_SELECTION_MAX_STEPS, DP_SELECTION_GAUSSIAN_MAX_SIGMA),
 			 errhint("Raise dp_agg.selection_epsilon or dp_agg.selection_delta.")));
 }
 
 /*
- * The selection of a statement: cost (epsilon, delta), units in at most
- * max_groups groups.  Computes the table of release probabilities.
+ * The optimal mechanism at (epsilon/k, delta/k): the table of release
+ * probabilities.  False when it would need more than DP_SELECTION_MAX_STEPS
+ * steps (or epsilon/k or delta/k vanishes).
  */
-void
-dp_selection_plan(DpSelectionSpec *spec, double epsilon, double delta, int max_groups)
+static bool
+plan_optimal(DpSelectionSpec *spec)
 {
 	double		e_down,
 				e_neg_up;
 	int64		cap = 64;
 
-	if (max_groups < 1)
-		elog(ERROR, "dp_agg: selection with max_groups_contributed %d", max_groups);
-	spec->epsilon = epsilon;
-	spec->delta = delta;
-	spec->max_groups = max_groups;
-	spec->unit_epsilon = div_down(epsilon, (double) max_groups);
-	spec->unit_delta = div_down(delta, (double) max_groups);
+	spec->unit_epsilon = div_down(spec->epsilon, (double) spec->max_groups);
+	spec->unit_delta = div_down(spec->delta, (double) spec->max_groups);
 	if (!(spec->unit_epsilon > 0 && spec->unit_delta > 0))
-		too_small(epsilon, delta);
+		return false;
 	e_down = exp_down(spec->unit_epsilon);
 	e_neg_up = exp_up(-spec->unit_epsilon);
 
 	spec->pi = palloc(sizeof(double) * cap);
 	spec->pi[0] = 0;
 	spec->steps = 0;
+	spec->half = PG_INT64_MAX;
 	for (;;)
 	{
 		double		p = spec->pi[spec->steps];
 		double		next;
 
+		if (p >= 0.5 && spec->half == PG_INT64_MAX)
+			spec->half = spec->steps;
 		if (p >= 1.0)
 			break;
 		next = next_pi(p, e_down, e_neg_up, spec->unit_delta);
 		if (next == p)
 			break;				/* the plateau below 1 (file comment) */
 		if (spec->steps + 1 >= DP_SELECTION_MAX_STEPS)
-			too_small(epsilon, delta);
+		{
+			pfree(spec->pi);
+			spec->pi = NULL;
+			return false;
+		}
 		if (spec->steps + 1 >= cap)
 		{
 			cap *= 2;
@@ -168,12 +190,46 @@ dp_selection_plan(DpSelectionSpec *spec, double epsilon, double delta, int max_g
 			CHECK_FOR_INTERRUPTS();
 	}
 	spec->threshold = spec->steps;
+	return true;
+}
+
+/*
+ * The selection of a statement: cost (epsilon, delta), units in at most
+ * max_groups groups.  Chooses the mechanism (file comment) and computes
+ * its parameters.
+ */
+void
+dp_selection_plan(DpSelectionSpec *spec, double epsilon, double delta, int max_groups)
+{
+	bool		optimal,
+				gaussian = false;
+
+	if (max_groups < 1)
+		elog(ERROR, "dp_agg: selection with max_groups_contributed %d", max_groups);
+	memset(spec, 0, sizeof(DpSelectionSpec));
+	spec->epsilon = epsilon;
+	spec->delta = delta;
+	spec->max_groups = max_groups;
+	optimal = plan_optimal(spec);
+	if (max_groups > 1)
+		gaussian = dp_selection_gaussian_plan(&spec->gauss, epsilon, delta, max_groups);
+	if (!optimal && !gaussian)
+		too_small(epsilon, delta, max_groups);
+	if (gaussian && (!optimal || spec->gauss.tau < spec->half))
+	{
+		spec->kind = DP_SELECTION_GAUSSIAN;
+		spec->half = spec->gauss.tau;	/* P[Z >= 0] > 1/2 > P[Z >= 1] */
+	}
+	else
+		spec->kind = DP_SELECTION_OPTIMAL;
 }
 
 /* the probability that a group of n units is released */
 double
 dp_selection_probability(const DpSelectionSpec *spec, int64 n)
 {
+	if (spec->kind == DP_SELECTION_GAUSSIAN)
+		return dp_selection_gaussian_probability(&spec->gauss, n);
 	if (n <= 0)
 		return 0;
 	return spec->pi[Min(n, spec->steps)];
@@ -213,5 +269,7 @@ bernoulli_exact(double p)
 bool
 dp_selection_draw(const DpSelectionSpec *spec, int64 n)
 {
+	if (spec->kind == DP_SELECTION_GAUSSIAN)
+		return dp_selection_gaussian_draw(&spec->gauss, n);
 	return bernoulli_exact(dp_selection_probability(spec, n));
 }

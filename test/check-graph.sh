@@ -19,8 +19,8 @@ cd "$top"
 layers='
 0 compat guc calibrate random
 1 noise catalog budget_row numeric_units rdp_laplace pld dist_token
-2 params noise_param grid selection_mechanism dist_state dist_replay
-3 sampling
+2 params noise_param grid selection_gaussian dist_state dist_replay
+3 sampling selection_mechanism
 4 release
 5 registry release_rdp describe guard protect joint pld_state dist_plan
 6 price charger protect_check protect_guard protect_stats selection dist_exec

@@ -7,6 +7,19 @@ delta/k) for units in at most k groups (src/selection_mechanism.c).  The
 exact curve comes from the independent reference test/reference/selection.py
 (closed form, 60-digit decimals).
 
+For k > 1 dp_agg chooses Gaussian thresholding when it releases groups
+sooner (src/selection_gaussian.c): a group of n units is released when
+n + Z >= tau, Z discrete Gaussian; its exact curve P[Z >= tau - n] comes
+from the same reference (the discrete Gaussian's mass summed in 60-digit
+decimals, sigma and tau recomputed from the public rule).
+selection_curve_gaussian draws it G = 20000 times for each n with
+dp_agg.selection_sample at (3, 1e-3, k = 8), where sigma = 3.29, tau = 15;
+its controls are the curve with tau one unit lower and the split optimal
+mechanism's curve.  Deterministic assertions there: the mechanism, sigma
+(relative 1e-12) and tau equal the reference's, and the extension's curve
+is within relative 1e-9 of the exact one (both sides: the draws do not use
+it).
+
 selection_curve_k1: one GROUP BY statement over table stat.sel_sizes, which
 holds G = 4000 groups of each size n = 1..20 (840,000 rows): the number X_n
 of groups of size n released is Binomial(G, pi(n)), groups being decided
@@ -163,6 +176,42 @@ def selection_curve_k3(check):
     controls = {"no split by k": as_floats(reference.curve(epsilon, delta, N_MAX))}
     for name, wrong in controls.items():
         check.that(pass_bound(G3, ext, acceptance(G3, wrong)) <= 1e-6, "control %s has no power" % name)
+    check.stop_if_failed()
+    out = db.rows("SELECT n, dp_agg.selection_sample(%r::float8, %r::float8, n, %d, %d) "
+                  "FROM generate_series(1, %d) n ORDER BY n;" % (epsilon, delta, G3, k, N_MAX))
+    released = {int(n): int(c) for n, c in out}
+    curve_test(check, G3, released, ext, controls)
+
+
+@stat_test("selection_curve_gaussian")
+def selection_curve_gaussian(check):
+    epsilon, delta, k = 3.0, 1e-3, 8
+    name, plan = reference.mechanism(epsilon, delta, k)
+    check.that(name == "gaussian", "the reference chooses %s at %r" % (name, (epsilon, delta, k)))
+    check.stop_if_failed()
+    out = db.rows("SELECT mechanism, sigma::text, tau FROM dp_agg.selection_mechanism(%r::float8, %r::float8, %d);"
+                  % (epsilon, delta, k))
+    mech, sigma, tau = out[0][0], decimal.Decimal(out[0][1]), int(out[0][2])
+    check.that(mech == "gaussian" and tau == plan["tau"]
+               and abs(sigma - plan["sigma"]) <= plan["sigma"] * decimal.Decimal("1e-12"),
+               "extension %s sigma %s tau %d, reference sigma %s tau %d"
+               % (mech, sigma, tau, plan["sigma"], plan["tau"]))
+    check.stop_if_failed()
+    exact = reference.gaussian_curve(plan, N_MAX)
+    out = db.rows("SELECT n, dp_agg.selection_probability(%r::float8, %r::float8, n, %d)::text "
+                  "FROM generate_series(1, %d) n ORDER BY n;" % (epsilon, delta, k, N_MAX))
+    ext = {int(n): float(p) for n, p in out}
+    worst = 0.0
+    for n in range(1, N_MAX + 1):
+        rel = float(abs(decimal.Decimal(ext[n]) - exact[n]) / exact[n])
+        worst = max(worst, rel)
+        check.that(rel <= 1e-9, "P(%d) = %r, exact %s" % (n, ext[n], exact[n]))
+    check.note("P(n) within relative %.2g of the exact curve" % worst)
+    lower = dict(plan, tau=plan["tau"] - 1)
+    controls = {"tau one unit lower": as_floats(reference.gaussian_curve(lower, N_MAX)),
+                "split optimal mechanism": as_floats(reference.curve(epsilon, delta, N_MAX, k))}
+    for cname, wrong in controls.items():
+        check.that(pass_bound(G3, ext, acceptance(G3, wrong)) <= 1e-6, "control %s has no power" % cname)
     check.stop_if_failed()
     out = db.rows("SELECT n, dp_agg.selection_sample(%r::float8, %r::float8, n, %d, %d) "
                   "FROM generate_series(1, %d) n ORDER BY n;" % (epsilon, delta, G3, k, N_MAX))

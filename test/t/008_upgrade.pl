@@ -12,13 +12,15 @@
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
-# private selection of GROUP BY keys (issue 12) and the calculators of
+# private selection of GROUP BY keys (issue 12), Gaussian thresholding and
+# the sums of each budget's selections (issue 12), and the calculators of
 # joint calibration and the subsampled Laplace, 'pld' accounting and the
 # column budget.pld (issue 13), and the objects of DP statements on Citus
 # tables (issue 14); a 'pld' role charges after the update.
-# The database is updated
-# to 0.2, then to 0.3; a new install of 0.3 (0.1 plus the update scripts:
-# there is no dp_agg--0.3.sql) has the same objects as the updated one.
+# The database is updated to 0.2, then to 0.3; a new install of 0.3 (0.1
+# plus the update scripts: there is no dp_agg--0.3.sql) has the same
+# objects as the updated one (functions, constraints, the columns of the
+# tables and views, the views' queries).
 # pg_dump and pg_restore of the updated database keep version, rows and
 # charging.
 use strict;
@@ -92,6 +94,15 @@ WHERE e.extname = 'dp_agg' AND d.deptype = 'e'
 UNION ALL
 SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
 FROM pg_constraint WHERE connamespace = 'dp_agg'::regnamespace
+UNION ALL
+SELECT a.attrelid::regclass || ' column ' || lpad(a.attnum::text, 3, '0') || ' ' || a.attname || ' ' ||
+       format_type(a.atttypid, a.atttypmod) || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+     LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+WHERE c.relnamespace = 'dp_agg'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+UNION ALL
+SELECT c.oid::regclass || ' view ' || pg_get_viewdef(c.oid)
+FROM pg_class c WHERE c.relnamespace = 'dp_agg'::regnamespace AND c.relkind = 'v'
 ORDER BY 1};
 
 my $old_budget = $node->safe_psql('old', $budget_sql);
@@ -149,6 +160,8 @@ is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update to 0.3: the budgets are identical');
 is($node->safe_psql('old', $ledger_sql),
 	$old_ledger, 'after the update to 0.3: the ledger is identical');
+is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
+	'after the update to 0.3: carol\'s composed epsilon is unchanged (no selection yet)');
 $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 	'0.3 has the private selection of GROUP BY keys');
@@ -161,6 +174,10 @@ like($objects, qr/dp_agg\.budget budget_accounting_check CHECK .*'pld'/,
 	'0.3 accepts pld accounting');
 like($objects, qr/function dp_agg\.pld_epsilon\(jsonb,double precision\)/,
 	'0.3 has the pld calculator');
+like($objects, qr/function dp_agg\.selection_mechanism\(double precision,double precision,integer\)/,
+	'0.3 has the choice of the selection mechanism (Gaussian thresholding)');
+like($objects, qr/dp_agg\.budget column 012 selection_epsilon double precision default 0.*dp_agg\.budget column 013 selection_delta double precision default 0/s,
+	'0.3 sums the selections of each budget beside its curve');
 
 # a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
