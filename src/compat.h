@@ -95,6 +95,17 @@
 #define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0, true)
 #endif
 
+/*
+ * pg_attribute_noreturn(), written after a declaration, became the prefix
+ * pg_noreturn in 18; gcc and clang take the attribute as a prefix too
+ * (protect.h)
+ */
+#if PG_VERSION_NUM >= 180000
+#define DP_NORETURN pg_noreturn
+#else
+#define DP_NORETURN pg_attribute_noreturn()
+#endif
+
 /* the varlena macros left postgres.h in 16 (dist_state.c) */
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"

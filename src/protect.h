@@ -8,6 +8,8 @@
 #ifndef DP_AGG_PROTECT_H
 #define DP_AGG_PROTECT_H
 
+#include "compat.h"
+
 extern void dp_protect_init(void);
 extern bool dp_any_protected(void);
 extern bool dp_relation_protected(Oid relid);
@@ -16,6 +18,6 @@ extern bool dp_function_allowed(Oid funcid);
 extern Oid	dp_untrusted_protected(Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern bool dp_role_trusted(Oid relid, Oid roleid);
-extern void dp_reject_protected(Oid relid, const char *detail) pg_attribute_noreturn();
+DP_NORETURN extern void dp_reject_protected(Oid relid, const char *detail);
 
 #endif							/* DP_AGG_PROTECT_H */
