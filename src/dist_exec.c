@@ -457,7 +457,7 @@ quiet_citus_logs(void)
 {
 	int			level = NewGUCNestLevel();
 
-	for (int i = 0; i < lengthof(citus_log_settings); i++)
+	for (size_t i = 0; i < lengthof(citus_log_settings); i++)
 		if (GetConfigOption(citus_log_settings[i], true, false) != NULL)
 			(void) set_config_option(citus_log_settings[i], "off", PGC_USERSET, PGC_S_SESSION,
 									 GUC_ACTION_SAVE, true, 0, false);
