@@ -32,13 +32,17 @@ OBJS = \
 	src/protect_check.o \
 	src/protect_guard.o \
 	src/protect_stats.o \
-	src/protect_api.o
+	src/protect_api.o \
+	src/privacy_unit.o \
+	src/privacy_unit_api.o \
+	src/unit_keep.o
 
 # 0.1 is the install script; each later version is the update script from
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
-DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql
+DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql \
+	sql/dp_agg--0.2--0.3.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack privacy_unit
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

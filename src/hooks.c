@@ -7,7 +7,9 @@
  *
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
- * At planning the guard rejects statements it cannot price (guard.c).  At
+ * At planning the guard rejects statements it cannot price (guard.c), and
+ * statements over relations with a privacy unit are rewritten to bound
+ * each unit's contribution (privacy_unit.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
  * also from the executor's permission hook, which COPY calls too; and
  * statistics, protect_stats.c).  At
@@ -32,6 +34,7 @@
 #include "guard.h"
 #include "hooks.h"
 #include "price.h"
+#include "privacy_unit.h"
 #include "protect.h"
 #include "protect_check.h"
 #include "protect_guard.h"
@@ -51,6 +54,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* bound each privacy unit's contribution (privacy_unit.c) */
+	dp_privacy_unit_rewrite(parse);
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else

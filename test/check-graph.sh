@@ -23,9 +23,9 @@ layers='
 3 sampling
 4 release
 5 registry release_rdp describe guard protect
-6 price charger protect_check protect_guard protect_stats
+6 price charger protect_check protect_guard protect_stats privacy_unit
 7 budget
-8 hooks preview aggregates functions protect_api
+8 hooks preview aggregates functions protect_api privacy_unit_api unit_keep
 9 dp_agg
 '
 

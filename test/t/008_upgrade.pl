@@ -15,6 +15,10 @@
 # plus the update script: there is no dp_agg--0.2.sql) has the same objects
 # as an updated one.  pg_dump and pg_restore of the updated database keep
 # version, rows and charging.
+#
+# Version 0.3 (issue 12) adds privacy units: 0.1 -> 0.2 -> 0.3 and a new
+# install of 0.3 have the same objects, and pg_dump and pg_restore keep the
+# privacy unit of a relation (dp_agg.privacy_unit) and its effect.
 use strict;
 use warnings;
 
@@ -119,7 +123,7 @@ is($node->safe_psql('damaged', $version_sql),
 	'0.1', 'and the extension stays at 0.1');
 
 # the update
-$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+$node->safe_psql('old', "ALTER EXTENSION dp_agg UPDATE TO '0.2'");
 is($node->safe_psql('old', $version_sql), '0.2', 'updated to 0.2');
 is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update: the budgets are identical');
@@ -128,18 +132,40 @@ is($node->safe_psql('old', $ledger_sql),
 is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
 	'after the update: carol\'s curve is the sum of her charges');
 
-# a new install of 0.2 has the same objects as the updated one
+like($node->safe_psql('old', $objects_sql), qr/dp_agg\.budget budget_rdp_shape CHECK/,
+	'0.2 checks the curves of the budgets');
+
+# Issue 12: privacy units, 0.2 -> 0.3
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.3', 'updated to 0.3');
+is($node->safe_psql('old', $budget_sql),
+	$old_budget, 'after the update to 0.3: the budgets are identical');
+is($node->safe_psql('old', $ledger_sql),
+	$old_ledger, 'after the update to 0.3: the ledger is identical');
+
+# a new install of 0.3 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
 $node->safe_psql('new', 'CREATE EXTENSION dp_agg');
 is($node->safe_psql('new', $version_sql),
-	'0.2', 'CREATE EXTENSION installs 0.2');
+	'0.3', 'CREATE EXTENSION installs 0.3');
 my $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/dp_agg\.budget budget_rdp_shape CHECK/,
-	'0.2 checks the curves of the budgets');
+	'0.3 checks the curves of the budgets');
 like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
-	'0.2 checks the curves of the ledger');
+	'0.3 checks the curves of the ledger');
+like($objects, qr/table dp_agg\.privacy_unit/, '0.3 has the catalog of privacy units');
+like($objects, qr/function dp_agg\.unit_release_dp_sum\(bytea,integer,integer\)/,
+	'0.3 has the internal aggregates of privacy units');
 is($node->safe_psql('new', $objects_sql),
-	$objects, 'a new install of 0.2 has the objects of an updated one');
+	$objects, 'a new install of 0.3 has the objects of an updated one');
+
+# a privacy unit, kept by pg_dump: u has 10 rows for each of 100 units
+$node->safe_psql('old', q{
+CREATE TABLE u AS SELECT g % 100 AS unit, g AS x FROM generate_series(1, 1000) g;
+SELECT dp_agg.set_privacy_unit('u', 'unit', 2);
+});
+my $unit_sql = q{SELECT relation::text, unit_column, max_groups_contributed FROM dp_agg.privacy_unit};
+is($node->safe_psql('old', $unit_sql), 'u|unit|2', 'the privacy unit of u');
 
 # releases charge as before
 sub check_charging
@@ -197,13 +223,20 @@ command_ok(
 	],
 	'pg_restore into a fresh database');
 is($node->safe_psql('restored', $version_sql),
-	'0.2', 'restored: version 0.2');
+	'0.3', 'restored: version 0.3');
 is($node->safe_psql('restored', $budget_sql),
 	$old_budget, 'restored: the budgets are identical');
 is($node->safe_psql('restored', $ledger_sql),
 	$old_ledger, 'restored: the ledger is identical');
 is($node->safe_psql('restored', $objects_sql),
 	$objects, 'restored: the objects of an updated install');
+is($node->safe_psql('restored', $unit_sql), 'u|unit|2',
+	'restored: the privacy unit of u');
+# at epsilon 1e9 the count's noise is 0 but with probability below 1e-300
+$node->safe_psql('restored', q{SELECT dp_agg.set_budget('postgres', 1e12)});
+is( $node->safe_psql(
+		'restored', q{SET dp_agg.epsilon = 1e9; SELECT dp_count(*) = 100 FROM u}),
+	't', 'restored: a count over u counts units');
 
 check_charging('old', 'after the update');
 check_charging('restored', 'restored');
