@@ -144,8 +144,9 @@ BEGIN
     LOOP
         kind := pg_catalog.substr(a.proname, 4);
         EXECUTE pg_catalog.format(
-            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = %s, STYPE = internal, '
-            'FINALFUNC = dp_agg.unit_bound_%s_finalfn, PARALLEL = SAFE)',
+            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = %s, STYPE = internal, SSPACE = 96, '
+            'FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+            'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
             'unit_bound_' || a.proname,
             CASE WHEN a.pronargs = 0 THEN '*' ELSE a.args END,
             a.transfn, kind);

@@ -797,8 +797,9 @@ typedef struct UnitInput
  * The input of the releases of a privacy unit rewrite (level 3): nodes
  * that pass rows on, at most one WindowAgg of dp_agg.unit_keep (level 2,
  * which sets k), partial level-3 aggregation (parallel plans), down to the
- * aggregation of the bounded contributions (level 1), whose own input is
- * checked as any DP aggregate's.
+ * aggregation of the bounded contributions (level 1, finalizing the partial
+ * level 1 of parallel workers), whose own input is checked as any DP
+ * aggregate's.
  */
 static void
 walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
@@ -820,7 +821,7 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 			if (level == DP_UNIT_RELEASE && DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
 				ui->partial = list_concat(ui->partial, aggrefs);
 			else if (level == DP_UNIT_BOUND && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) &&
-					 !DO_AGGSPLIT_COMBINE(agg->aggsplit) && agg->groupingSets == NIL &&
+					 agg->groupingSets == NIL &&
 					 list_length(aggrefs) > 0 &&
 					 !other_aggregates((Node *) agg->plan.targetlist, (Node *) agg->plan.qual))
 			{

@@ -67,7 +67,7 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
 										  c->finalize, &c->sampling, params,
 										  c->unit_groups,
-										  c->unit_groups > 0 ? unit_rows(c->unit_relid) : 0);
+										  c->info->unit != DP_UNIT_NONE ? unit_rows(c->unit_relid) : 0);
 
 		r->agg_node = c->agg;
 		releases = lappend(releases, r);

@@ -281,24 +281,35 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 /*
  * Privacy units (README, "Privacy units"; Wilson et al. 2020, "Differentially
  * Private SQL with Bounded User Contribution", PoPETs 2020(2), section 3,
- * contribution bounding; the proof is in the README): removing one unit changes at most k = unit_groups groups, each by
- * at most its bounded contribution c (unit_rows rows for a count; the
- * clamped total for a sum; unit_rows rows and their centred total for an
- * average).  The vector of a call's releases over the groups then has L1
- * sensitivity k c (Laplace: Dwork & Roth 2014, Theorem 3.6) and L2
- * sensitivity sqrt(k) c (Gaussian: the k changes are in distinct
- * coordinates).  The multiplier of the per-row sensitivity c0: c = c0 times
- * unit_rows for counts and averages (rows), times k or sqrt(k).
+ * contribution bounding; the proof is in the README): removing one unit
+ * changes at most k = unit_groups groups, each by at most its bounded
+ * contribution c (unit_rows rows for a count; the clamped total for a sum;
+ * unit_rows rows and their centred total for an average).  The vector of a
+ * call's releases over the groups then has L1 sensitivity k c (Laplace:
+ * Dwork & Roth 2014, Theorem 3.6) and L2 sensitivity sqrt(k) c (Gaussian:
+ * the k changes are in distinct coordinates).
+ *
+ * The grid must be the same for the bounding level (which parallel workers
+ * also run, without knowing k) and the release level, so it depends on the
+ * row bound only: its noise rule sees the sensitivity R c0 (the noise is
+ * then about 2^40 units times k or sqrt(k): finer, never coarser), and its
+ * size rule the largest sensitivity any k allows, DP_MAX_UNIT_BOUND R c0,
+ * so that k c stays below 2^62 units.  Returns log2 of the factor of the
+ * noise rule; *log2_size gets that of the size rule.
  */
 static double
-unit_multiplier(const DpRelease *r, bool rows, bool l2)
+unit_grid_log2(const DpRelease *r, bool rows, double *log2_size)
 {
-	double		m;
+	double		l;
 
-	if (r->unit_groups == 0)
-		return 1.0;
-	m = rows ? (double) r->unit_rows : 1.0;
-	return m * (l2 ? sqrt((double) r->unit_groups) : (double) r->unit_groups);
+	if (r->unit_rows == 0)
+	{
+		*log2_size = 0;
+		return 0;
+	}
+	l = rows ? log2((double) r->unit_rows) : 0;
+	*log2_size = l + log2((double) DP_MAX_UNIT_BOUND);
+	return l;
 }
 
 /*
@@ -355,11 +366,12 @@ static void
 plan_count_noise(DpNoiseSpec *ns, const DpRelease *r, double epsilon, double delta)
 {
 	const DpSampling *sampling = &r->sampling;
-	double		log2_mult = log2(unit_multiplier(r, true, delta > 0));
+	double		log2_size;
+	double		log2_noise = unit_grid_log2(r, true, &log2_size);
 	int			k = 0;
 
 	if (delta > 0)
-		k = dp_choose_row_grid(log2_mult, log2_mult,
+		k = dp_choose_row_grid(log2_noise, log2_size,
 							noise_multiplier(epsilon, delta, sampling),
 							DP_GRID_MIN_EXP);
 	plan_noise(ns, dp_kind_name(r->call.kind), epsilon, delta,
@@ -598,13 +610,14 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	double		delta = info->kind == DP_SUM ? r->delta : r->delta / 2;
 	double		log2_span = 0,
 				log2_max = 0,
-				log2_mult;
+				log2_noise,
+				log2_size;
 	int			k;
 
 	resolve_bounds(r, aggref, params, &log2_span, &log2_max);
-	/* units: the grid is chosen for the multiplied sensitivity */
-	log2_mult = log2(unit_multiplier(r, info->kind != DP_SUM, delta > 0));
-	k = dp_choose_row_grid(log2_span + log2_mult, log2_max + log2_mult,
+	/* privacy units: the grid is chosen for the bounded contributions */
+	log2_noise = unit_grid_log2(r, info->kind != DP_SUM, &log2_size);
+	k = dp_choose_row_grid(log2_span + log2_noise, log2_max + log2_size,
 						   noise_multiplier(epsilon, delta, sampling),
 						   (info->vclass == DP_VALUE_INT && r->delta == 0) ? 0 : DP_GRID_MIN_EXP);
 	set_row_grid(r, k);
@@ -641,8 +654,9 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	DpRelease  *r = palloc0(sizeof(DpRelease));
 
 	r->call = *info;
-	r->unit_groups = unit_groups;
-	r->unit_rows = unit_groups > 0 ? unit_rows : 0;
+	/* a worker's plan fragment has no level 2: k is not known, nor needed */
+	r->unit_groups = info->unit != DP_UNIT_NONE ? Max(unit_groups, 1) : 0;
+	r->unit_rows = info->unit != DP_UNIT_NONE ? unit_rows : 0;
 	r->aggref = aggref;
 	r->finalize = finalize;
 	r->sampling = *sampling;
@@ -660,9 +674,8 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 
 	{
 		/* the levels of a privacy unit rewrite share it: dp_count(*) is a count */
-		int64		fp[7] = {info->kind == DP_COUNT_STAR ? DP_COUNT : info->kind,
-			info->vclass, r->row_grid_exp, r->lo_units, r->hi_units,
-		r->unit_groups, r->unit_rows};
+		int64		fp[6] = {info->kind == DP_COUNT_STAR ? DP_COUNT : info->kind,
+			info->vclass, r->row_grid_exp, r->lo_units, r->hi_units, r->unit_rows};
 
 		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
 											 FINGERPRINT_SEED);

@@ -73,7 +73,8 @@ typedef struct DpRelease
 	/*
 	 * Privacy units (privacy_unit.c): a unit contributes to at most
 	 * unit_groups groups, at most unit_rows rows to a count in each; 0 when
-	 * rows are the units.
+	 * rows are the units.  Set for both levels of the rewrite that have
+	 * DP aggregates (catalog.h, DpUnitLevel).
 	 */
 	int			unit_groups;
 	int			unit_rows;
