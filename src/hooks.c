@@ -54,8 +54,11 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
-	/* bound each privacy unit's contribution (privacy_unit.c) */
-	dp_privacy_unit_rewrite(parse);
+	/*
+	 * bound each privacy unit's contribution (privacy_unit.c); true when it
+	 * rewrote the statement, whose group keys it then also selected
+	 */
+	(void) dp_privacy_unit_rewrite(parse);
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else

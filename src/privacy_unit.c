@@ -221,17 +221,20 @@ collect_level_aggrefs(Node *node, UnitRewrite *ur)
 	return expression_tree_walker(node, collect_level_aggrefs, ur);
 }
 
-/* the internal aggregate prefix + name of a DP aggregate, with argtypes */
+/*
+ * The internal aggregate dp_agg.<prefix><name> of a DP aggregate: the same
+ * argument types, or with value_as_bytea the bounded contribution (bytea)
+ * in place of the value.
+ */
 static Oid
 internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
 {
 	int			nargs;
 	Oid		   *argtypes;
-	Oid			rettype = get_func_signature(aggfnoid, &argtypes, &nargs);
 	List	   *name;
 	Oid			oid;
 
-	(void) rettype;
+	(void) get_func_signature(aggfnoid, &argtypes, &nargs);
 	if (value_as_bytea)
 	{
 		Oid		   *types = palloc(sizeof(Oid) * (nargs + 1));
@@ -413,7 +416,6 @@ static int	list_index_of_aggref(List *aggrefs, Aggref *a);
 typedef struct Level3Context
 {
 	UnitRewrite *ur;
-	Index		source_rti;		/* always 1 */
 } Level3Context;
 
 static Node *
@@ -577,7 +579,7 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	source = q->groupClause != NIL ? make_level2(&ur, l1) : l1;
 
 	{
-		Level3Context ctx = {&ur, 1};
+		Level3Context ctx = {&ur};
 		Node	   *keep = NULL;
 
 		q->targetList = (List *) level3_mutator((Node *) q->targetList, &ctx);
@@ -601,7 +603,7 @@ static bool level_has_dp(Query *q);
  * shape: each level above it reads one sub-query or CTE) and rewrite it if
  * its relation has a privacy unit.
  */
-static void
+static bool
 rewrite_query(Query *q)
 {
 	RangeTblRef *ref;
@@ -610,7 +612,7 @@ rewrite_query(Query *q)
 
 	if (list_length(q->jointree->fromlist) != 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
-		return;
+		return false;
 	ref = linitial_node(RangeTblRef, q->jointree->fromlist);
 	rte = rt_fetch(ref->rtindex, q->rtable);
 	if (level_has_dp(q))
@@ -621,7 +623,10 @@ rewrite_query(Query *q)
 		if (rte->rtekind == RTE_RELATION)
 		{
 			if (dp_privacy_unit_of(rte->relid, &column, &k))
+			{
 				rewrite_level(q, ref->rtindex, column, k);
+				return true;
+			}
 			else if (any_unit_below(rte))
 				refuse("a partition or child with a privacy unit read through its parent is not supported",
 					   "Set the privacy unit on the table the statement names.");
@@ -630,12 +635,16 @@ rewrite_query(Query *q)
 				 (rte->rtekind == RTE_CTE && row_source_has_unit(q)))
 			refuse("privacy units are not supported through views, sub-queries or CTEs",
 				   "The DP aggregates must read the relation with the privacy unit directly.");
-		return;
+		return false;
 	}
-	if (rte->rtekind == RTE_SUBQUERY)
-		rewrite_query(rte->subquery);
+	if (rte->rtekind == RTE_SUBQUERY && rewrite_query(rte->subquery))
+		return true;
 	foreach(lc, q->cteList)
-		rewrite_query(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery));
+	{
+		if (rewrite_query(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery)))
+			return true;
+	}
+	return false;
 }
 
 static bool
@@ -662,14 +671,15 @@ level_has_dp(Query *q)
 /*
  * Rewrite a statement the guard accepted (hooks.c, after the guards,
  * before the planner) if its DP aggregates read a relation with a
- * privacy unit.
+ * privacy unit.  True if it did: the selection of group keys has then been
+ * applied to its releases (level 3), and must not be applied again.
  */
-void
+bool
 dp_privacy_unit_rewrite(Query *query)
 {
 	if (query->commandType != CMD_SELECT && query->commandType != CMD_INSERT)
-		return;
+		return false;
 	if (!dp_query_has_dp(query))
-		return;
-	rewrite_query(query);
+		return false;
+	return rewrite_query(query);
 }

@@ -13,6 +13,6 @@
 
 extern void dp_privacy_unit_init(void);
 extern bool dp_privacy_unit_of(Oid relid, char **column, int *max_groups);
-extern void dp_privacy_unit_rewrite(Query *query);
+extern bool dp_privacy_unit_rewrite(Query *query);
 
 #endif							/* DP_AGG_PRIVACY_UNIT_H */
