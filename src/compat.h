@@ -88,4 +88,9 @@
 #define MAT_SRF_USE_EXPECTED_DESC SRF_SINGLE_USE_EXPECTED
 #endif
 
+/* 16 moved permission checks from range table entries to rteperminfos */
+#if PG_VERSION_NUM >= 160000
+#define DP_HAVE_RTEPERMINFO 1
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */

@@ -25,6 +25,16 @@ extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
 
+/*
+ * Largest bound on the groups or rows of one privacy unit (2^16, the
+ * CHECK of dp_agg.privacy_unit): k * R <= 2^32 keeps sensitivities in
+ * grid units far inside 64 bits (release.c).
+ */
+#define DP_MAX_UNIT_BOUND 65536
+extern int	dp_guc_max_rows_contributed;
+extern int	dp_guc_max_rows_contributed_limit;
+extern int	dp_guc_max_groups_contributed;
+
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
 extern bool dp_guc_selection(double *epsilon, double *delta);

@@ -8,8 +8,9 @@
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
  * At planning the guard rejects statements it cannot price (guard.c), and
- * the groups of a DP statement with GROUP BY are put under private
- * selection (selection.c).  At
+ * statements over relations with a privacy unit are rewritten to bound
+ * each unit's contribution (privacy_unit.c), and the groups of a DP
+ * statement with GROUP BY are put under private selection (selection.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
  * also from the executor's permission hook, which COPY calls too; and
  * statistics, protect_stats.c).  At
@@ -34,6 +35,7 @@
 #include "guard.h"
 #include "hooks.h"
 #include "price.h"
+#include "privacy_unit.h"
 #include "protect.h"
 #include "protect_check.h"
 #include "protect_guard.h"
@@ -54,8 +56,12 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
-	/* without a privacy unit, a unit is a row, in one group */
-	if (dp_query_has_dp(parse))
+	/*
+	 * bound each privacy unit's contribution (privacy_unit.c), which also
+	 * selects the group keys of a statement it rewrites, with its k;
+	 * otherwise a unit is a row, in one group
+	 */
+	if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
 		dp_selection_rewrite(parse, 1);
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);

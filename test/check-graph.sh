@@ -24,9 +24,10 @@ layers='
 4 release
 5 registry release_rdp describe guard protect joint
 6 price charger protect_check protect_guard protect_stats selection
-7 budget
-8 hooks preview aggregates functions protect_api
-9 dp_agg
+7 privacy_unit
+8 budget
+9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep
+10 dp_agg
 '
 
 objs=$(ls src/*.c | sed 's/\.c$/.o/')

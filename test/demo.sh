@@ -156,6 +156,28 @@ ORDER BY d.region, x.n;
 
 -------------------------------------------------------------------------
 \echo
+\echo '--- 3b. Patients, not visits: a privacy unit (epsilon 0.5)'
+\echo 'A patient with many visits is protected as a whole once the data owner says'
+\echo 'whose row each visit is:'
+\echo '    SELECT dp_agg.set_privacy_unit(''visits'', ''patient_id'');'
+\echo 'Each patient then counts at most dp_agg.max_rows_contributed times (default 1),'
+\echo 'and each patient''s total in a sum is clamped to the bounds, before the noise.'
+SELECT dp_agg.set_privacy_unit('visits', 'patient_id') \g /dev/null
+\echo 'analyst=> SELECT dp_count(*) FROM visits;'
+\c - analyst
+SELECT dp_count(*) AS patients FROM visits \gset dp_
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT 'patients' AS statistic, :'dp_patients'::bigint AS dp_result,
+       count(DISTINCT patient_id) AS exact, :'dp_patients'::bigint - count(DISTINCT patient_id) AS error,
+       demo.noise(:'detail'::jsonb -> 0) AS noise,
+       :'detail'::jsonb -> 0 -> 'privacy_unit' AS privacy_unit
+FROM visits;
+\echo '(GROUP BY with a privacy unit needs private selection of group keys, issue 12.)'
+SELECT dp_agg.clear_privacy_unit('visits') \g /dev/null
+
+-------------------------------------------------------------------------
+\echo
 \echo '--- 4. Total bed-days with the Gaussian mechanism (epsilon 1, delta 1e-6)'
 \echo 'analyst=> SELECT dp_sum(stay_days, 0, 60, 1.0, 1e-6) FROM visits;'
 \c - analyst
