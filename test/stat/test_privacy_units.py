@@ -8,9 +8,11 @@ of 50 rows, the first with one more unit of A = 30 rows: neighbouring
 databases (they differ by all the rows of one unit).
 
 Without GROUP BY there is one group, so the sensitivity is that of one
-unit's bounded contribution (k plays no role; GROUP BY with units waits for
-private selection of group keys).  Every statement is run S times in one
-psql session (db.releases: S releases, each with its own charge).
+unit's bounded contribution (k plays no role); the tests units_group_* run
+GROUP BY with k = max_groups_contributed > 1, where the sensitivity is k
+times that bound and the group keys pass the private selection, which
+counts units.  Every statement is run S times in one psql session
+(db.releases: S releases, each with its own charge).
 
 units_count_variance
     SELECT dp_count(*) FROM stat.units_many, dp_agg.max_rows_contributed =
@@ -59,8 +61,54 @@ units_audit
         ln P(X >= 0) / P(X >= 30) = 30.0), and the lower bound's value.
     Run time: about 5000 statements (a few tens of seconds on 2 cores).
 
-Seven statistical assertions, the sum of their false-failure probabilities
-below 6e-6.
+units_group_count_variance
+    SELECT g, dp_count(*) ... GROUP BY g over stat.units_groups: U = 200
+    units, each with 10 rows in each of the groups g = 1, 2, 3, privacy
+    unit k = 3 (every unit keeps all its groups: no random choice), R = 4,
+    epsilon 1, delta 0; the selection at (1, 1e-6) releases a group of 200
+    units with certainty (its threshold, checked first, is below 200).
+    The exact value of each group is U R = 800 and the noise discrete
+    Laplace of scale k R / epsilon = 12 (L1 sensitivity: one unit changes 3
+    groups by 4 each).  S = 1000 statements, 3000 releases (independent:
+    fresh noise per group).
+      * deterministic (0): three groups released each time; the ledger
+        records dp_count with sensitivity 12, scale 12, privacy_unit {3, 4},
+        and the selection with max_groups_contributed 3.
+      * mean and variance against the exact law: at most 1e-6 each.
+      * negative control: the scale R = 4 of an implementation that ignored
+        k is rejected (disjoint acceptance intervals, checked first): false
+        failure at most 9.8e-7.
+units_group_audit
+    The audit of units_audit with GROUP BY: D' = stat.units_pairs (U = 200
+    units, each with 25 rows in group 1 and 25 in group 2, k = 2, R = 1),
+    D = stat.units_pairs_plus (the same, and unit 0 with 15 rows in each
+    group: 30 rows).  Statistic: the two releases of SELECT g, dp_count(*)
+    ... GROUP BY g at epsilon 1 (Laplace of scale k R / epsilon = 2), the
+    selection at (1, 1e-6) releasing both groups with certainty in both
+    databases (so it tells them apart with probability 0, and the declared
+    epsilon of the audit is the count's, 1).  Event E: both releases >= 201,
+    of probabilities P(X >= 0)^2 on D and P(X >= 1)^2 on D', ratio exactly
+    e^(2 / 2) = e: the worst case.  T = 2500 statements on each.
+      * the Clopper-Pearson lower bound of epsilon is at most 1: false
+        failure at most 1e-6 (as units_audit).
+units_selection_curve
+    The selection counts units, not rows: stat.units_sel holds, for each
+    n = 1..20, 1000 pairs of groups; each pair has n units of its own, each
+    unit with 3 rows in each group of its pair (k = 2: the units keep both
+    groups).  One statement SELECT g / KEY, count(c) FROM (SELECT g,
+    dp_count(*) c ... GROUP BY g) s GROUP BY 1 at selection (1, 0.02): the
+    number X_n of the 2000 groups of n units released is Binomial(2000,
+    pi(n)), pi the curve at k = 2 (decisions are independent per group),
+    checked as in test_selection.py against the reference curve:
+      * deterministic (0): pi(n) within 1e-9 of the reference, never above;
+        the ledger's selection has k = 2.
+      * X_n in its acceptance interval, 0.5e-6 per tail: 1e-6 per n (20
+        assertions).
+      * negative controls, their power bounded below 1e-6 before drawing:
+        the curve of rows (pi(3n)) and the curve without the split by k.
+
+Thirty-three statistical assertions (units_selection_curve: 20 and 2
+controls), the sum of their false-failure probabilities below 3.3e-5.
 """
 
 import math
@@ -69,6 +117,7 @@ import db
 import laws
 import noise_checks as nc
 import stats
+import test_selection as ts
 from framework import stat_test
 
 U = 200
@@ -211,3 +260,158 @@ def units_audit(check):
     leak = math.log(row_level.sf(0) / row_level.sf(A))
     check.note("E hit %d/%d on D, %d/%d on D'; epsilon lower bound %.3f (declared 1); "
                "counting rows would leak %.1f" % (hits[0], T_AUDIT, hits[1], T_AUDIT, eps_lb, leak))
+
+
+# ---------- GROUP BY with k > 1 ----------
+
+K_GROUPS = 3
+S_GROUPS = 1000
+SEL = {"dp_agg.group_keys": "private", "dp_agg.selection_epsilon": "1",
+       "dp_agg.selection_delta": "1e-6"}
+
+
+def certain_threshold(check, k, units):
+    """the selection at SEL releases a group of `units` units with certainty"""
+    th = int(db.scalar("SELECT dp_agg.selection_threshold(1, 1e-6, %d);" % k))
+    check.that(th <= units, "selection threshold %d above %d units" % (th, units))
+    check.stop_if_failed()
+
+
+def grouped_table(name, units, groups, rows, k, extra=None):
+    """units units with rows rows (z = 0) in each of the groups 1..groups,
+    plus, if extra = (unit, rows per group), one more unit; unit column u,
+    max_groups_contributed k."""
+    sql = ("SELECT u, g, 0 AS z FROM generate_series(1, %d) u, generate_series(1, %d) g, "
+           "generate_series(1, %d) r" % (units, groups, rows))
+    if extra:
+        sql += (" UNION ALL SELECT %d, g, 0 FROM generate_series(1, %d) g, generate_series(1, %d) r"
+                % (extra[0], groups, extra[1]))
+    t = db.fixed_table(name, sql)
+    db.run("SELECT dp_agg.set_privacy_unit(%s, 'u', %d);" % (db.literal(t), k))
+    return t
+
+
+def call_index(rel, aggregate):
+    for i, c in enumerate(rel.detail):
+        if c.get("aggregate") == aggregate:
+            return i
+    raise db.SqlError("no %s call in the ledger entry" % aggregate)
+
+
+def selection_of(rel):
+    sel = [c["selection"] for c in rel.detail if "selection" in c]
+    return sel[0] if len(sel) == 1 else None
+
+
+@stat_test("units_group_count_variance")
+def units_group_count_variance(check):
+    certain_threshold(check, K_GROUPS, U)
+    t = grouped_table("units_groups", U, K_GROUPS, 10, K_GROUPS)
+    settings = dict(SEL)
+    settings.update({"dp_agg.max_rows_contributed": str(R), "dp_agg.epsilon": "1",
+                     "dp_agg.delta": "0"})
+    rels = db.releases("SELECT g, dp_count(*) FROM %s GROUP BY g" % t, S_GROUPS, settings=settings)
+    sens = float(K_GROUPS * R)
+    i = call_index(rels[0], "dp_count")
+    nc.check_calibration(check, rels[0].noise(i), "dp_count", 1.0, 0.0, sens)
+    check.that(all(len(rel.rows) == K_GROUPS for rel in rels),
+               "a statement did not release its %d groups" % K_GROUPS)
+    check.that(all(rel.noise(i) == rels[0].noise(i) for rel in rels),
+               "the releases were calibrated differently")
+    pu = rels[0].call(i).get("privacy_unit")
+    check.that(pu == {"max_groups_contributed": K_GROUPS, "max_rows_contributed": R},
+               "ledger privacy_unit %r" % pu)
+    sel = selection_of(rels[0])
+    check.that(sel is not None and sel["max_groups_contributed"] == K_GROUPS,
+               "ledger selection %r" % sel)
+    check.stop_if_failed()
+    vals = [nc.parse_exact(row[1], "int") for rel in rels for row in rel.rows]
+    noise = nc.on_grid_noise(check, vals, U * R, rels[0].noise(i)["grid"], "release")
+    check.stop_if_failed()
+    n = len(noise)
+    right, _, _ = laws.ReleaseNoise("laplace", sens, 1.0, integer=True).truncated(
+        nc.ALPHA_TRUNC / n)
+    wrong, _, _ = laws.ReleaseNoise("laplace", float(R), 1.0, integer=True).truncated(
+        nc.ALPHA_TRUNC / n)
+    nc.assert_mean_and_variance(check, noise, right)
+
+    def var_interval(law):
+        squares = law.map(lambda h: h * h)
+        return (stats.chernoff_lower(squares, n, nc.ALPHA_SIDE),
+                stats.chernoff_upper(squares, n, nc.ALPHA_SIDE))
+    r_lo, r_hi = var_interval(right)
+    w_lo, w_hi = var_interval(wrong)
+    check.that(w_hi < r_lo or r_hi < w_lo,
+               "the acceptance intervals of scales %g and %d overlap" % (sens, R))
+    check.stop_if_failed()
+    s = math.fsum(x * x for x in noise) / n
+    check.that(not (w_lo <= s <= w_hi),
+               "the variance %g is accepted by the scale %d that ignores k ([%g, %g])"
+               % (s, R, w_lo, w_hi))
+    check.note("variance %.3g: scale %g accepts [%.3g, %.3g], scale %d [%.3g, %.3g]"
+               % (s, sens, r_lo, r_hi, R, w_lo, w_hi))
+
+
+@stat_test("units_group_audit")
+def units_group_audit(check):
+    k = 2
+    certain_threshold(check, k, U)
+    d_minus = grouped_table("units_pairs", U, k, 25, k)
+    d = grouped_table("units_pairs_plus", U, k, 25, k, extra=(0, A // 2))
+    settings = dict(SEL)
+    settings.update({"dp_agg.epsilon": "1", "dp_agg.delta": "0"})
+    hits = []
+    for t in (d, d_minus):
+        rels = db.releases("SELECT g, dp_count(*) FROM %s GROUP BY g" % t, T_AUDIT,
+                           settings=settings)
+        check.that(all(len(rel.rows) == k for rel in rels), "a statement did not release both groups")
+        hits.append(sum(1 for rel in rels if all(int(row[1]) >= U + 1 for row in rel.rows)))
+    check.stop_if_failed()
+    p_lo = cp_lower(T_AUDIT, hits[0], CP_SIDE)
+    q_hi = cp_upper(T_AUDIT, hits[1], CP_SIDE)
+    eps_lb = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
+    check.that(eps_lb <= 1.0, "epsilon lower bound %.4f exceeds the declared epsilon 1" % eps_lb)
+    check.note("E hit %d/%d on D, %d/%d on D'; epsilon lower bound %.3f (declared 1)"
+               % (hits[0], T_AUDIT, hits[1], T_AUDIT, eps_lb))
+
+
+SEL_PAIRS = 1000
+SEL_ROWS = 3
+SEL_EPSILON, SEL_DELTA = 1.0, 0.02
+
+
+@stat_test("units_selection_curve")
+def units_selection_curve(check):
+    k = 2
+    ext = ts.extension_curve(check, SEL_EPSILON, SEL_DELTA, k)
+    ref = [float(p) for p in ts.reference.curve(SEL_EPSILON, SEL_DELTA, SEL_ROWS * ts.N_MAX, k)]
+    controls = {
+        "rows, not units": {n: ref[SEL_ROWS * n] for n in range(1, ts.N_MAX + 1)},
+        "no split by k": ts.as_floats(ts.reference.curve(SEL_EPSILON, SEL_DELTA, ts.N_MAX)),
+    }
+    g = k * SEL_PAIRS
+    for name, wrong in controls.items():
+        check.that(ts.pass_bound(g, ext, ts.acceptance(g, wrong)) <= 1e-6,
+                   "control %s has no power" % name)
+    check.stop_if_failed()
+    # group n KEY + 2 j + s (s = 0, 1) of pair j of size n; unit (n KEY + j) 32 + i
+    t = db.fixed_table(
+        "units_sel",
+        "SELECT ((n * %d + j) * 32 + i) AS u, n * %d + 2 * j + s AS g "
+        "FROM generate_series(1, %d) n, generate_series(0, %d) j, generate_series(1, n) i, "
+        "generate_series(0, 1) s, generate_series(1, %d) r"
+        % (ts.KEY, ts.KEY, ts.N_MAX, SEL_PAIRS - 1, SEL_ROWS))
+    db.run("SELECT dp_agg.set_privacy_unit(%s, 'u', %d);" % (db.literal(t), k))
+    rel = db.release("SELECT g / %d AS n, count(c) FROM (SELECT g, dp_count(*) AS c FROM %s "
+                     "GROUP BY g) s GROUP BY 1 ORDER BY 1" % (ts.KEY, t),
+                     {"dp_agg.group_keys": "private", "dp_agg.selection_epsilon": SEL_EPSILON,
+                      "dp_agg.selection_delta": SEL_DELTA, "dp_agg.epsilon": "1"})
+    sel = selection_of(rel)
+    check.that(sel is not None and sel["max_groups_contributed"] == k
+               and sel["threshold"] == ts.reference.smallest_n(SEL_EPSILON, SEL_DELTA, 1, k),
+               "ledger selection %r" % sel)
+    check.stop_if_failed()
+    released = {n: 0 for n in range(1, ts.N_MAX + 1)}
+    for n, c in rel.rows:
+        released[int(n)] = int(c)
+    ts.curve_test(check, g, released, ext, controls)
