@@ -197,6 +197,10 @@ RESET plan_cache_mode;
 -- the rewrite's three levels written out are refused
 SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg.dp_select(NULL::internal, 50)$$);
 SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
+-- a DP sub-query whose releases are not used: the planner drops them and
+-- leaves the selection alone over the rewrite, which is refused (fail
+-- closed; use the releases, as count(c) does)
+SELECT pu_try($$SELECT count(*) FROM (SELECT dept, dp_count(*) c FROM pu_visits GROUP BY dept) s$$);
 -- a GROUP BY of the rewrite's level 1 in a sub-query is refused
 SELECT pu_try($$SELECT dp_count(*) FROM (SELECT dept FROM pu_visits GROUP BY dept) s$$);
 RESET dp_agg.max_groups_contributed;
@@ -248,6 +252,13 @@ DROP TABLE pu_untrusted;
 SET dp_agg.group_keys = 'public';
 SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);
 RESET dp_agg.group_keys;
+-- an untrusted role forging the pieces of either half: a contribution of
+-- level 1 handed to level 3, the levels written out, a window of
+-- unit_keep under a GROUP BY, the selection
+SELECT pu_try($$SELECT dept, dp_agg.unit_release_dp_count(decode(repeat('00', 32), 'hex')) FROM pu_visits GROUP BY dept$$);
+SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM (SELECT dept, dp_agg.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s GROUP BY dept$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg.dp_select(NULL, 1)$$);
 RESET dp_agg.selection_epsilon;
 RESET dp_agg.selection_delta;
 RESET dp_agg.max_groups_contributed;
