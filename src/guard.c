@@ -724,14 +724,19 @@ static void walk_plan(PlanWalk *w, Plan *plan, const char *unsafe);
 
 /*
  * The constant max_groups_contributed of a dp_select call (selection.c),
- * -1 if it is not a constant.
+ * -1 if it is not a constant.  Not for a combining call, whose argument is
+ * the partial state (its k is read from the partial call, release.c).
  */
 static int
 selection_groups(Aggref *a)
 {
 	int			k_arg = dp_lookup_call(a->aggfnoid)->k_arg;
-	Const	   *k = (Const *) ((TargetEntry *) list_nth(a->args, k_arg))->expr;
+	Const	   *k;
 
+	Assert(!DO_AGGSPLIT_COMBINE(a->aggsplit));
+	if (k_arg < 0 || k_arg >= list_length(a->args))
+		return -1;
+	k = (Const *) ((TargetEntry *) list_nth(a->args, k_arg))->expr;
 	if (!IsA(k, Const) || k->constisnull)
 		return -1;
 	return DatumGetInt32(k->constvalue);
@@ -763,7 +768,8 @@ check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
 			continue;
 		if (!list_member_ptr(agg->plan.qual, a))
 			elog(ERROR, "dp_agg: a private selection that is not a condition of its aggregation");
-		if (selection_groups(a) != Max(w->unit_groups, 1))
+		if (!DO_AGGSPLIT_COMBINE(a->aggsplit) &&
+			selection_groups(a) != Max(w->unit_groups, 1))
 			elog(ERROR, "dp_agg: a private selection of max_groups_contributed %d over units of %d groups",
 				 selection_groups(a), Max(w->unit_groups, 1));
 		selected = true;
