@@ -64,6 +64,10 @@ PG_FUNCTION_INFO_V1(dp_select_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
 PG_FUNCTION_INFO_V1(dp_dist_release);
+PG_FUNCTION_INFO_V1(dp_unit_bound_count_final);
+PG_FUNCTION_INFO_V1(dp_unit_bound_sum_final);
+PG_FUNCTION_INFO_V1(dp_unit_bound_avg_final);
+PG_FUNCTION_INFO_V1(dp_unit_collect_trans);
 
 /*
  * Transition state.  New fields (per-unit contribution bounds, say) go at
@@ -887,4 +891,115 @@ dp_select_final(PG_FUNCTION_ARGS)
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
 	PG_RETURN_BOOL(st->noisy_count != 0);
+}
+
+/* ---------- privacy units (privacy_unit.c) ---------- */
+
+/*
+ * One unit's bounded contribution to one group, passed from level 1 to
+ * level 3 of the rewrite: the fingerprint of the accumulation units, the
+ * bounded count and the bounded total in units.
+ */
+#define DP_UNIT_CONTRIBUTION_SIZE (8 + 8 + 16)
+
+static bytea *
+unit_contribution(uint64 fingerprint, int64 count, int128 sum)
+{
+	bytea	   *result = (bytea *) palloc(VARHDRSZ + DP_UNIT_CONTRIBUTION_SIZE);
+	char	   *p = VARDATA(result);
+
+	SET_VARSIZE(result, VARHDRSZ + DP_UNIT_CONTRIBUTION_SIZE);
+	put_bytes(&p, &fingerprint, 8);
+	put_bytes(&p, &count, 8);
+	put_bytes(&p, &sum, 16);
+	return result;
+}
+
+/*
+ * The state of level 1 (a unit's rows in one group, accumulated by the DP
+ * aggregate's own transition function) and its ticket; NULL state when no
+ * row passed (FILTER): an empty contribution.
+ */
+static void
+unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *count, int128 *sum)
+{
+	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
+	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
+
+	if (r->call.unit != DP_UNIT_BOUND || r->unit_rows < 1)
+		elog(ERROR, "dp_agg: bounding function of a call that is not level 1 of a privacy unit");
+	*rp = r;
+	*count = st ? Min(st->count, (int64) r->unit_rows) : 0;
+	*sum = st ? st->sum : 0;
+}
+
+/* level 1 of dp_count: at most max_rows_contributed rows */
+Datum
+dp_unit_bound_count_final(PG_FUNCTION_ARGS)
+{
+	const DpRelease *r;
+	int64		count;
+	int128		sum;
+
+	unit_state(fcinfo, &r, &count, &sum);
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, 0));
+}
+
+/* level 1 of dp_sum: the unit's total clamped to [lower, upper] */
+Datum
+dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
+{
+	const DpRelease *r;
+	int64		count;
+	int128		sum;
+
+	unit_state(fcinfo, &r, &count, &sum);
+	sum = Max(sum, (int128) r->lo_units);
+	sum = Min(sum, (int128) r->hi_units);
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum));
+}
+
+/*
+ * level 1 of dp_avg: count c at most max_rows_contributed, the total
+ * clamped to [c lower, c upper], so that its centred value 2 total -
+ * c (lower + upper) lies within c (upper - lower) half units
+ */
+Datum
+dp_unit_bound_avg_final(PG_FUNCTION_ARGS)
+{
+	const DpRelease *r;
+	int64		count;
+	int128		sum;
+
+	unit_state(fcinfo, &r, &count, &sum);
+	sum = Max(sum, (int128) count * r->lo_units);
+	sum = Min(sum, (int128) count * r->hi_units);
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum));
+}
+
+/* level 3: add one unit's bounded contribution to its group */
+Datum
+dp_unit_collect_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+	bytea	   *b;
+	const char *p;
+	uint64		fingerprint;
+	int64		count;
+	int128		sum;
+
+	if (PG_ARGISNULL(1))
+		PG_RETURN_POINTER(st);
+	b = PG_GETARG_BYTEA_PP(1);
+	if (VARSIZE_ANY_EXHDR(b) != DP_UNIT_CONTRIBUTION_SIZE)
+		elog(ERROR, "dp_agg: invalid contribution of a privacy unit");
+	p = VARDATA_ANY(b);
+	get_bytes(&p, &fingerprint, 8);
+	get_bytes(&p, &count, 8);
+	get_bytes(&p, &sum, 16);
+	if (fingerprint != st->fingerprint)
+		elog(ERROR, "dp_agg: contribution of a privacy unit accumulated with other parameters");
+	st->count += count;
+	st->sum += sum;
+	PG_RETURN_POINTER(st);
 }

@@ -32,6 +32,7 @@
 #include "catalog.h"
 
 static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
+static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -122,6 +123,18 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 
 	if (sym == NULL)
 		elog(ERROR, "dp_agg: aggregate %u has no C final function", aggfnoid);
+	info->unit = DP_UNIT_NONE;
+	if (strncmp(sym, "dp_unit_bound_", 14) == 0)
+	{
+		/* level 1: the arguments of the DP aggregate it bounds */
+		info->unit = DP_UNIT_BOUND;
+		sym = psprintf("dp_%s", sym + 14);
+	}
+	else if (info->nargs >= 1 && argtypes[0] == BYTEAOID)
+	{
+		/* level 3: a bounded contribution in place of the value */
+		info->unit = DP_UNIT_RELEASE;
+	}
 	if (strcmp(sym, "dp_count_final") == 0)
 	{
 		info->kind = info->nargs == 0 ? DP_COUNT_STAR : DP_COUNT;
@@ -137,7 +150,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		info->kind = sym[3] == 's' ? DP_SUM : DP_AVG;
 		if (info->nargs < 3)
 			elog(ERROR, "dp_agg: aggregate %u has too few arguments", aggfnoid);
-		info->valtype = argtypes[0];
+		/* the value's type; at level 3 that of the bounds */
+		info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[1] : argtypes[0];
 		info->vclass = value_class(info->valtype);
 		info->lower_arg = 1;
 		info->upper_arg = 2;
@@ -195,6 +209,7 @@ build_calls(void)
 	dp_calls = hash_create("dp_agg aggregates", 64, &ctl,
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
+	unit_keep_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -212,6 +227,9 @@ build_calls(void)
 
 			if (d->classid != ProcedureRelationId || d->deptype != DEPENDENCY_EXTENSION)
 				continue;
+			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
+				strcmp(get_func_name(d->objid), "unit_keep") == 0)
+				unit_keep_oid = d->objid;
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the partial states of Citus fragments release nothing (dist_exec.c) */
@@ -252,6 +270,15 @@ dp_select_aggregate(void)
 			result = info->aggfnoid;
 	}
 	return result;
+}
+
+/* dp_agg.unit_keep, the window function of privacy units; InvalidOid before 0.3 */
+Oid
+dp_unit_keep_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_keep_oid;
 }
 
 bool

@@ -27,6 +27,26 @@ typedef enum DpValueClass
 	DP_VALUE_NUMERIC
 } DpValueClass;
 
+/*
+ * Privacy units (privacy_unit.c): the internal aggregates of a rewritten
+ * statement are DP aggregates of their own level.
+ */
+typedef enum DpUnitLevel
+{
+	DP_UNIT_NONE,				/* dp_count, dp_sum, dp_avg */
+	DP_UNIT_BOUND,				/* dp_agg.unit_bound_*: per (unit, group) */
+	DP_UNIT_RELEASE				/* dp_agg.unit_release_*: per group, noisy */
+} DpUnitLevel;
+
+/*
+ * The parse location of the internal aggregates and window function that
+ * the rewrite of privacy units makes (privacy_unit.c).  The parser gives
+ * locations >= -1 only, so a node carrying this one was made by the
+ * rewrite, never written by an analyst (nor inlined from a function): the
+ * plan guard accepts the internal functions only with it (guard.c).
+ */
+#define DP_UNIT_LOCATION (-0x5eed)
+
 /* What the catalog says about a DP aggregate: its kind and argument layout. */
 typedef struct DpCallInfo
 {
@@ -40,6 +60,7 @@ typedef struct DpCallInfo
 	int			epsilon_arg;
 	int			delta_arg;
 	int			k_arg;			/* dp_select: max_groups_contributed */
+	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
 
 extern void dp_catalog_init(void);
@@ -48,5 +69,6 @@ extern bool dp_extension_present(void);
 extern Oid	dp_select_aggregate(void);
 extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_arg_name(const DpCallInfo *info, int argno);
+extern Oid	dp_unit_keep_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

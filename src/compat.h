@@ -111,4 +111,9 @@
 #include "varatt.h"
 #endif
 
+/* 16 moved permission checks from range table entries to rteperminfos */
+#if PG_VERSION_NUM >= 160000
+#define DP_HAVE_RTEPERMINFO 1
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */

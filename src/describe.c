@@ -189,6 +189,10 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	}
 	appendStringInfoString(buf, ", \"sampling\": ");
 	dp_sampling_describe(buf, r, main);
+	/* privacy units: the bounds the sensitivity was multiplied by */
+	if (r->unit_groups > 0)
+		appendStringInfo(buf, ", \"privacy_unit\": {\"max_groups_contributed\": %d, "
+						 "\"max_rows_contributed\": %d}", r->unit_groups, r->unit_rows);
 	appendStringInfoString(buf, ", \"releases\": [");
 	switch (r->call.kind)
 	{

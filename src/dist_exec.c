@@ -289,7 +289,7 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 			}
 			r = dp_release_create((Aggref *) tle->expr, (Aggref *) tle->expr,
 								  dp_lookup_call(((Aggref *) tle->expr)->aggfnoid), true,
-								  &sampling, params);
+								  &sampling, params, 0, 0);
 			r->agg_node = run;
 			releases = lappend(releases, r);
 		}

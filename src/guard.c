@@ -321,6 +321,36 @@ check_level(Query *q)
 		check_from_item(q, false);
 }
 
+static bool
+internal_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		const DpCallInfo *info = dp_lookup_call(((Aggref *) node)->aggfnoid);
+
+		if (info != NULL && info->unit != DP_UNIT_NONE)
+			return true;
+	}
+	else if (IsA(node, WindowFunc))
+	{
+		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid())
+			return true;
+	}
+	else if (IsA(node, Query))
+		return query_tree_walker((Query *) node, internal_walker, context, 0);
+	return expression_tree_walker(node, internal_walker, context);
+}
+
+/* the internal functions of privacy units, made only by their rewrite */
+static void
+reject_internal(void)
+{
+	reject_msg("internal functions of dp_agg are not allowed in statements",
+			   "dp_agg.unit_bound_*, dp_agg.unit_release_* and dp_agg.unit_keep are made by the rewrite of privacy units only.");
+}
+
 /*
  * Reject, naming the construct, a statement that computes DP aggregates in
  * a way the rules above do not allow.
@@ -332,6 +362,8 @@ dp_guard_query(Query *query)
 		return;
 	if (query->commandType == CMD_UTILITY)
 		return;					/* its inner query is planned separately */
+	if (query_tree_walker(query, internal_walker, NULL, 0))
+		reject_internal();
 	check_level(query);
 }
 
@@ -343,6 +375,8 @@ typedef struct PlanWalk
 	bool		validate;
 	List	   *calls;			/* DpPlanCall * */
 	Bitmapset  *cte_plans;		/* plan_ids of CTE subplans */
+	int			unit_groups;	/* k of the privacy unit being visited, or 0 */
+	Oid			unit_relid;		/* its relation */
 } PlanWalk;
 
 typedef struct InputWalk
@@ -431,6 +465,9 @@ add_calls(PlanWalk *w, Agg *agg, List *aggrefs, bool finalize, const DpSampling 
 	foreach(lc, aggrefs)
 	{
 		DpPlanCall *c = palloc0(sizeof(DpPlanCall));
+
+		c->unit_groups = w->unit_groups;
+		c->unit_relid = w->unit_relid;
 
 		c->aggref = lfirst(lc);
 		c->args_from = c->aggref;
@@ -686,12 +723,34 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 static void walk_plan(PlanWalk *w, Plan *plan, const char *unsafe);
 
 /*
+ * The constant max_groups_contributed of a dp_select call (selection.c),
+ * -1 if it is not a constant.  Not for a combining call, whose argument is
+ * the partial state (its k is read from the partial call, release.c).
+ */
+static int
+selection_groups(Aggref *a)
+{
+	int			k_arg = dp_lookup_call(a->aggfnoid)->k_arg;
+	Const	   *k;
+
+	Assert(!DO_AGGSPLIT_COMBINE(a->aggsplit));
+	if (k_arg < 0 || k_arg >= list_length(a->args))
+		return -1;
+	k = (Const *) ((TargetEntry *) list_nth(a->args, k_arg))->expr;
+	if (!IsA(k, Const) || k->constisnull)
+		return -1;
+	return DatumGetInt32(k->constvalue);
+}
+
+/*
  * The private selection of the groups of a DP Agg node (selection.c): the
  * node's groups are released only through a dp_select condition of its
  * qual (HAVING), unless dp_agg.group_keys is 'public' now (a plan made with
  * 'public' and run after it changed is refused, not run without
  * selection).  dp_select takes an argument of type internal, which no SQL
- * expression has: only selection.c puts it in a statement.
+ * expression has: only selection.c puts it in a statement.  Over privacy
+ * units (w->unit_groups > 0, privacy_unit.c) its max_groups_contributed is
+ * the k of the rewrite's level 2, each unit being an input row of the node.
  */
 static void
 check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
@@ -709,6 +768,10 @@ check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
 			continue;
 		if (!list_member_ptr(agg->plan.qual, a))
 			elog(ERROR, "dp_agg: a private selection that is not a condition of its aggregation");
+		if (!DO_AGGSPLIT_COMBINE(a->aggsplit) &&
+			selection_groups(a) != Max(w->unit_groups, 1))
+			elog(ERROR, "dp_agg: a private selection of max_groups_contributed %d over units of %d groups",
+				 selection_groups(a), Max(w->unit_groups, 1));
 		selected = true;
 	}
 	if (w->validate && agg->numCols > 0 && !selected &&
@@ -719,13 +782,217 @@ check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
 				   "planner inlined.");
 }
 
+/*
+ * Walk the input of an aggregation node of DP aggregates: one table read
+ * row by row (checked if validating); its sampling, and the partial DP
+ * aggregates met on the way.
+ */
+static void
+check_dp_input(PlanWalk *w, Plan *input, InputWalk *in, DpSampling *sampling)
+{
+	ListCell   *lc;
+
+	walk_input(w, input, in);
+
+	if (w->validate)
+	{
+		if (in->scans == NIL)
+			reject_msg("a DP aggregate must read a table",
+					   "A DP aggregate reads exactly one table (or a view of one).");
+		if (list_length(in->scans) > 1)
+		{
+			/* the partitions of one table, each read once */
+			Bitmapset  *relids = NULL;
+
+			if (!in->inheritance)
+				reject("reading more than one table is", DETAIL_TWICE);
+			foreach(lc, in->scans)
+			{
+				Scan	   *scan = lfirst(lc);
+				Oid			relid = rt_fetch(scan->scanrelid, w->stmt->rtable)->relid;
+
+				if (bms_is_member((int) relid, relids))
+					reject("reading a table twice is", DETAIL_TWICE);
+				relids = bms_add_member(relids, (int) relid);
+			}
+		}
+	}
+	dp_sampling_of_input(w->stmt, in->scans, sampling);
+}
+
+/*
+ * The level of privacy units of a node's DP aggregates (all the same).  The
+ * private selection of the node's groups (dp_select, of no level) may sit
+ * beside releases of any level but 1: selection.c puts it in the query
+ * whose groups are released, level 3 of a rewrite (privacy_unit.c), and
+ * check_selection checks where it is.
+ */
+static DpUnitLevel
+aggrefs_unit_level(PlanWalk *w, List *aggrefs)
+{
+	DpUnitLevel level = DP_UNIT_NONE;
+	bool		first = true;
+	bool		selects = false;
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *a = lfirst(lc);
+		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
+
+		if (info->kind == DP_SELECT)
+		{
+			selects = true;
+			continue;
+		}
+		if (!first && info->unit != level)
+			plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
+							"DP aggregates of different levels of a privacy unit rewrite are evaluated together.");
+		/* made by the rewrite (privacy_unit.c), never written */
+		if (info->unit != DP_UNIT_NONE && a->location != DP_UNIT_LOCATION)
+			plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
+							"dp_agg.unit_bound_*, dp_agg.unit_release_* and dp_agg.unit_keep are made by the rewrite of privacy units only.");
+		level = info->unit;
+		first = false;
+	}
+	if (selects && level == DP_UNIT_BOUND)
+		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
+						"A private selection of groups is evaluated with the bounding of privacy units.");
+	return level;
+}
+
+/* k of the window function of level 2 (privacy_unit.c), or 0 if none */
+static int
+unit_keep_groups(PlanWalk *w, WindowAgg *wa)
+{
+	ListCell   *lc;
+	int			k = 0;
+
+	foreach(lc, wa->plan.targetlist)
+	{
+		Expr	   *e = lfirst_node(TargetEntry, lc)->expr;
+		WindowFunc *wf;
+		Const	   *arg;
+
+		if (!IsA(e, WindowFunc))
+			continue;
+		wf = (WindowFunc *) e;
+		arg = list_length(wf->args) == 1 ? (Const *) linitial(wf->args) : NULL;
+		if (wf->winfnoid != dp_unit_keep_oid() || wf->location != DP_UNIT_LOCATION ||
+			arg == NULL || !IsA(arg, Const) || arg->constisnull || k != 0)
+		{
+			plan_reject_msg(w, "window functions in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
+			continue;
+		}
+		k = DatumGetInt32(arg->constvalue);
+	}
+	return k;
+}
+
+static bool
+other_aggref_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) == NULL)
+		return true;
+	return expression_tree_walker(node, other_aggref_walker, context);
+}
+
+/* do the expressions compute aggregates other than DP aggregates? */
+static bool
+other_aggregates(Node *targetlist, Node *qual)
+{
+	return other_aggref_walker(targetlist, NULL) || other_aggref_walker(qual, NULL);
+}
+
+/* the single child of a node that passes rows on, NULL for other nodes */
+static Plan *
+pass_through_child(Plan *plan)
+{
+	switch (nodeTag(plan))
+	{
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Material:
+		case T_Result:
+		case T_Gather:
+		case T_GatherMerge:
+		case T_WindowAgg:
+			return plan->lefttree;
+		case T_SubqueryScan:
+			return ((SubqueryScan *) plan)->subplan;
+		default:
+			return NULL;
+	}
+}
+
+/* the calls of a privacy unit rewrite, met below its level-3 node */
+typedef struct UnitInput
+{
+	int			groups;			/* k, from level 2; 0 if there is none */
+	Agg		   *bound_agg;		/* level 1 */
+	List	   *bound;			/* its Aggrefs */
+	List	   *partial;		/* partial level-3 Aggrefs (parallel plans) */
+} UnitInput;
+
+/*
+ * The input of the releases of a privacy unit rewrite (level 3): nodes
+ * that pass rows on, at most one WindowAgg of dp_agg.unit_keep (level 2,
+ * which sets k), partial level-3 aggregation (parallel plans), down to the
+ * aggregation of the bounded contributions (level 1, finalizing the partial
+ * level 1 of parallel workers), whose own input is checked as any DP
+ * aggregate's.
+ */
+static void
+walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
+{
+	while (plan != NULL)
+	{
+		if (IsA(plan, WindowAgg))
+		{
+			if (ui->groups != 0)
+				plan_reject_msg(w, "window functions in the FROM of a DP aggregate are not allowed", DETAIL_DATA);
+			ui->groups = unit_keep_groups(w, (WindowAgg *) plan);
+		}
+		else if (IsA(plan, Agg))
+		{
+			Agg		   *agg = (Agg *) plan;
+			List	   *aggrefs = plan_dp_aggrefs(plan);
+			DpUnitLevel level = aggrefs_unit_level(w, aggrefs);
+
+			if (level == DP_UNIT_RELEASE && DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
+				ui->partial = list_concat(ui->partial, aggrefs);
+			else if (level == DP_UNIT_BOUND && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) &&
+					 agg->groupingSets == NIL &&
+					 list_length(aggrefs) > 0 &&
+					 !other_aggregates((Node *) agg->plan.targetlist, (Node *) agg->plan.qual))
+			{
+				ui->bound_agg = agg;
+				ui->bound = aggrefs;
+				return;
+			}
+			else
+			{
+				plan_reject_msg(w, "aggregation in the FROM of a DP aggregate is not allowed", DETAIL_DATA);
+				return;
+			}
+		}
+		else if (pass_through_child(plan) == NULL)
+			break;
+		plan = IsA(plan, Agg) ? plan->lefttree : pass_through_child(plan);
+	}
+	plan_reject_msg(w, "a DP aggregate must read a table",
+					"The releases of a privacy unit read the bounded contributions of units.");
+}
+
 /* a DP Agg node: check where it is and what it reads, and record its calls */
 static void
 visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 {
 	InputWalk	in = {NIL, false, NIL};
 	DpSampling	sampling = dp_no_sampling;
-	ListCell   *lc;
+	DpUnitLevel level = aggrefs_unit_level(w, aggrefs);
 
 	if (DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
 	{
@@ -738,35 +1005,38 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 	if (agg->groupingSets != NIL || agg->aggstrategy == AGG_MIXED || agg->chain != NIL)
 		plan_reject(w, "GROUPING SETS, ROLLUP and CUBE are",
 					"A row would feed one release per grouping set.");
+	if (level == DP_UNIT_BOUND)
+		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
+						"dp_agg.unit_bound_* runs only below the releases of a privacy unit rewrite.");
 
-	walk_input(w, agg->plan.lefttree, &in);
-
-	if (w->validate)
+	if (level == DP_UNIT_RELEASE && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
 	{
-		if (in.scans == NIL)
-			reject_msg("a DP aggregate must read a table",
-					   "A DP aggregate reads exactly one table (or a view of one).");
-		if (list_length(in.scans) > 1)
-		{
-			/* the partitions of one table, each read once */
-			Bitmapset  *relids = NULL;
+		UnitInput	ui = {0, NULL, NIL, NIL};
 
-			if (!in.inheritance)
-				reject("reading more than one table is", DETAIL_TWICE);
-			foreach(lc, in.scans)
-			{
-				Scan	   *scan = lfirst(lc);
-				Oid			relid = rt_fetch(scan->scanrelid, w->stmt->rtable)->relid;
-
-				if (bms_is_member((int) relid, relids))
-					reject("reading a table twice is", DETAIL_TWICE);
-				relids = bms_add_member(relids, (int) relid);
-			}
-		}
+		walk_unit_input(w, agg->plan.lefttree, &ui);
+		if (ui.bound_agg == NULL)
+			return;				/* rejected if validating */
+		/* without level 2, each unit has one group: no GROUP BY */
+		if (ui.groups == 0 && agg->numCols != 0)
+			plan_reject_msg(w, "a DP aggregate over privacy units must choose the groups of each unit",
+							"Level 2 of the rewrite of privacy units is missing.");
+		check_dp_input(w, ui.bound_agg->plan.lefttree, &in, &sampling);
+		w->unit_groups = Max(ui.groups, 1);
+		check_selection(w, agg, aggrefs);
+		w->unit_relid = in.scans != NIL
+			? rt_fetch(((Scan *) linitial(in.scans))->scanrelid, w->stmt->rtable)->relid
+			: InvalidOid;
+		add_calls(w, ui.bound_agg, ui.bound, false, &sampling);
+		add_calls(w, NULL, in.partial_aggrefs, false, &sampling);
+		add_calls(w, NULL, ui.partial, false, &sampling);
+		add_calls(w, agg, aggrefs, true, &sampling);
+		w->unit_groups = 0;
+		w->unit_relid = InvalidOid;
+		return;
 	}
-	dp_sampling_of_input(w->stmt, in.scans, &sampling);
-	check_selection(w, agg, aggrefs);
 
+	check_dp_input(w, agg->plan.lefttree, &in, &sampling);
+	check_selection(w, agg, aggrefs);
 	add_calls(w, NULL, in.partial_aggrefs, false, &sampling);
 	add_calls(w, agg, aggrefs, !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit), &sampling);
 }
@@ -838,7 +1108,7 @@ walk_plan(PlanWalk *w, Plan *plan, const char *unsafe)
 List *
 dp_guard_plan(PlannedStmt *stmt, bool validate)
 {
-	PlanWalk	w = {stmt, validate, NIL, NULL};
+	PlanWalk	w = {stmt, validate, NIL, NULL, 0, InvalidOid};
 	ListCell   *lc;
 	int			plan_id = 0;
 	bool		other_subplans = false;

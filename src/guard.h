@@ -24,6 +24,8 @@ typedef struct DpPlanCall
 	Agg		   *agg;			/* the node that evaluates it */
 	bool		finalize;		/* its final function runs here: it is priced */
 	DpSampling	sampling;		/* how its input table is read */
+	int			unit_groups;	/* privacy units: k, 0 for rows */
+	Oid			unit_relid;		/* privacy units: the relation */
 } DpPlanCall;
 
 extern bool dp_query_has_dp(Query *query);

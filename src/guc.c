@@ -43,6 +43,9 @@ static const struct config_enum_entry group_keys_options[] = {
 };
 double		dp_guc_protected_min_epsilon = 0.01;
 int			dp_guc_protected_max_row_work = 4096;
+int			dp_guc_max_rows_contributed = 1;
+int			dp_guc_max_rows_contributed_limit = 1;
+int			dp_guc_max_groups_contributed = 0;
 
 /* Issue 14: Citus (dist_token.c, dist_plan.c) */
 char	   *dp_guc_cluster_key_file = NULL;
@@ -258,6 +261,40 @@ dp_guc_init(void)
 								PGC_POSTMASTER,
 								0,
 								NULL, NULL, NULL);
+
+	/*
+	 * Privacy units (README, "Privacy units").  A role can ALTER ROLE itself
+	 * SET any user setting, so the bounds a role untrusted for a protected
+	 * relation may use are capped by what only superusers set: the
+	 * superuser setting dp_agg.max_rows_contributed_limit and the catalog's
+	 * max_groups_contributed (privacy_unit.c, release.c).
+	 */
+	DefineCustomIntVariable("dp_agg.max_rows_contributed",
+							"Rows of one privacy unit that dp_count counts in one group.",
+							"Roles untrusted for a protected relation may not exceed "
+							"dp_agg.max_rows_contributed_limit.",
+							&dp_guc_max_rows_contributed,
+							1, 1, DP_MAX_UNIT_BOUND,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dp_agg.max_rows_contributed_limit",
+							"Largest dp_agg.max_rows_contributed of roles untrusted for a protected relation.",
+							NULL,
+							&dp_guc_max_rows_contributed_limit,
+							1, 1, DP_MAX_UNIT_BOUND,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("dp_agg.max_groups_contributed",
+							"Groups of a statement one privacy unit contributes to; 0 for its relation's setting.",
+							"Roles untrusted for a protected relation may only lower the "
+							"relation's max_groups_contributed (dp_agg.set_privacy_unit).",
+							&dp_guc_max_groups_contributed,
+							0, 0, DP_MAX_UNIT_BOUND,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("dp_agg");
 }

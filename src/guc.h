@@ -30,6 +30,17 @@ extern char *dp_guc_cluster_key_file;
 extern bool dp_guc_citus_worker;
 extern int	dp_guc_fragment_ttl_s;
 
+/* Issue 12: privacy units */
+/*
+ * Largest bound on the groups or rows of one privacy unit (2^16, the
+ * CHECK of dp_agg.privacy_unit): k * R <= 2^32 keeps sensitivities in
+ * grid units far inside 64 bits (release.c).
+ */
+#define DP_MAX_UNIT_BOUND 65536
+extern int	dp_guc_max_rows_contributed;
+extern int	dp_guc_max_rows_contributed_limit;
+extern int	dp_guc_max_groups_contributed;
+
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
 extern bool dp_guc_selection(double *epsilon, double *delta);

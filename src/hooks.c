@@ -8,8 +8,9 @@
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
  * At planning the guard rejects statements it cannot price (guard.c), and
- * the groups of a DP statement with GROUP BY are put under private
- * selection (selection.c).  At
+ * statements over relations with a privacy unit are rewritten to bound
+ * each unit's contribution (privacy_unit.c), and the groups of a DP
+ * statement with GROUP BY are put under private selection (selection.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
  * also from the executor's permission hook, which COPY calls too; and
  * statistics, protect_stats.c).  At
@@ -37,6 +38,7 @@
 #include "guc.h"
 #include "hooks.h"
 #include "price.h"
+#include "privacy_unit.h"
 #include "protect.h"
 #include "protect_check.h"
 #include "protect_guard.h"
@@ -55,6 +57,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *stmt;
 	bool		names_protected;
 	Oid			citus_relid;
+	char	   *unit_column;
+	int			unit_groups;
 	bool		grouped = parse->groupClause != NIL || parse->groupingSets != NIL;
 
 	dp_guard_query(parse);
@@ -68,6 +72,12 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 					 errmsg("DP statements on protected Citus tables are not supported"),
 					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
 					 errhint("Keep protected tables local, or undistribute the table.")));
+		if (dp_privacy_unit_of(citus_relid, &unit_column, &unit_groups))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP statements on Citus tables with a privacy unit are not supported"),
+					 errdetail("A privacy unit is bounded by aggregating its rows together, and Citus spreads a unit's rows over shards."),
+					 errhint("Clear the privacy unit with dp_agg.clear_privacy_unit, or keep the table local.")));
 		/*
 		 * The private selection counts a group's rows where its DP
 		 * aggregates run; on a Citus table the coordinator sees one row per
@@ -80,9 +90,15 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 					 errdetail("A DP statement with GROUP BY releases its groups only through private selection, which dp_agg does not yet compute over distributed tables."),
 					 errhint("SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
 	}
-	/* without a privacy unit, a unit is a row, in one group */
-	else if (dp_query_has_dp(parse))
+	else if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+	{
+		/*
+		 * bound each privacy unit's contribution (privacy_unit.c), which
+		 * also selects the group keys of a statement it rewrites, with its
+		 * k; otherwise a unit is a row, in one group
+		 */
 		dp_selection_rewrite(parse, 1);
+	}
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else

@@ -13,11 +13,38 @@
 
 #include "nodes/nodeFuncs.h"
 
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+
 #include "calibrate.h"
 #include "guard.h"
 #include "guc.h"
 #include "joint.h"
 #include "price.h"
+#include "protect.h"
+
+/*
+ * dp_agg.max_rows_contributed, read when a statement is priced: a role
+ * untrusted for the protected relation may not exceed the superuser
+ * setting dp_agg.max_rows_contributed_limit (README, "Privacy units").
+ */
+static int
+unit_rows(Oid relid)
+{
+	int			rows = dp_guc_max_rows_contributed;
+	int			limit = dp_guc_max_rows_contributed_limit;
+
+	if (rows > limit && OidIsValid(relid) && dp_relation_protected(relid) &&
+		!dp_role_trusted(relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.max_rows_contributed %d exceeds dp_agg.max_rows_contributed_limit %d",
+						rows, limit),
+				 errdetail("Roles untrusted for the protected relation \"%s\" may lower the bounds of its privacy unit, not raise them.",
+						   get_rel_name(relid)),
+				 errhint("SET dp_agg.max_rows_contributed to at most %d.", limit)));
+	return rows;
+}
 
 /*
  * Tickets for the DP calls of a plan, in the executor's query context.
@@ -45,7 +72,9 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		DpPlanCall *c = lfirst(lc);
 
 		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
-										  c->finalize, &c->sampling, params);
+										  c->finalize, &c->sampling, params,
+										  c->unit_groups,
+										  c->info->unit != DP_UNIT_NONE ? unit_rows(c->unit_relid) : 0);
 
 		r->agg_node = c->agg;
 		releases = lappend(releases, r);

@@ -280,6 +280,82 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 }
 
 /*
+ * Privacy units (README, "Privacy units"; Wilson et al. 2020, "Differentially
+ * Private SQL with Bounded User Contribution", PoPETs 2020(2), section 3,
+ * contribution bounding; the proof is in the README): removing one unit
+ * changes at most k = unit_groups groups, each by at most its bounded
+ * contribution c (unit_rows rows for a count; the clamped total for a sum;
+ * unit_rows rows and their centred total for an average).  The vector of a
+ * call's releases over the groups then has L1 sensitivity k c (Laplace:
+ * Dwork & Roth 2014, Theorem 3.6) and L2 sensitivity sqrt(k) c (Gaussian:
+ * the k changes are in distinct coordinates).
+ *
+ * The grid must be the same for the bounding level (which parallel workers
+ * also run, without knowing k) and the release level, so it depends on the
+ * row bound only: its noise rule sees the sensitivity R c0 (the noise is
+ * then about 2^40 units times k or sqrt(k): finer, never coarser), and its
+ * size rule the largest sensitivity any k allows, DP_MAX_UNIT_BOUND R c0,
+ * so that k c stays below 2^62 units.  Returns log2 of the factor of the
+ * noise rule; *log2_size gets that of the size rule.
+ */
+static double
+unit_grid_log2(const DpRelease *r, bool rows, double *log2_size)
+{
+	double		l;
+
+	if (r->unit_rows == 0)
+	{
+		*log2_size = 0;
+		return 0;
+	}
+	l = rows ? log2((double) r->unit_rows) : 0;
+	*log2_size = l + log2((double) DP_MAX_UNIT_BOUND);
+	return l;
+}
+
+/*
+ * The sensitivity in grid units of a release whose per-row sensitivity is
+ * base units, under privacy units: exact for L1; for L2 the smallest
+ * integer s with s^2 >= k (R base)^2 (exactly, while it fits 128 bits; else
+ * rounded up by a relative 2^-50 and one unit).
+ */
+static uint64
+unit_sensitivity(const DpRelease *r, uint64 base, bool rows, bool l2)
+{
+	uint128		c;
+	uint128		k = (uint128) r->unit_groups;
+	double		s;
+	uint128		si;
+
+	if (r->unit_groups == 0)
+		return base;
+	c = (uint128) base * (rows ? (uint128) r->unit_rows : 1);
+	if (!l2)
+		c *= k;
+	else if (c < ((uint128) 1 << 56))
+	{
+		/* k <= 2^16 and c < 2^56: k c^2 < 2^128 */
+		si = (uint128) ceil(sqrt((double) r->unit_groups) * (double) c);
+		while (si * si < k * c * c)
+			si++;
+		while (si > 0 && (si - 1) * (si - 1) >= k * c * c)
+			si--;
+		c = si;
+	}
+	else
+	{
+		s = ceil(sqrt((double) r->unit_groups) * (double) c * (1 + ldexp(1.0, -50))) + 1;
+		c = s < ldexp(1.0, 64) ? (uint128) s : (uint128) PG_UINT64_MAX + 1;
+	}
+	if (c > PG_UINT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the bounds of the privacy unit are too large for %s", dp_kind_name(r->call.kind)),
+				 errdetail("The sensitivity would exceed 2^64 grid units.")));
+	return (uint64) c;
+}
+
+/*
  * The noise of a count.  Laplace noise goes on the integers: the discrete
  * Laplace of scale 1/epsilon is exactly epsilon-DP.  Gaussian noise goes on
  * the lattice 2^k Z with k <= 0 chosen so that sigma is about 2^40 units:
@@ -288,16 +364,19 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
  * released count is rounded to an integer afterwards (post-processing).
  */
 static void
-plan_count_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
-				 const DpSampling *sampling)
+plan_count_noise(DpNoiseSpec *ns, const DpRelease *r, double epsilon, double delta)
 {
+	const DpSampling *sampling = &r->sampling;
+	double		log2_size;
+	double		log2_noise = unit_grid_log2(r, true, &log2_size);
 	int			k = 0;
 
 	if (delta > 0)
-		k = dp_choose_row_grid(0.0, 0.0,
+		k = dp_choose_row_grid(log2_noise, log2_size,
 							noise_multiplier(epsilon, delta, sampling),
 							DP_GRID_MIN_EXP);
-	plan_noise(ns, fname, epsilon, delta, UINT64CONST(1) << (-k), k, sampling);
+	plan_noise(ns, dp_kind_name(r->call.kind), epsilon, delta,
+			   unit_sensitivity(r, UINT64CONST(1) << (-k), true, delta > 0), k, sampling);
 }
 
 static int64
@@ -531,25 +610,32 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	double		epsilon = info->kind == DP_SUM ? r->epsilon : r->epsilon / 2;
 	double		delta = info->kind == DP_SUM ? r->delta : r->delta / 2;
 	double		log2_span = 0,
-				log2_max = 0;
+				log2_max = 0,
+				log2_noise,
+				log2_size;
 	int			k;
 
 	resolve_bounds(r, aggref, params, &log2_span, &log2_max);
-	k = dp_choose_row_grid(log2_span, log2_max, noise_multiplier(epsilon, delta, sampling),
+	/* privacy units: the grid is chosen for the bounded contributions */
+	log2_noise = unit_grid_log2(r, info->kind != DP_SUM, &log2_size);
+	k = dp_choose_row_grid(log2_span + log2_noise, log2_max + log2_size,
+						   noise_multiplier(epsilon, delta, sampling),
 						   (info->vclass == DP_VALUE_INT && r->delta == 0) ? 0 : DP_GRID_MIN_EXP);
 	set_row_grid(r, k);
 	if (info->kind == DP_SUM)
 	{
 		uint64		sens = (uint64) Max(-r->lo_units, r->hi_units);	/* lo <= hi */
 
-		plan_noise(&r->sum, fname, epsilon, delta, sens, k, sampling);
+		plan_noise(&r->sum, fname, epsilon, delta,
+				   unit_sensitivity(r, sens, false, delta > 0), k, sampling);
 	}
 	else
 	{
 		/* centred values 2 r(x) - (r(l) + r(u)) in half units */
-		plan_count_noise(&r->count, fname, epsilon, delta, sampling);
+		plan_count_noise(&r->count, r, epsilon, delta);
 		plan_noise(&r->sum, fname, epsilon, delta,
-				   (uint64) (r->hi_units - r->lo_units), k - 1, sampling);
+				   unit_sensitivity(r, (uint64) (r->hi_units - r->lo_units), true, delta > 0),
+				   k - 1, sampling);
 	}
 }
 
@@ -581,11 +667,15 @@ plan_selection(DpRelease *r, Aggref *args_from)
 /* seed of the fingerprint hash: "dpag" in ASCII */
 #define FINGERPRINT_SEED 0x64706167
 
-/* identifies the units a state is accumulated in */
+/*
+ * identifies the units a state is accumulated in; the levels of a privacy
+ * unit rewrite share it (dp_count(*) is a count there)
+ */
 static uint64
 units_fingerprint(const DpRelease *r)
 {
-	int64		fp[5] = {r->call.kind, r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units};
+	int64		fp[6] = {r->call.kind == DP_COUNT_STAR ? DP_COUNT : r->call.kind,
+		r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units, r->unit_rows};
 
 	return hash_bytes_extended((const unsigned char *) fp, sizeof(fp), FINGERPRINT_SEED);
 }
@@ -597,11 +687,15 @@ units_fingerprint(const DpRelease *r)
  */
 DpRelease *
 dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
-				  bool finalize, const DpSampling *sampling, ParamListInfo params)
+				  bool finalize, const DpSampling *sampling, ParamListInfo params,
+				  int unit_groups, int unit_rows)
 {
 	DpRelease  *r = palloc0(sizeof(DpRelease));
 
 	r->call = *info;
+	/* a worker's plan fragment has no level 2: k is not known, nor needed */
+	r->unit_groups = info->unit != DP_UNIT_NONE ? Max(unit_groups, 1) : 0;
+	r->unit_rows = info->unit != DP_UNIT_NONE ? unit_rows : 0;
 	r->aggref = aggref;
 	r->finalize = finalize;
 	if (info->kind == DP_SELECT)
@@ -623,8 +717,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	if (info->kind == DP_COUNT_STAR || info->kind == DP_COUNT)
 	{
 		r->row_grid_exp = 0;
-		plan_count_noise(&r->count, dp_kind_name(info->kind), r->epsilon, r->delta,
-						 &r->sampling);
+		plan_count_noise(&r->count, r, r->epsilon, r->delta);
 	}
 	else
 		plan_sum_noise(r, args_from, params);

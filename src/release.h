@@ -76,6 +76,15 @@ typedef struct DpRelease
 	bool		shared_sample;	/* amplified with the statement's other
 								 * releases from the same sample (joint.c) */
 
+	/*
+	 * Privacy units (privacy_unit.c): a unit contributes to at most
+	 * unit_groups groups, at most unit_rows rows to a count in each; 0 when
+	 * rows are the units.  Set for both levels of the rewrite that have
+	 * DP aggregates (catalog.h, DpUnitLevel).
+	 */
+	int			unit_groups;
+	int			unit_rows;
+
 	uint64		fingerprint;	/* identifies the accumulation units */
 	const uint8 *dist_nonce;	/* Citus fragments: the statement's nonce */
 } DpRelease;
@@ -83,7 +92,8 @@ typedef struct DpRelease
 extern const char *dp_mechanism_name(DpMechanism mech);
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpCallInfo *info, bool finalize,
-									const DpSampling *sampling, ParamListInfo params);
+									const DpSampling *sampling, ParamListInfo params,
+									int unit_groups, int unit_rows);
 extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper,
 										  int k);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);

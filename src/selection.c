@@ -46,7 +46,12 @@
 #include "guc.h"
 #include "selection.h"
 
-/* a DP aggregate of this query level (dp_select included) */
+/*
+ * a DP aggregate of this query level (dp_select included) that releases
+ * its groups: not the bounding of a privacy unit rewrite (level 1,
+ * privacy_unit.c), whose groups (unit, group) feed level 3 and are never
+ * released; level 3 is selected
+ */
 static bool
 level_dp_walker(Node *node, int *sublevels)
 {
@@ -55,8 +60,10 @@ level_dp_walker(Node *node, int *sublevels)
 	if (IsA(node, Aggref))
 	{
 		Aggref	   *a = (Aggref *) node;
+		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
-		if (a->agglevelsup == (Index) *sublevels && dp_lookup_call(a->aggfnoid) != NULL)
+		if (a->agglevelsup == (Index) *sublevels && info != NULL &&
+			info->unit != DP_UNIT_BOUND)
 			return true;
 	}
 	else if (IsA(node, Query))

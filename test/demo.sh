@@ -156,6 +156,54 @@ ORDER BY d.region, x.n;
 
 -------------------------------------------------------------------------
 \echo
+\echo '--- 3b. Patients, not visits: a privacy unit (epsilon 0.5, then 0.5 + 0.5)'
+\echo 'A patient with many visits is protected as a whole once the data owner says'
+\echo 'whose row each visit is:'
+\echo '    SELECT dp_agg.set_privacy_unit(''visits'', ''patient_id'');'
+\echo 'Each patient then counts at most dp_agg.max_rows_contributed times (default 1),'
+\echo 'and each patient''s total in a sum is clamped to the bounds, before the noise.'
+SELECT dp_agg.set_privacy_unit('visits', 'patient_id') \g /dev/null
+\echo 'analyst=> SELECT dp_count(*) FROM visits;'
+\c - analyst
+SELECT dp_count(*) AS patients FROM visits \gset dp_
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT 'patients' AS statistic, :'dp_patients'::bigint AS dp_result,
+       count(DISTINCT patient_id) AS exact, :'dp_patients'::bigint - count(DISTINCT patient_id) AS error,
+       demo.noise(:'detail'::jsonb -> 0) AS noise,
+       :'detail'::jsonb -> 0 -> 'privacy_unit' AS privacy_unit
+FROM visits;
+\echo
+\echo 'GROUP BY with a privacy unit: a group is released only if a noisy count of its'
+\echo 'patients (not visits) passes a threshold (private selection, epsilon 0.5 and'
+\echo 'delta 1e-6 more), so an age that few patients have is not even named:'
+\echo 'analyst=> SET dp_agg.selection_epsilon = 0.5;  SET dp_agg.selection_delta = 1e-6;'
+\echo 'analyst=> SELECT age, dp_count(*) AS patients FROM visits WHERE age < 20 GROUP BY age;'
+\c - analyst
+SET dp_agg.selection_epsilon = 0.5;
+SET dp_agg.selection_delta = 1e-6;
+SELECT json_agg(s) AS dp_rows
+FROM (SELECT age, dp_count(*) AS patients FROM visits WHERE age < 20 GROUP BY age) s \gset
+SELECT detail FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1 \gset
+\c - postgres
+SELECT (:'detail'::jsonb -> 1 -> 'selection' ->> 'threshold') AS threshold \gset
+\echo 'The ages released, with their exact number of patients:'
+SELECT d.age, d.patients AS dp_patients, e.patients AS exact_patients,
+       d.patients - e.patients AS error
+FROM json_to_recordset(:'dp_rows') AS d(age int, patients bigint)
+JOIN (SELECT age, count(DISTINCT patient_id) AS patients FROM visits GROUP BY age) e USING (age)
+ORDER BY d.age;
+\echo 'The ages suppressed (every age from 0 to 19 has visits), and the number of'
+\echo 'patients from which a group is released with certainty:'
+SELECT count(*) AS ages_suppressed, string_agg(age || ' (' || patients || ')', ', ' ORDER BY age)
+         AS "age (patients)", :'threshold' AS certain_from
+FROM (SELECT age, count(DISTINCT patient_id) AS patients FROM visits WHERE age < 20 GROUP BY age) e
+WHERE age NOT IN (SELECT age FROM json_to_recordset(:'dp_rows') AS d(age int, patients bigint));
+\echo 'Each patient counts once, in one of their ages; the statement cost 0.5 + 0.5.'
+SELECT dp_agg.clear_privacy_unit('visits') \g /dev/null
+
+-------------------------------------------------------------------------
+\echo
 \echo '--- 4. Total bed-days with the Gaussian mechanism (epsilon 1, delta 1e-6)'
 \echo 'analyst=> SELECT dp_sum(stay_days, 0, 60, 1.0, 1e-6) FROM visits;'
 \c - analyst
@@ -183,7 +231,7 @@ FROM dp_agg.my_budget;
 
 -------------------------------------------------------------------------
 \echo
-\echo '--- 6. A query that costs more than what is left (epsilon 6 > 5 remaining)'
+\echo '--- 6. A query that costs more than what is left (epsilon 6 > 3.5 remaining)'
 \echo 'analyst=> SELECT dp_avg(cost, 0, 100000, 6.0) FROM visits;'
 \set ON_ERROR_STOP 0
 SELECT dp_avg(cost, 0, 100000, 6.0) FROM visits;
@@ -192,9 +240,9 @@ SELECT dp_avg(cost, 0, 100000, 6.0) FROM visits;
 SELECT epsilon_spent, epsilon_remaining FROM dp_agg.my_budget;
 \echo
 \echo 'A cheaper query still runs; spending the rest exhausts the budget:'
-\echo 'analyst=> SELECT dp_count(visit_id, 2.5) AS visits FROM visits;   -- twice'
-SELECT dp_count(visit_id, 2.5) AS visits FROM visits;
-SELECT dp_count(visit_id, 2.5) AS visits FROM visits;
+\echo 'analyst=> SELECT dp_count(visit_id, 1.75) AS visits FROM visits;   -- twice'
+SELECT dp_count(visit_id, 1.75) AS visits FROM visits;
+SELECT dp_count(visit_id, 1.75) AS visits FROM visits;
 SELECT epsilon_spent, epsilon_remaining FROM dp_agg.my_budget;
 \echo 'analyst=> SELECT dp_count(*) FROM visits;   -- epsilon 0.5'
 \set ON_ERROR_STOP 0

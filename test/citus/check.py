@@ -25,7 +25,8 @@ Checks (one line each, then "citus: N passed, M failed"):
     shard's new node, and statements are charged once each;
   - a worker stopped while a statement waits for it: the statement fails,
     its charge stands, nothing is released;
-  - a DP statement on a protected Citus table is refused.
+  - a DP statement on a protected Citus table is refused, and so is one on
+    a Citus table with a privacy unit.
 
 Usage: check.py BASE_PORT (uses BASE_PORT .. BASE_PORT+2), as the postgres
 user, with PATH holding PostgreSQL's binaries and Citus installed.
@@ -476,6 +477,16 @@ rc, out, err = psql(COORD, "SELECT dp_agg.protect('t')")
 rc2, out2, err2 = analyst(COORD, "SELECT dp_count(*) FROM t")
 check("refused: a DP statement on a protected Citus table",
       rc == 0 and rc2 != 0 and "protected Citus tables are not supported" in err2 and out2 == "",
+      f"{err} / {err2} / {out2}")
+psql(COORD, "SELECT dp_agg.unprotect('t')")
+
+# ---------- privacy units ----------
+
+rc, out, err = psql(COORD, "SELECT dp_agg.set_privacy_unit('t', 'id')")
+rc2, out2, err2 = analyst(COORD, "SELECT dp_count(*) FROM t")
+check("refused: a DP statement on a Citus table with a privacy unit",
+      rc == 0 and rc2 != 0 and "Citus tables with a privacy unit are not supported" in err2
+      and out2 == "",
       f"{err} / {err2} / {out2}")
 
 print(f"citus: {passed} passed, {failed} failed")

@@ -12,7 +12,7 @@
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
-# private selection of GROUP BY keys (issue 12), Gaussian thresholding and
+# private selection of GROUP BY keys and privacy units (issue 12), Gaussian thresholding and
 # the sums of each budget's selections (issue 12), and the calculators of
 # joint calibration and the subsampled Laplace, 'pld' accounting and the
 # column budget.pld (issue 13), and the objects of DP statements on Citus
@@ -22,7 +22,8 @@
 # objects as the updated one (functions, constraints, the columns of the
 # tables and views, the views' queries).
 # pg_dump and pg_restore of the updated database keep version, rows and
-# charging.
+# charging, and the privacy unit of a relation (dp_agg.privacy_unit) and
+# its effect.
 use strict;
 use warnings;
 
@@ -152,6 +153,7 @@ like($objects, qr/dp_agg\.ledger ledger_rdp_shape CHECK/,
 	'0.2 checks the curves of the ledger');
 unlike($objects, qr/dp_select/, '0.2 has no private selection');
 unlike($objects, qr/dist_state/, '0.2 has no objects for Citus');
+unlike($objects, qr/privacy_unit/, '0.2 has no privacy units');
 
 # then to 0.3, the default version
 $node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
@@ -165,6 +167,9 @@ is($node->safe_psql('old', $carol_sql), '70|35|rdp|true|4.93763',
 $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 	'0.3 has the private selection of GROUP BY keys');
+like($objects, qr/table dp_agg\.privacy_unit/, '0.3 has the catalog of privacy units');
+like($objects, qr/function dp_agg\.unit_release_dp_sum\(bytea,integer,integer\)/,
+	'0.3 has the internal aggregates of privacy units');
 like($objects, qr/function dp_agg\.gaussian_mu\(/,
 	'0.3 has the calculator of joint calibration');
 like($objects, qr/dist_state/, '0.3 has the objects of DP statements on Citus tables');
@@ -196,6 +201,14 @@ is( $node->safe_psql(
 SELECT count(*) FROM (SELECT x, dp_count(x, 1e9) FROM u GROUP BY x) s}),
 	'0',
 	'0.3: GROUP BY a unique column releases no group (1000 groups of one row, each released with probability 1e-9)');
+
+# a privacy unit, kept by pg_dump: u has 10 rows for each of 100 units
+$node->safe_psql('old', q{
+CREATE TABLE u AS SELECT g % 100 AS unit, g AS x FROM generate_series(1, 1000) g;
+SELECT dp_agg.set_privacy_unit('u', 'unit', 2);
+});
+my $unit_sql = q{SELECT relation::text, unit_column, max_groups_contributed FROM dp_agg.privacy_unit};
+is($node->safe_psql('old', $unit_sql), 'u|unit|2', 'the privacy unit of u');
 
 # releases charge as before
 sub check_charging
@@ -260,6 +273,13 @@ is($node->safe_psql('restored', $ledger_sql),
 	$old_ledger, 'restored: the ledger is identical');
 is($node->safe_psql('restored', $objects_sql),
 	$objects, 'restored: the objects of an updated install');
+is($node->safe_psql('restored', $unit_sql), 'u|unit|2',
+	'restored: the privacy unit of u');
+# at epsilon 1e9 the count's noise is 0 but with probability below 1e-300
+$node->safe_psql('restored', q{SELECT dp_agg.set_budget('postgres', 1e12)});
+is( $node->safe_psql(
+		'restored', q{SET dp_agg.epsilon = 1e9; SELECT dp_count(*) = 100 FROM u}),
+	't', 'restored: a count over u counts units');
 
 check_charging('old', 'after the update');
 check_charging('restored', 'restored');

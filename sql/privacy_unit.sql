@@ -1,0 +1,310 @@
+--
+-- privacy_unit: a relation's privacy unit bounds each unit's contribution
+-- (README, "Privacy units").  At epsilon 1e9 the noise of a count is 0
+-- except with probability below 1e-300 (discrete Laplace of scale 1e-9),
+-- and that of a sum far below the tolerances used (stated with them), so
+-- the releases are the bounded values themselves and are compared with
+-- them.
+--
+CREATE FUNCTION pu_try(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN EXECUTE q; RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+CREATE ROLE regress_pu_analyst;
+CREATE ROLE regress_pu_owner;
+SELECT dp_agg.set_budget('regress_pu_analyst', 1e12, 0.5);
+SELECT dp_agg.set_budget(current_user::regrole, 1e15, 0.5, 'basic');
+
+-- 50 patients with 20 visits each, patient 0 with 1,000 visits in 50
+-- departments, and 7 visits without a patient
+CREATE TABLE pu_visits (patient int, dept int, age int, cost float8, amount numeric);
+INSERT INTO pu_visits SELECT 1 + k % 50, k % 7, 20 + k % 50, k / 8.0, k / 4.0
+FROM generate_series(0, 999) k;
+INSERT INTO pu_visits SELECT 0, k % 50, 90, 100, 100 FROM generate_series(0, 999) k;
+INSERT INTO pu_visits SELECT NULL, 1, 30, 1, 1 FROM generate_series(1, 7) k;
+ALTER TABLE pu_visits OWNER TO regress_pu_owner;
+GRANT SELECT ON pu_visits TO regress_pu_analyst;
+CREATE VIEW pu_view AS SELECT * FROM pu_visits;
+GRANT SELECT ON pu_view TO regress_pu_analyst;
+
+-- administration: superusers and the owner, EXECUTE revoked from PUBLIC
+SET ROLE regress_pu_analyst;
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_visits', 'patient')$$);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION dp_agg.set_privacy_unit(regclass, name, integer),
+                          dp_agg.clear_privacy_unit(regclass) TO regress_pu_analyst, regress_pu_owner;
+SET ROLE regress_pu_analyst;
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_visits', 'patient')$$);
+RESET ROLE;
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_visits', 'nope')$$);
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_visits', 'ctid')$$);
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_visits', 'patient', 0)$$);
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_visits', 'patient', 65537)$$);
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit('pu_view', 'patient')$$);
+SELECT pu_try($$SELECT dp_agg.set_privacy_unit(NULL, 'patient')$$);
+-- a statement prepared before the unit is set is planned again after
+SET dp_agg.epsilon = 1e9;
+PREPARE q_count AS SELECT n = 2007 AS per_row, n = 51 AS per_unit FROM (SELECT dp_count(*) n FROM pu_visits) s;
+EXECUTE q_count;
+SET ROLE regress_pu_owner;
+SELECT dp_agg.set_privacy_unit('pu_visits', 'patient', 3);
+RESET ROLE;
+SELECT relation, unit_column, max_groups_contributed FROM dp_agg.privacy_unit;
+EXECUTE q_count;
+
+-- the bounded values, computed directly
+SELECT count(DISTINCT patient) AS e_units,
+       (SELECT sum(least(n, 5)) FROM (SELECT count(*) n FROM pu_visits
+        WHERE patient IS NOT NULL GROUP BY patient) s) AS e_rows5,
+       (SELECT sum(least(n, 5)) FROM (SELECT count(*) n FROM pu_visits
+        WHERE patient IS NOT NULL AND age > 60 GROUP BY patient) s) AS e_filtered,
+       (SELECT sum(least(n, 5)) FROM (SELECT count(DISTINCT dept) n FROM pu_visits
+        WHERE patient IS NOT NULL GROUP BY patient) s) AS e_distinct,
+       (SELECT sum(least(t, 500)) FROM (SELECT sum(age) t FROM pu_visits
+        WHERE patient IS NOT NULL GROUP BY patient) s) AS e_sum_int,
+       (SELECT sum(least(t, 300)) FROM (SELECT sum(least(cost, 300)) t FROM pu_visits
+        WHERE patient IS NOT NULL GROUP BY patient) s) AS e_sum_float,
+       (SELECT sum(least(t, 300)) FROM (SELECT sum(least(amount, 300)) t FROM pu_visits
+        WHERE patient IS NOT NULL GROUP BY patient) s) AS e_sum_numeric,
+       (SELECT sum(least(t, 50 * c)) / sum(c) FROM (SELECT least(count(*), 5) c, sum(least(age, 50)) t
+        FROM pu_visits WHERE patient IS NOT NULL GROUP BY patient) s) AS e_avg
+FROM pu_visits \gset
+
+-- semantics: one count per unit, rows without a unit left out
+SELECT dp_count(*) = :e_units AS units FROM pu_visits;
+-- counts up to max_rows_contributed rows per unit
+SET dp_agg.max_rows_contributed = 5;
+SELECT dp_count(*) = :e_rows5 AS bounded FROM pu_visits;
+-- dp_count(value) counts non-NULL values, FILTER and DISTINCT apply per unit
+SELECT dp_count(age) FILTER (WHERE age > 60) = :e_filtered AS filtered,
+       dp_count(DISTINCT dept) = :e_distinct AS distinct_depts
+FROM pu_visits;
+-- dp_sum clamps each row to the bounds and each unit's total to them too.
+-- On a fine grid the noise is discrete Laplace of scale 300 / 1e9 = 3e-7:
+-- it exceeds 1e-4 with probability below 2 exp(-1e-4 / 3e-7) < 1e-140
+-- (1e-6 would fail once in 30 runs)
+SELECT dp_sum(age, 0, 500) = :e_sum_int AS sum_int,
+       abs(dp_sum(cost, 0, 300) - :e_sum_float) < 1e-4 AS sum_float,
+       abs(dp_sum(amount, 0, 300) - :e_sum_numeric) < 1e-4 AS sum_numeric
+FROM pu_visits;
+-- dp_avg: at most 5 rows per unit, the unit's total within 5 times the
+-- bounds: the bounded sum over the bounded count
+SELECT abs(dp_avg(age, 0, 50) - :e_avg) < 1e-6 AS avg_bounded FROM pu_visits;
+
+-- bounding: the unit with 1,000 rows moves each release by at most its
+-- bound (5 rows; the upper bound for a sum)
+SELECT dp_count(*) AS c_all, dp_sum(age, 0, 200) AS s_all FROM pu_visits \gset
+SELECT :c_all - dp_count(*) AS count_moved, :s_all - dp_sum(age, 0, 200) AS sum_moved
+FROM pu_visits WHERE patient <> 0;
+
+-- the ledger records the unit's bounds; the sensitivity is the bound
+SELECT d -> 'aggregate' AS aggregate, d -> 'sensitivity' AS sensitivity, d -> 'privacy_unit' AS privacy_unit
+FROM dp_agg.my_ledger l, jsonb_array_elements(l.detail) d
+WHERE l.id = (SELECT max(id) FROM dp_agg.my_ledger);
+-- preview shows the same; Gaussian: the L2 sensitivity (one group: 5)
+SELECT call, aggregate, release, mechanism, sensitivity
+FROM dp_agg.preview('SELECT dp_count(*), dp_sum(age, 0, 100), dp_avg(age, 0, 100), dp_count(age, 1, 1e-6) FROM pu_visits');
+RESET dp_agg.max_rows_contributed;
+
+-- the rewritten statement runs in parallel plans too
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT dp_count(*) = 51 AS units_parallel FROM pu_visits;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+
+-- GROUP BY with a privacy unit: its keys are released only by a private
+-- selection, which counts units (README, "Private group keys"), and
+-- needs its settings
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);
+-- A generous selection: at epsilon 1e9, delta 1e-10 and k = 7 a group of
+-- 2 or more units is released with probability 1 - 1e-16 or more, one of 1
+-- unit with probability 1.4e-11 (selection_probability below).  Patients
+-- 1..50 are in all of depts 0..6, so with k = 7 every one of them keeps
+-- all its groups (no random choice); patient 0 is in 50 depts and keeps 7
+-- of them.  Depts 7..49 have patient 0 only: at most 7 of them are kept,
+-- so one of them is released with probability below 7 * 1.4e-11 = 1e-10.
+SET dp_agg.selection_epsilon = 1e9;
+SET dp_agg.selection_delta = 1e-10;
+SET dp_agg.max_groups_contributed = 7;
+SET dp_agg.max_rows_contributed = 5;
+SELECT dp_agg.selection_probability(1e9, 1e-10, 1, 7) < 1.5e-11 AS one_unit,
+       dp_agg.selection_probability(1e9, 1e-10, 2, 7) > 1 - 1e-15 AS two_units;
+-- the bounded values per dept, computed directly (patient 0 left out: it
+-- is in depts 0..6 or not depending on its random choice)
+CREATE TEMP TABLE pu_expected AS
+SELECT dept, sum(least(n, 5)) AS e_count, sum(least(t, 200)) AS e_sum
+FROM (SELECT patient, dept, count(*) n, sum(age) t FROM pu_visits
+      WHERE patient > 0 GROUP BY patient, dept) s GROUP BY dept;
+-- the released groups are depts 0..6; each release is the bounded value
+-- of the 50 patients, moved by patient 0 by exactly its bounds (5 rows,
+-- a total clamped to 200) or not at all
+CREATE TEMP TABLE pu_with AS
+SELECT dept, dp_count(*) AS c, dp_sum(age, 0, 200) AS s FROM pu_visits GROUP BY dept;
+SELECT array_agg(dept ORDER BY dept) AS released,
+       bool_and((c, s) IN ((e_count, e_sum), (e_count + 5, e_sum + 200))) AS bounded_values
+FROM pu_with JOIN pu_expected USING (dept);
+-- bounding: a unit with 1,000 rows in 50 groups moves the released values
+-- by at most the bounds, in at most k = 7 groups: with and without it
+CREATE TEMP TABLE pu_without AS
+SELECT dept, dp_count(*) AS c, dp_sum(age, 0, 200) AS s FROM pu_visits
+WHERE patient IS DISTINCT FROM 0 GROUP BY dept;
+SELECT count(*) AS groups,
+       count(*) FILTER (WHERE w.c IS NULL OR o.c IS NULL) AS released_once,
+       max(abs(w.c - o.c)) <= 5 AS count_within_bound,
+       max(abs(w.s - o.s)) <= 200 AS sum_within_bound,
+       count(*) FILTER (WHERE w.c <> o.c OR w.s <> o.s) <= 7 AS at_most_k_groups
+FROM pu_with w FULL JOIN pu_without o USING (dept);
+-- the ledger: the releases' privacy_unit objects and the selection's
+SELECT d -> 'aggregate' AS aggregate, d -> 'sensitivity' AS sensitivity, d -> 'privacy_unit' AS privacy_unit,
+       d #> '{selection,mechanism}' AS selection, d #> '{selection,max_groups_contributed}' AS selection_k,
+       d #> '{selection,threshold}' AS threshold
+FROM dp_agg.my_ledger l, jsonb_array_elements(l.detail) d
+WHERE l.id = (SELECT max(id) FROM dp_agg.my_ledger);
+-- preview: both, the selection on its own row
+SELECT call, aggregate, release, mechanism, sensitivity
+FROM dp_agg.preview('SELECT dept, dp_count(*), dp_sum(age, 0, 100) FROM pu_visits GROUP BY dept');
+-- in parallel plans too (level 1 computed by the workers)
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+CREATE TEMP TABLE pu_parallel AS
+SELECT dept, dp_count(*) AS c FROM pu_visits GROUP BY dept;
+SELECT array_agg(dept ORDER BY dept) AS released_parallel,
+       bool_and(c IN (e_count, e_count + 5)) AS bounded_parallel
+FROM pu_parallel JOIN pu_expected USING (dept);
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+-- public keys: no selection, every dept a kept unit is in appears (depts
+-- 0..6, and those of patient 0's 7 that are not among them), and a
+-- generic plan made with public keys is not run with private ones
+SET dp_agg.group_keys = 'public';
+SET plan_cache_mode = force_generic_plan;
+PREPARE q_public AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
+CREATE TEMP TABLE pu_public AS EXECUTE q_public;
+SELECT count(*) BETWEEN 7 AND 14 AS public_groups FROM pu_public;
+RESET dp_agg.group_keys;
+SELECT pu_try($$EXECUTE q_public$$);
+DEALLOCATE q_public;
+RESET plan_cache_mode;
+-- forging the selection: dp_select has an argument of type internal, and
+-- the rewrite's three levels written out are refused
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg.dp_select(NULL::internal, 50)$$);
+SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
+-- a DP sub-query whose releases are not used: the planner drops them and
+-- leaves the selection alone over the rewrite, which is refused (fail
+-- closed; use the releases, as count(c) does)
+SELECT pu_try($$SELECT count(*) FROM (SELECT dept, dp_count(*) c FROM pu_visits GROUP BY dept) s$$);
+-- a GROUP BY of the rewrite's level 1 in a sub-query is refused
+SELECT pu_try($$SELECT dp_count(*) FROM (SELECT dept FROM pu_visits GROUP BY dept) s$$);
+RESET dp_agg.max_groups_contributed;
+RESET dp_agg.max_rows_contributed;
+DROP TABLE pu_with, pu_without, pu_expected, pu_parallel, pu_public;
+
+-- what is refused (fail closed)
+SELECT pu_try($$SELECT dp_count(*) FROM pu_view$$);
+SELECT pu_try($$SELECT dp_count(*) FROM (SELECT * FROM pu_visits WHERE age > 3) s$$);
+SELECT pu_try($$SELECT dp_count(*) FROM pu_visits TABLESAMPLE BERNOULLI (50)$$);
+SELECT pu_try($$SELECT dp_count(*), count(*) FROM pu_visits$$);
+-- the internal functions are the rewrite's only
+SELECT pu_try($$SELECT dp_agg.unit_release_dp_count(dp_agg.unit_bound_dp_count(*)) FROM pu_visits$$);
+SELECT pu_try($$SELECT dp_agg.unit_bound_dp_sum(age, 0, 10) FROM pu_visits GROUP BY patient$$);
+SELECT pu_try($$SELECT dp_count(*) FROM (SELECT dp_agg.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s$$);
+
+-- untrusted roles (protected relation) may lower the bounds, not raise them
+SELECT dp_agg.protect('pu_visits');
+SELECT dp_agg.grant_access('pu_visits', 'regress_pu_analyst');
+SET ROLE regress_pu_analyst;
+SELECT dp_count(*) = 51 AS units_untrusted FROM pu_visits;
+SET dp_agg.max_rows_contributed = 2;
+SELECT pu_try($$SELECT dp_count(*) FROM pu_visits$$);
+RESET dp_agg.max_rows_contributed;
+SET dp_agg.max_groups_contributed = 4;
+SELECT pu_try($$SELECT dp_count(*) FROM pu_visits$$);
+SET dp_agg.max_groups_contributed = 2;
+SELECT dp_count(*) = 51 AS lowered FROM pu_visits;
+-- GROUP BY: the selection counts units with the lowered k.  At epsilon
+-- 1e9, delta 1e-10, a group of patient 0 alone is released with
+-- probability at most 5e-11 (k = 2 or 3; at most 3 such groups kept); a
+-- dept has fewer than 2 of the 50 patients, each keeping 3 of its 7 depts,
+-- with probability below 3e-11, and 2 or more are released except with
+-- probability below 1e-15: the released depts are 0..6 except with
+-- probability below 1e-9.  With k = 2 some depts may have too few units.
+SET dp_agg.selection_epsilon = 1e9;
+SET dp_agg.selection_delta = 1e-10;
+SELECT pu_try($$CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);
+SELECT array_agg(dept ORDER BY dept) <@ '{0,1,2,3,4,5,6}' AS released_lowered FROM pu_untrusted;
+SELECT d #> '{selection,max_groups_contributed}' AS selection_k
+FROM dp_agg.my_ledger l, jsonb_array_elements(l.detail) d
+WHERE l.id = (SELECT max(id) FROM dp_agg.my_ledger) AND d ? 'selection';
+DROP TABLE pu_untrusted;
+RESET dp_agg.max_groups_contributed;
+CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
+SELECT array_agg(dept ORDER BY dept) AS released_untrusted FROM pu_untrusted;
+DROP TABLE pu_untrusted;
+-- public keys are refused to untrusted roles
+SET dp_agg.group_keys = 'public';
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);
+RESET dp_agg.group_keys;
+-- an untrusted role forging the pieces of either half: a contribution of
+-- level 1 handed to level 3, the levels written out, a window of
+-- unit_keep under a GROUP BY, the selection
+SELECT pu_try($$SELECT dept, dp_agg.unit_release_dp_count(decode(repeat('00', 32), 'hex')) FROM pu_visits GROUP BY dept$$);
+SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM (SELECT dept, dp_agg.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s GROUP BY dept$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg.dp_select(NULL, 1)$$);
+RESET dp_agg.selection_epsilon;
+RESET dp_agg.selection_delta;
+RESET dp_agg.max_groups_contributed;
+SELECT pu_try($$SET dp_agg.max_rows_contributed_limit = 10$$);
+RESET ROLE;
+-- the DBA raises the limit; trusted roles are not limited
+SET dp_agg.max_rows_contributed_limit = 2;
+SET ROLE regress_pu_analyst;
+SET dp_agg.max_rows_contributed = 2;
+SELECT dp_count(*) = 102 AS raised FROM pu_visits;
+RESET dp_agg.max_rows_contributed;
+RESET ROLE;
+RESET dp_agg.max_rows_contributed_limit;
+SET dp_agg.max_rows_contributed = 3;
+SELECT dp_count(*) = 153 AS trusted FROM pu_visits;
+RESET dp_agg.max_rows_contributed;
+SELECT dp_agg.unprotect('pu_visits');
+
+-- a dropped or renamed unit column fails closed; a dropped relation
+-- leaves no unit behind
+ALTER TABLE pu_visits RENAME COLUMN patient TO person;
+SELECT pu_try($$SELECT dp_count(*) FROM pu_visits$$);
+ALTER TABLE pu_visits RENAME COLUMN person TO patient;
+EXECUTE q_count;
+CREATE TABLE pu_gone (u int);
+SELECT dp_agg.set_privacy_unit('pu_gone', 'u');
+ALTER TABLE pu_gone DROP COLUMN u;
+SELECT pu_try($$SELECT dp_count(*) FROM pu_gone$$);
+DROP TABLE pu_gone;
+SELECT count(*) AS units_left FROM dp_agg.privacy_unit;
+
+-- clearing the unit: rows are units again
+SET ROLE regress_pu_owner;
+SELECT dp_agg.clear_privacy_unit('pu_visits');
+SELECT dp_agg.clear_privacy_unit('pu_visits');
+RESET ROLE;
+EXECUTE q_count;
+DEALLOCATE q_count;
+
+DROP VIEW pu_view;
+DROP TABLE pu_visits;
+DROP FUNCTION pu_try(text);
+SELECT dp_agg.reset_budget('regress_pu_analyst');
+DELETE FROM dp_agg.budget WHERE role = 'regress_pu_analyst'::regrole;
+REVOKE EXECUTE ON FUNCTION dp_agg.set_privacy_unit(regclass, name, integer),
+                           dp_agg.clear_privacy_unit(regclass) FROM regress_pu_analyst, regress_pu_owner;
+DROP ROLE regress_pu_analyst;
+DROP ROLE regress_pu_owner;
+RESET dp_agg.epsilon;

@@ -1,0 +1,668 @@
+/*-------------------------------------------------------------------------
+ *
+ * privacy_unit.c
+ *	  Privacy units: each unit's contribution to a DP statement is bounded
+ *	  by rewriting the statement, at planning, into three aggregation
+ *	  levels that PostgreSQL executes.
+ *
+ * README, "Privacy units".  A relation's privacy unit is a column
+ * (dp_agg.set_privacy_unit); neighbouring databases differ by all rows of
+ * one unit.  The query level with the DP aggregates,
+ *
+ *   SELECT g, dp_sum(x, l, u) FROM t WHERE w GROUP BY g
+ *
+ * becomes (the names are the rewrite's; no analyst can write it, guard.c)
+ *
+ *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
+ *   FROM (SELECT g, u, s, dp_agg.unit_keep(k) OVER (PARTITION BY u) AS keep
+ *         FROM (SELECT u, g, dp_agg.unit_bound_dp_sum(x, l, u) AS s
+ *               FROM t WHERE w AND u IS NOT NULL GROUP BY u, g) level1) level2
+ *   WHERE keep GROUP BY g
+ *
+ * Level 1 computes, per (unit, group), the unit's bounded contribution
+ * with the DP aggregate's own transition function, on the release's grid:
+ * at most dp_agg.max_rows_contributed rows for a count, the total clamped
+ * to [l, u] for a sum, both for an average.  Level 2 keeps at most k of
+ * each unit's groups, chosen uniformly at random with the CSPRNG
+ * (unit_keep.c).  Level 3 adds the bounded contributions of each group
+ * and releases them with noise calibrated to k groups of bounded
+ * contributions (release.c; Wilson et al. 2020).  Without GROUP BY there
+ * is one group: level 2 is left out.
+ *
+ * Rows whose unit is NULL belong to no unit and are left out: no release
+ * depends on them, so they need no protection.  A relation with a unit
+ * read through a view or a sub-query, with TABLESAMPLE, or next to other
+ * aggregates is refused (fail closed).  Then the selection of private
+ * group keys is applied to the rewritten level 3 (selection.c), with k.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "parser/parse_oper.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+#include "utils/rel.h"
+
+#include "catalog.h"
+#include "compat.h"
+#include "guard.h"
+#include "guc.h"
+#include "privacy_unit.h"
+#include "protect.h"
+#include "selection.h"
+
+#define HINT_UNITS "See \"Privacy units\" in the dp_agg README."
+
+/* ---------- the catalog dp_agg.privacy_unit ---------- */
+
+/* columns of dp_agg.privacy_unit */
+#define ANUM_UNIT_RELATION 1
+#define ANUM_UNIT_COLUMN 2
+#define ANUM_UNIT_MAX_GROUPS 3
+
+static Oid	unit_catalog = InvalidOid;
+
+/*
+ * A change of dp_agg.privacy_unit (its trigger sends a relcache
+ * invalidation of the catalog, privacy_unit_api.c) makes every plan again:
+ * a plan made under the old units must not run under the new ones.
+ */
+static void
+invalidate_units(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || relid == unit_catalog)
+	{
+		unit_catalog = InvalidOid;
+		ResetPlanCache();
+	}
+}
+
+void
+dp_privacy_unit_init(void)
+{
+	CacheRegisterRelcacheCallback(invalidate_units, (Datum) 0);
+}
+
+/*
+ * The privacy unit of a relation: false if it has none (or the catalog
+ * does not exist: versions before 0.3).
+ */
+bool
+dp_privacy_unit_of(Oid relid, char **column, int *max_groups)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	unit_catalog = OidIsValid(nsp) ? get_relname_relid("privacy_unit", nsp) : InvalidOid;
+	if (!OidIsValid(unit_catalog))
+		return false;
+	rel = table_open(unit_catalog, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+
+		if (DatumGetObjectId(heap_getattr(tup, ANUM_UNIT_RELATION, desc, &isnull)) != relid)
+			continue;
+		*column = pstrdup(NameStr(*DatumGetName(heap_getattr(tup, ANUM_UNIT_COLUMN, desc, &isnull))));
+		*max_groups = DatumGetInt32(heap_getattr(tup, ANUM_UNIT_MAX_GROUPS, desc, &isnull));
+		found = true;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+static void
+refuse(const char *message, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg_internal("%s", message),
+			 errdetail("%s", detail),
+			 errhint(HINT_UNITS)));
+}
+
+/* Does the relation, or (read with inheritance) any of its children, have a unit? */
+static bool
+any_unit_below(RangeTblEntry *rte)
+{
+	char	   *column;
+	int			k;
+	ListCell   *lc;
+
+	if (dp_privacy_unit_of(rte->relid, &column, &k))
+		return true;
+	if (!rte->inh)
+		return false;
+	foreach(lc, find_all_inheritors(rte->relid, NoLock, NULL))
+	{
+		if (dp_privacy_unit_of(lfirst_oid(lc), &column, &k))
+			return true;
+	}
+	return false;
+}
+
+/* Does a row source (sub-query, view, CTE) read a relation with a unit? */
+static bool
+row_source_has_unit(Query *q)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION && any_unit_below(rte))
+			return true;
+		if (rte->rtekind == RTE_SUBQUERY && row_source_has_unit(rte->subquery))
+			return true;
+	}
+	foreach(lc, q->cteList)
+	{
+		if (row_source_has_unit(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery)))
+			return true;
+	}
+	return false;
+}
+
+/* ---------- what the rewrite needs to know ---------- */
+
+typedef struct UnitRewrite
+{
+	Query	   *q;				/* the level with the DP aggregates */
+	Index		rti;			/* its relation's range table index */
+	RangeTblEntry *rte;			/* that relation */
+	AttrNumber	unit_attno;
+	Var		   *unit;			/* the unit column, at level 1 */
+	int			max_groups;		/* k */
+	List	   *aggrefs;		/* the distinct DP Aggrefs of the level */
+	List	   *group_exprs;	/* the grouped expressions, in groupClause order */
+	int			ncols_l1;		/* columns of level 1 */
+} UnitRewrite;
+
+static bool
+collect_level_aggrefs(Node *node, UnitRewrite *ur)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *a = (Aggref *) node;
+
+		if (a->agglevelsup != 0)
+			return false;
+		if (dp_lookup_call(a->aggfnoid) == NULL)
+			refuse("aggregates other than DP aggregates are not allowed with privacy units",
+				   "With a privacy unit, rows are bounded per unit before the DP aggregates see them; another aggregate would see them unbounded.");
+		if (!list_member(ur->aggrefs, a))
+			ur->aggrefs = lappend(ur->aggrefs, a);
+		return false;
+	}
+	return expression_tree_walker(node, collect_level_aggrefs, ur);
+}
+
+/*
+ * The internal aggregate dp_agg.<prefix><name> of a DP aggregate: the same
+ * argument types, or with value_as_bytea the bounded contribution (bytea)
+ * in place of the value.
+ */
+static Oid
+internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
+{
+	int			nargs;
+	Oid		   *argtypes;
+	List	   *name;
+	Oid			oid;
+
+	(void) get_func_signature(aggfnoid, &argtypes, &nargs);
+	if (value_as_bytea)
+	{
+		Oid		   *types = palloc(sizeof(Oid) * (nargs + 1));
+
+		/* dp_count(*) and dp_count(value) both become (bytea) */
+		types[0] = BYTEAOID;
+		for (int i = 1; i < nargs; i++)
+			types[i] = argtypes[i];
+		argtypes = types;
+		nargs = Max(nargs, 1);
+	}
+	name = list_make2(makeString("dp_agg"),
+					  makeString(psprintf("%s%s", prefix, get_func_name(aggfnoid))));
+	oid = LookupFuncName(name, nargs, argtypes, true);
+	if (!OidIsValid(oid))
+		elog(ERROR, "dp_agg: internal aggregate %s%s is missing", prefix, get_func_name(aggfnoid));
+	return oid;
+}
+
+static TargetEntry *
+tle(Expr *expr, int resno, const char *name, Index sortgroupref)
+{
+	TargetEntry *t = makeTargetEntry(expr, (AttrNumber) resno, pstrdup(name), false);
+
+	t->ressortgroupref = sortgroupref;
+	return t;
+}
+
+/* a SortGroupClause on the unit column, with its type's default operators */
+static SortGroupClause *
+unit_group_clause(Var *unit, Index ref)
+{
+	SortGroupClause *gc = makeNode(SortGroupClause);
+	Oid			sortop,
+				eqop;
+	bool		hashable;
+
+	get_sort_group_operators(unit->vartype, false, true, false,
+							 &sortop, &eqop, NULL, &hashable);
+	gc->tleSortGroupRef = ref;
+	gc->eqop = eqop;
+	gc->sortop = sortop;
+	gc->nulls_first = false;
+	gc->hashable = hashable;
+	return gc;
+}
+
+static RangeTblEntry *
+subquery_rte(Query *sub, const char *name)
+{
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	List	   *colnames = NIL;
+	ListCell   *lc;
+
+	foreach(lc, sub->targetList)
+		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = sub;
+	rte->alias = makeAlias(name, NIL);
+	rte->eref = makeAlias(name, colnames);
+	rte->inFromCl = true;
+	return rte;
+}
+
+static Query *
+new_select(void)
+{
+	Query	   *q = makeNode(Query);
+
+	q->commandType = CMD_SELECT;
+	q->querySource = QSRC_PARSER;
+	q->canSetTag = true;
+	return q;
+}
+
+/* ---------- level 1: per (unit, group) ---------- */
+
+static Query *
+make_level1(UnitRewrite *ur)
+{
+	Query	   *q = ur->q;
+	Query	   *l1 = new_select();
+	RangeTblEntry *rte = copyObject(ur->rte);
+	Node	   *quals = copyObject(q->jointree->quals);
+	NullTest   *nt = makeNode(NullTest);
+	int			resno = 0;
+	ListCell   *lc;
+
+	l1->rtable = list_make1(rte);
+#ifdef DP_HAVE_RTEPERMINFO
+	if (rte->perminfoindex != 0)
+	{
+		l1->rteperminfos = list_make1(copyObject(list_nth(q->rteperminfos, rte->perminfoindex - 1)));
+		rte->perminfoindex = 1;
+	}
+#endif
+	ChangeVarNodes(quals, ur->rti, 1, 0);
+	nt->arg = (Expr *) ur->unit;
+	nt->nulltesttype = IS_NOT_NULL;
+	nt->argisrow = false;
+	nt->location = -1;
+	l1->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), make_and_qual(quals, (Node *) nt));
+	linitial_node(RangeTblRef, l1->jointree->fromlist)->rtindex = 1;
+
+	/* the unit first: a sorted level 1 then feeds level 2 in order */
+	l1->targetList = lappend(l1->targetList, tle((Expr *) ur->unit, ++resno, "unit", 1));
+	l1->groupClause = lappend(l1->groupClause, unit_group_clause(ur->unit, 1));
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *gc = copyObject(lfirst_node(SortGroupClause, lc));
+		Expr	   *e = copyObject(get_sortgroupref_tle(gc->tleSortGroupRef, q->targetList)->expr);
+
+		ur->group_exprs = lappend(ur->group_exprs, copyObject(e));
+		ChangeVarNodes((Node *) e, ur->rti, 1, 0);
+		resno++;
+		gc->tleSortGroupRef = resno;
+		l1->targetList = lappend(l1->targetList, tle(e, resno, psprintf("g%d", resno - 1), resno));
+		l1->groupClause = lappend(l1->groupClause, gc);
+	}
+	foreach(lc, ur->aggrefs)
+	{
+		Aggref	   *a = copyObject(lfirst_node(Aggref, lc));
+
+		ChangeVarNodes((Node *) a, ur->rti, 1, 0);
+		a->aggfnoid = internal_aggregate(a->aggfnoid, "unit_bound_", false);
+		a->aggtype = BYTEAOID;
+		a->location = DP_UNIT_LOCATION;
+		resno++;
+		l1->targetList = lappend(l1->targetList, tle((Expr *) a, resno, psprintf("c%d", resno), 0));
+	}
+	l1->hasAggs = true;
+	ur->ncols_l1 = resno;
+	return l1;
+}
+
+/* ---------- level 2: at most k groups per unit ---------- */
+
+static Query *
+make_level2(UnitRewrite *ur, Query *l1)
+{
+	Query	   *l2 = new_select();
+	WindowClause *wc = makeNode(WindowClause);
+	WindowFunc *wf = makeNode(WindowFunc);
+	ListCell   *lc;
+	int			resno = 0;
+
+	l2->rtable = list_make1(subquery_rte(l1, "dp_unit_level1"));
+	l2->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), NULL);
+	linitial_node(RangeTblRef, l2->jointree->fromlist)->rtindex = 1;
+	foreach(lc, l1->targetList)
+	{
+		TargetEntry *t = lfirst_node(TargetEntry, lc);
+		Var		   *v = makeVarFromTargetEntry(1, t);
+
+		resno++;
+		l2->targetList = lappend(l2->targetList, tle((Expr *) v, resno, t->resname, resno == 1 ? 1 : 0));
+	}
+
+	wf->winfnoid = dp_unit_keep_oid();
+	wf->wintype = BOOLOID;
+	wf->args = list_make1(makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+									Int32GetDatum(ur->max_groups), false, true));
+	wf->winref = 1;
+	wf->location = DP_UNIT_LOCATION;
+	l2->targetList = lappend(l2->targetList, tle((Expr *) wf, resno + 1, "keep", 0));
+
+	wc->partitionClause = list_make1(unit_group_clause(ur->unit, 1));
+	wc->frameOptions = FRAMEOPTION_DEFAULTS;
+	wc->winref = 1;
+	l2->windowClause = list_make1(wc);
+	l2->hasWindowFuncs = true;
+	return l2;
+}
+
+/* ---------- level 3: the release per group ---------- */
+
+static int	list_index_of_aggref(List *aggrefs, Aggref *a);
+
+typedef struct Level3Context
+{
+	UnitRewrite *ur;
+} Level3Context;
+
+static Node *
+level3_mutator(Node *node, Level3Context *ctx)
+{
+	UnitRewrite *ur = ctx->ur;
+	ListCell   *lc;
+	int			i;
+
+	if (node == NULL)
+		return NULL;
+	/* a grouped expression: a column of the level below */
+	i = 0;
+	foreach(lc, ur->group_exprs)
+	{
+		i++;
+		if (equal(node, lfirst(lc)))
+		{
+			Expr	   *e = lfirst(lc);
+
+			return (Node *) makeVar(1, (AttrNumber) (i + 1), exprType((Node *) e),
+									exprTypmod((Node *) e), exprCollation((Node *) e), 0);
+		}
+	}
+	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0)
+	{
+		Aggref	   *a = (Aggref *) copyObject(node);
+		int			col = list_index_of_aggref(ur->aggrefs, (Aggref *) node);
+		Var		   *v = makeVar(1, (AttrNumber) (ur->ncols_l1 - list_length(ur->aggrefs) + col + 1),
+								BYTEAOID, -1, InvalidOid, 0);
+		TargetEntry *first = makeTargetEntry((Expr *) v, 1, NULL, false);
+
+		a->aggfnoid = internal_aggregate(a->aggfnoid, "unit_release_", true);
+		if (a->args == NIL)
+		{
+			a->args = list_make1(first);
+			a->aggargtypes = list_make1_oid(BYTEAOID);
+			a->aggstar = false;
+		}
+		else
+		{
+			linitial(a->args) = first;
+			linitial_oid(a->aggargtypes) = BYTEAOID;
+		}
+		/* FILTER and DISTINCT were applied at level 1 */
+		a->aggfilter = NULL;
+		a->aggdistinct = NIL;
+		a->aggorder = NIL;
+		a->location = DP_UNIT_LOCATION;
+		return (Node *) a;
+	}
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
+		refuse("columns outside DP aggregates must be grouped with privacy units",
+			   "With a privacy unit, only the GROUP BY expressions and DP aggregates are computed per group.");
+	return expression_tree_mutator(node, level3_mutator, ctx);
+}
+
+/* index of an Aggref in the list (by equal()), 0-based */
+static int
+list_index_of_aggref(List *aggrefs, Aggref *a)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		if (equal(lfirst(lc), a))
+			return i;
+		i++;
+	}
+	elog(ERROR, "dp_agg: DP aggregate of a privacy unit rewrite not found");
+	return -1;
+}
+
+/* k: the relation's max_groups_contributed, or the setting where allowed */
+static int
+effective_max_groups(UnitRewrite *ur, int catalog_k)
+{
+	int			k = dp_guc_max_groups_contributed;
+	Oid			relid = ur->rte->relid;
+
+	if (k == 0)
+		return catalog_k;
+	if (k > catalog_k && dp_relation_protected(relid) && !dp_role_trusted(relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.max_groups_contributed %d exceeds the %d of relation \"%s\"",
+						k, catalog_k, get_rel_name(relid)),
+				 errdetail("Roles untrusted for a protected relation may lower the bounds of its privacy unit, not raise them."),
+				 errhint("SET dp_agg.max_groups_contributed to at most %d, or to 0.", catalog_k)));
+	return k;
+}
+
+/* the unit column of the level's relation, as a Var of level 1 */
+static void
+resolve_unit_column(UnitRewrite *ur, const char *column)
+{
+	Oid			relid = ur->rte->relid;
+	AttrNumber	attno = get_attnum(relid, column);
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+
+	if (attno == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("privacy unit column \"%s\" of relation \"%s\" does not exist",
+						column, get_rel_name(relid)),
+				 errdetail("The column was dropped or renamed after dp_agg.set_privacy_unit."),
+				 errhint("Set the privacy unit again with dp_agg.set_privacy_unit.")));
+	get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
+	ur->unit_attno = attno;
+	ur->unit = makeVar(1, attno, type, typmod, collation, 0);
+}
+
+/* Rewrite the level with the DP aggregates, whose FROM is the relation rti. */
+static void
+rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
+{
+	UnitRewrite ur;
+	Query	   *l1;
+	Query	   *source;
+
+	memset(&ur, 0, sizeof(ur));
+	ur.q = q;
+	ur.rti = rti;
+	ur.rte = rt_fetch(rti, q->rtable);
+	if (ur.rte->tablesample)
+		refuse("TABLESAMPLE is not supported with privacy units",
+			   "Sampling rows does not sample units, so it gives no privacy amplification per unit.");
+#ifdef DP_HAVE_RTE_GROUP
+	if (q->hasGroupRTE)
+		refuse("GROUP BY with privacy units is not supported on this PostgreSQL version yet",
+			   "The rewrite does not handle the GROUP range table entry of PostgreSQL 18.");
+#endif
+	resolve_unit_column(&ur, column);
+	ur.max_groups = effective_max_groups(&ur, catalog_k);
+	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
+	(void) expression_tree_walker(q->havingQual, collect_level_aggrefs, &ur);
+
+	l1 = make_level1(&ur);
+	source = q->groupClause != NIL ? make_level2(&ur, l1) : l1;
+
+	{
+		Level3Context ctx = {&ur};
+		Node	   *keep = NULL;
+
+		q->targetList = (List *) level3_mutator((Node *) q->targetList, &ctx);
+		q->havingQual = level3_mutator(q->havingQual, &ctx);
+		if (source != l1)
+			keep = (Node *) makeVar(1, (AttrNumber) (ur.ncols_l1 + 1), BOOLOID, -1, InvalidOid, 0);
+		q->rtable = list_make1(subquery_rte(source, source == l1 ? "dp_unit_level1" : "dp_unit_level2"));
+#ifdef DP_HAVE_RTEPERMINFO
+		q->rteperminfos = NIL;
+#endif
+		q->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), keep);
+		linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex = 1;
+	}
+	/* one input row of q per (unit, group) kept: dp_select counts units */
+	dp_selection_rewrite(q, ur.max_groups);
+}
+
+static bool level_has_dp(Query *q);
+
+/*
+ * Find the query level with the DP aggregates (the guard has checked the
+ * shape: each level above it reads one sub-query or CTE) and rewrite it if
+ * its relation has a privacy unit.
+ */
+static bool
+rewrite_query(Query *q)
+{
+	RangeTblRef *ref;
+	RangeTblEntry *rte;
+	ListCell   *lc;
+
+	if (list_length(q->jointree->fromlist) != 1 ||
+		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
+		return false;
+	ref = linitial_node(RangeTblRef, q->jointree->fromlist);
+	rte = rt_fetch(ref->rtindex, q->rtable);
+	if (level_has_dp(q))
+	{
+		char	   *column;
+		int			k;
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			if (dp_privacy_unit_of(rte->relid, &column, &k))
+			{
+				rewrite_level(q, ref->rtindex, column, k);
+				return true;
+			}
+			else if (any_unit_below(rte))
+				refuse("a partition or child with a privacy unit read through its parent is not supported",
+					   "Set the privacy unit on the table the statement names.");
+		}
+		else if ((rte->rtekind == RTE_SUBQUERY && row_source_has_unit(rte->subquery)) ||
+				 (rte->rtekind == RTE_CTE && row_source_has_unit(q)))
+			refuse("privacy units are not supported through views, sub-queries or CTEs",
+				   "The DP aggregates must read the relation with the privacy unit directly.");
+		return false;
+	}
+	if (rte->rtekind == RTE_SUBQUERY && rewrite_query(rte->subquery))
+		return true;
+	foreach(lc, q->cteList)
+	{
+		if (rewrite_query(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery)))
+			return true;
+	}
+	return false;
+}
+
+static bool
+level_dp_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+		return ((Aggref *) node)->agglevelsup == 0 &&
+			dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL;
+	if (IsA(node, Query))
+		return false;
+	return expression_tree_walker(node, level_dp_walker, context);
+}
+
+/* Does this query level itself compute DP aggregates? */
+static bool
+level_has_dp(Query *q)
+{
+	return level_dp_walker((Node *) q->targetList, NULL) ||
+		level_dp_walker(q->havingQual, NULL);
+}
+
+/*
+ * Rewrite a statement the guard accepted (hooks.c, after the guards,
+ * before the planner) if its DP aggregates read a relation with a
+ * privacy unit.  True if it did: the selection of group keys has then been
+ * applied to its releases (level 3), and must not be applied again.
+ */
+bool
+dp_privacy_unit_rewrite(Query *query)
+{
+	if (query->commandType != CMD_SELECT && query->commandType != CMD_INSERT)
+		return false;
+	if (!dp_query_has_dp(query))
+		return false;
+	return rewrite_query(query);
+}

@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * privacy_unit.h
+ *	  Privacy units: bounding each unit's contribution by rewriting the
+ *	  statement into three aggregation levels.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PRIVACY_UNIT_H
+#define DP_AGG_PRIVACY_UNIT_H
+
+#include "nodes/parsenodes.h"
+
+extern void dp_privacy_unit_init(void);
+extern bool dp_privacy_unit_of(Oid relid, char **column, int *max_groups);
+extern bool dp_privacy_unit_rewrite(Query *query);
+
+#endif							/* DP_AGG_PRIVACY_UNIT_H */
