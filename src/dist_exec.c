@@ -67,6 +67,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "dist_exec.h"
+#include "dist_fingerprint.h"
 #include "dist_plan.h"
 #include "dist_replay.h"
 #include "dist_token.h"
@@ -235,6 +236,24 @@ inner_of(FuncExpr *run)
 }
 
 /*
+ * The fragments of the inner statement can be bound to it
+ * (dist_fingerprint.c); checked before the charge, so that a statement
+ * whose fragments a worker could not match fails before it costs anything.
+ */
+static void
+check_bindable(Query *inner, ParamListInfo params)
+{
+	const char *why;
+
+	if (dp_fragment_fingerprint(inner, "", "", params, true, &why) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this DP statement on a Citus table cannot be bound to its fragments"),
+				 errdetail("%s", why),
+				 errhint("On a Citus table, write WHERE, GROUP BY, TABLESAMPLE and the arguments of DP aggregates with built-in immutable functions and operators, columns, constants and parameters.")));
+}
+
+/*
  * Tickets of the DP calls of the dist_run scans of a plan (NIL if it has
  * none), finalized on the coordinator; ERROR on a Citus worker.
  */
@@ -272,6 +291,8 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		Query	   *inner = inner_of(run);
 		RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
 		ListCell   *lc2;
+
+		check_bindable(inner, params);
 
 		foreach(lc2, inner->targetList)
 		{
@@ -382,15 +403,15 @@ bound_text(const DpRelease *r, bool upper)
 	return "";
 }
 
-/* dp_agg.sum(<signed spec> [, value]) for one DP call */
-static Aggref *
-partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
+/*
+ * Sign the specification of a partial call made by partial_call, for a
+ * fragment with the given fingerprint.
+ */
+static void
+sign_call(DistRun *dr, const DpRelease *r, Aggref *p, Oid relid, char *fragment)
 {
 	DpFragmentSpec spec;
-	Aggref	   *p = makeNode(Aggref);
-	Node	   *value = NULL;
-	Oid			argtypes[2] = {TEXTOID, InvalidOid};
-	Const	   *text;
+	Const	   *text = castNode(Const, linitial_node(TargetEntry, p->args)->expr);
 
 	memset(&spec, 0, sizeof(spec));
 	memcpy(spec.nonce, dr->nonce, DP_NONCE_LEN);
@@ -404,8 +425,23 @@ partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
 	spec.upper = bound_text(r, true);
 	spec.fingerprint = r->fingerprint;
 	spec.placements = dp_citus_placements(relid);
-	text = makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
-					 CStringGetTextDatum(dp_fragment_sign(&spec)), false, false);
+	spec.fragment = fragment;
+	text->constvalue = CStringGetTextDatum(dp_fragment_sign(&spec));
+	text->constisnull = false;
+}
+
+/*
+ * dp_agg.sum(<spec> [, value]) for one DP call; the specification is a
+ * NULL placeholder until sign_call signs it (the fingerprint of the
+ * fragment, which the specification holds, is computed without it).
+ */
+static Aggref *
+partial_call(Aggref *orig, const DpRelease *r)
+{
+	Aggref	   *p = makeNode(Aggref);
+	Node	   *value = NULL;
+	Oid			argtypes[2] = {TEXTOID, InvalidOid};
+	Const	   *text = makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID);
 
 	if (r->call.kind == DP_COUNT)
 	{
@@ -545,6 +581,8 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	MemoryContext oldcxt;
 	uint64		serial = 0;
+	char	   *fragment;
+	const char *why;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -570,12 +608,30 @@ dp_dist_run(PG_FUNCTION_ARGS)
 
 		if (IsA(tle->expr, Aggref))
 		{
-			tle->expr = (Expr *) partial_call(dr, dr->tickets[call], (Aggref *) tle->expr, relid);
+			if (call >= dr->ncalls)
+				bad_inner();
+			tle->expr = (Expr *) partial_call((Aggref *) tle->expr, dr->tickets[call]);
 			call++;
 		}
 	}
 	if (call != dr->ncalls)
 		bad_inner();
+	fragment = dp_fragment_fingerprint(inner, get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid), estate->es_param_list_info, true,
+									   &why);
+	if (fragment == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this DP statement on a Citus table cannot be bound to its fragments"),
+				 errdetail("%s", why)));
+	call = 0;
+	foreach(lc, inner->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (IsA(tle->expr, Aggref))
+			sign_call(dr, dr->tickets[call++], (Aggref *) tle->expr, relid, fragment);
+	}
 
 	raw = run_inner(inner, estate);
 
@@ -740,6 +796,88 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 						spec->nspname, spec->relname)));
 }
 
+/* the signed specification of a partial sum, checked and parsed */
+static void
+verify_spec_arg(Node *spec_expr, DpFragmentSpec *spec)
+{
+	if (!IsA(spec_expr, Const) || ((Const *) spec_expr)->constisnull ||
+		((Const *) spec_expr)->consttype != TEXTOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.sum needs a signed specification as a constant")));
+	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), spec);
+}
+
+static bool
+query_fragment_walker(Node *node, FragmentWalk *w)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, query_fragment_walker, w, 0);
+	if (IsA(node, Aggref) && dp_is_partial_sum((Aggref *) node))
+		w->found = lappend(w->found, linitial_node(TargetEntry, ((Aggref *) node)->args)->expr);
+	return expression_tree_walker(node, query_fragment_walker, w);
+}
+
+static void
+fragment_changed(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("a signed fragment of a DP statement differs from the fragment the coordinator signed"),
+			 errdetail("%s", detail),
+			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
+}
+
+/*
+ * On a worker, at planning (before anything is read): a query with partial
+ * sums is the fragment their signatures cover.  Its fingerprint
+ * (dist_fingerprint.c) is computed with the shard it reads named as the
+ * signed table, and with the parameter values fixed for this plan only;
+ * it must equal the one in every signature.  The executor checks the
+ * signatures again with the shards and nodes (dp_dist_fragment_releases).
+ */
+void
+dp_dist_check_fragment_query(Query *q, ParamListInfo params)
+{
+	FragmentWalk w = {NIL};
+	DpFragmentSpec spec;
+	const char *nspname;
+	const char *relname;
+	char	   *fragment;
+	const char *why;
+	ListCell   *lc;
+
+	if (!dp_extension_present())
+		return;
+	(void) query_fragment_walker((Node *) q, &w);
+	if (w.found == NIL)
+		return;
+	verify_spec_arg(linitial(w.found), &spec);
+
+	/* the shard is named as its table; anything else by its own name */
+	nspname = relname = "";
+	if (list_length(q->rtable) == 1 && linitial_node(RangeTblEntry, q->rtable)->rtekind == RTE_RELATION)
+	{
+		Oid			relid = linitial_node(RangeTblEntry, q->rtable)->relid;
+
+		nspname = get_namespace_name(get_rel_namespace(relid));
+		relname = get_rel_name(relid);
+		if (strcmp(nspname, spec.nspname) == 0 && is_shard_name(relname, spec.relname))
+			relname = spec.relname;
+	}
+	fragment = dp_fragment_fingerprint(q, nspname, relname, params, false, &why);
+	if (fragment == NULL)
+		fragment_changed(why);
+	foreach(lc, w.found)
+	{
+		verify_spec_arg(lfirst(lc), &spec);
+		if (strcmp(spec.fragment, fragment) != 0)
+			fragment_changed("Its table, sampling, WHERE, GROUP BY or aggregate arguments differ from those the coordinator signed.");
+	}
+}
+
 static void
 claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
 {
@@ -764,12 +902,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 	DpRelease  *r;
 	uint8	   *nonce;
 
-	if (!IsA(spec_expr, Const) || ((Const *) spec_expr)->constisnull ||
-		((Const *) spec_expr)->consttype != TEXTOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.sum needs a signed specification as a constant")));
-	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), &spec);
+	verify_spec_arg(spec_expr, &spec);
 	check_shards(stmt, &spec);
 	*expiry = spec.expiry;
 

@@ -59,6 +59,9 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* a worker: a fragment must be the one its signatures cover */
+	if (dp_guc_citus_worker)
+		dp_dist_check_fragment_query(parse, boundParams);
 	parse = dp_dist_rewrite(parse, &citus_relid);
 	if (OidIsValid(citus_relid))
 	{

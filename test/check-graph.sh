@@ -23,8 +23,8 @@ layers='
 3 sampling selection_mechanism
 4 release
 5 registry release_rdp describe guard protect joint pld_state dist_plan
-6 price charger protect_check protect_guard protect_stats selection dist_exec
-7 budget
+6 price charger protect_check protect_guard protect_stats selection dist_fingerprint
+7 budget dist_exec
 8 hooks preview aggregates functions protect_api
 9 dp_agg
 '
