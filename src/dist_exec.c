@@ -892,6 +892,42 @@ claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
 	}
 }
 
+/*
+ * The partial aggregate a specification is given to takes the arguments
+ * its kind and value type need (the transition function reads the value
+ * as the specification's type): a specification moved to another call of
+ * its fragment must not make it read a value as another type.
+ */
+static void
+check_call_types(Aggref *aggref, const DpFragmentSpec *spec)
+{
+	int			nargs = list_length(aggref->args);
+	Oid			valtype = InvalidOid;
+	bool		ok;
+
+	if (nargs == 2)
+		valtype = exprType((Node *) lsecond_node(TargetEntry, aggref->args)->expr);
+
+	switch ((DpAggKind) spec->kind)
+	{
+		case DP_COUNT_STAR:
+			ok = nargs == 1;
+			break;
+		case DP_COUNT:
+			ok = nargs == 2 && valtype == BOOLOID;
+			break;
+		default:
+			ok = nargs == 2 && valtype == spec->valtype;
+			break;
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed specification of a DP aggregate is given to a call of another type"),
+				 errdetail("The specification is for another kind of call or another value type."),
+				 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
+}
+
 static DpRelease *
 fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz *expiry)
 {
@@ -904,6 +940,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 
 	verify_spec_arg(spec_expr, &spec);
 	check_shards(stmt, &spec);
+	check_call_types(aggref, &spec);
 	*expiry = spec.expiry;
 
 	memset(&info, 0, sizeof(info));
@@ -937,10 +974,12 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 
 /*
  * Tickets of the partial sums of a fragment (NIL if it has none),
- * each signature checked; they accumulate and never release.
+ * each signature checked; they accumulate and never release.  A fragment
+ * is not run under EXPLAIN ANALYZE (instrument_options): the row counts of
+ * its plan nodes would tell how many rows of the shard pass its filter.
  */
 List *
-dp_dist_fragment_releases(PlannedStmt *stmt)
+dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options)
 {
 	FragmentWalk w = {NIL};
 	List	   *releases = NIL;
@@ -952,6 +991,12 @@ dp_dist_fragment_releases(PlannedStmt *stmt)
 	walk_fragment(stmt->planTree, &w);
 	foreach(lc, stmt->subplans)
 		walk_fragment(lfirst(lc), &w);
+	if (w.found != NIL && (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement cannot be run under EXPLAIN ANALYZE"),
+				 errdetail("EXPLAIN ANALYZE, and auto_explain with log_analyze, show how many rows of the shard pass the fragment's filter."),
+				 errhint("Explain the DP statement on the coordinator.")));
 	foreach(lc, w.found)
 	{
 		List	   *pair = lfirst(lc);

@@ -133,7 +133,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	releases = dp_price_plan(queryDesc->plannedstmt, queryDesc->params, !worker);
 	/* DP statements on Citus tables: priced here, fragments on workers */
 	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
-	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt);
+	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt, queryDesc->instrument_options);
 	MemoryContextSwitchTo(oldcxt);
 	if (releases == NIL && fragments == NIL)
 		return;
