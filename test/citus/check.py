@@ -22,7 +22,8 @@ Checks (one line each, then "citus: N passed, M failed"):
     worker while the statement's session goes on, from a router query, sent
     on a shard the statement did not read with another WHERE, another GROUP
     BY, another TABLESAMPLE percentage or another aggregate argument is
-    refused (the signature binds them); sent unchanged there, it yields
+    refused (the signature binds them), as are EXPLAIN ANALYZE of it and
+    its specifications swapped between its calls; sent unchanged there, it yields
     sealed states only (encrypted, all of one length, present although no
     row passes), and a sealed state altered or in the plain form is refused;
   - after a shard move, a fragment signed before it is refused on the
@@ -401,6 +402,14 @@ for name, attack in ATTACKS:
     check(f"refused: a fragment from pg_stat_activity replayed with {name}",
           attack != moved and rc != 0 and out == "" and "differs from the fragment the coordinator signed" in err,
           err or out)
+rc, out, err = psql(holder, "EXPLAIN (ANALYZE, COSTS OFF) " + moved, user="analyst")
+check("refused: the unchanged fragment under EXPLAIN ANALYZE (its row counts)",
+      rc != 0 and "cannot be run under EXPLAIN ANALYZE" in err, err or out)
+specs = re.findall(r"'dpf2:[^']*'", moved)
+swapped = moved.replace(specs[0], "@0@").replace(specs[1], specs[0]).replace("@0@", specs[1])
+rc, out, err = psql(holder, swapped, user="analyst")
+check("refused: the fragment with its signed specifications swapped between its calls",
+      len(specs) == 2 and rc != 0 and "given to a call of another type" in err, err or out)
 # the unchanged fragment on the unread shard: no row has id = 7 there, and the
 # states are there all the same (a NULL state would say so), sealed
 rc, out, err = psql(holder, moved, user="analyst")
