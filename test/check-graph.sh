@@ -121,7 +121,8 @@ declared = {}
 for h in glob.glob("src/*.h"):
     m = os.path.splitext(os.path.basename(h))[0]
     text = re.sub(r"/\*.*?\*/", "", open(h).read(), flags=re.S)
-    for decl in re.findall(r"^extern\b[^;]*;", text, re.M):
+    # a declaration may start with an attribute macro (DP_NORETURN extern ...)
+    for decl in re.findall(r"^(?:[A-Z_]+\s+)?extern\b[^;]*;", text, re.M):
         names = re.findall(r"([A-Za-z_][A-Za-z_0-9]*)\s*(?:\(|;|\[)", decl)
         if names:
             declared[names[0]] = m
