@@ -514,4 +514,6 @@ COMMENT ON FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, numeric) IS
 -- only states of the statement being run.
 REVOKE EXECUTE ON FUNCTION dp_agg.dist_state_in(cstring), dp_agg.dist_state_out(dp_agg.dist_state),
     dp_agg.dist_transfn(dp_agg.dist_state, text), dp_agg.dist_transfn(dp_agg.dist_state, text, anyelement),
-    dp_agg.dist_combinefn(dp_agg.dist_state, dp_agg.dist_state) FROM PUBLIC;
+    dp_agg.dist_combinefn(dp_agg.dist_state, dp_agg.dist_state),
+    dp_agg.dist_finalfn(dp_agg.dist_state, text), dp_agg.dist_finalfn(dp_agg.dist_state, text, anyelement)
+    FROM PUBLIC;
