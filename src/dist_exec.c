@@ -695,7 +695,7 @@ dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *
 
 typedef struct FragmentWalk
 {
-	List	   *found;			/* pairs: Aggref, spec expression */
+	List	   *found;			/* of a plan: pairs (Aggref, spec); of a query: specs */
 } FragmentWalk;
 
 static bool
@@ -835,10 +835,12 @@ fragment_changed(const char *detail)
  * sums is the fragment their signatures cover.  Its fingerprint
  * (dist_fingerprint.c) is computed with the shard it reads named as the
  * signed table, and with the parameter values fixed for this plan only;
- * it must equal the one in every signature.  The executor checks the
- * signatures again with the shards and nodes (dp_dist_fragment_releases).
+ * it must equal the one in every signature.  Returns the specifications
+ * checked (NIL if the query has no partial sum), for
+ * dp_dist_check_fragment_plan.  The executor checks the signatures again
+ * with the shards and nodes (dp_dist_fragment_releases).
  */
-void
+List *
 dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 {
 	FragmentWalk w = {NIL};
@@ -850,10 +852,10 @@ dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 	ListCell   *lc;
 
 	if (!dp_extension_present())
-		return;
+		return NIL;
 	(void) query_fragment_walker((Node *) q, &w);
 	if (w.found == NIL)
-		return;
+		return NIL;
 	verify_spec_arg(linitial(w.found), &spec);
 
 	/* the shard is named as its table; anything else by its own name */
@@ -875,6 +877,36 @@ dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 		verify_spec_arg(lfirst(lc), &spec);
 		if (strcmp(spec.fragment, fragment) != 0)
 			fragment_changed("Its table, sampling, WHERE, GROUP BY or aggregate arguments differ from those the coordinator signed.");
+	}
+	return w.found;
+}
+
+/*
+ * After planning, on a worker: every partial sum of the plan is one of the
+ * query's, checked above.  The planner inlines SQL functions, so a
+ * fragment in a function's body would reach the plan without having been
+ * checked as a query.
+ */
+void
+dp_dist_check_fragment_plan(PlannedStmt *stmt, List *checked)
+{
+	FragmentWalk w = {NIL};
+	ListCell   *lc;
+
+	walk_fragment(stmt->planTree, &w);
+	foreach(lc, stmt->subplans)
+		walk_fragment(lfirst(lc), &w);
+	foreach(lc, w.found)
+	{
+		Node	   *spec = lsecond((List *) lfirst(lc));
+		ListCell   *lc2;
+		bool		seen = false;
+
+		foreach(lc2, checked)
+			if (equal(spec, lfirst(lc2)))
+				seen = true;
+		if (!seen)
+			fragment_changed("It reaches the plan through a function the planner inlined, not as the query sent.");
 	}
 }
 

@@ -55,13 +55,14 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *stmt;
 	bool		names_protected;
 	Oid			citus_relid;
+	List	   *fragment_specs = NIL;
 	bool		grouped = parse->groupClause != NIL || parse->groupingSets != NIL;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
-		dp_dist_check_fragment_query(parse, boundParams);
+		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
 	parse = dp_dist_rewrite(parse, &citus_relid);
 	if (OidIsValid(citus_relid))
 	{
@@ -90,6 +91,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	if (dp_guc_citus_worker)
+		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
 	 * PL/pgSQL evaluates simple expressions without the executor's start:
 	 * check their statistics calls here too (protect_stats.c)
