@@ -22,7 +22,8 @@ Checks (one line each, then "citus: N passed, M failed"):
     worker while the statement's session goes on, from a router query, sent
     on a shard the statement did not read with another WHERE, another GROUP
     BY, another TABLESAMPLE percentage or another aggregate argument is
-    refused (the signature binds them), as are EXPLAIN ANALYZE of it and
+    refused (the signature binds them), also in a SQL function the planner
+    inlines, as are EXPLAIN ANALYZE of it and
     its specifications swapped between its calls; sent unchanged there, it yields
     sealed states only (encrypted, all of one length, present although no
     row passes), and a sealed state altered or in the plain form is refused;
@@ -402,6 +403,15 @@ for name, attack in ATTACKS:
     check(f"refused: a fragment from pg_stat_activity replayed with {name}",
           attack != moved and rc != 0 and out == "" and "differs from the fragment the coordinator signed" in err,
           err or out)
+# the changed fragment in the body of a SQL function, which the planner
+# inlines after the query (SELECT * FROM f()) was checked; Citus propagates
+# the function from the coordinator to the workers
+q(COORD, "SET check_function_bodies = off; CREATE FUNCTION public.replay() RETURNS TABLE "
+         "(a dp_agg.dist_state, b dp_agg.dist_state) LANGUAGE sql STABLE AS $f$ " +
+         ATTACKS[0][1] + " $f$; GRANT EXECUTE ON FUNCTION public.replay() TO analyst")
+rc, out, err = psql(holder, "SELECT * FROM public.replay()", user="analyst")
+check("refused: a fragment with another WHERE in a SQL function the planner inlines",
+      rc != 0 and out == "" and "function the planner inlined" in err, err or out)
 rc, out, err = psql(holder, "EXPLAIN (ANALYZE, COSTS OFF) " + moved, user="analyst")
 check("refused: the unchanged fragment under EXPLAIN ANALYZE (its row counts)",
       rc != 0 and "cannot be run under EXPLAIN ANALYZE" in err, err or out)
