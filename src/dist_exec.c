@@ -14,7 +14,8 @@
  *   ledger records the user's statement).
  * - dist_run, when the scan starts, draws the statement's random nonce,
  *   replaces each DP call of the inner statement by the partial aggregate
- *   dp_agg.sum with its signed specification (dist_token.c), and runs it
+ *   dp_agg.sum with its signed specification (dist_token.c), which holds
+ *   the fingerprint of the fragment (dist_fingerprint.c), and runs it
  *   through Citus, once.  It gives each group's states a serial number.
  * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
  *   nonce: a state of another statement has none) and the slot where its
@@ -23,10 +24,15 @@
  *
  * On a worker (any node that receives a fragment):
  *
+ * - dp_dist_check_fragment_query, at planning, recomputes the fingerprint
+ *   of a query with partial sums (dist_fingerprint.c) and refuses it if it
+ *   differs from the one its signatures cover, and
+ *   dp_dist_check_fragment_plan checks that the plan has no other partial
+ *   sums (from an inlined SQL function).
  * - dp_dist_fragment_releases, at executor start, finds the partial
  *   aggregates dp_agg.sum(spec [, value]) of the plan, checks each signature, its expiry and that the plan reads shards of the
  *   signed table only, and makes tickets that accumulate and never
- *   release.  Nothing is charged on a worker.
+ *   release; never under EXPLAIN ANALYZE.  Nothing is charged on a worker.
  *
  * Sampling: TABLESAMPLE BERNOULLI (p) on a distributed table reaches every
  * shard's fragment; each shard is read by one scan, whose BERNOULLI keeps
