@@ -45,7 +45,8 @@
  * immutable: a stable one (current_setting, now) depends on the session
  * that evaluates it, which on a worker is the replayer's, and a
  * user-defined one can be replaced on a worker by its owner under the same
- * OID.  Any other construct is refused: the statement fails before it is
+ * OID; the few immutable built-ins whose result depends on a setting
+ * (float and bytea output) are refused too.  Any other construct is refused: the statement fails before it is
  * charged (dist_exec.c), saying so.
  *
  *-------------------------------------------------------------------------
@@ -64,6 +65,7 @@
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "dist_fingerprint.h"
@@ -87,6 +89,14 @@ unbindable(Canon *c, const char *why)
 		c->why = why;
 }
 
+/*
+ * Built-in functions marked immutable whose result depends on a setting of
+ * the session that evaluates it (float4out and float8out on
+ * extra_float_digits, byteaout on bytea_output): on a worker that session
+ * may be the replayer's.
+ */
+static const Oid session_dependent[] = {F_FLOAT4OUT, F_FLOAT8OUT, F_BYTEAOUT};
+
 /* a function the fingerprint may name by OID: built in and immutable */
 static void
 canon_func(Canon *c, Oid funcid)
@@ -95,6 +105,9 @@ canon_func(Canon *c, Oid funcid)
 		unbindable(c, "It calls a function that is not built in.");
 	else if (func_volatile(funcid) != PROVOLATILE_IMMUTABLE)
 		unbindable(c, "It calls a function that is not immutable, whose result depends on the session that evaluates it.");
+	for (size_t i = 0; i < lengthof(session_dependent); i++)
+		if (funcid == session_dependent[i])
+			unbindable(c, "It converts a float or bytea to text, which depends on settings of the session that evaluates it (extra_float_digits, bytea_output).");
 	appendStringInfo(&c->s, "f%u,", funcid);
 }
 

@@ -10,8 +10,8 @@ Checks (one line each, then "citus: N passed, M failed"):
     a difference above 1e-3 has probability below exp(-1e4);
   - a single noise draw per release (a Chernoff test, below);
   - exactly one charge per statement, on the coordinator; none on workers;
-  - a WHERE with a stable function is refused before the charge (it could
-    not be bound to the fragments);
+  - a WHERE with a stable function, or converting a float to text, is
+    refused before the charge (it could not be bound to the fragments);
   - preview and TABLESAMPLE BERNOULLI (amplified, as for a local table);
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
@@ -211,12 +211,16 @@ check("GROUP BY with private keys on a Citus table is refused, nothing charged",
       err or out)
 
 # a filter a worker's session could change (a stable function, here one that
-# reads a setting) cannot be bound to the fragments: refused before the charge
-before = ledger_count(COORD)
-rc, out, err = analyst(COORD, "SELECT dp_count(*) FROM t WHERE g::text = current_setting('application_name')")
-check("a WHERE with a stable function on a Citus table is refused, nothing charged",
-      rc != 0 and "cannot be bound to its fragments" in err and "not immutable" in err
-      and ledger_count(COORD) == before, err or out)
+# reads a setting; a float's text, which depends on extra_float_digits)
+# cannot be bound to the fragments: refused before the charge
+for name, where, why in (("a stable function", "g::text = current_setting('application_name')",
+                          "not immutable"),
+                         ("a float converted to text", "x::text = '0.5'", "extra_float_digits")):
+    before = ledger_count(COORD)
+    rc, out, err = analyst(COORD, f"SELECT dp_count(*) FROM t WHERE {where}")
+    check(f"a WHERE with {name} on a Citus table is refused, nothing charged",
+          rc != 0 and "cannot be bound to its fragments" in err and why in err
+          and ledger_count(COORD) == before, err or out)
 
 # ---------- one charge, on the coordinator ----------
 
