@@ -233,7 +233,8 @@ canon_case(Canon *c, CaseExpr *ce)
 {
 	ListCell   *lc;
 
-	appendStringInfo(&c->s, "K%u,%u,", ce->casetype, ce->casecollid);
+	/* the number of branches keeps the form unambiguous */
+	appendStringInfo(&c->s, "K%u,%u,%d,", ce->casetype, ce->casecollid, list_length(ce->args));
 	canon_node(c, (Node *) ce->arg);
 	foreach(lc, ce->args)
 	{
@@ -406,7 +407,12 @@ tle_position(List *tlist, Index ref)
 	return 0;
 }
 
-/* the canonical form of a fragment, or NULL with c->why set */
+/*
+ * The canonical form of a fragment into c->s, or c->why set.  Every node
+ * is written as a tag, its fields and its children, each child's form
+ * delimited in turn (lists in brackets), so that the form of two different
+ * fragments differ.
+ */
 static void
 canon_query(Canon *c, Query *q, const char *nspname, const char *relname, ParamBind *b)
 {
