@@ -27,10 +27,11 @@
  * Citus writes the shard queries itself, by deparsing the coordinator's
  * statement, and parses them again on the worker; the canonical form keeps
  * only what survives that round trip and decides the result:
- * - expressions are first simplified as the planner does
- *   (eval_const_expressions: constant folding of immutable functions, the
- *   implicit casts Citus's deparser folds or shows, AND/OR flattening, SQL
- *   functions inlined; a missing WHERE is WHERE true, as Citus writes it);
+ * - expressions are checked as written, then simplified as the planner
+ *   does (eval_const_expressions: constant folding of the built-in
+ *   immutable functions, the implicit casts Citus's deparser folds or
+ *   shows, AND/OR flattening; a missing WHERE is WHERE true, as Citus
+ *   writes it);
  * - parameters are replaced by their values (Citus sends values, not
  *   parameters): on the coordinator the values the statement runs with; on
  *   a worker only values fixed for the plan (PARAM_FLAG_CONST, a custom
@@ -45,8 +46,10 @@
  * immutable: a stable one (current_setting, now) depends on the session
  * that evaluates it, which on a worker is the replayer's, and a
  * user-defined one can be replaced on a worker by its owner under the same
- * OID; the few immutable built-ins whose result depends on a setting
- * (float and bytea output) are refused too.  Any other construct is refused: the statement fails before it is
+ * OID, or, marked immutable, return another value each time the planner
+ * folds it (so user-defined functions are refused before anything is
+ * folded, SQL functions included); the few immutable built-ins whose
+ * result depends on a setting (float and bytea output) are refused too.  Any other construct is refused: the statement fails before it is
  * charged (dist_exec.c), saying so.
  *
  *-------------------------------------------------------------------------
@@ -388,11 +391,28 @@ bind_params(Node *node, ParamBind *b)
 	return expression_tree_mutator(node, bind_params, b);
 }
 
-/* an expression as the planner would simplify it, parameters bound */
+/*
+ * An expression as the planner would simplify it, parameters bound.  It is
+ * checked as written first, so that only built-in immutable functions are
+ * folded: a user-defined function marked immutable could return another
+ * value when the planner folds it again after this check.
+ */
 static void
 canon_expr(Canon *c, Node *node, ParamBind *b)
 {
-	canon_node(c, eval_const_expressions(NULL, bind_params(node, b)));
+	Canon		check;
+	Node	   *bound = bind_params(node, b);
+
+	memset(&check, 0, sizeof(check));
+	initStringInfo(&check.s);
+	check.relid = c->relid;
+	canon_node(&check, bound);
+	if (check.why != NULL)
+	{
+		unbindable(c, check.why);
+		return;
+	}
+	canon_node(c, eval_const_expressions(NULL, bound));
 }
 
 /* position of the target entry with sort/group reference ref, 0 if none */
