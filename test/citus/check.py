@@ -10,8 +10,9 @@ Checks (one line each, then "citus: N passed, M failed"):
     a difference above 1e-3 has probability below exp(-1e4);
   - a single noise draw per release (a Chernoff test, below);
   - exactly one charge per statement, on the coordinator; none on workers;
-  - a WHERE with a stable function, or converting a float to text, is
-    refused before the charge (it could not be bound to the fragments);
+  - a WHERE with a stable function, a user-defined function, or converting
+    a float to text, is refused before the charge (it could not be bound
+    to the fragments);
   - preview and TABLESAMPLE BERNOULLI (amplified, as for a local table);
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
@@ -211,11 +212,17 @@ check("GROUP BY with private keys on a Citus table is refused, nothing charged",
       err or out)
 
 # a filter a worker's session could change (a stable function, here one that
-# reads a setting; a float's text, which depends on extra_float_digits)
+# reads a setting; a float's text, which depends on extra_float_digits; a
+# user-defined function, which its owner can replace on a worker and which,
+# marked immutable, may return another value each time it is folded)
 # cannot be bound to the fragments: refused before the charge
+q(COORD, "CREATE FUNCTION public.three() RETURNS int LANGUAGE plpgsql IMMUTABLE AS "
+         "'BEGIN RETURN 3; END'")
 for name, where, why in (("a stable function", "g::text = current_setting('application_name')",
                           "not immutable"),
-                         ("a float converted to text", "x::text = '0.5'", "extra_float_digits")):
+                         ("a float converted to text", "x::text = '0.5'", "extra_float_digits"),
+                         ("a user-defined immutable function", "v = public.three()",
+                          "not built in")):
     before = ledger_count(COORD)
     rc, out, err = analyst(COORD, f"SELECT dp_count(*) FROM t WHERE {where}")
     check(f"a WHERE with {name} on a Citus table is refused, nothing charged",
