@@ -42,6 +42,7 @@ OBJS = \
 	src/dist_replay.o \
 	src/dist_state.o \
 	src/dist_plan.o \
+	src/dist_fingerprint.o \
 	src/dist_exec.o
 
 # issue 12: privacy units

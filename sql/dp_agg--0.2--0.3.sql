@@ -385,6 +385,20 @@ AS 'MODULE_PATHNAME', 'dp_dist_trans' LANGUAGE C PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.dist_transfn(dp_agg.dist_state, text, anyelement) IS
 'transition function of dp_agg.sum(text, value): rows and clamped sum of a fragment';
 
+-- A fragment's state is never NULL: a group (or a statement without GROUP
+-- BY) in which no row reached the aggregate, through WHERE or FILTER, gets
+-- an empty sealed state like any other, so that a state's presence says
+-- nothing about the rows.
+CREATE FUNCTION dp_agg.dist_finalfn(dp_agg.dist_state, text) RETURNS dp_agg.dist_state
+AS 'MODULE_PATHNAME', 'dp_dist_final' LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.dist_finalfn(dp_agg.dist_state, text) IS
+'final function of dp_agg.sum(text): the state, or an empty one if no row was counted';
+
+CREATE FUNCTION dp_agg.dist_finalfn(dp_agg.dist_state, text, anyelement) RETURNS dp_agg.dist_state
+AS 'MODULE_PATHNAME', 'dp_dist_final' LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.dist_finalfn(dp_agg.dist_state, text, anyelement) IS
+'final function of dp_agg.sum(text, value): the state, or an empty one if no row was accumulated';
+
 CREATE FUNCTION dp_agg.dist_combinefn(dp_agg.dist_state, dp_agg.dist_state) RETURNS dp_agg.dist_state
 AS 'MODULE_PATHNAME', 'dp_dist_combine' LANGUAGE C PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.dist_combinefn(dp_agg.dist_state, dp_agg.dist_state) IS
@@ -404,56 +418,72 @@ COMMENT ON AGGREGATE dp_agg.sum(dp_agg.dist_state) IS
 
 CREATE AGGREGATE dp_agg.sum(text) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text) IS
 'partial state of dp_count(*) in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, boolean) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, boolean) IS
 'partial state of dp_count(value): whether the value is not NULL in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, smallint) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, smallint) IS
 'partial state of dp_sum or dp_avg of smallint in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, integer) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, integer) IS
 'partial state of dp_sum or dp_avg of integer in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, bigint) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, bigint) IS
 'partial state of dp_sum or dp_avg of bigint in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, real) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, real) IS
 'partial state of dp_sum or dp_avg of real in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, double precision) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, double precision) IS
 'partial state of dp_sum or dp_avg of double precision in a signed fragment of a DP statement on a Citus table';
 
 CREATE AGGREGATE dp_agg.sum(text, numeric) (
     SFUNC = dp_agg.dist_transfn,
-    STYPE = dp_agg.dist_state
+    STYPE = dp_agg.dist_state,
+    FINALFUNC = dp_agg.dist_finalfn,
+    FINALFUNC_EXTRA
 );
 COMMENT ON AGGREGATE dp_agg.sum(text, numeric) IS
 'partial state of dp_sum or dp_avg of numeric in a signed fragment of a DP statement on a Citus table';
@@ -484,7 +514,9 @@ COMMENT ON FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, numeric) IS
 -- only states of the statement being run.
 REVOKE EXECUTE ON FUNCTION dp_agg.dist_state_in(cstring), dp_agg.dist_state_out(dp_agg.dist_state),
     dp_agg.dist_transfn(dp_agg.dist_state, text), dp_agg.dist_transfn(dp_agg.dist_state, text, anyelement),
-    dp_agg.dist_combinefn(dp_agg.dist_state, dp_agg.dist_state) FROM PUBLIC;
+    dp_agg.dist_combinefn(dp_agg.dist_state, dp_agg.dist_state),
+    dp_agg.dist_finalfn(dp_agg.dist_state, text), dp_agg.dist_finalfn(dp_agg.dist_state, text, anyelement)
+    FROM PUBLIC;
 
 --------------------------------------------------------------------------
 -- Issue 12: privacy units

@@ -62,6 +62,7 @@ PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
+PG_FUNCTION_INFO_V1(dp_dist_final);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
 PG_FUNCTION_INFO_V1(dp_dist_release);
 PG_FUNCTION_INFO_V1(dp_unit_bound_count_final);
@@ -701,6 +702,30 @@ not_in_aggregate(const char *fname)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s may only run inside the DP statements dp_agg makes for Citus tables", fname),
 			 errdetail("It accumulates or releases the partial states of a signed fragment.")));
+}
+
+/*
+ * Final function of dp_agg.sum(spec [, value]) on a worker: the state, or,
+ * when no row reached the aggregate (none passed WHERE or FILTER), an
+ * empty state of the call, sealed like any other when it is sent; a NULL
+ * state would tell whoever reads the fragment's result whether any row
+ * passed.
+ */
+Datum
+dp_dist_final(PG_FUNCTION_ARGS)
+{
+	const DpRelease *r;
+	DpDistState *ds;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		not_in_aggregate("dp_agg.dist_finalfn");
+	if (!PG_ARGISNULL(0))
+		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+	r = dp_release_for_call(fcinfo, "dp_agg.sum");
+	if (r->dist_nonce == NULL)
+		not_in_aggregate("dp_agg.dist_finalfn");
+	ds = dp_dist_state_new(CurrentMemoryContext, r->call.kind, r->dist_nonce, r->fingerprint);
+	PG_RETURN_POINTER(ds);
 }
 
 /*

@@ -14,7 +14,8 @@
  *   ledger records the user's statement).
  * - dist_run, when the scan starts, draws the statement's random nonce,
  *   replaces each DP call of the inner statement by the partial aggregate
- *   dp_agg.sum with its signed specification (dist_token.c), and runs it
+ *   dp_agg.sum with its signed specification (dist_token.c), which holds
+ *   the fingerprint of the fragment (dist_fingerprint.c), and runs it
  *   through Citus, once.  It gives each group's states a serial number.
  * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
  *   nonce: a state of another statement has none) and the slot where its
@@ -23,10 +24,15 @@
  *
  * On a worker (any node that receives a fragment):
  *
+ * - dp_dist_check_fragment_query, at planning, recomputes the fingerprint
+ *   of a query with partial sums (dist_fingerprint.c) and refuses it if it
+ *   differs from the one its signatures cover, and
+ *   dp_dist_check_fragment_plan checks that the plan has no other partial
+ *   sums (from an inlined SQL function).
  * - dp_dist_fragment_releases, at executor start, finds the partial
  *   aggregates dp_agg.sum(spec [, value]) of the plan, checks each signature, its expiry and that the plan reads shards of the
  *   signed table only, and makes tickets that accumulate and never
- *   release.  Nothing is charged on a worker.
+ *   release; never under EXPLAIN ANALYZE.  Nothing is charged on a worker.
  *
  * Sampling: TABLESAMPLE BERNOULLI (p) on a distributed table reaches every
  * shard's fragment; each shard is read by one scan, whose BERNOULLI keeps
@@ -67,6 +73,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "dist_exec.h"
+#include "dist_fingerprint.h"
 #include "dist_plan.h"
 #include "dist_replay.h"
 #include "dist_token.h"
@@ -235,6 +242,24 @@ inner_of(FuncExpr *run)
 }
 
 /*
+ * The fragments of the inner statement can be bound to it
+ * (dist_fingerprint.c); checked before the charge, so that a statement
+ * whose fragments a worker could not match fails before it costs anything.
+ */
+static void
+check_bindable(Query *inner, ParamListInfo params)
+{
+	const char *why;
+
+	if (dp_fragment_fingerprint(inner, "", "", params, true, &why) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this DP statement on a Citus table cannot be bound to its fragments"),
+				 errdetail("%s", why),
+				 errhint("On a Citus table, write WHERE, GROUP BY, TABLESAMPLE and the arguments of DP aggregates with built-in immutable functions and operators, columns, constants and parameters.")));
+}
+
+/*
  * Tickets of the DP calls of the dist_run scans of a plan (NIL if it has
  * none), finalized on the coordinator; ERROR on a Citus worker.
  */
@@ -272,6 +297,8 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		Query	   *inner = inner_of(run);
 		RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
 		ListCell   *lc2;
+
+		check_bindable(inner, params);
 
 		foreach(lc2, inner->targetList)
 		{
@@ -382,15 +409,15 @@ bound_text(const DpRelease *r, bool upper)
 	return "";
 }
 
-/* dp_agg.sum(<signed spec> [, value]) for one DP call */
-static Aggref *
-partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
+/*
+ * Sign the specification of a partial call made by partial_call, for a
+ * fragment with the given fingerprint.
+ */
+static void
+sign_call(DistRun *dr, const DpRelease *r, Aggref *p, Oid relid, char *fragment)
 {
 	DpFragmentSpec spec;
-	Aggref	   *p = makeNode(Aggref);
-	Node	   *value = NULL;
-	Oid			argtypes[2] = {TEXTOID, InvalidOid};
-	Const	   *text;
+	Const	   *text = castNode(Const, linitial_node(TargetEntry, p->args)->expr);
 
 	memset(&spec, 0, sizeof(spec));
 	memcpy(spec.nonce, dr->nonce, DP_NONCE_LEN);
@@ -404,8 +431,23 @@ partial_call(DistRun *dr, const DpRelease *r, Aggref *orig, Oid relid)
 	spec.upper = bound_text(r, true);
 	spec.fingerprint = r->fingerprint;
 	spec.placements = dp_citus_placements(relid);
-	text = makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
-					 CStringGetTextDatum(dp_fragment_sign(&spec)), false, false);
+	spec.fragment = fragment;
+	text->constvalue = CStringGetTextDatum(dp_fragment_sign(&spec));
+	text->constisnull = false;
+}
+
+/*
+ * dp_agg.sum(<spec> [, value]) for one DP call; the specification is a
+ * NULL placeholder until sign_call signs it (the fingerprint of the
+ * fragment, which the specification holds, is computed without it).
+ */
+static Aggref *
+partial_call(Aggref *orig, const DpRelease *r)
+{
+	Aggref	   *p = makeNode(Aggref);
+	Node	   *value = NULL;
+	Oid			argtypes[2] = {TEXTOID, InvalidOid};
+	Const	   *text = makeNullConst(TEXTOID, -1, DEFAULT_COLLATION_OID);
 
 	if (r->call.kind == DP_COUNT)
 	{
@@ -545,6 +587,8 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	MemoryContext oldcxt;
 	uint64		serial = 0;
+	char	   *fragment;
+	const char *why;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -570,12 +614,30 @@ dp_dist_run(PG_FUNCTION_ARGS)
 
 		if (IsA(tle->expr, Aggref))
 		{
-			tle->expr = (Expr *) partial_call(dr, dr->tickets[call], (Aggref *) tle->expr, relid);
+			if (call >= dr->ncalls)
+				bad_inner();
+			tle->expr = (Expr *) partial_call((Aggref *) tle->expr, dr->tickets[call]);
 			call++;
 		}
 	}
 	if (call != dr->ncalls)
 		bad_inner();
+	fragment = dp_fragment_fingerprint(inner, get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid), estate->es_param_list_info, true,
+									   &why);
+	if (fragment == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this DP statement on a Citus table cannot be bound to its fragments"),
+				 errdetail("%s", why)));
+	call = 0;
+	foreach(lc, inner->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (IsA(tle->expr, Aggref))
+			sign_call(dr, dr->tickets[call++], (Aggref *) tle->expr, relid, fragment);
+	}
 
 	raw = run_inner(inner, estate);
 
@@ -639,7 +701,7 @@ dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *
 
 typedef struct FragmentWalk
 {
-	List	   *found;			/* pairs: Aggref, spec expression */
+	List	   *found;			/* of a plan: pairs (Aggref, spec); of a query: specs */
 } FragmentWalk;
 
 static bool
@@ -740,6 +802,120 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 						spec->nspname, spec->relname)));
 }
 
+/* the signed specification of a partial sum, checked and parsed */
+static void
+verify_spec_arg(Node *spec_expr, DpFragmentSpec *spec)
+{
+	if (!IsA(spec_expr, Const) || ((Const *) spec_expr)->constisnull ||
+		((Const *) spec_expr)->consttype != TEXTOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.sum needs a signed specification as a constant")));
+	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), spec);
+}
+
+static bool
+query_fragment_walker(Node *node, FragmentWalk *w)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, query_fragment_walker, w, 0);
+	if (IsA(node, Aggref) && dp_is_partial_sum((Aggref *) node))
+		w->found = lappend(w->found, linitial_node(TargetEntry, ((Aggref *) node)->args)->expr);
+	return expression_tree_walker(node, query_fragment_walker, w);
+}
+
+static void
+fragment_changed(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("a signed fragment of a DP statement differs from the fragment the coordinator signed"),
+			 errdetail("%s", detail),
+			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
+}
+
+/*
+ * On a worker, at planning (before anything is read): a query with partial
+ * sums is the fragment their signatures cover.  Its fingerprint
+ * (dist_fingerprint.c) is computed with the shard it reads named as the
+ * signed table, and with the parameter values fixed for this plan only;
+ * it must equal the one in every signature.  Returns the specifications
+ * checked (NIL if the query has no partial sum), for
+ * dp_dist_check_fragment_plan.  The executor checks the signatures again
+ * with the shards and nodes (dp_dist_fragment_releases).
+ */
+List *
+dp_dist_check_fragment_query(Query *q, ParamListInfo params)
+{
+	FragmentWalk w = {NIL};
+	DpFragmentSpec spec;
+	const char *nspname;
+	const char *relname;
+	char	   *fragment;
+	const char *why;
+	ListCell   *lc;
+
+	if (!dp_extension_present())
+		return NIL;
+	(void) query_fragment_walker((Node *) q, &w);
+	if (w.found == NIL)
+		return NIL;
+	verify_spec_arg(linitial(w.found), &spec);
+
+	/* the shard is named as its table; anything else by its own name */
+	nspname = relname = "";
+	if (list_length(q->rtable) == 1 && linitial_node(RangeTblEntry, q->rtable)->rtekind == RTE_RELATION)
+	{
+		Oid			relid = linitial_node(RangeTblEntry, q->rtable)->relid;
+
+		nspname = get_namespace_name(get_rel_namespace(relid));
+		relname = get_rel_name(relid);
+		if (strcmp(nspname, spec.nspname) == 0 && is_shard_name(relname, spec.relname))
+			relname = spec.relname;
+	}
+	fragment = dp_fragment_fingerprint(q, nspname, relname, params, false, &why);
+	if (fragment == NULL)
+		fragment_changed(why);
+	foreach(lc, w.found)
+	{
+		verify_spec_arg(lfirst(lc), &spec);
+		if (strcmp(spec.fragment, fragment) != 0)
+			fragment_changed("Its table, sampling, WHERE, GROUP BY or aggregate arguments differ from those the coordinator signed.");
+	}
+	return w.found;
+}
+
+/*
+ * After planning, on a worker: every partial sum of the plan is one of the
+ * query's, checked above.  The planner inlines SQL functions, so a
+ * fragment in a function's body would reach the plan without having been
+ * checked as a query.
+ */
+void
+dp_dist_check_fragment_plan(PlannedStmt *stmt, List *checked)
+{
+	FragmentWalk w = {NIL};
+	ListCell   *lc;
+
+	walk_fragment(stmt->planTree, &w);
+	foreach(lc, stmt->subplans)
+		walk_fragment(lfirst(lc), &w);
+	foreach(lc, w.found)
+	{
+		Node	   *spec = lsecond((List *) lfirst(lc));
+		ListCell   *lc2;
+		bool		seen = false;
+
+		foreach(lc2, checked)
+			if (equal(spec, lfirst(lc2)))
+				seen = true;
+		if (!seen)
+			fragment_changed("It reaches the plan through a function the planner inlined, not as the query sent.");
+	}
+}
+
 static void
 claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
 {
@@ -754,6 +930,42 @@ claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
 	}
 }
 
+/*
+ * The partial aggregate a specification is given to takes the arguments
+ * its kind and value type need (the transition function reads the value
+ * as the specification's type): a specification moved to another call of
+ * its fragment must not make it read a value as another type.
+ */
+static void
+check_call_types(Aggref *aggref, const DpFragmentSpec *spec)
+{
+	int			nargs = list_length(aggref->args);
+	Oid			valtype = InvalidOid;
+	bool		ok;
+
+	if (nargs == 2)
+		valtype = exprType((Node *) lsecond_node(TargetEntry, aggref->args)->expr);
+
+	switch ((DpAggKind) spec->kind)
+	{
+		case DP_COUNT_STAR:
+			ok = nargs == 1;
+			break;
+		case DP_COUNT:
+			ok = nargs == 2 && valtype == BOOLOID;
+			break;
+		default:
+			ok = nargs == 2 && valtype == spec->valtype;
+			break;
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed specification of a DP aggregate is given to a call of another type"),
+				 errdetail("The specification is for another kind of call or another value type."),
+				 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
+}
+
 static DpRelease *
 fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz *expiry)
 {
@@ -764,13 +976,9 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 	DpRelease  *r;
 	uint8	   *nonce;
 
-	if (!IsA(spec_expr, Const) || ((Const *) spec_expr)->constisnull ||
-		((Const *) spec_expr)->consttype != TEXTOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.sum needs a signed specification as a constant")));
-	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), &spec);
+	verify_spec_arg(spec_expr, &spec);
 	check_shards(stmt, &spec);
+	check_call_types(aggref, &spec);
 	*expiry = spec.expiry;
 
 	memset(&info, 0, sizeof(info));
@@ -804,10 +1012,12 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 
 /*
  * Tickets of the partial sums of a fragment (NIL if it has none),
- * each signature checked; they accumulate and never release.
+ * each signature checked; they accumulate and never release.  A fragment
+ * is not run under EXPLAIN ANALYZE (instrument_options): the row counts of
+ * its plan nodes would tell how many rows of the shard pass its filter.
  */
 List *
-dp_dist_fragment_releases(PlannedStmt *stmt)
+dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options)
 {
 	FragmentWalk w = {NIL};
 	List	   *releases = NIL;
@@ -819,6 +1029,12 @@ dp_dist_fragment_releases(PlannedStmt *stmt)
 	walk_fragment(stmt->planTree, &w);
 	foreach(lc, stmt->subplans)
 		walk_fragment(lfirst(lc), &w);
+	if (w.found != NIL && (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement cannot be run under EXPLAIN ANALYZE"),
+				 errdetail("EXPLAIN ANALYZE, and auto_explain with log_analyze, show how many rows of the shard pass the fragment's filter."),
+				 errhint("Explain the DP statement on the coordinator.")));
 	foreach(lc, w.found)
 	{
 		List	   *pair = lfirst(lc);

@@ -25,7 +25,9 @@ typedef struct DpDistSlot
 } DpDistSlot;
 
 extern List *dp_dist_price(PlannedStmt *stmt, ParamListInfo params);
-extern List *dp_dist_fragment_releases(PlannedStmt *stmt);
+extern List *dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options);
+extern List *dp_dist_check_fragment_query(Query *q, ParamListInfo params);
+extern void dp_dist_check_fragment_plan(PlannedStmt *stmt, List *checked);
 extern const DpRelease *dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot,
 									 MemoryContext *cxt);
 

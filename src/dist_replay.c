@@ -5,8 +5,9 @@
  *
  * A signed fragment (dist_token.c) is valid until its expiry; within that
  * time whoever saw its text (a role can read its own statements in
- * pg_stat_activity on a worker) could send it again, with another filter,
- * and obtain partial states (sealed, dist_state.c, but uncharged).  So
+ * pg_stat_activity on a worker) could send it again (unchanged: its
+ * signature binds what it computes, dist_fingerprint.c) and obtain partial
+ * states (sealed, dist_state.c, but uncharged).  So
  * each node remembers, in shared memory, the (nonce, shard) pairs it has
  * accepted until they expire, and refuses a pair it has seen: one
  * statement reads each shard once (a shard it did not read is left open;

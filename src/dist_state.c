@@ -18,8 +18,8 @@
  * AES-256-GCM (NIST SP 800-38D) under a key derived from the cluster key
  * (dist_token.c), with a fresh random 96-bit IV per value.  So whoever
  * receives a state without being a node of the cluster (an analyst who
- * logs in to a worker and sends a signed fragment again, on a shard its
- * statement did not read, with another filter) gets a value that tells
+ * logs in to a worker and sends a signed fragment again, unchanged, on a
+ * shard its statement did not read) gets a value that tells
  * nothing about the rows but its fixed length (IND-CPA of GCM, McGrew &
  * Viega 2004, Theorem 1), and a state that was altered, forged or made
  * with another key is refused by the input function (GCM's authenticity,

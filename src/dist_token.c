@@ -18,15 +18,18 @@
  * accumulation units and the node group of every shard, so a token cannot
  * be moved to another table, to other units, to a shard's new node after a
  * shard move, or used after it expired; dist_replay.c makes it single use
- * per shard.  Tags are compared in constant time.  The signature covers
- * neither the fragment's filter nor the shards the statement reads (Citus
- * writes the shard queries after the coordinator signed, and prunes
- * shards), so a fragment sent again on a shard its statement did not read,
- * or with another filter, is accepted: the states it yields are sealed
+ * per shard.  It also covers the fingerprint of the fragment
+ * (dist_fingerprint.c: table, sampling, WHERE, GROUP BY, aggregate
+ * arguments), which a worker computes again from the shard query it
+ * receives, so a fragment with another filter, grouping, sampling or
+ * argument is refused.  Tags are compared in constant time.  The signature
+ * does not name the shards the statement reads (Citus prunes shards after
+ * the coordinator signed), so the unchanged fragment sent on a shard its
+ * statement did not read is accepted: the states it yields are sealed
  * (dist_state.c), which makes them useless to whoever is not a node.
  *
  * Text form, fields separated by ':' (names and bounds hex-encoded):
- *   dpf1:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:tag
+ *   dpf2:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:fragment:tag
  *
  *-------------------------------------------------------------------------
  */
@@ -46,8 +49,8 @@
 #include "dist_token.h"
 #include "guc.h"
 
-#define DP_TOKEN_VERSION "dpf1"
-#define DP_TOKEN_FIELDS 14
+#define DP_TOKEN_VERSION "dpf2"
+#define DP_TOKEN_FIELDS 15
 #define DP_TAG_LEN 32			/* SHA-256 output, bytes */
 #define DP_KEY_MIN_LEN 32		/* 256 bits, the tag's strength */
 #define DP_KEY_MAX_LEN 1024
@@ -185,12 +188,13 @@ dp_fragment_sign(const DpFragmentSpec *spec)
 	hex_encode((const char *) spec->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	initStringInfo(&s);
-	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s",
+	Assert(strlen(spec->fragment) == DP_FRAGMENT_FP_LEN);
+	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s:%s",
 					 DP_TOKEN_VERSION, nonce, (int64) expiry,
 					 hex_of(spec->nspname), hex_of(spec->relname),
 					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp,
 					 hex_of(spec->lower), hex_of(spec->upper), spec->fingerprint,
-					 hex_of(spec->placements));
+					 hex_of(spec->placements), spec->fragment);
 	appendStringInfo(&s, ":%s", tag_of(s.data));
 	return s.data;
 }
@@ -240,6 +244,9 @@ dp_fragment_verify(const char *text, DpFragmentSpec *spec)
 	spec->upper = unhex(field[10]);
 	spec->fingerprint = strtou64(field[11], NULL, 16);
 	spec->placements = unhex(field[12]);
+	if (strlen(field[13]) != DP_FRAGMENT_FP_LEN)
+		token_error("The fingerprint of the fragment is malformed.");
+	spec->fragment = pstrdup(field[13]);
 
 	if (GetCurrentTimestamp() > spec->expiry)
 		ereport(ERROR,

@@ -12,13 +12,16 @@
 
 #define DP_NONCE_LEN 16
 #define DP_SUBKEY_LEN 32		/* HMAC-SHA-256 output, bytes */
+#define DP_FRAGMENT_FP_LEN 64	/* SHA-256 output, hex digits (dist_fingerprint.c) */
 
 /*
  * What a worker needs to accumulate one DP aggregate call of a statement
  * the coordinator priced and charged: the statement's nonce, when the
  * signature expires, the distributed table it may read, and the
  * accumulation units (the call's kind and value type, the row grid 2^k,
- * the bounds as text of the value type, and the units' fingerprint).
+ * the bounds as text of the value type, and the units' fingerprint), and
+ * the fingerprint of the fragment it may be part of (its table, sampling,
+ * WHERE, GROUP BY and aggregate arguments; dist_fingerprint.c).
  */
 typedef struct DpFragmentSpec
 {
@@ -34,6 +37,7 @@ typedef struct DpFragmentSpec
 	char	   *upper;
 	uint64		fingerprint;
 	char	   *placements;		/* "shard:group;" of every placement */
+	char	   *fragment;		/* dist_fingerprint.c: what the fragment computes */
 } DpFragmentSpec;
 
 extern char *dp_fragment_sign(const DpFragmentSpec *spec);

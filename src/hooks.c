@@ -59,10 +59,14 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	Oid			citus_relid;
 	char	   *unit_column;
 	int			unit_groups;
+	List	   *fragment_specs = NIL;
 	bool		grouped = parse->groupClause != NIL || parse->groupingSets != NIL;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* a worker: a fragment must be the one its signatures cover */
+	if (dp_guc_citus_worker)
+		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
 	parse = dp_dist_rewrite(parse, &citus_relid);
 	if (OidIsValid(citus_relid))
 	{
@@ -103,6 +107,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	if (dp_guc_citus_worker)
+		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
 	 * PL/pgSQL evaluates simple expressions without the executor's start:
 	 * check their statistics calls here too (protect_stats.c)
@@ -146,7 +152,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	releases = dp_price_plan(queryDesc->plannedstmt, queryDesc->params, !worker);
 	/* DP statements on Citus tables: priced here, fragments on workers */
 	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
-	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt);
+	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt, queryDesc->instrument_options);
 	MemoryContextSwitchTo(oldcxt);
 	if (releases == NIL && fragments == NIL)
 		return;

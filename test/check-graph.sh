@@ -23,8 +23,8 @@ layers='
 3 sampling selection_mechanism
 4 release
 5 registry release_rdp describe guard protect joint pld_state dist_plan
-6 price charger protect_check protect_guard protect_stats selection dist_exec
-7 privacy_unit
+6 price charger protect_check protect_guard protect_stats selection dist_fingerprint
+7 privacy_unit dist_exec
 8 budget
 9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep
 10 dp_agg
@@ -122,7 +122,8 @@ declared = {}
 for h in glob.glob("src/*.h"):
     m = os.path.splitext(os.path.basename(h))[0]
     text = re.sub(r"/\*.*?\*/", "", open(h).read(), flags=re.S)
-    for decl in re.findall(r"^(?:DP_NORETURN\s+)?extern\b[^;]*;", text, re.M):
+    # a declaration may start with an attribute macro (DP_NORETURN extern ...)
+    for decl in re.findall(r"^(?:[A-Z_]+\s+)?extern\b[^;]*;", text, re.M):
         names = re.findall(r"([A-Za-z_][A-Za-z_0-9]*)\s*(?:\(|;|\[)", decl)
         if names:
             declared[names[0]] = m

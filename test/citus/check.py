@@ -10,6 +10,9 @@ Checks (one line each, then "citus: N passed, M failed"):
     a difference above 1e-3 has probability below exp(-1e4);
   - a single noise draw per release (a Chernoff test, below);
   - exactly one charge per statement, on the coordinator; none on workers;
+  - a WHERE with a stable function, a user-defined function, or converting
+    a float to text, is refused before the charge (it could not be bound
+    to the fragments);
   - preview and TABLESAMPLE BERNOULLI (amplified, as for a local table);
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
@@ -18,9 +21,13 @@ Checks (one line each, then "citus: N passed, M failed"):
   - the analyst's attacks on the signed fragments of its own statements:
     citus.log_remote_commands shows none; one read in pg_stat_activity on a
     worker while the statement's session goes on, from a router query, sent
-    again on a shard the statement did not read, as is and with another
-    filter, yields sealed states only (encrypted, all of one length), and a
-    sealed state altered or in the plain form is refused;
+    on a shard the statement did not read with another WHERE, another GROUP
+    BY, another TABLESAMPLE percentage or another aggregate argument is
+    refused (the signature binds them), also in a SQL function the planner
+    inlines, as are EXPLAIN ANALYZE of it and
+    its specifications swapped between its calls; sent unchanged there, it yields
+    sealed states only (encrypted, all of one length, present although no
+    row passes), and a sealed state altered or in the plain form is refused;
   - after a shard move, a fragment signed before it is refused on the
     shard's new node, and statements are charged once each;
   - a worker stopped while a statement waits for it: the statement fails,
@@ -205,6 +212,24 @@ check("GROUP BY with private keys on a Citus table is refused, nothing charged",
       rc != 0 and "not supported on Citus tables" in err and ledger_count(COORD) == before,
       err or out)
 
+# a filter a worker's session could change (a stable function, here one that
+# reads a setting; a float's text, which depends on extra_float_digits; a
+# user-defined function, which its owner can replace on a worker and which,
+# marked immutable, may return another value each time it is folded)
+# cannot be bound to the fragments: refused before the charge
+q(COORD, "CREATE FUNCTION public.three() RETURNS int LANGUAGE plpgsql IMMUTABLE AS "
+         "'BEGIN RETURN 3; END'")
+for name, where, why in (("a stable function", "g::text = current_setting('application_name')",
+                          "not immutable"),
+                         ("a float converted to text", "x::text = '0.5'", "extra_float_digits"),
+                         ("a user-defined immutable function", "v = public.three()",
+                          "not built in")):
+    before = ledger_count(COORD)
+    rc, out, err = analyst(COORD, f"SELECT dp_count(*) FROM t WHERE {where}")
+    check(f"a WHERE with {name} on a Citus table is refused, nothing charged",
+          rc != 0 and "cannot be bound to its fragments" in err and why in err
+          and ledger_count(COORD) == before, err or out)
+
 # ---------- one charge, on the coordinator ----------
 
 before = ledger_count(COORD)
@@ -330,7 +355,7 @@ def capture_fragment(sql, user="analyst"):
             for port in (W1, W2):
                 rc, out, err = psql(port, "SELECT query FROM pg_stat_activity WHERE usename = "
                                     "current_user AND pid <> pg_backend_pid() AND query LIKE "
-                                    "'%dpf1:%' LIMIT 1", user=user)
+                                    "'%dpf2:%' LIMIT 1", user=user)
                 if rc == 0 and out:
                     return out
             time.sleep(0.1)
@@ -363,28 +388,58 @@ def sealed_states(out):
 rc, out, err = analyst(COORD, "SET citus.log_remote_commands = on; "
                        "SET citus.log_local_commands = on; SELECT dp_count(*) FROM t WHERE id = 7")
 check("refused: citus.log_remote_commands shows no signed fragment",
-      rc == 0 and out == "1" and "dpf1" not in err and "dpf1" not in out, err or out)
+      rc == 0 and out == "1" and "dpf" not in err and "dpf" not in out, err or out)
 
-# a router query reads one shard; the signature names every shard of t
-frag = capture_fragment("SELECT dp_count(*), dp_sum(v, 0, 100) FROM t WHERE id = 7")
+# A router query reads one shard; the signature names every shard of t and
+# binds the fragment's table, TABLESAMPLE, WHERE, GROUP BY and aggregate
+# arguments (dist_fingerprint.c).  The attacks are sent on a shard of the
+# same worker that the statement did not read, where the single use of a
+# signature per shard does not stop them: only the binding does.
+frag = capture_fragment("SELECT dp_count(*), dp_sum(v, 0, 100) FROM t TABLESAMPLE BERNOULLI (50) "
+                        "WHERE id = 7")
 read = re.search(r"FROM public\.t_(\d+)", frag).group(1)
 holder = int(q(COORD, f"SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = {read}"))
 unread = q(COORD, f"SELECT min(shardid) FROM pg_dist_shard_placement WHERE nodeport = {holder} "
                   f"AND shardid <> {read} AND shardid IN (SELECT shardid FROM pg_dist_shard "
                   "WHERE logicalrelid = 't'::regclass)")
-replay = re.sub(r"FROM public\.t_\d+ t WHERE .*$", f"FROM public.t_{unread} t", frag)
-rc, out, err = psql(holder, replay, user="analyst")
+moved = re.sub(r"FROM public\.t_\d+ t\b", f"FROM public.t_{unread} t", frag)
+ATTACKS = [
+    ("another WHERE (a membership query)", re.sub(r"WHERE .*$", "WHERE (v = 3 AND g = 1)", moved)),
+    ("another GROUP BY", moved + " GROUP BY g"),
+    ("another TABLESAMPLE percentage", re.sub(r"bernoulli \([^)]*\)", "bernoulli (100)", moved)),
+    ("a different aggregate argument",
+     re.sub(r"'::text, v\)", "'::text, CASE WHEN g = 1 THEN 100 ELSE 0 END)", moved)),
+]
+for name, attack in ATTACKS:
+    rc, out, err = psql(holder, attack, user="analyst")
+    check(f"refused: a fragment from pg_stat_activity replayed with {name}",
+          attack != moved and rc != 0 and out == "" and "differs from the fragment the coordinator signed" in err,
+          err or out)
+# the changed fragment in the body of a SQL function, which the planner
+# inlines after the query (SELECT * FROM f()) was checked; Citus propagates
+# the function from the coordinator to the workers
+q(COORD, "SET check_function_bodies = off; CREATE FUNCTION public.replay() RETURNS TABLE "
+         "(a dp_agg.dist_state, b dp_agg.dist_state) LANGUAGE sql STABLE AS $f$ " +
+         ATTACKS[0][1] + " $f$; GRANT EXECUTE ON FUNCTION public.replay() TO analyst")
+rc, out, err = psql(holder, "SELECT * FROM public.replay()", user="analyst")
+check("refused: a fragment with another WHERE in a SQL function the planner inlines",
+      rc != 0 and out == "" and "function the planner inlined" in err, err or out)
+rc, out, err = psql(holder, "EXPLAIN (ANALYZE, COSTS OFF) " + moved, user="analyst")
+check("refused: the unchanged fragment under EXPLAIN ANALYZE (its row counts)",
+      rc != 0 and "cannot be run under EXPLAIN ANALYZE" in err, err or out)
+specs = re.findall(r"'dpf2:[^']*'", moved)
+swapped = moved.replace(specs[0], "@0@").replace(specs[1], specs[0]).replace("@0@", specs[1])
+rc, out, err = psql(holder, swapped, user="analyst")
+check("refused: the fragment with its signed specifications swapped between its calls",
+      len(specs) == 2 and rc != 0 and "given to a call of another type" in err, err or out)
+# the unchanged fragment on the unread shard: no row has id = 7 there, and the
+# states are there all the same (a NULL state would say so), sealed
+rc, out, err = psql(holder, moved, user="analyst")
 states = sealed_states(out) if rc == 0 else None
-check("a router query's fragment replayed on a shard it did not read yields sealed states only",
-      (rc != 0 and out == "") or (states is not None and len(states) == 2), err or out)
-replay2 = re.sub(r"FROM public\.t_\d+ t WHERE .*$", f"FROM public.t_{unread} t WHERE v < 50",
-                 frag)
-rc, out, err = psql(holder, replay2, user="analyst")
-states2 = sealed_states(out) if rc == 0 else None
-check("a router query's fragment replayed with another filter yields sealed states only",
-      (rc != 0 and out == "") or
-      (states2 is not None and {len(x) for x in states + states2} == {len(states[0])}),
-      err or out)
+check("the unchanged fragment replayed on a shard it did not read yields sealed states only, "
+      "never NULL",
+      states is not None and len(states) == 2 and len(rows(out)) == 1 and
+      len({len(x) for x in states}) == 1, err or out)
 if states:
     tampered = states[0][:-1] + ("0" if states[0][-1] != "0" else "1")
     rc, out, err = psql(holder, f"SELECT '{tampered}'::dp_agg.dist_state", user="analyst")
@@ -402,13 +457,14 @@ other = W2 if holder == W1 else W1
 rc, out, err = psql(holder, frag)
 check("refused: a replayed fragment", rc != 0 and "sent again" in err, err or out)
 rc, out, err = psql(holder, frag.replace("WHERE true", "WHERE id = 1", 1))
-check("refused: a replayed fragment with another filter", rc != 0 and "sent again" in err, err or out)
-forged = re.sub(r"(dpf1:[^']*:)[0-9a-f]{64}'", lambda m: m.group(1) + "0" * 64 + "'", frag)
+check("refused: a replayed fragment with another filter",
+      rc != 0 and "differs from the fragment the coordinator signed" in err, err or out)
+forged = re.sub(r"(dpf2:[^']*:)[0-9a-f]{64}'", lambda m: m.group(1) + "0" * 64 + "'", frag)
 rc, out, err = psql(holder, forged)
 check("refused: a forged signature", rc != 0 and "invalid signature" in err, err or out)
 rc, out, err = psql(holder, f"SELECT dp_agg.sum('x', v) FROM t_{shard}", user="analyst")
 check("refused: the partial dp_agg.sum without a signature", rc != 0 and out == "", err)
-rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf1:[^']*)'", frag).group(1) +
+rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf2:[^']*)'", frag).group(1) +
                     "', v) FROM t", user="analyst")
 check("refused: a signature from a worker's pg_stat_activity sent through the coordinator",
       rc != 0 and "cannot be called directly" in err, err or out)
