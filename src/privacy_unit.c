@@ -584,6 +584,7 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	Query	   *l1;
 	Query	   *source;
 
+	rti = flatten_group_rte(q, rti);
 	memset(&ur, 0, sizeof(ur));
 	ur.q = q;
 	ur.rti = rti;
@@ -591,7 +592,6 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	if (ur.rte->tablesample)
 		refuse("TABLESAMPLE is not supported with privacy units",
 			   "Sampling rows does not sample units, so it gives no privacy amplification per unit.");
-	rti = flatten_group_rte(q, rti);
 	resolve_unit_column(&ur, column);
 	ur.max_groups = effective_max_groups(&ur, catalog_k);
 	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
