@@ -532,6 +532,50 @@ resolve_unit_column(UnitRewrite *ur, const char *column)
 	ur->unit = makeVar(1, attno, type, typmod, collation, 0);
 }
 
+/*
+ * PostgreSQL 18 gives GROUP BY a range table entry of its own (RTE_GROUP):
+ * in the target list and HAVING, a grouped expression is a Var of that
+ * entry, whose groupexprs hold the expressions.  The rewrite matches the
+ * grouped expressions themselves (level3_mutator), as parse analysis
+ * produces them on 15-17, so the level is first given that shape: its
+ * Vars of the GROUP entry are replaced by their expressions, and the entry
+ * leaves the range table (the planner then treats the level as on 17).
+ * flatten_group_exprs may be given no PlannerInfo when the query has no
+ * grouping sets (its comment): the guard refuses them in a DP statement.
+ * Returns the relation's range table index, which follows the entry's
+ * removal.  A no-op before 18.
+ */
+static Index
+flatten_group_rte(Query *q, Index rti)
+{
+#ifdef DP_HAVE_RTE_GROUP
+	int			group_rti = 0;
+	int			nrtes = list_length(q->rtable);
+
+	if (!q->hasGroupRTE)
+		return rti;
+	if (q->groupingSets != NIL)
+		elog(ERROR, "dp_agg: grouping sets in a privacy unit rewrite");
+	q->targetList = (List *) flatten_group_exprs(NULL, q, (Node *) q->targetList);
+	q->havingQual = flatten_group_exprs(NULL, q, q->havingQual);
+	for (int i = 1; i <= nrtes; i++)
+	{
+		if (rt_fetch(i, q->rtable)->rtekind == RTE_GROUP)
+			group_rti = i;
+	}
+	if (group_rti == 0)
+		elog(ERROR, "dp_agg: GROUP range table entry not found");
+	q->rtable = list_delete_nth_cell(q->rtable, group_rti - 1);
+	/* nothing refers to the entry now: the ones after it move down by one */
+	for (int i = group_rti + 1; i <= nrtes; i++)
+		ChangeVarNodes((Node *) q, i, i - 1, 0);
+	q->hasGroupRTE = false;
+	if (rti > (Index) group_rti)
+		rti--;
+#endif
+	return rti;
+}
+
 /* Rewrite the level with the DP aggregates, whose FROM is the relation rti. */
 static void
 rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
@@ -540,6 +584,7 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	Query	   *l1;
 	Query	   *source;
 
+	rti = flatten_group_rte(q, rti);
 	memset(&ur, 0, sizeof(ur));
 	ur.q = q;
 	ur.rti = rti;
@@ -547,11 +592,6 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	if (ur.rte->tablesample)
 		refuse("TABLESAMPLE is not supported with privacy units",
 			   "Sampling rows does not sample units, so it gives no privacy amplification per unit.");
-#ifdef DP_HAVE_RTE_GROUP
-	if (q->hasGroupRTE)
-		refuse("GROUP BY with privacy units is not supported on this PostgreSQL version yet",
-			   "The rewrite does not handle the GROUP range table entry of PostgreSQL 18.");
-#endif
 	resolve_unit_column(&ur, column);
 	ur.max_groups = effective_max_groups(&ur, catalog_k);
 	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
