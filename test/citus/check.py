@@ -15,8 +15,9 @@ Checks (one line each, then "citus: N passed, M failed"):
     groups certain to be selected released exactly, a group of one row
     suppressed, each group decided once with probability pi(1) (a
     binomial test), one charge with the selection's price and ledger
-    object, preview's selection row, the settings' error, a plan made
-    with public keys refused under private ones;
+    object, preview's selection row, the same budget and ledger entry as
+    on a local copy under rdp and pld accounting, the settings' error, a
+    plan made with public keys refused under private ones;
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
     a fragment reading a function instead of the shard, a forged signature; the coordinator refuses dist_run called by hand and
@@ -336,9 +337,37 @@ rc, out, err = psql(COORD, "SET dp_agg.epsilon = 1e9; SET dp_agg.group_keys = 'p
 check("refused: private keys without dp_agg.selection_epsilon, nothing charged",
       rc != 0 and "must be set for a DP statement with GROUP BY" in err and out == ""
       and ledger_count(COORD) == before, err or out)
+# the Renyi / PLD bookkeeping of a selection is a local statement's: the same
+# statement on s and on a local copy of it, each by a fresh role of rdp or
+# pld accounting, leaves the same budget (spent amounts, Renyi curve, PLD
+# state, composed epsilon, sums of the selections) and the same ledger entry
+q(COORD, "CREATE TABLE s_local AS SELECT * FROM s")
+for acct in ("rdp", "pld"):
+    seen = {}
+    for where, table in (("local", "s_local"), ("citus", "s")):
+        role = f"keys_{acct}_{where}"
+        for sql in (f"CREATE ROLE {role} LOGIN", f"GRANT SELECT ON {table} TO {role}",
+                    f"SELECT dp_agg.set_budget('{role}', 100, 1e-3, '{acct}')"):
+            q(COORD, sql)
+        rc, out, err = psql(COORD, "SET dp_agg.group_keys = 'private'; "
+                            "SET dp_agg.selection_epsilon = 0.5; SET dp_agg.selection_delta = 1e-7; "
+                            f"SELECT g, dp_count(g, 1), dp_sum(v, 0, 100, 0.5, 1e-6) FROM {table} "
+                            "GROUP BY g", user=role)
+        seen[where] = (rc, err, psql(COORD, "SELECT epsilon_spent, delta_spent, composed_epsilon, rdp, "
+                                     "pld, pld_epsilon, selection_epsilon, selection_delta "
+                                     "FROM dp_agg.my_budget", user=role)[1],
+                       q(COORD, "SELECT epsilon || ' ' || delta || ' ' || detail || ' ' || "
+                                f"coalesce(rdp::text, '') FROM dp_agg.ledger WHERE role = '{role}'::regrole"))
+    local, citus = seen["local"], seen["citus"]
+    check(f"private keys: {acct} accounting of a selection on a Citus table as on a local table",
+          local[0] == 0 and citus[0] == 0 and local[2] == citus[2] and local[3] == citus[3]
+          and "selection" in citus[3] and citus[2].endswith("|0.5|1e-07"),
+          f"{local} != {citus}")
+
 # a generic plan (a custom one is made again at each EXECUTE, with the keys
 # of then), run twice: the session's first DP statement makes its plans again
 # (protect.c loads its catalogs then)
+before = ledger_count(COORD)
 rc, out, err = private_keys("SET plan_cache_mode = force_generic_plan; "
                             "SET dp_agg.group_keys = 'public'; PREPARE pk AS SELECT g, "
                             "dp_count(*) FROM s GROUP BY g; EXECUTE pk; EXECUTE pk; "
