@@ -34,14 +34,16 @@
  * (once, from the count combined over the workers) and returns the
  * selected groups only (dist_exec.c).  k is 1: each row is a unit, in one
  * group (privacy units on Citus tables are refused, hooks.c).
+ *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
  * dist_run replaces them by dp_agg.sum calls with signed specifications
  * (dist_token.c) when it runs.
  *
  * Supported: one SELECT level of DP aggregates reading one Citus table
- * directly, with WHERE, TABLESAMPLE, GROUP BY (any column), HAVING, ORDER
- * BY, DISTINCT and LIMIT.  Any other DP statement that reads a Citus table
+ * directly, with WHERE, TABLESAMPLE, GROUP BY (any column, its keys
+ * selected privately or public), HAVING, ORDER BY, DISTINCT and LIMIT.
+ * Any other DP statement that reads a Citus table
  * is refused here with a clear error, as is a statement naming dist_run,
  * dist_release or the partial aggregates on the coordinator (they are made
  * by this rewrite and by dist_run only).
