@@ -17,6 +17,13 @@
  *   dp_agg.sum with its signed specification (dist_token.c), which holds
  *   the fingerprint of the fragment (dist_fingerprint.c), and runs it
  *   through Citus, once.  It gives each group's states a serial number.
+ *   With private group keys it decides each group once, from the exact
+ *   count of its rows combined over the workers (the partial state of the
+ *   selection call dp_select, accumulated as dp_count(*)'s), with the
+ *   mechanism of a local statement (selection_mechanism.c: the optimal one
+ *   of Desfontaines, Voss, Gipson & Mandayam 2022, Theorem 1, for k = 1),
+ *   and returns the selected groups only, without that count: a group it
+ *   suppresses releases nothing.
  * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
  *   nonce: a state of another statement has none) and the slot where its
  *   release is kept, so a group's release is drawn once however often the
@@ -81,6 +88,7 @@
 #include "guc.h"
 #include "random.h"
 #include "registry.h"
+#include "selection_mechanism.h"
 
 PG_FUNCTION_INFO_V1(dp_dist_run);
 
@@ -260,6 +268,37 @@ check_bindable(Query *inner, ParamListInfo params)
 }
 
 /*
+ * The private selection of an inner statement's groups: present when it
+ * has GROUP BY and the keys are private (dist_plan.c put it there at
+ * planning), with k = 1 (rows are the units on a Citus table).  A plan made
+ * with dp_agg.group_keys = 'public' and run after it changed is refused, as
+ * the guard refuses a local one (guard.c), not run without selection.
+ */
+static void
+check_inner_selection(Query *inner, List *tickets)
+{
+	bool		selected = false;
+	ListCell   *lc;
+
+	foreach(lc, tickets)
+	{
+		const DpRelease *r = lfirst(lc);
+
+		if (r->call.kind != DP_SELECT)
+			continue;
+		if (selected || inner->groupClause == NIL || r->selection.max_groups != 1)
+			bad_inner();
+		selected = true;
+	}
+	if (!selected && inner->groupClause != NIL && dp_guc_group_keys == DP_GROUP_KEYS_PRIVATE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("GROUP BY keys of a DP statement are released only by private selection"),
+				 errdetail("This plan of a DP statement on a Citus table releases its groups without a private selection: it was made with dp_agg.group_keys = 'public'."),
+				 errhint("Prepare the statement again, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+}
+
+/*
  * Tickets of the DP calls of the dist_run scans of a plan (NIL if it has
  * none), finalized on the coordinator; ERROR on a Citus worker.
  */
@@ -296,6 +335,7 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		FuncExpr   *run = lfirst(lc);
 		Query	   *inner = inner_of(run);
 		RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
+		List	   *tickets = NIL;
 		ListCell   *lc2;
 
 		check_bindable(inner, params);
@@ -318,8 +358,10 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 								  dp_lookup_call(((Aggref *) tle->expr)->aggfnoid), true,
 								  &sampling, params, 0, 0);
 			r->agg_node = run;
-			releases = lappend(releases, r);
+			tickets = lappend(tickets, r);
 		}
+		check_inner_selection(inner, tickets);
+		releases = list_concat(releases, tickets);
 	}
 	return releases;
 }
@@ -332,7 +374,9 @@ typedef struct DistRun
 	EState	   *estate;
 	const void *run;			/* the dist_run call */
 	const DpRelease **tickets;
+	const DpRelease **units;	/* what each call's partial state accumulates */
 	int			ncalls;
+	int			select;			/* the call of the private selection, or -1 */
 	HTAB	   *slots;
 	MemoryContext cxt;
 	struct DistRun *next;
@@ -352,6 +396,26 @@ forget_run(void *arg)
 			return;
 		}
 	}
+}
+
+/*
+ * The units of a call's partial state: its ticket's, but for the private
+ * selection, whose state is the exact number of the group's rows (each row
+ * one unit), accumulated as dp_count(*)'s by the workers.
+ */
+static const DpRelease *
+partial_units(const DpRelease *r)
+{
+	DpCallInfo	info;
+
+	if (r->call.kind != DP_SELECT)
+		return r;
+	memset(&info, 0, sizeof(info));
+	info.kind = DP_COUNT_STAR;
+	info.vclass = DP_VALUE_NONE;
+	info.valtype = InvalidOid;
+	info.lower_arg = info.upper_arg = info.epsilon_arg = info.delta_arg = info.k_arg = -1;
+	return dp_release_for_fragment(&info, (Datum) 0, (Datum) 0, 0);
 }
 
 static DistRun *
@@ -376,8 +440,19 @@ new_run(EState *estate, const void *run_expr, List *tickets)
 	dr->cxt = estate->es_query_cxt;
 	dr->ncalls = list_length(tickets);
 	dr->tickets = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
+	dr->units = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
+	dr->select = -1;
 	foreach(lc, tickets)
-		dr->tickets[i++] = lfirst(lc);
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(dr->cxt);
+
+		dr->tickets[i] = lfirst(lc);
+		dr->units[i] = partial_units(dr->tickets[i]);
+		MemoryContextSwitchTo(oldcxt);
+		if (dr->tickets[i]->call.kind == DP_SELECT)
+			dr->select = i;
+		i++;
+	}
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = offsetof(DpDistSlot, done);
 	ctl.entrysize = sizeof(DpDistSlot);
@@ -548,7 +623,7 @@ number_states(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls, uint64 se
 
 	for (int i = 0; i < dr->ncalls; i++)
 	{
-		const DpRelease *r = dr->tickets[i];
+		const DpRelease *r = dr->units[i];
 		DpDistState *st;
 
 		if (nulls[first + i])
@@ -567,6 +642,26 @@ number_states(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls, uint64 se
 		values[first + i] = PointerGetDatum(st);
 		nulls[first + i] = false;
 	}
+}
+
+/*
+ * The private selection of a group of the inner statement, decided once
+ * (each row of the inner statement is one group, its states combined over
+ * the workers); true without selection.  Its exact count is removed from
+ * the row, which carries the states of the group's releases only.
+ */
+static bool
+selected(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls)
+{
+	int			col = desc->natts - dr->ncalls + dr->select;
+	const DpDistState *st;
+
+	if (dr->select < 0)
+		return true;
+	st = (const DpDistState *) DatumGetPointer(values[col]);
+	values[col] = (Datum) 0;
+	nulls[col] = true;
+	return dp_selection_draw(&dr->tickets[dr->select]->selection, st->count);
 }
 
 Datum
@@ -616,7 +711,7 @@ dp_dist_run(PG_FUNCTION_ARGS)
 		{
 			if (call >= dr->ncalls)
 				bad_inner();
-			tle->expr = (Expr *) partial_call((Aggref *) tle->expr, dr->tickets[call]);
+			tle->expr = (Expr *) partial_call((Aggref *) tle->expr, dr->units[call]);
 			call++;
 		}
 	}
@@ -636,7 +731,7 @@ dp_dist_run(PG_FUNCTION_ARGS)
 		TargetEntry *tle = lfirst(lc);
 
 		if (IsA(tle->expr, Aggref))
-			sign_call(dr, dr->tickets[call++], (Aggref *) tle->expr, relid, fragment);
+			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment);
 	}
 
 	raw = run_inner(inner, estate);
@@ -650,7 +745,8 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	{
 		slot_getallattrs(slot);
 		number_states(dr, desc, slot->tts_values, slot->tts_isnull, ++serial);
-		tuplestore_putvalues(out, desc, slot->tts_values, slot->tts_isnull);
+		if (selected(dr, desc, slot->tts_values, slot->tts_isnull))
+			tuplestore_putvalues(out, desc, slot->tts_values, slot->tts_isnull);
 		ExecClearTuple(slot);
 	}
 	ExecDropSingleTupleTableSlot(slot);
@@ -678,8 +774,8 @@ dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *
 	{
 		if (memcmp(dr->nonce, st->nonce, DP_NONCE_LEN) != 0)
 			continue;
-		if (call < 0 || call >= dr->ncalls || st->fingerprint != dr->tickets[call]->fingerprint ||
-			st->serial == 0)
+		if (call < 0 || call >= dr->ncalls || call == dr->select ||
+			st->fingerprint != dr->tickets[call]->fingerprint || st->serial == 0)
 			break;
 		memset(&key, 0, sizeof(key));
 		key.serial = st->serial;

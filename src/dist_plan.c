@@ -26,14 +26,24 @@
  * function; Citus distributes it as it distributes sum, with
  * dp_agg.sum(dp_agg.dist_state) on the coordinator),
  * and dist_release draws the noise of each group once, on the coordinator.
+ *
+ * With GROUP BY and private group keys (selection.c), the inner statement
+ * computes one more call, the private selection dp_agg.dp_select, which no
+ * expression of the outer statement names: its partial state is the exact
+ * number of the group's rows, and dist_run decides each group with it
+ * (once, from the count combined over the workers) and returns the
+ * selected groups only (dist_exec.c).  k is 1: each row is a unit, in one
+ * group (privacy units on Citus tables are refused, hooks.c).
+ *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
  * dist_run replaces them by dp_agg.sum calls with signed specifications
  * (dist_token.c) when it runs.
  *
  * Supported: one SELECT level of DP aggregates reading one Citus table
- * directly, with WHERE, TABLESAMPLE, GROUP BY (any column), HAVING, ORDER
- * BY, DISTINCT and LIMIT.  Any other DP statement that reads a Citus table
+ * directly, with WHERE, TABLESAMPLE, GROUP BY (any column, its keys
+ * selected privately or public), HAVING, ORDER BY, DISTINCT and LIMIT.
+ * Any other DP statement that reads a Citus table
  * is refused here with a clear error, as is a statement naming dist_run,
  * dist_release or the partial aggregates on the coordinator (they are made
  * by this rewrite and by dist_run only).
@@ -64,6 +74,7 @@
 #include "catalog.h"
 #include "dist_plan.h"
 #include "guc.h"
+#include "selection.h"
 
 /* pg_dist_partition.logicalrelid, Citus's catalog of its tables */
 #define CITUS_PARTITION_CATALOG "pg_dist_partition"
@@ -501,6 +512,14 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 
 	check_shape(q, &calls);
 	ctx.calls = calls.aggrefs;
+	if (q->groupClause != NIL)
+	{
+		Aggref	   *select = dp_selection_call(1);
+
+		/* last: the columns of the user's calls keep their numbers */
+		if (select != NULL)
+			ctx.calls = lappend(ctx.calls, select);
+	}
 	ctx.state_type = dp_dist_state_type();
 	inner = make_inner(q, &ctx);
 

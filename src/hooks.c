@@ -10,7 +10,8 @@
  * At planning the guard rejects statements it cannot price (guard.c), and
  * statements over relations with a privacy unit are rewritten to bound
  * each unit's contribution (privacy_unit.c), and the groups of a DP
- * statement with GROUP BY are put under private selection (selection.c).  At
+ * statement with GROUP BY are put under private selection (selection.c; on
+ * a Citus table in the rewrite of dist_plan.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
  * also from the executor's permission hook, which COPY calls too; and
  * statistics, protect_stats.c).  At
@@ -60,7 +61,6 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	char	   *unit_column;
 	int			unit_groups;
 	List	   *fragment_specs = NIL;
-	bool		grouped = parse->groupClause != NIL || parse->groupingSets != NIL;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
@@ -82,17 +82,6 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 					 errmsg("DP statements on Citus tables with a privacy unit are not supported"),
 					 errdetail("A privacy unit is bounded by aggregating its rows together, and Citus spreads a unit's rows over shards."),
 					 errhint("Clear the privacy unit with dp_agg.clear_privacy_unit, or keep the table local.")));
-		/*
-		 * The private selection counts a group's rows where its DP
-		 * aggregates run; on a Citus table the coordinator sees one row per
-		 * group and worker, so the selection is not built there yet.
-		 */
-		if (grouped && dp_guc_group_keys == DP_GROUP_KEYS_PRIVATE)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("private selection of GROUP BY keys is not supported on Citus tables"),
-					 errdetail("A DP statement with GROUP BY releases its groups only through private selection, which dp_agg does not yet compute over distributed tables."),
-					 errhint("SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
 	}
 	else if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
 	{

@@ -33,6 +33,12 @@
  * per-unit aggregation calls dp_selection_rewrite on its outer query with
  * its own k, where each input row of a group is one unit.
  *
+ * On a Citus table the coordinator sees one row per group and worker, not
+ * the group's rows: dp_selection_call gives the call for the inner
+ * statement of the rewrite (dist_plan.c), whose workers count each group's
+ * rows exactly, and the coordinator decides each group once, from the
+ * combined count, before any of its values is released (dist_exec.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -126,6 +132,21 @@ make_select(Oid select_oid, int max_groups_contributed)
 	return a;
 }
 
+/* dp_agg.dp_select, ERROR if the installed SQL objects have none */
+static Oid
+select_aggregate(void)
+{
+	Oid			select_oid = dp_select_aggregate();
+
+	if (!OidIsValid(select_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("private selection of GROUP BY keys needs dp_agg version 0.3"),
+				 errdetail("The installed SQL objects of dp_agg are older than its library."),
+				 errhint("Run ALTER EXTENSION dp_agg UPDATE, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+	return select_oid;
+}
+
 static void
 rewrite_level(Query *q, int max_groups_contributed)
 {
@@ -145,13 +166,7 @@ rewrite_level(Query *q, int max_groups_contributed)
 	if (q->groupClause == NIL || !level_has_dp(q))
 		return;
 
-	select_oid = dp_select_aggregate();
-	if (!OidIsValid(select_oid))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("private selection of GROUP BY keys needs dp_agg version 0.3"),
-				 errdetail("The installed SQL objects of dp_agg are older than its library."),
-				 errhint("Run ALTER EXTENSION dp_agg UPDATE, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+	select_oid = select_aggregate();
 	if (select_walker(q->havingQual, &select_oid))
 		return;
 	if (q->havingQual == NULL)
@@ -178,4 +193,22 @@ dp_selection_rewrite(Query *query, int max_groups_contributed)
 		elog(ERROR, "dp_agg: private selection with max_groups_contributed %d",
 			 max_groups_contributed);
 	rewrite_level(query, max_groups_contributed);
+}
+
+/*
+ * The private selection of the groups of a DP statement on a Citus table
+ * (dist_plan.c): the call dp_agg.dp_select(NULL::internal, k) for its inner
+ * statement, which the workers compute as an exact count of each group's
+ * rows and the coordinator decides once per group (dist_exec.c); NULL when
+ * dp_agg.group_keys is 'public'.
+ */
+Aggref *
+dp_selection_call(int max_groups_contributed)
+{
+	if (dp_guc_group_keys == DP_GROUP_KEYS_PUBLIC)
+		return NULL;
+	if (max_groups_contributed < 1)
+		elog(ERROR, "dp_agg: private selection with max_groups_contributed %d",
+			 max_groups_contributed);
+	return make_select(select_aggregate(), max_groups_contributed);
 }

@@ -21,9 +21,9 @@ layers='
 1 noise catalog budget_row numeric_units rdp_laplace pld dist_token
 2 params noise_param grid selection_gaussian dist_state dist_replay
 3 sampling selection_mechanism
-4 release
+4 release selection
 5 registry release_rdp describe guard protect joint pld_state dist_plan
-6 price charger protect_check protect_guard protect_stats selection dist_fingerprint
+6 price charger protect_check protect_guard protect_stats dist_fingerprint
 7 privacy_unit dist_exec
 8 budget
 9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep

@@ -14,6 +14,13 @@ Checks (one line each, then "citus: N passed, M failed"):
     a float to text, is refused before the charge (it could not be bound
     to the fragments);
   - preview and TABLESAMPLE BERNOULLI (amplified, as for a local table);
+  - GROUP BY with private keys (the distribution column and another):
+    groups certain to be selected released exactly, a group of one row
+    suppressed, each group decided once with probability pi(1) (a
+    binomial test), one charge with the selection's price and ledger
+    object, preview's selection row, the same budget and ledger entry as
+    on a local copy under rdp and pld accounting, the settings' error, a
+    plan made with public keys refused under private ones;
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
     a fragment reading a function instead of the shard, a forged signature; the coordinator refuses dist_run called by hand and
@@ -144,8 +151,8 @@ try:
                 "GRANT SELECT ON t TO analyst",
                 "SELECT dp_agg.set_budget('analyst', 1e15)",
                 "SELECT dp_agg.set_budget('postgres', 1e15)",
-                # the groups of these tests (g, id, id % k) are public knowledge:
-                # the private selection of keys is not built for Citus tables
+                # the groups of these tests (g, id, id % k) are public knowledge;
+                # the private selection of keys is checked on its own below
                 "ALTER ROLE analyst SET dp_agg.group_keys = 'public'",
                 "ALTER ROLE postgres SET dp_agg.group_keys = 'public'"):
         q(COORD, sql)
@@ -204,13 +211,177 @@ native = q(COORD, "SELECT sum(v) || '|' || count(*) FROM t WHERE g = 1") + "\n" 
 check("exact at epsilon 1e9: a prepared statement with parameters", rc == 0 and out == native,
       err or f"{out} != {native}")
 
-# private group keys are refused on Citus tables (not built there), before anything is charged
+# ---------- private group keys (README, "Private group keys", "Citus") ----------
+#
+# Table s, distributed by id: ids 1..4 hold 1000 rows each, spread over g =
+# 0..3 (250 rows per id and g, so every g is on several shards and both
+# workers), and one row alone (id 50, g 99).  Table u: 2000 rows, one per
+# id and one per g2.  Without a privacy unit each row is a unit in one
+# group (k = 1): the optimal mechanism (Desfontaines et al. 2022, Theorem
+# 1), pi(0) = 0, pi(n) = min(e^eps pi(n-1) + delta, 1 - e^-eps (1 -
+# pi(n-1) - delta), 1).  At eps = 1e9, pi(1) = delta exactly (e^-eps
+# vanishes), pi(2) = 1 - 2^-53 (1 rounded toward privacy) and pi(3) = 1: a
+# group of 3 rows or more is released with certainty, one of 1 row with
+# probability delta (read from dp_agg.selection_threshold and
+# selection_probability below).  Role keys has a delta budget for them.
+
+for sql in ("CREATE TABLE s (id int, g int, v int)",
+            "SELECT create_distributed_table('s', 'id')",
+            "INSERT INTO s SELECT i % 4 + 1, (i / 4) % 4, i % 100 FROM generate_series(0, 3999) i",
+            "INSERT INTO s VALUES (50, 99, 7)",
+            "CREATE TABLE u (id int, g2 int)",
+            "SELECT create_distributed_table('u', 'id')",
+            "INSERT INTO u SELECT i, 1000000 - i FROM generate_series(1, 2000) i",
+            "CREATE ROLE keys LOGIN",
+            "GRANT SELECT ON s, u TO keys",
+            "SELECT dp_agg.set_budget('keys', 1e15, 0.5)"):
+    q(COORD, sql)
+
+
+def private_keys(sql, delta):
+    return psql(COORD, "SET dp_agg.epsilon = 1e9; SET dp_agg.group_keys = 'private'; "
+                f"SET dp_agg.selection_epsilon = 1e9; SET dp_agg.selection_delta = {delta}; " + sql,
+                user="keys")
+
+
+def selection_sum():
+    return float(q(COORD, "SELECT selection_epsilon FROM dp_agg.budget WHERE role = 'keys'::regrole"))
+
+
+def selection_detail():
+    return q(COORD, "SELECT d->'selection' FROM dp_agg.ledger, jsonb_array_elements(detail) d "
+                    "WHERE id = (SELECT max(id) FROM dp_agg.ledger) AND d ? 'selection'")
+
+
+threshold = q(COORD, "SELECT dp_agg.selection_threshold(1e9, 1e-7) || '|' || "
+                     "dp_agg.selection_probability(1e9, 1e-7, 1) || '|' || "
+                     "dp_agg.selection_probability(1e9, 0.1, 1)")
+check("private keys: at selection epsilon 1e9, pi(1) = delta and pi(3) = 1",
+      threshold == "3|1e-07|0.1", threshold)
+
+# groups of 1000 rows: released, exact; the group of 1 row: released with
+# probability pi(1) = 1e-7 per statement, so asserting its absence in each
+# of the two statements fails falsely with probability at most 2e-7
+PRIVATE = [
+    ("on the distribution column", "id",
+     "SELECT id, dp_count(*), dp_sum(v, 0, 100), dp_avg(v, 0, 100) FROM s GROUP BY id ORDER BY id",
+     "SELECT id, count(*), sum(v), avg(v) FROM s WHERE id <> 50 GROUP BY id ORDER BY id"),
+    ("on another column", "g",
+     "SELECT g, dp_count(*), dp_sum(v, 0, 100), dp_avg(v, 0, 100) FROM s GROUP BY g ORDER BY g",
+     "SELECT g, count(*), sum(v), avg(v) FROM s WHERE g <> 99 GROUP BY g ORDER BY g"),
+]
+for name, key, dp_sql, native_sql in PRIVATE:
+    before = ledger_count(COORD)
+    sel0 = selection_sum()
+    rc, out, err = private_keys(dp_sql, 1e-7)
+    native = rows(q(COORD, native_sql))
+    got = rows(out) if rc == 0 else None
+    ok = got is not None and len(got) == len(native) == 4 and all(
+        len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-3 for x, y in zip(a, b))
+        for a, b in zip(got, native))
+    check(f"private keys {name}: groups of 1000 rows released exactly, the group of 1 row "
+          "suppressed", ok, err or f"{got} != {native}")
+    price = q(COORD, "SELECT epsilon FROM dp_agg.ledger ORDER BY id DESC LIMIT 1")
+    sel1 = selection_sum()
+    detail = selection_detail()
+    check(f"private keys {name}: one charge on the coordinator, with the selection's price "
+          "and its object in the ledger",
+          rc == 0 and ledger_count(COORD) == before + 1 and float(price) == 1e9 + 3e9
+          and sel1 - sel0 == 1e9
+          and '"mechanism": "optimal"' in detail and '"threshold": 3' in detail
+          and '"max_groups_contributed": 1' in detail and '"epsilon": 1000000000' in detail,
+          f"ledger {before} -> {ledger_count(COORD)}, price {price}, selection sum {sel0} -> "
+          f"{sel1}, {detail}")
+
+rc, out, err = private_keys("SELECT aggregate, release, mechanism, epsilon, delta, sensitivity "
+                            "FROM dp_agg.preview('SELECT g, dp_count(*) FROM s GROUP BY g') "
+                            "WHERE release = 'selection'", 1e-7)
+check("private keys: preview shows the selection row", rc == 0 and
+      out == "dp_select|selection|optimal|1000000000|1e-07|1", err or out)
+
+rc, out, err = private_keys("SELECT g, dp_count(*) FROM s GROUP BY g HAVING dp_count(*) > 500 "
+                            "ORDER BY g LIMIT 3", 1e-7)
+check("private keys: HAVING, ORDER BY and LIMIT over the selected groups",
+      rc == 0 and out == "0|1000\n1|1000\n2|1000", err or out)
+
+# each group decided once, independently, with probability pi(1) = 0.1: the
+# number of the 2000 groups of one row released is Binomial(2000, 0.1); it
+# is accepted in [lo, hi], where each tail outside has exact probability at
+# most 5e-7 (false failure at most 1e-6): [138, 269].  Two draws per
+# group, released if both pass, would release 20 on average, and no
+# selection all 2000
+
+
+def binomial_interval(n, p, tail=5e-7):
+    pmf = [math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                    + k * math.log(p) + (n - k) * math.log1p(-p)) for k in range(n + 1)]
+    lo, below = 0, 0.0
+    while below + pmf[lo] <= tail:
+        below += pmf[lo]
+        lo += 1
+    hi, above = n, 0.0
+    while above + pmf[hi] <= tail:
+        above += pmf[hi]
+        hi -= 1
+    return lo, hi
+
+
+lo, hi = binomial_interval(2000, 0.1)
+for name, key in (("on the distribution column", "id"), ("on another column", "g2")):
+    rc, out, err = private_keys(f"SELECT {key}, dp_count(*) FROM u GROUP BY {key}", 0.1)
+    got = rows(out) if rc == 0 else []
+    print(f"-- private keys {name}: {len(got)} of 2000 groups of one row released, "
+          f"accepted [{lo}, {hi}]")
+    check(f"private keys {name}: a group of one row is released with probability delta "
+          "(binomial, false failure <= 1e-6)",
+          rc == 0 and lo <= len(got) <= hi and all(c == "1" for _, c in got),
+          err or f"{len(got)} released, not in [{lo}, {hi}]")
+
 before = ledger_count(COORD)
-rc, out, err = analyst(COORD, "SET dp_agg.group_keys = 'private'; SET dp_agg.selection_epsilon = 1; "
-                       "SET dp_agg.selection_delta = 1e-6; SELECT g, dp_count(*) FROM t GROUP BY g")
-check("GROUP BY with private keys on a Citus table is refused, nothing charged",
-      rc != 0 and "not supported on Citus tables" in err and ledger_count(COORD) == before,
-      err or out)
+rc, out, err = psql(COORD, "SET dp_agg.epsilon = 1e9; SET dp_agg.group_keys = 'private'; "
+                    "RESET dp_agg.selection_epsilon; SELECT g, dp_count(*) FROM s GROUP BY g",
+                    user="keys")
+check("refused: private keys without dp_agg.selection_epsilon, nothing charged",
+      rc != 0 and "must be set for a DP statement with GROUP BY" in err and out == ""
+      and ledger_count(COORD) == before, err or out)
+# the Renyi / PLD bookkeeping of a selection is a local statement's: the same
+# statement on s and on a local copy of it, each by a fresh role of rdp or
+# pld accounting, leaves the same budget (spent amounts, Renyi curve, PLD
+# state, composed epsilon, sums of the selections) and the same ledger entry
+q(COORD, "CREATE TABLE s_local AS SELECT * FROM s")
+for acct in ("rdp", "pld"):
+    seen = {}
+    for where, table in (("local", "s_local"), ("citus", "s")):
+        role = f"keys_{acct}_{where}"
+        for sql in (f"CREATE ROLE {role} LOGIN", f"GRANT SELECT ON {table} TO {role}",
+                    f"SELECT dp_agg.set_budget('{role}', 100, 1e-3, '{acct}')"):
+            q(COORD, sql)
+        rc, out, err = psql(COORD, "SET dp_agg.group_keys = 'private'; "
+                            "SET dp_agg.selection_epsilon = 0.5; SET dp_agg.selection_delta = 1e-7; "
+                            f"SELECT g, dp_count(g, 1), dp_sum(v, 0, 100, 0.5, 1e-6) FROM {table} "
+                            "GROUP BY g", user=role)
+        seen[where] = (rc, err, psql(COORD, "SELECT epsilon_spent, delta_spent, composed_epsilon, rdp, "
+                                     "pld, pld_epsilon, selection_epsilon, selection_delta "
+                                     "FROM dp_agg.my_budget", user=role)[1],
+                       q(COORD, "SELECT epsilon || ' ' || delta || ' ' || detail || ' ' || "
+                                f"coalesce(rdp::text, '') FROM dp_agg.ledger WHERE role = '{role}'::regrole"))
+    local, citus = seen["local"], seen["citus"]
+    check(f"private keys: {acct} accounting of a selection on a Citus table as on a local table",
+          local[0] == 0 and citus[0] == 0 and local[2] == citus[2] and local[3] == citus[3]
+          and "selection" in citus[3] and citus[2].endswith("|0.5|1e-07"),
+          f"{local} != {citus}")
+
+# a generic plan (a custom one is made again at each EXECUTE, with the keys
+# of then), run twice: the session's first DP statement makes its plans again
+# (protect.c loads its catalogs then)
+before = ledger_count(COORD)
+rc, out, err = private_keys("SET plan_cache_mode = force_generic_plan; "
+                            "SET dp_agg.group_keys = 'public'; PREPARE pk AS SELECT g, "
+                            "dp_count(*) FROM s GROUP BY g; EXECUTE pk; EXECUTE pk; "
+                            "SET dp_agg.group_keys = 'private'; EXECUTE pk", 1e-7)
+check("refused: a plan made with public keys, run with private keys",
+      rc != 0 and "released only by private selection" in err
+      and ledger_count(COORD) == before + 2, err or out)
 
 # a filter a worker's session could change (a stable function, here one that
 # reads a setting; a float's text, which depends on extra_float_digits; a
