@@ -51,8 +51,13 @@ citus.local_hostname = '{top}'
 
 def timed(sql):
     """psql's \\timing of sql, in ms, on the coordinator"""
-    p = subprocess.run(["psql", "-X", "-q", "-h", top, "-p", str(PORTS[0]), "-d", "postgres"],
-                       input=f"SET dp_agg.epsilon = 1;\n\\timing on\n{sql};\n",
+    p = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", top, "-p", str(PORTS[0]),
+                        "-d", "postgres"],
+                       input="SET dp_agg.epsilon = 1;\n"
+                             # GROUP BY releases its keys by private selection (100 groups of
+                             # 100,000 rows: every group is released)
+                             "SET dp_agg.selection_epsilon = 1;\nSET dp_agg.selection_delta = 1e-6;\n"
+                             f"\\timing on\n{sql};\n",
                        capture_output=True, text=True)
     m = re.findall(r"Time: ([0-9.]+) ms", p.stdout)
     if p.returncode != 0 or not m:
