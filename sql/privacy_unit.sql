@@ -349,6 +349,27 @@ RESET dp_agg.max_groups_contributed;
 CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
 SELECT array_agg(dept ORDER BY dept) AS released_untrusted FROM pu_untrusted;
 DROP TABLE pu_untrusted;
+-- lowered to k = 1: the fused path (unit_pick.c), serial and parallel.
+-- The 50 patients keep one of depts 0..6 each, so some dept has 2 or more
+-- of them (released except with probability below 1e-15); a dept of one
+-- patient (patient 0's depts 7..49 among them) is released with
+-- probability 1e-10 at most.
+SET dp_agg.max_groups_contributed = 1;
+CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
+SELECT count(*) >= 1 AND array_agg(dept) <@ '{0,1,2,3,4,5,6}' AS released_fused FROM pu_untrusted;
+DROP TABLE pu_untrusted;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
+SELECT count(*) >= 1 AND array_agg(dept) <@ '{0,1,2,3,4,5,6}' AS released_fused_parallel FROM pu_untrusted;
+DROP TABLE pu_untrusted;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET dp_agg.max_groups_contributed;
 -- public keys are refused to untrusted roles
 SET dp_agg.group_keys = 'public';
 SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);

@@ -27,7 +27,10 @@
  * (unit_keep.c).  Level 3 adds the bounded contributions of each group
  * and releases them with noise calibrated to k groups of bounded
  * contributions (release.c; Wilson et al. 2020).  Without GROUP BY there
- * is one group: level 2 is left out.
+ * is one group: level 2 is left out.  With k = 1 (and no DISTINCT, ORDER
+ * BY or FILTER inside a DP call, and hashable unit and keys), levels 1 and
+ * 2 are fused into one aggregation by unit that keeps each unit's group of
+ * smallest pseudorandom priority (unit_pick.c): no sort, no window.
  *
  * Rows whose unit is NULL belong to no unit and are left out: no release
  * depends on them, so they need no protection.  A relation with a unit
