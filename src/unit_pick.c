@@ -62,6 +62,8 @@ PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
  */
 #define NULL_KEY_HASH UINT64CONST(0x9e3779b97f4a7c15)
 
+#define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Privacy units\" in the dp_agg README)."
+
 /* ---------- dp_agg.unit_priority(unit, keys...) ---------- */
 
 /* what one call site needs, kept for the execution in fn_extra */
@@ -86,7 +88,11 @@ priority_cache(FunctionCallInfo fcinfo)
 		return (PriorityCache *) flinfo->fn_extra;
 	if (fexpr == NULL || !IsA(fexpr, FuncExpr) || fexpr->funcvariadic ||
 		list_length(fexpr->args) != nargs)
-		elog(ERROR, "dp_agg: unit_priority called without its arguments");
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp_agg.unit_priority needs its arguments one by one"),
+				 errdetail("It hashes each argument with the extended hash function of its type."),
+				 errhint(HINT_REWRITE_ONLY)));
 	pc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(PriorityCache));
 	pc->nargs = nargs;
 	pc->hash = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(FmgrInfo) * nargs);
@@ -100,8 +106,12 @@ priority_cache(FunctionCallInfo fcinfo)
 
 		/* privacy_unit.c takes the fused path only for such types */
 		if (!OidIsValid(tc->hash_extended_proc_finfo.fn_oid))
-			elog(ERROR, "dp_agg: no extended hash function for type %s",
-				 format_type_be(exprType(arg)));
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("could not identify an extended hash function for type %s",
+							format_type_be(exprType(arg))),
+					 errdetail("The priority of a privacy unit hashes the unit and each group key."),
+					 errhint(HINT_REWRITE_ONLY)));
 		fmgr_info_copy(&pc->hash[i], &tc->hash_extended_proc_finfo, flinfo->fn_mcxt);
 		pc->collation[i] = exprCollation(arg);
 	}
@@ -191,7 +201,11 @@ dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 	int64		p;
 
 	if (PG_ARGISNULL(2))
-		elog(ERROR, "dp_agg: unit_pick without a priority");
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("dp_agg.unit_pick needs a priority"),
+				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errhint(HINT_REWRITE_ONLY)));
 	p = PG_GETARG_INT64(2);
 	if (st != NULL && p >= st->p)
 		PG_RETURN_POINTER(st);
