@@ -274,9 +274,11 @@ RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
--- FILTER inside a DP call, or k > 1: the window path (its choice must see
--- every row of the unit, its contribution only some)
+-- FILTER inside a DP call, a volatile key, or k > 1: the window path (its
+-- choice must see every row of the unit, its contribution only some; a
+-- volatile key would differ from the one its priority hashed)
 EXPLAIN (COSTS OFF) SELECT grp, dp_count(*) FILTER (WHERE x > 7) FROM pu_one GROUP BY grp;
+EXPLAIN (COSTS OFF) SELECT (grp + floor(random()))::int AS k, dp_count(*) FROM pu_one GROUP BY 1;
 SET dp_agg.max_groups_contributed = 2;
 EXPLAIN (COSTS OFF) SELECT grp, dp_count(*) FROM pu_one GROUP BY grp;
 RESET dp_agg.max_groups_contributed;

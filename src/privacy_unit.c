@@ -526,7 +526,9 @@ pickable_type(Oid type, Oid collation)
  * a uniform choice of one group per unit, then its bounded contribution.
  * Not with DISTINCT, ORDER BY or FILTER inside a DP call (the choice must
  * see every row of the unit, the contribution only some), nor for a unit
- * or key the priority cannot hash consistently with GROUP BY's equality.
+ * or key the priority cannot hash consistently with GROUP BY's equality,
+ * nor for a volatile key (the key and its priority would be computed from
+ * different evaluations).
  */
 static bool
 can_fuse(UnitRewrite *ur)
@@ -550,7 +552,8 @@ can_fuse(UnitRewrite *ur)
 		SortGroupClause *gc = lfirst_node(SortGroupClause, lc);
 		Node	   *e = (Node *) get_sortgroupref_tle(gc->tleSortGroupRef, ur->q->targetList)->expr;
 
-		if (!pickable_type(exprType(e), exprCollation(e)))
+		if (!gc->hashable || contain_volatile_functions(e) ||
+			!pickable_type(exprType(e), exprCollation(e)))
 			return false;
 	}
 	return true;
