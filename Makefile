@@ -51,6 +51,12 @@ OBJS += \
 	src/privacy_unit_api.o \
 	src/unit_keep.o
 
+# issue 12, units3: the fused path of privacy units with k = 1
+OBJS += \
+	src/siphash.o \
+	src/pick_key.o \
+	src/unit_pick.o
+
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \
 	src/joint.o \

@@ -698,3 +698,105 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Issue 12 (privacy units), the fused path of k = 1 (src/unit_pick.c).
+-- When each unit contributes to one group, levels 1 and 2 are one
+-- aggregation by unit: each key is dp_agg.unit_pick(key, p) and each
+-- contribution dp_agg.unit_pick_bound_f(args of f, p), where
+-- p = dp_agg.unit_priority(unit, keys...) is SipHash-2-4 under a key drawn
+-- for each execution: the unit's group is the one of smallest p.  The
+-- aggregates are made by the rewrite only (the guard refuses them in
+-- statements analysts write); their support functions are not executable
+-- by PUBLIC.  dp_agg.unit_priority stays executable: the rewritten
+-- statement calls it as the analyst, and what it computes depends on no
+-- secret (src/pick_key.c).
+
+CREATE FUNCTION dp_agg.unit_priority(VARIADIC "any")
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_unit_priority'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_priority(VARIADIC "any") IS
+'internal (privacy units): the priority of a (unit, group), SipHash-2-4 under the key of the execution; only in statements rewritten by dp_agg';
+
+CREATE FUNCTION dp_agg.unit_pick_key_transfn(internal, anyelement, bigint)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_unit_pick_key_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_pick_key_transfn(internal, anyelement, bigint) IS
+'internal (privacy units): keeps the value of smallest priority';
+CREATE FUNCTION dp_agg.unit_pick_key_combinefn(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_unit_pick_key_combine'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_pick_key_combinefn(internal, internal) IS
+'internal (privacy units): the state of smaller priority';
+CREATE FUNCTION dp_agg.unit_pick_key_serialfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_pick_key_serialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_pick_key_serialfn(internal) IS
+'internal (privacy units): serializes a dp_agg.unit_pick state';
+CREATE FUNCTION dp_agg.unit_pick_key_deserialfn(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_unit_pick_key_deserialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_pick_key_deserialfn(bytea, internal) IS
+'internal (privacy units): deserializes and validates a dp_agg.unit_pick state';
+CREATE FUNCTION dp_agg.unit_pick_key_finalfn(internal, anyelement, bigint)
+RETURNS anyelement AS 'MODULE_PATHNAME', 'dp_unit_pick_key_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_pick_key_finalfn(internal, anyelement, bigint) IS
+'internal (privacy units): the value of smallest priority';
+REVOKE ALL ON FUNCTION dp_agg.unit_pick_key_transfn(internal, anyelement, bigint),
+    dp_agg.unit_pick_key_combinefn(internal, internal), dp_agg.unit_pick_key_serialfn(internal),
+    dp_agg.unit_pick_key_deserialfn(bytea, internal),
+    dp_agg.unit_pick_key_finalfn(internal, anyelement, bigint) FROM PUBLIC;
+
+CREATE AGGREGATE dp_agg.unit_pick(anyelement, bigint) (
+    SFUNC = dp_agg.unit_pick_key_transfn, STYPE = internal, SSPACE = 48,
+    FINALFUNC = dp_agg.unit_pick_key_finalfn, FINALFUNC_EXTRA,
+    COMBINEFUNC = dp_agg.unit_pick_key_combinefn,
+    SERIALFUNC = dp_agg.unit_pick_key_serialfn, DESERIALFUNC = dp_agg.unit_pick_key_deserialfn,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE dp_agg.unit_pick(anyelement, bigint) IS
+'internal (privacy units): the group key of a unit''s rows of smallest priority; only in statements rewritten by dp_agg';
+
+-- For each DP aggregate f(args): dp_agg.unit_pick_bound_f(args, bigint),
+-- f's transition function on the unit's rows of smallest priority (the
+-- last argument) and the bounding final function of dp_agg.unit_bound_f.
+DO $$
+DECLARE
+    a record;
+    params text;
+BEGIN
+    FOR a IN
+        SELECT p.proname, p.pronargs,
+               pg_catalog.oidvectortypes(p.proargtypes) AS args
+        FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_aggregate g ON g.aggfnoid = p.oid
+        JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass
+             AND d.objid = p.oid AND d.deptype = 'e'
+             AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'dp_agg')
+        WHERE p.proname IN ('dp_count', 'dp_sum', 'dp_avg')
+        ORDER BY p.proname, p.pronargs, args
+    LOOP
+        params := CASE WHEN a.pronargs = 0 THEN 'bigint' ELSE a.args || ', bigint' END;
+        IF pg_catalog.to_regprocedure(pg_catalog.format('dp_agg.unit_pick_transfn(internal, %s)', params)) IS NULL THEN
+            EXECUTE pg_catalog.format(
+                'CREATE FUNCTION dp_agg.unit_pick_transfn(internal, %s) RETURNS internal '
+                'AS %L, %L LANGUAGE C PARALLEL SAFE', params, 'MODULE_PATHNAME', 'dp_unit_pick_trans');
+            EXECUTE pg_catalog.format(
+                'COMMENT ON FUNCTION dp_agg.unit_pick_transfn(internal, %s) IS %L', params,
+                'internal (privacy units): accumulates the rows of a unit''s smallest priority');
+            EXECUTE pg_catalog.format(
+                'REVOKE ALL ON FUNCTION dp_agg.unit_pick_transfn(internal, %s) FROM PUBLIC', params);
+        END IF;
+        EXECUTE pg_catalog.format(
+            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.unit_pick_transfn, STYPE = internal, '
+            'SSPACE = 112, FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+            'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+            'unit_pick_bound_' || a.proname, params, pg_catalog.substr(a.proname, 4));
+        EXECUTE pg_catalog.format(
+            'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L',
+            'unit_pick_bound_' || a.proname, params,
+            'internal (privacy units): one unit''s bounded contribution to ' || a.proname ||
+            ' in its group of smallest priority; only in statements rewritten by dp_agg');
+    END LOOP;
+END
+$$;

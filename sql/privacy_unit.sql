@@ -207,6 +207,109 @@ RESET dp_agg.max_groups_contributed;
 RESET dp_agg.max_rows_contributed;
 DROP TABLE pu_with, pu_without, pu_expected, pu_parallel, pu_public;
 
+-- k = 1: levels 1 and 2 fused into one aggregation by unit (README,
+-- "Privacy units"; src/unit_pick.c): each unit keeps the group of smallest
+-- priority, a SipHash-2-4 under a key drawn for each execution.  500
+-- units with 3 rows each in one group (grp = u % 10, NULL for u % 10 = 0,
+-- with a text key n<grp> beside it), and unit 0 with 1,000 rows in 50
+-- groups (0..49).  At epsilon 1e9, delta 1e-10 and k = 1 a group of 2 or
+-- more units is released with probability 1 - 1e-15 or more, a group of
+-- one unit with probability delta = 1e-10 (selection_probability below):
+-- groups 10..49 hold unit 0 alone, which is in one of them at most.
+CREATE TABLE pu_one (u int, grp int, name text, x int);
+INSERT INTO pu_one SELECT u, NULLIF(u % 10, 0), 'n' || NULLIF(u % 10, 0), 7
+FROM generate_series(1, 500) u, generate_series(1, 3) r;
+INSERT INTO pu_one SELECT 0, k % 50, 'n' || (k % 50), 150 FROM generate_series(0, 999) k;
+SELECT dp_agg.set_privacy_unit('pu_one', 'u');
+SET dp_agg.selection_epsilon = 1e9;
+SET dp_agg.selection_delta = 1e-10;
+SELECT dp_agg.selection_probability(1e9, 1e-10, 1, 1) <= 1e-10 AS one_unit,
+       dp_agg.selection_probability(1e9, 1e-10, 2, 1) > 1 - 1e-15 AS two_units;
+-- the plan: one hash aggregation by the unit below the releases
+EXPLAIN (COSTS OFF) SELECT grp, name, dp_count(*), dp_sum(x, 0, 200) FROM pu_one GROUP BY grp, name;
+-- each release counts the units of its group: 50 units of 3 rows, the
+-- count bounded to max_rows_contributed = 1 row, the sum 3 x 7 = 21 per
+-- unit; unit 0 adds 1 and at most 200 to at most one group (one of 0..9,
+-- or one of 10..49, which is then not released).  The names are those
+-- of the groups (both keys come from the same rows).
+CREATE TEMP TABLE pu_one_with AS
+SELECT grp, name, dp_count(*) AS c, dp_sum(x, 0, 200) AS s FROM pu_one GROUP BY grp, name;
+SELECT array_agg(grp ORDER BY grp) AS released,
+       bool_and(name IS NOT DISTINCT FROM 'n' || grp) AS names_of_groups,
+       count(*) FILTER (WHERE (c, s) <> (50, 1050)) <= 1 AS one_group_moved,
+       bool_and((c, s) = (50, 1050) OR (c, s) = (51, 1050 + 200)) AS moved_by_its_bound
+FROM pu_one_with;
+CREATE TEMP TABLE pu_one_without AS
+SELECT grp, name, dp_count(*) AS c, dp_sum(x, 0, 200) AS s FROM pu_one WHERE u <> 0 GROUP BY grp, name;
+SELECT count(*) AS groups, bool_and((c, s) = (50, 1050)) AS units_counted FROM pu_one_without;
+SELECT count(*) FILTER (WHERE w.c IS DISTINCT FROM o.c OR w.s IS DISTINCT FROM o.s) <= 1 AS at_most_one_group,
+       coalesce(max(abs(w.c - o.c)), 0) <= 1 AS count_within_bound,
+       coalesce(max(abs(w.s - o.s)), 0) <= 200 AS sum_within_bound
+FROM pu_one_with w FULL JOIN pu_one_without o ON coalesce(w.grp, -1) = coalesce(o.grp, -1);
+-- a unit of 1,000 rows in 50 groups, alone, with its keys public (no
+-- selection): it is counted in one group, never in two
+SET dp_agg.group_keys = 'public';
+SELECT count(*) AS groups_of_unit_0, sum(c) AS its_count
+FROM (SELECT grp, dp_count(*) c FROM pu_one WHERE u = 0 GROUP BY grp) s;
+RESET dp_agg.group_keys;
+-- dp_avg, and max_rows_contributed = 5 (each unit's 3 rows counted)
+SET dp_agg.max_rows_contributed = 5;
+SELECT count(*) AS groups, bool_and(c = 150 AND a = 7) AS avg_of_units
+FROM (SELECT grp, dp_count(*) c, dp_avg(x, 0, 200) a FROM pu_one WHERE u <> 0 GROUP BY grp) s;
+RESET dp_agg.max_rows_contributed;
+-- in parallel plans: level 1 partially in the workers, with the leader's key
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT grp, name, dp_count(*), dp_sum(x, 0, 200) FROM pu_one GROUP BY grp, name;
+SELECT array_agg(grp ORDER BY grp) AS released_parallel,
+       bool_and(name IS NOT DISTINCT FROM 'n' || grp) AS names_parallel,
+       count(*) FILTER (WHERE (c, s) <> (50, 1050)) <= 1 AS one_group_moved_parallel,
+       bool_and((c, s) = (50, 1050) OR (c, s) = (51, 1050 + 200)) AS moved_by_its_bound_parallel
+FROM (SELECT grp, name, dp_count(*) AS c, dp_sum(x, 0, 200) AS s FROM pu_one GROUP BY grp, name) s;
+RESET parallel_leader_participation;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+-- FILTER inside a DP call, a volatile key, or k > 1: the window path (its
+-- choice must see every row of the unit, its contribution only some; a
+-- volatile key would differ from the one its priority hashed)
+EXPLAIN (COSTS OFF) SELECT grp, dp_count(*) FILTER (WHERE x > 7) FROM pu_one GROUP BY grp;
+EXPLAIN (COSTS OFF) SELECT (grp + floor(random()))::int AS k, dp_count(*) FROM pu_one GROUP BY 1;
+SET dp_agg.max_groups_contributed = 2;
+EXPLAIN (COSTS OFF) SELECT grp, dp_count(*) FROM pu_one GROUP BY grp;
+RESET dp_agg.max_groups_contributed;
+-- the key: drawn for each execution (equal twice with probability
+-- 2^-128), overwriting what a superuser set (which could not weaken
+-- privacy anyway: README); only superusers set or show it
+SET dp_agg.unit_pick_key = '00000000000000000000000000000000';
+SELECT count(c) > 0 AS released FROM (SELECT grp, dp_count(*) c FROM pu_one GROUP BY grp) s;
+SELECT current_setting('dp_agg.unit_pick_key') AS key1 \gset
+SELECT :'key1' <> '00000000000000000000000000000000' AS key_drawn;
+SELECT count(c) > 0 AS released FROM (SELECT grp, dp_count(*) c FROM pu_one GROUP BY grp) s;
+SELECT current_setting('dp_agg.unit_pick_key') <> :'key1' AS key_fresh;
+SELECT pu_try($$SET dp_agg.unit_pick_key = 'not a key'$$);
+-- the priority: one key for the statement
+SELECT dp_agg.unit_priority(1, 2, NULL::text) = dp_agg.unit_priority(1, 2, NULL::text) AS same_key;
+-- the internal functions of the fused path are the rewrite's only
+SELECT pu_try($$SELECT g, dp_count(*) FROM (SELECT dp_agg.unit_pick(grp, dp_agg.unit_priority(u, grp)) g FROM pu_one GROUP BY u) s GROUP BY g$$);
+SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT dp_agg.unit_pick(grp, 1::bigint) g, dp_agg.unit_pick_bound_dp_count(1::bigint) c FROM pu_one GROUP BY u) s GROUP BY g$$);
+SELECT pu_try($$SELECT dp_count(*) FROM pu_one WHERE dp_agg.unit_priority(u) > 0$$);
+GRANT SELECT ON pu_one TO regress_pu_analyst;
+SELECT has_function_privilege('regress_pu_analyst', 'dp_agg.unit_pick_key_serialfn(internal)', 'EXECUTE') AS serialfn,
+       has_function_privilege('regress_pu_analyst', 'dp_agg.unit_pick_transfn(internal, bigint)', 'EXECUTE') AS transfn;
+SET ROLE regress_pu_analyst;
+SELECT pu_try($$SHOW dp_agg.unit_pick_key$$);
+SELECT pu_try($$SET dp_agg.unit_pick_key = '00000000000000000000000000000000'$$);
+SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT dp_agg.unit_pick(grp, 1::bigint) g, dp_agg.unit_pick_bound_dp_count(1::bigint) c FROM pu_one GROUP BY u) s GROUP BY g$$);
+RESET ROLE;
+RESET dp_agg.selection_epsilon;
+RESET dp_agg.selection_delta;
+DROP TABLE pu_one, pu_one_with, pu_one_without;
+
 -- what is refused (fail closed)
 SELECT pu_try($$SELECT dp_count(*) FROM pu_view$$);
 SELECT pu_try($$SELECT dp_count(*) FROM (SELECT * FROM pu_visits WHERE age > 3) s$$);
@@ -248,6 +351,27 @@ RESET dp_agg.max_groups_contributed;
 CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
 SELECT array_agg(dept ORDER BY dept) AS released_untrusted FROM pu_untrusted;
 DROP TABLE pu_untrusted;
+-- lowered to k = 1: the fused path (unit_pick.c), serial and parallel.
+-- The 50 patients keep one of depts 0..6 each, so some dept has 2 or more
+-- of them (released except with probability below 1e-15); a dept of one
+-- patient (patient 0's depts 7..49 among them) is released with
+-- probability 1e-10 at most.
+SET dp_agg.max_groups_contributed = 1;
+CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
+SELECT count(*) >= 1 AND array_agg(dept) <@ '{0,1,2,3,4,5,6}' AS released_fused FROM pu_untrusted;
+DROP TABLE pu_untrusted;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+CREATE TEMP TABLE pu_untrusted AS SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept;
+SELECT count(*) >= 1 AND array_agg(dept) <@ '{0,1,2,3,4,5,6}' AS released_fused_parallel FROM pu_untrusted;
+DROP TABLE pu_untrusted;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET dp_agg.max_groups_contributed;
 -- public keys are refused to untrusted roles
 SET dp_agg.group_keys = 'public';
 SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);

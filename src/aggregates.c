@@ -69,6 +69,7 @@ PG_FUNCTION_INFO_V1(dp_unit_bound_count_final);
 PG_FUNCTION_INFO_V1(dp_unit_bound_sum_final);
 PG_FUNCTION_INFO_V1(dp_unit_bound_avg_final);
 PG_FUNCTION_INFO_V1(dp_unit_collect_trans);
+PG_FUNCTION_INFO_V1(dp_unit_pick_trans);
 
 /*
  * Transition state.  New fields (per-unit contribution bounds, say) go at
@@ -83,10 +84,16 @@ typedef struct DpAggState
 	bool		released;		/* noise drawn: the fields below are final */
 	int128		noisy_count;
 	int128		noisy_sum;
+	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
+	bool		picked;
+	int64		pick;
 } DpAggState;
 
 #define DP_STATE_SERIAL_VERSION 1
 #define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 16)
+/* a picked state: the same fields, then its priority */
+#define DP_STATE_SERIAL_VERSION_PICKED 2
+#define DP_STATE_SERIAL_SIZE_PICKED (DP_STATE_SERIAL_SIZE + 8)
 
 static DpAggState *
 new_state(FunctionCallInfo fcinfo)
@@ -300,8 +307,24 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 		s1 = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
 		s1->release = r;
 		s1->fingerprint = r->fingerprint;
+		s1->picked = s2->picked;
+		s1->pick = s2->pick;
 	}
 	check_units(s1, r);
+	if (s1->picked != s2->picked || s1->picked != (r->call.unit == DP_UNIT_PICK))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
+				 errdetail("Only the aggregates that choose the group of a privacy unit have a priority.")));
+	if (s1->picked && s2->pick != s1->pick)
+	{
+		/* keep the rows of the smaller priority (unit_pick.c) */
+		if (s2->pick > s1->pick)
+			PG_RETURN_POINTER(s1);
+		s1->pick = s2->pick;
+		s1->count = 0;
+		s1->sum = 0;
+	}
 	s1->count += s2->count;
 	s1->sum += s2->sum;
 	PG_RETURN_POINTER(s1);
@@ -343,21 +366,26 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	DpAggState *st;
 	bytea	   *result;
 	char	   *p;
-	uint8		version = DP_STATE_SERIAL_VERSION;
+	uint8		version;
 	uint8		kind;
+	size_t		size;
 
 	check_split(fcinfo, true, "dp_agg.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
 	kind = st->release ? (uint8) st->release->call.kind : 0xff;
+	version = st->picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION;
+	size = st->picked ? DP_STATE_SERIAL_SIZE_PICKED : DP_STATE_SERIAL_SIZE;
 
-	result = (bytea *) palloc(VARHDRSZ + DP_STATE_SERIAL_SIZE);
-	SET_VARSIZE(result, VARHDRSZ + DP_STATE_SERIAL_SIZE);
+	result = (bytea *) palloc(VARHDRSZ + size);
+	SET_VARSIZE(result, VARHDRSZ + size);
 	p = VARDATA(result);
 	put_bytes(&p, &version, 1);
 	put_bytes(&p, &kind, 1);
 	put_bytes(&p, &st->fingerprint, 8);
 	put_bytes(&p, &st->count, 8);
 	put_bytes(&p, &st->sum, 16);
+	if (st->picked)
+		put_bytes(&p, &st->pick, 8);
 	PG_RETURN_BYTEA_P(result);
 }
 
@@ -369,21 +397,28 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	uint8		version,
 				kind;
 	DpAggState *st;
+	bool		picked;
 
 	check_split(fcinfo, false, "dp_agg.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
-	if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE)
+	p = VARDATA_ANY(b);
+	/* a picked state has its own version (combine checks it is one's call's) */
+	picked = VARSIZE_ANY_EXHDR(b) > 0 && *p == DP_STATE_SERIAL_VERSION_PICKED;
+	if (VARSIZE_ANY_EXHDR(b) != (picked ? DP_STATE_SERIAL_SIZE_PICKED : DP_STATE_SERIAL_SIZE))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
-	p = VARDATA_ANY(b);
 	st = palloc0(sizeof(DpAggState));
 	get_bytes(&p, &version, 1);
 	get_bytes(&p, &kind, 1);
 	get_bytes(&p, &st->fingerprint, 8);
 	get_bytes(&p, &st->count, 8);
 	get_bytes(&p, &st->sum, 16);
-	if (version != DP_STATE_SERIAL_VERSION || kind > DP_SELECT || st->count < 0)
+	st->picked = picked;
+	if (picked)
+		get_bytes(&p, &st->pick, 8);
+	if (version != (picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION) ||
+		kind > DP_SELECT || st->count < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -951,8 +986,10 @@ unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *count, int128 *
 	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
 	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
 
-	if (r->call.unit != DP_UNIT_BOUND || r->unit_rows < 1)
+	if ((r->call.unit != DP_UNIT_BOUND && r->call.unit != DP_UNIT_PICK) || r->unit_rows < 1)
 		elog(ERROR, "dp_agg: bounding function of a call that is not level 1 of a privacy unit");
+	if (st != NULL && st->picked != (r->call.unit == DP_UNIT_PICK))
+		elog(ERROR, "dp_agg: bounding function of a state of another level");
 	*rp = r;
 	*count = st ? Min(st->count, (int64) r->unit_rows) : 0;
 	*sum = st ? st->sum : 0;
@@ -1027,4 +1064,87 @@ dp_unit_collect_trans(PG_FUNCTION_ARGS)
 	st->count += count;
 	st->sum += sum;
 	PG_RETURN_POINTER(st);
+}
+
+/*
+ * The transition function of f's transition function for one row of the
+ * unit's priority p (the last argument; f's own arguments keep their
+ * positions)
+ */
+static PGFunction
+pick_inner_transition(const DpRelease *r)
+{
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+			return dp_count_star_trans;
+		case DP_COUNT:
+			return dp_count_trans;
+		case DP_SUM:
+		case DP_AVG:
+			switch (r->call.valtype)
+			{
+				case INT2OID:
+					return dp_sum_int2_trans;
+				case INT4OID:
+					return dp_sum_int4_trans;
+				case INT8OID:
+					return dp_sum_int8_trans;
+				case FLOAT4OID:
+					return dp_sum_float4_trans;
+				case FLOAT8OID:
+					return dp_sum_float8_trans;
+				case NUMERICOID:
+					return dp_sum_numeric_trans;
+			}
+			break;
+		case DP_SELECT:
+			break;
+	}
+	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);
+	return NULL;
+}
+
+/*
+ * dp_agg.unit_pick_bound_f(args of f..., p bigint), level 1 of the fused
+ * path of privacy units (k = 1, privacy_unit.c, unit_pick.c): the state of
+ * the unit's rows of smallest priority p, accumulated by f's own
+ * transition function.  A smaller p starts the state again, a larger one
+ * is skipped.  Rows of equal p (two groups of the unit with the same
+ * priority, probability about 2^-64) are accumulated together and released
+ * in the one group dp_agg.unit_pick names: each unit is one row of level 1,
+ * so it never contributes to more than one group, and the bounding final
+ * function bounds what it contributes there.
+ */
+Datum
+dp_unit_pick_trans(PG_FUNCTION_ARGS)
+{
+	int			parg = PG_NARGS() - 1;
+	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
+	int64		p;
+
+	if (parg < 1 || PG_ARGISNULL(parg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("dp_agg.unit_pick_bound aggregates need a priority"),
+				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in the dp_agg README).")));
+	p = PG_GETARG_INT64(parg);
+	if (st == NULL)
+	{
+		st = new_state(fcinfo);
+		st->picked = true;
+		st->pick = p;
+	}
+	else if (p > st->pick)
+		PG_RETURN_POINTER(st);
+	else if (p < st->pick)
+	{
+		st->pick = p;
+		st->count = 0;
+		st->sum = 0;
+	}
+	fcinfo->args[0].value = PointerGetDatum(st);
+	fcinfo->args[0].isnull = false;
+	return pick_inner_transition(st->release) (fcinfo);
 }

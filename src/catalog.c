@@ -33,6 +33,8 @@
 
 static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
+static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
+static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -48,22 +50,25 @@ dp_catalog_init(void)
 	CacheRegisterSyscacheCallback(PROCOID, invalidate_calls, (Datum) 0);
 }
 
+/* the C symbol of the final (or transition) function of an aggregate */
 static const char *
-final_symbol(Oid aggfnoid, Oid *finalfn)
+support_symbol(Oid aggfnoid, bool final)
 {
 	HeapTuple	tup;
 	Datum		src;
 	bool		isnull;
 	char	   *result;
+	Oid			fn;
 
 	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
 	if (!HeapTupleIsValid(tup))
 		return NULL;
-	*finalfn = ((Form_pg_aggregate) GETSTRUCT(tup))->aggfinalfn;
+	fn = final ? ((Form_pg_aggregate) GETSTRUCT(tup))->aggfinalfn
+		: ((Form_pg_aggregate) GETSTRUCT(tup))->aggtransfn;
 	ReleaseSysCache(tup);
-	if (!OidIsValid(*finalfn))
+	if (!OidIsValid(fn))
 		return NULL;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(*finalfn));
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
 	if (!HeapTupleIsValid(tup))
 		return NULL;
 	if (((Form_pg_proc) GETSTRUCT(tup))->prolang != ClanguageId)
@@ -105,8 +110,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;
-	Oid			finalfn;
-	const char *sym = final_symbol(aggfnoid, &finalfn);
+	const char *sym = support_symbol(aggfnoid, true);
+	const char *transsym = support_symbol(aggfnoid, false);
 	Oid		   *argtypes;
 
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(aggfnoid));
@@ -129,6 +134,17 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		/* level 1: the arguments of the DP aggregate it bounds */
 		info->unit = DP_UNIT_BOUND;
 		sym = psprintf("dp_%s", sym + 14);
+		/*
+		 * the fused level 1 of k = 1 (unit_pick.c): the priority is the last
+		 * argument, after those of the DP aggregate
+		 */
+		if (transsym != NULL && strcmp(transsym, "dp_unit_pick_trans") == 0)
+		{
+			if (info->nargs < 1 || argtypes[info->nargs - 1] != INT8OID)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+			info->unit = DP_UNIT_PICK;
+			info->nargs--;
+		}
 	}
 	else if (info->nargs >= 1 && argtypes[0] == BYTEAOID)
 	{
@@ -210,6 +226,8 @@ build_calls(void)
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	unit_keep_oid = InvalidOid;
+	unit_pick_oid = InvalidOid;
+	unit_priority_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -230,8 +248,17 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
 				strcmp(get_func_name(d->objid), "unit_keep") == 0)
 				unit_keep_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strcmp(get_func_name(d->objid), "unit_priority") == 0)
+				unit_priority_oid = d->objid;
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
+			/* the keys of the fused path of privacy units release nothing */
+			if (strcmp(get_func_name(d->objid), "unit_pick") == 0)
+			{
+				unit_pick_oid = d->objid;
+				continue;
+			}
 			/* the partial states of Citus fragments release nothing (dist_exec.c) */
 			if (strcmp(get_func_name(d->objid), "sum") == 0)
 				continue;
@@ -279,6 +306,24 @@ dp_unit_keep_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_keep_oid;
+}
+
+/* dp_agg.unit_pick, the keys of the fused path (unit_pick.c); InvalidOid before 0.3 */
+Oid
+dp_unit_pick_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_pick_oid;
+}
+
+/* dp_agg.unit_priority (unit_pick.c); InvalidOid before 0.3 */
+Oid
+dp_unit_priority_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_priority_oid;
 }
 
 bool

@@ -35,7 +35,9 @@ typedef enum DpUnitLevel
 {
 	DP_UNIT_NONE,				/* dp_count, dp_sum, dp_avg */
 	DP_UNIT_BOUND,				/* dp_agg.unit_bound_*: per (unit, group) */
-	DP_UNIT_RELEASE				/* dp_agg.unit_release_*: per group, noisy */
+	DP_UNIT_RELEASE,			/* dp_agg.unit_release_*: per group, noisy */
+	DP_UNIT_PICK				/* dp_agg.unit_pick_bound_*: per unit, its group
+								 * of smallest priority (k = 1, unit_pick.c) */
 } DpUnitLevel;
 
 /*
@@ -70,5 +72,7 @@ extern Oid	dp_select_aggregate(void);
 extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 extern Oid	dp_unit_keep_oid(void);
+extern Oid	dp_unit_pick_oid(void);
+extern Oid	dp_unit_priority_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

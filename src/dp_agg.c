@@ -22,6 +22,7 @@
 #include "hooks.h"
 #include "privacy_unit.h"
 #include "protect.h"
+#include "siphash.h"
 
 PG_MODULE_MAGIC;
 
@@ -32,6 +33,9 @@ _PG_init(void)
 {
 	dp_guc_init();
 	dp_catalog_init();
+	/* the priorities of privacy units rest on it (unit_pick.c) */
+	if (!dp_siphash_self_check())
+		elog(ERROR, "dp_agg: SipHash-2-4 fails the test vector of its paper");
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	dp_preloaded = true;

@@ -332,6 +332,13 @@ internal_walker(Node *node, void *context)
 
 		if (info != NULL && info->unit != DP_UNIT_NONE)
 			return true;
+		if (((Aggref *) node)->aggfnoid == dp_unit_pick_oid())
+			return true;
+	}
+	else if (IsA(node, FuncExpr))
+	{
+		if (((FuncExpr *) node)->funcid == dp_unit_priority_oid())
+			return true;
 	}
 	else if (IsA(node, WindowFunc))
 	{
@@ -348,7 +355,7 @@ static void
 reject_internal(void)
 {
 	reject_msg("internal functions of dp_agg are not allowed in statements",
-			   "dp_agg.unit_bound_*, dp_agg.unit_release_* and dp_agg.unit_keep are made by the rewrite of privacy units only.");
+			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick* and dp_agg.unit_priority are made by the rewrite of privacy units only.");
 }
 
 /*
@@ -855,7 +862,7 @@ aggrefs_unit_level(PlanWalk *w, List *aggrefs)
 		level = info->unit;
 		first = false;
 	}
-	if (selects && level == DP_UNIT_BOUND)
+	if (selects && (level == DP_UNIT_BOUND || level == DP_UNIT_PICK))
 		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
 						"A private selection of groups is evaluated with the bounding of privacy units.");
 	return level;
@@ -889,21 +896,30 @@ unit_keep_groups(PlanWalk *w, WindowAgg *wa)
 	return k;
 }
 
+/*
+ * An aggregate other than a DP aggregate; with *allow_pick, other than the
+ * keys of the fused level 1 of privacy units too (made by the rewrite)
+ */
 static bool
-other_aggref_walker(Node *node, void *context)
+other_aggref_walker(Node *node, bool *allow_pick)
 {
 	if (node == NULL)
 		return false;
 	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) == NULL)
-		return true;
-	return expression_tree_walker(node, other_aggref_walker, context);
+	{
+		Aggref	   *a = (Aggref *) node;
+
+		return !(*allow_pick && a->aggfnoid == dp_unit_pick_oid() &&
+				 a->location == DP_UNIT_LOCATION);
+	}
+	return expression_tree_walker(node, other_aggref_walker, allow_pick);
 }
 
 /* do the expressions compute aggregates other than DP aggregates? */
 static bool
-other_aggregates(Node *targetlist, Node *qual)
+other_aggregates(Node *targetlist, Node *qual, bool allow_pick)
 {
-	return other_aggref_walker(targetlist, NULL) || other_aggref_walker(qual, NULL);
+	return other_aggref_walker(targetlist, &allow_pick) || other_aggref_walker(qual, &allow_pick);
 }
 
 /* the single child of a node that passes rows on, NULL for other nodes */
@@ -931,6 +947,7 @@ pass_through_child(Plan *plan)
 typedef struct UnitInput
 {
 	int			groups;			/* k, from level 2; 0 if there is none */
+	bool		picked;			/* level 1 is the fused path of k = 1 */
 	Agg		   *bound_agg;		/* level 1 */
 	List	   *bound;			/* its Aggrefs */
 	List	   *partial;		/* partial level-3 Aggrefs (parallel plans) */
@@ -966,8 +983,24 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 			else if (level == DP_UNIT_BOUND && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) &&
 					 agg->groupingSets == NIL &&
 					 list_length(aggrefs) > 0 &&
-					 !other_aggregates((Node *) agg->plan.targetlist, (Node *) agg->plan.qual))
+					 !other_aggregates((Node *) agg->plan.targetlist, (Node *) agg->plan.qual, false))
 			{
+				ui->bound_agg = agg;
+				ui->bound = aggrefs;
+				return;
+			}
+
+			/*
+			 * the fused level 1 (unit_pick.c): grouped by the unit alone, so
+			 * that each unit is one row, one group, one contribution; no
+			 * level 2 above it
+			 */
+			else if (level == DP_UNIT_PICK && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) &&
+					 agg->groupingSets == NIL && agg->numCols == 1 && ui->groups == 0 &&
+					 list_length(aggrefs) > 0 &&
+					 !other_aggregates((Node *) agg->plan.targetlist, (Node *) agg->plan.qual, true))
+			{
+				ui->picked = true;
 				ui->bound_agg = agg;
 				ui->bound = aggrefs;
 				return;
@@ -1005,19 +1038,19 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 	if (agg->groupingSets != NIL || agg->aggstrategy == AGG_MIXED || agg->chain != NIL)
 		plan_reject(w, "GROUPING SETS, ROLLUP and CUBE are",
 					"A row would feed one release per grouping set.");
-	if (level == DP_UNIT_BOUND)
+	if (level == DP_UNIT_BOUND || level == DP_UNIT_PICK)
 		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
 						"dp_agg.unit_bound_* runs only below the releases of a privacy unit rewrite.");
 
 	if (level == DP_UNIT_RELEASE && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
 	{
-		UnitInput	ui = {0, NULL, NIL, NIL};
+		UnitInput	ui = {0, false, NULL, NIL, NIL};
 
 		walk_unit_input(w, agg->plan.lefttree, &ui);
 		if (ui.bound_agg == NULL)
 			return;				/* rejected if validating */
 		/* without level 2, each unit has one group: no GROUP BY */
-		if (ui.groups == 0 && agg->numCols != 0)
+		if (ui.groups == 0 && !ui.picked && agg->numCols != 0)
 			plan_reject_msg(w, "a DP aggregate over privacy units must choose the groups of each unit",
 							"Level 2 of the rewrite of privacy units is missing.");
 		check_dp_input(w, ui.bound_agg->plan.lefttree, &in, &sampling);

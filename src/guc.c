@@ -46,6 +46,7 @@ int			dp_guc_protected_max_row_work = 4096;
 int			dp_guc_max_rows_contributed = 1;
 int			dp_guc_max_rows_contributed_limit = 1;
 int			dp_guc_max_groups_contributed = 0;
+char	   *dp_guc_unit_pick_key = NULL;
 
 /* Issue 14: Citus (dist_token.c, dist_plan.c) */
 char	   *dp_guc_cluster_key_file = NULL;
@@ -119,6 +120,24 @@ check_selection_delta(char **newval, void **extra, GucSource source)
 		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
 		GUC_check_errmsg("invalid value for dp_agg.selection_delta: \"%s\"", *newval);
 		GUC_check_errdetail("selection_delta must be greater than 0 and less than 1.");
+		return false;
+	}
+	return true;
+}
+
+/* dp_agg.unit_pick_key: empty, or DP_PICK_KEY_HEX_LEN hexadecimal digits */
+static bool
+check_unit_pick_key(char **newval, void **extra, GucSource source)
+{
+	const char *v = *newval;
+
+	if (v == NULL || v[0] == '\0')
+		return true;
+	if (strlen(v) != DP_PICK_KEY_HEX_LEN || strspn(v, "0123456789abcdef") != DP_PICK_KEY_HEX_LEN)
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errmsg("invalid value for %s", DP_PICK_KEY_SETTING);
+		GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
 		return false;
 	}
 	return true;
@@ -295,6 +314,18 @@ dp_guc_init(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	/* Issue 12: the key of the priorities of privacy units (pick_key.c) */
+	DefineCustomStringVariable(DP_PICK_KEY_SETTING,
+							   "Internal: the key of the priorities that choose the group of each privacy unit.",
+							   "Drawn by dp_agg for each execution of a DP statement over privacy units and "
+							   "passed to its parallel workers; privacy does not depend on its secrecy.",
+							   &dp_guc_unit_pick_key,
+							   "",
+							   PGC_SUSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_NO_RESET_ALL |
+							   GUC_DISALLOW_IN_FILE | GUC_SUPERUSER_ONLY,
+							   check_unit_pick_key, NULL, NULL);
 
 	MarkGUCPrefixReserved("dp_agg");
 }

@@ -40,6 +40,10 @@ extern int	dp_guc_fragment_ttl_s;
 extern int	dp_guc_max_rows_contributed;
 extern int	dp_guc_max_rows_contributed_limit;
 extern int	dp_guc_max_groups_contributed;
+/* the key of the priorities of privacy units (pick_key.c), hexadecimal */
+#define DP_PICK_KEY_SETTING "dp_agg.unit_pick_key"
+#define DP_PICK_KEY_HEX_LEN 32
+extern char *dp_guc_unit_pick_key;
 
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);

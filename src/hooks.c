@@ -38,6 +38,7 @@
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
+#include "pick_key.h"
 #include "price.h"
 #include "privacy_unit.h"
 #include "protect.h"
@@ -109,6 +110,20 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	return stmt;
 }
 
+/* does the statement choose the groups of privacy units by priority? */
+static bool
+picks_units(List *releases)
+{
+	ListCell   *lc;
+
+	foreach(lc, releases)
+	{
+		if (((DpRelease *) lfirst(lc))->call.unit == DP_UNIT_PICK)
+			return true;
+	}
+	return false;
+}
+
 static void
 dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
@@ -148,6 +163,9 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 	if (protect.untrusted && !worker)
 		dp_protect_check_epsilon(releases);
+	/* before any row is read and any worker starts (pick_key.c) */
+	if (!worker && picks_units(releases))
+		dp_pick_key_renew();
 	/* a fragment is paid for on the coordinator: no charge here */
 	if (!worker && releases != NIL)
 		dp_charge(queryDesc, releases);

@@ -27,7 +27,10 @@
  * (unit_keep.c).  Level 3 adds the bounded contributions of each group
  * and releases them with noise calibrated to k groups of bounded
  * contributions (release.c; Wilson et al. 2020).  Without GROUP BY there
- * is one group: level 2 is left out.
+ * is one group: level 2 is left out.  With k = 1 (and no DISTINCT, ORDER
+ * BY or FILTER inside a DP call, and hashable unit and keys), levels 1 and
+ * 2 are fused into one aggregation by unit that keeps each unit's group of
+ * smallest pseudorandom priority (unit_pick.c): no sort, no window.
  *
  * Rows whose unit is NULL belong to no unit and are left out: no release
  * depends on them, so they need no protection.  A relation with a unit
@@ -43,6 +46,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -58,6 +62,7 @@
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 #include "utils/rel.h"
+#include "utils/typcache.h"
 
 #include "catalog.h"
 #include "compat.h"
@@ -68,6 +73,9 @@
 #include "selection.h"
 
 #define HINT_UNITS "See \"Privacy units\" in the dp_agg README."
+
+/* the internal aggregates of the fused level 1 (k = 1, unit_pick.c) */
+#define UNIT_PICK_PREFIX "unit_pick_bound_"
 
 /* ---------- the catalog dp_agg.privacy_unit ---------- */
 
@@ -199,6 +207,7 @@ typedef struct UnitRewrite
 	List	   *aggrefs;		/* the distinct DP Aggrefs of the level */
 	List	   *group_exprs;	/* the grouped expressions, in groupClause order */
 	int			ncols_l1;		/* columns of level 1 */
+	bool		fused;			/* k = 1: levels 1 and 2 in one aggregation */
 } UnitRewrite;
 
 static bool
@@ -236,7 +245,16 @@ internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
 	Oid			oid;
 
 	(void) get_func_signature(aggfnoid, &argtypes, &nargs);
-	if (value_as_bytea)
+	if (strcmp(prefix, UNIT_PICK_PREFIX) == 0)
+	{
+		/* the priority after the arguments of the DP aggregate */
+		Oid		   *types = palloc(sizeof(Oid) * (nargs + 1));
+
+		memcpy(types, argtypes, sizeof(Oid) * nargs);
+		types[nargs++] = INT8OID;
+		argtypes = types;
+	}
+	else if (value_as_bytea)
 	{
 		Oid		   *types = palloc(sizeof(Oid) * (nargs + 1));
 
@@ -313,16 +331,15 @@ new_select(void)
 
 /* ---------- level 1: per (unit, group) ---------- */
 
+/* level 1 reading the relation's rows of non-NULL unit, with no columns yet */
 static Query *
-make_level1(UnitRewrite *ur)
+level1_scan(UnitRewrite *ur)
 {
 	Query	   *q = ur->q;
 	Query	   *l1 = new_select();
 	RangeTblEntry *rte = copyObject(ur->rte);
 	Node	   *quals = copyObject(q->jointree->quals);
 	NullTest   *nt = makeNode(NullTest);
-	int			resno = 0;
-	ListCell   *lc;
 
 	l1->rtable = list_make1(rte);
 #ifdef DP_HAVE_RTEPERMINFO
@@ -339,6 +356,17 @@ make_level1(UnitRewrite *ur)
 	nt->location = -1;
 	l1->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), make_and_qual(quals, (Node *) nt));
 	linitial_node(RangeTblRef, l1->jointree->fromlist)->rtindex = 1;
+	l1->hasAggs = true;
+	return l1;
+}
+
+static Query *
+make_level1(UnitRewrite *ur)
+{
+	Query	   *q = ur->q;
+	Query	   *l1 = level1_scan(ur);
+	int			resno = 0;
+	ListCell   *lc;
 
 	/* the unit first: a sorted level 1 then feeds level 2 in order */
 	l1->targetList = lappend(l1->targetList, tle((Expr *) ur->unit, ++resno, "unit", 1));
@@ -366,9 +394,169 @@ make_level1(UnitRewrite *ur)
 		resno++;
 		l1->targetList = lappend(l1->targetList, tle((Expr *) a, resno, psprintf("c%d", resno), 0));
 	}
-	l1->hasAggs = true;
 	ur->ncols_l1 = resno;
 	return l1;
+}
+
+/* ---------- levels 1 and 2 fused, for k = 1 (unit_pick.c) ---------- */
+
+/* dp_agg.unit_priority(unit, keys...) over the columns of level 1 */
+static Expr *
+priority_expr(UnitRewrite *ur, List *keys)
+{
+	FuncExpr   *f = makeNode(FuncExpr);
+
+	f->funcid = dp_unit_priority_oid();
+	f->funcresulttype = INT8OID;
+	f->funcretset = false;
+	f->funcvariadic = false;
+	f->funcformat = COERCE_EXPLICIT_CALL;
+	f->funccollid = InvalidOid;
+	f->inputcollid = InvalidOid;
+	f->args = lcons(copyObject(ur->unit), copyObject(keys));
+	f->location = DP_UNIT_LOCATION;
+	return (Expr *) f;
+}
+
+/* dp_agg.unit_pick(key, p): the key of the unit's rows of smallest p */
+static Aggref *
+pick_key_aggref(Expr *key, Expr *priority)
+{
+	Aggref	   *a = makeNode(Aggref);
+
+	a->aggfnoid = dp_unit_pick_oid();
+	a->aggtype = exprType((Node *) key);
+	a->aggcollid = exprCollation((Node *) key);
+	a->inputcollid = exprCollation((Node *) key);
+	a->aggtranstype = InvalidOid;
+	a->aggargtypes = list_make2_oid(exprType((Node *) key), INT8OID);
+	a->args = list_make2(makeTargetEntry(copyObject(key), 1, NULL, false),
+						 makeTargetEntry(copyObject(priority), 2, NULL, false));
+	a->aggkind = AGGKIND_NORMAL;
+	a->aggsplit = AGGSPLIT_SIMPLE;
+	a->aggno = -1;
+	a->aggtransno = -1;
+	a->location = DP_UNIT_LOCATION;
+	return a;
+}
+
+/* dp_agg.unit_pick_bound_f(args of f..., p) in place of f(args...) */
+static Aggref *
+pick_bound_aggref(UnitRewrite *ur, Aggref *orig, Expr *priority)
+{
+	Aggref	   *a = copyObject(orig);
+
+	ChangeVarNodes((Node *) a, ur->rti, 1, 0);
+	a->aggfnoid = internal_aggregate(orig->aggfnoid, UNIT_PICK_PREFIX, false);
+	a->aggtype = BYTEAOID;
+	if (a->aggstar)
+	{
+		/* dp_count(*) becomes unit_pick_bound_dp_count(p) */
+		a->aggstar = false;
+		a->args = NIL;
+		a->aggargtypes = NIL;
+	}
+	a->args = lappend(a->args, makeTargetEntry(copyObject(priority),
+											   (AttrNumber) (list_length(a->args) + 1),
+											   NULL, false));
+	a->aggargtypes = lappend_oid(a->aggargtypes, INT8OID);
+	a->location = DP_UNIT_LOCATION;
+	return a;
+}
+
+/*
+ * Level 1 grouped by the unit alone: each group key is dp_agg.unit_pick of
+ * the key, each contribution dp_agg.unit_pick_bound_f, with the same
+ * priority; the columns are those of make_level1 (unit, keys,
+ * contributions), so level 3 reads both alike.
+ */
+static Query *
+make_level1_fused(UnitRewrite *ur)
+{
+	Query	   *q = ur->q;
+	Query	   *l1 = level1_scan(ur);
+	List	   *keys = NIL;
+	Expr	   *priority;
+	int			resno = 0;
+	ListCell   *lc;
+
+	l1->targetList = lappend(l1->targetList, tle((Expr *) ur->unit, ++resno, "unit", 1));
+	l1->groupClause = list_make1(unit_group_clause(ur->unit, 1));
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *gc = lfirst_node(SortGroupClause, lc);
+		Expr	   *e = copyObject(get_sortgroupref_tle(gc->tleSortGroupRef, q->targetList)->expr);
+
+		ur->group_exprs = lappend(ur->group_exprs, copyObject(e));
+		ChangeVarNodes((Node *) e, ur->rti, 1, 0);
+		keys = lappend(keys, e);
+	}
+	priority = priority_expr(ur, keys);
+	foreach(lc, keys)
+	{
+		resno++;
+		l1->targetList = lappend(l1->targetList,
+								 tle((Expr *) pick_key_aggref(lfirst(lc), priority), resno,
+									 psprintf("g%d", resno - 1), 0));
+	}
+	foreach(lc, ur->aggrefs)
+	{
+		resno++;
+		l1->targetList = lappend(l1->targetList,
+								 tle((Expr *) pick_bound_aggref(ur, lfirst_node(Aggref, lc), priority),
+									 resno, psprintf("c%d", resno), 0));
+	}
+	ur->ncols_l1 = resno;
+	return l1;
+}
+
+/* a type whose values the priority can hash, with equality as GROUP BY's */
+static bool
+pickable_type(Oid type, Oid collation)
+{
+	TypeCacheEntry *tc = lookup_type_cache(type, TYPECACHE_HASH_EXTENDED_PROC);
+
+	if (!OidIsValid(tc->hash_extended_proc))
+		return false;
+	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+}
+
+/*
+ * The fused path computes exactly what levels 1 and 2 compute with k = 1:
+ * a uniform choice of one group per unit, then its bounded contribution.
+ * Not with DISTINCT, ORDER BY or FILTER inside a DP call (the choice must
+ * see every row of the unit, the contribution only some), nor for a unit
+ * or key the priority cannot hash consistently with GROUP BY's equality,
+ * nor for a volatile key (the key and its priority would be computed from
+ * different evaluations).
+ */
+static bool
+can_fuse(UnitRewrite *ur)
+{
+	ListCell   *lc;
+
+	if (ur->max_groups != 1 || ur->q->groupClause == NIL ||
+		!OidIsValid(dp_unit_pick_oid()) || !OidIsValid(dp_unit_priority_oid()))
+		return false;
+	foreach(lc, ur->aggrefs)
+	{
+		Aggref	   *a = lfirst_node(Aggref, lc);
+
+		if (a->aggdistinct != NIL || a->aggorder != NIL || a->aggfilter != NULL)
+			return false;
+	}
+	if (!pickable_type(ur->unit->vartype, ur->unit->varcollid))
+		return false;
+	foreach(lc, ur->q->groupClause)
+	{
+		SortGroupClause *gc = lfirst_node(SortGroupClause, lc);
+		Node	   *e = (Node *) get_sortgroupref_tle(gc->tleSortGroupRef, ur->q->targetList)->expr;
+
+		if (!gc->hashable || contain_volatile_functions(e) ||
+			!pickable_type(exprType(e), exprCollation(e)))
+			return false;
+	}
+	return true;
 }
 
 /* ---------- level 2: at most k groups per unit ---------- */
@@ -437,8 +625,10 @@ level3_mutator(Node *node, Level3Context *ctx)
 		{
 			Expr	   *e = lfirst(lc);
 
+			/* dp_agg.unit_pick returns the key's type without its typmod */
 			return (Node *) makeVar(1, (AttrNumber) (i + 1), exprType((Node *) e),
-									exprTypmod((Node *) e), exprCollation((Node *) e), 0);
+									ur->fused ? -1 : exprTypmod((Node *) e),
+									exprCollation((Node *) e), 0);
 		}
 	}
 	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0)
@@ -597,8 +787,14 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
 	(void) expression_tree_walker(q->havingQual, collect_level_aggrefs, &ur);
 
-	l1 = make_level1(&ur);
-	source = q->groupClause != NIL ? make_level2(&ur, l1) : l1;
+	ur.fused = can_fuse(&ur);
+	if (ur.fused)
+		source = l1 = make_level1_fused(&ur);
+	else
+	{
+		l1 = make_level1(&ur);
+		source = q->groupClause != NIL ? make_level2(&ur, l1) : l1;
+	}
 
 	{
 		Level3Context ctx = {&ur};

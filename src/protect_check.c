@@ -80,13 +80,22 @@ collect_scans(Plan *plan, Bitmapset **scanned)
 		collect_scans(lfirst(lc), scanned);
 }
 
+/*
+ * An aggregate other than a DP aggregate, or than dp_agg.unit_pick, the
+ * keys the fused level 1 of privacy units picks beside them.  Statements
+ * that name dp_agg.unit_pick are refused at planning (guard.c, and
+ * protect_guard.c for any aggregate but DP ones), so only the rewrite puts
+ * it in a plan (privacy_unit.c), and the plan guard accepts it only there.
+ * Its parse location, which marks it as the rewrite's in the leader, is not
+ * copied into the plans of parallel workers, where this check runs too.
+ */
 static bool
 other_aggref_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
 	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) == NULL)
-		return true;
+		return ((Aggref *) node)->aggfnoid != dp_unit_pick_oid();
 	return expression_tree_walker(node, other_aggref_walker, context);
 }
 

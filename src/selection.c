@@ -69,7 +69,7 @@ level_dp_walker(Node *node, int *sublevels)
 		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
 		if (a->agglevelsup == (Index) *sublevels && info != NULL &&
-			info->unit != DP_UNIT_BOUND)
+			info->unit != DP_UNIT_BOUND && info->unit != DP_UNIT_PICK)
 			return true;
 	}
 	else if (IsA(node, Query))

@@ -10,7 +10,7 @@
 # (1,000), with privacy unit u (max_groups_contributed 1).  In the same
 # session, alternating, after one unmeasured run of each:
 #   native:  SELECT g, sum(c) FROM (SELECT g, u, count(*) c FROM t GROUP BY g, u) s GROUP BY g
-#   dp:      SELECT g, dp_count(*, ...) FROM t GROUP BY g        (the three-level rewrite)
+#   dp:      SELECT g, dp_count(*, ...) FROM t GROUP BY g        (the rewrite; k = 1: fused)
 # and the same pair without GROUP BY (native: SELECT sum(c) FROM (SELECT u,
 # count(*) c FROM t GROUP BY u) s).  Serial (max_parallel_workers_per_gather
 # = 0) and parallel (2).  The time is psql's \timing (parse, plan, rewrite,

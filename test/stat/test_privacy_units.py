@@ -106,9 +106,32 @@ units_selection_curve
         assertions).
       * negative controls, their power bounded below 1e-6 before drawing:
         the curve of rows (pi(3n)) and the curve without the split by k.
+units_pick_uniform
+    The choice of a unit's group with k = 1 (the fused path: the group of
+    smallest SipHash-2-4 priority under a key drawn per execution,
+    src/unit_pick.c).  stat.units_pick: N = 4000 units, unit u with rows in
+    its own groups 4u + j, j = 0..3, with 1, 2, 5 and 10 rows (so that a
+    choice weighted by rows would show).  SELECT g, dp_count(*) ... GROUP
+    BY g with public keys: a group appears iff its unit chose it (the keys,
+    not the noisy counts, carry the choice), twice (executions 1 and 2).
+      * deterministic (0): each execution releases N groups, one per unit.
+      * X_j, the number of units choosing j in execution 1, is
+        Binomial(N, 1/4) for a uniform choice: X_j in its acceptance
+        interval (binomial_acceptance, Chernoff, 5e-7 per tail): 1e-6 per j
+        (4 assertions).  Negative control, its power checked before
+        drawing: a choice weighted by rows (probability 10/18 for j = 3)
+        falls in the interval of j = 3 with probability below 1e-6.
+      * independence across executions: the number of units choosing the
+        same j in both is Binomial(N, 1/4) (independent uniform choices):
+        in its acceptance interval, 1e-6.  A key reused across executions
+        would give N, outside it (checked).
+      * independence across units: of the N/2 disjoint pairs (2i - 1, 2i),
+        the number whose two units choose the same j in execution 1 is
+        Binomial(N/2, 1/4): in its acceptance interval, 1e-6.
 
-Thirty-three statistical assertions (units_selection_curve: 20 and 2
-controls), the sum of their false-failure probabilities below 3.3e-5.
+Thirty-nine statistical assertions (units_selection_curve: 20 and 2
+controls; units_pick_uniform: 6), the sum of their false-failure
+probabilities below 3.9e-5.
 """
 
 import math
@@ -415,3 +438,58 @@ def units_selection_curve(check):
     for n, c in rel.rows:
         released[int(n)] = int(c)
     ts.curve_test(check, g, released, ext, controls)
+
+
+PICK_UNITS = 4000
+PICK_ROWS = (1, 2, 5, 10)       # rows of each unit in its groups j = 0..3
+PICK_SIDE = 5e-7
+
+
+def pick_choices(check, rel, m):
+    """{unit: j} of one execution; checks one group per unit"""
+    choice = {}
+    for row in rel.rows:
+        g = int(row[0])
+        choice[g // m] = g % m
+    check.that(len(rel.rows) == PICK_UNITS and len(choice) == PICK_UNITS,
+               "%d groups released for %d units, expected one per unit of %d"
+               % (len(rel.rows), len(choice), PICK_UNITS))
+    return choice
+
+
+@stat_test("units_pick_uniform")
+def units_pick_uniform(check):
+    m = len(PICK_ROWS)
+    n = PICK_UNITS
+    p = 1.0 / m
+    lo, hi = stats.binomial_acceptance(n, p, PICK_SIDE)
+    by_rows = PICK_ROWS[-1] / sum(PICK_ROWS)
+    check.that(stats.binom_tail_bound(n, by_rows, hi, upper=False) <= 1e-6,
+               "control: a choice weighted by rows is not rejected")
+    check.that(hi < n, "control: a key reused across executions is not rejected")
+    check.stop_if_failed()
+    t = db.fixed_table(
+        "units_pick",
+        "SELECT u, %d * u + j AS g FROM generate_series(1, %d) u, "
+        "(VALUES %s) w(j, n), generate_series(1, n) r"
+        % (m, n, ", ".join("(%d, %d)" % (j, r) for j, r in enumerate(PICK_ROWS))))
+    db.run("SELECT dp_agg.set_privacy_unit(%s, 'u', 1);" % db.literal(t))
+    rels = db.releases("SELECT g, dp_count(*) FROM %s GROUP BY g" % t, 2,
+                       settings={"dp_agg.epsilon": "1", "dp_agg.delta": "0"})
+    first = pick_choices(check, rels[0], m)
+    second = pick_choices(check, rels[1], m)
+    check.stop_if_failed()
+    for j in range(m):
+        x = sum(1 for c in first.values() if c == j)
+        check.that(lo <= x <= hi, "%d units chose group %d of %d, outside [%d, %d]"
+                   % (x, j, m, lo, hi))
+    same = sum(1 for u in first if first[u] == second[u])
+    check.that(lo <= same <= hi, "%d units chose the same group twice, outside [%d, %d]"
+               % (same, lo, hi))
+    plo, phi = stats.binomial_acceptance(n // 2, p, PICK_SIDE)
+    pairs = sum(1 for i in range(1, n // 2 + 1) if first[2 * i - 1] == first[2 * i])
+    check.that(plo <= pairs <= phi, "%d pairs of units chose the same j, outside [%d, %d]"
+               % (pairs, plo, phi))
+    check.note("choices %s; same twice %d; same in pairs %d (acceptance [%d, %d], [%d, %d])"
+               % ([sum(1 for c in first.values() if c == j) for j in range(m)], same, pairs,
+                  lo, hi, plo, phi))

@@ -170,6 +170,12 @@ like($objects, qr/function dp_agg\.dp_select\(internal,integer\)/,
 like($objects, qr/table dp_agg\.privacy_unit/, '0.3 has the catalog of privacy units');
 like($objects, qr/function dp_agg\.unit_release_dp_sum\(bytea,integer,integer\)/,
 	'0.3 has the internal aggregates of privacy units');
+like($objects, qr/function dp_agg\.unit_pick_bound_dp_sum\(integer,integer,integer,bigint\)/,
+	'0.3 has the fused level 1 of privacy units with k = 1');
+like($objects, qr/function dp_agg\.unit_pick\(anyelement,bigint\)/,
+	'0.3 has the keys of the fused level 1');
+like($objects, qr/function dp_agg\.unit_priority\("any"\)/,
+	'0.3 has the priorities of the fused level 1');
 like($objects, qr/function dp_agg\.gaussian_mu\(/,
 	'0.3 has the calculator of joint calibration');
 like($objects, qr/dist_state/, '0.3 has the objects of DP statements on Citus tables');

@@ -1,0 +1,16 @@
+/*-------------------------------------------------------------------------
+ *
+ * pick_key.h
+ *	  The key of the priorities of privacy units, fresh for each execution.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PICK_KEY_H
+#define DP_AGG_PICK_KEY_H
+
+#include "siphash.h"
+
+extern void dp_pick_key_renew(void);
+extern void dp_pick_key_read(uint8 *key);
+
+#endif							/* DP_AGG_PICK_KEY_H */

@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * siphash.c
+ *	  SipHash-2-4 (Aumasson & Bernstein 2012, "SipHash: a fast short-input
+ *	  PRF", INDOCRYPT 2012), written from the paper's specification.
+ *
+ * The priorities of privacy units (unit_pick.c) are SipHash-2-4 values
+ * under a key drawn fresh for each execution: a pseudorandom function, so
+ * the priorities of the distinct inputs of one execution behave as
+ * independent uniform 64-bit numbers (the paper, section 1 and the
+ * security claims of section 4).  Section 2 of the paper: the key is two
+ * little-endian 64-bit words k0, k1; the message is read as little-endian
+ * 64-bit words, the last one holding the remaining bytes and, in its top
+ * byte, the length modulo 256; each word takes c = 2 rounds
+ * (compression), and d = 4 rounds follow (finalization).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "siphash.h"
+
+/* the initialization constants of the paper, section 2 */
+#define SIP_INIT0 UINT64CONST(0x736f6d6570736575)
+#define SIP_INIT1 UINT64CONST(0x646f72616e646f6d)
+#define SIP_INIT2 UINT64CONST(0x6c7967656e657261)
+#define SIP_INIT3 UINT64CONST(0x7465646279746573)
+
+/* SipHash-c-d with c = 2, d = 4 */
+#define SIP_C_ROUNDS 2
+#define SIP_D_ROUNDS 4
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+typedef struct SipState
+{
+	uint64		v0,
+				v1,
+				v2,
+				v3;
+} SipState;
+
+/* SipRound, figure 2.1 of the paper */
+static inline void
+sip_round(SipState *s)
+{
+	s->v0 += s->v1;
+	s->v1 = ROTL64(s->v1, 13);
+	s->v1 ^= s->v0;
+	s->v0 = ROTL64(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = ROTL64(s->v3, 16);
+	s->v3 ^= s->v2;
+	s->v0 += s->v3;
+	s->v3 = ROTL64(s->v3, 21);
+	s->v3 ^= s->v0;
+	s->v2 += s->v1;
+	s->v1 = ROTL64(s->v1, 17);
+	s->v1 ^= s->v2;
+	s->v2 = ROTL64(s->v2, 32);
+}
+
+/* n bytes (n <= 8) as a little-endian word */
+static inline uint64
+read_le(const uint8 *p, size_t n)
+{
+	uint64		w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64) p[i] << (8 * i);
+	return w;
+}
+
+static inline void
+compress(SipState *s, uint64 m)
+{
+	s->v3 ^= m;
+	for (int i = 0; i < SIP_C_ROUNDS; i++)
+		sip_round(s);
+	s->v0 ^= m;
+}
+
+/* SipHash-2-4 of len bytes under a 16-byte key */
+uint64
+dp_siphash24(const uint8 *key, const uint8 *msg, size_t len)
+{
+	uint64		k0 = read_le(key, 8);
+	uint64		k1 = read_le(key + 8, 8);
+	SipState	s = {k0 ^ SIP_INIT0, k1 ^ SIP_INIT1, k0 ^ SIP_INIT2, k1 ^ SIP_INIT3};
+	size_t		full = len - len % 8;
+
+	for (size_t i = 0; i < full; i += 8)
+		compress(&s, read_le(msg + i, 8));
+	compress(&s, read_le(msg + full, len - full) | ((uint64) (len & 0xff) << 56));
+	s.v2 ^= 0xff;
+	for (int i = 0; i < SIP_D_ROUNDS; i++)
+		sip_round(&s);
+	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
+/*
+ * The test vector of the paper, appendix A: key 00 01 .. 0f, message
+ * 00 01 .. 0e (15 bytes), SipHash-2-4 = 0xa129ca6149be45e5.
+ */
+#define SIP_VECTOR_LEN 15
+#define SIP_VECTOR_OUT UINT64CONST(0xa129ca6149be45e5)
+
+bool
+dp_siphash_self_check(void)
+{
+	uint8		key[DP_SIPHASH_KEY_LEN];
+	uint8		msg[SIP_VECTOR_LEN];
+
+	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
+		key[i] = (uint8) i;
+	for (int i = 0; i < SIP_VECTOR_LEN; i++)
+		msg[i] = (uint8) i;
+	return dp_siphash24(key, msg, SIP_VECTOR_LEN) == SIP_VECTOR_OUT;
+}
