@@ -993,10 +993,13 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 			/*
 			 * the fused level 1 (unit_pick.c): grouped by the unit alone, so
 			 * that each unit is one row, one group, one contribution; no
-			 * level 2 above it
+			 * level 2 above it.  PostgreSQL 16 and later drop the grouping
+			 * column when the WHERE makes the unit a constant (u = 0): one
+			 * unit, one row.  Even over several units the pick aggregates
+			 * keep the rows of one smallest priority, one unit's group.
 			 */
 			else if (level == DP_UNIT_PICK && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) &&
-					 agg->groupingSets == NIL && agg->numCols == 1 && ui->groups == 0 &&
+					 agg->groupingSets == NIL && agg->numCols <= 1 && ui->groups == 0 &&
 					 list_length(aggrefs) > 0 &&
 					 !other_aggregates((Node *) agg->plan.targetlist, (Node *) agg->plan.qual, true))
 			{
