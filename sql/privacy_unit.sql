@@ -9,6 +9,14 @@
 CREATE FUNCTION pu_try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN EXECUTE q; RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
+-- EXPLAIN (COSTS OFF) without the "Window:" lines PostgreSQL 18 adds
+CREATE FUNCTION pu_plan(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        IF l !~ '^\s*Window: ' THEN RETURN NEXT l; END IF;
+    END LOOP;
+END $$;
 CREATE ROLE regress_pu_analyst;
 CREATE ROLE regress_pu_owner;
 SELECT dp_agg.set_budget('regress_pu_analyst', 1e12, 0.5);
@@ -227,7 +235,7 @@ SET dp_agg.selection_delta = 1e-10;
 SELECT dp_agg.selection_probability(1e9, 1e-10, 1, 1) <= 1e-10 AS one_unit,
        dp_agg.selection_probability(1e9, 1e-10, 2, 1) > 1 - 1e-15 AS two_units;
 -- the plan: one hash aggregation by the unit below the releases
-EXPLAIN (COSTS OFF) SELECT grp, name, dp_count(*), dp_sum(x, 0, 200) FROM pu_one GROUP BY grp, name;
+SELECT pu_plan($$SELECT grp, name, dp_count(*), dp_sum(x, 0, 200) FROM pu_one GROUP BY grp, name$$);
 -- each release counts the units of its group: 50 units of 3 rows, the
 -- count bounded to max_rows_contributed = 1 row, the sum 3 x 7 = 21 per
 -- unit; unit 0 adds 1 and at most 200 to at most one group (one of 0..9,
@@ -264,7 +272,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET parallel_leader_participation = off;
-EXPLAIN (COSTS OFF) SELECT grp, name, dp_count(*), dp_sum(x, 0, 200) FROM pu_one GROUP BY grp, name;
+SELECT pu_plan($$SELECT grp, name, dp_count(*), dp_sum(x, 0, 200) FROM pu_one GROUP BY grp, name$$);
 SELECT array_agg(grp ORDER BY grp) AS released_parallel,
        bool_and(name IS NOT DISTINCT FROM 'n' || grp) AS names_parallel,
        count(*) FILTER (WHERE (c, s) <> (50, 1050)) <= 1 AS one_group_moved_parallel,
@@ -278,10 +286,10 @@ RESET min_parallel_table_scan_size;
 -- FILTER inside a DP call, a volatile key, or k > 1: the window path (its
 -- choice must see every row of the unit, its contribution only some; a
 -- volatile key would differ from the one its priority hashed)
-EXPLAIN (COSTS OFF) SELECT grp, dp_count(*) FILTER (WHERE x > 7) FROM pu_one GROUP BY grp;
-EXPLAIN (COSTS OFF) SELECT (grp + floor(random()))::int AS k, dp_count(*) FROM pu_one GROUP BY 1;
+SELECT pu_plan($$SELECT grp, dp_count(*) FILTER (WHERE x > 7) FROM pu_one GROUP BY grp$$);
+SELECT pu_plan($$SELECT (grp + floor(random()))::int AS k, dp_count(*) FROM pu_one GROUP BY 1$$);
 SET dp_agg.max_groups_contributed = 2;
-EXPLAIN (COSTS OFF) SELECT grp, dp_count(*) FROM pu_one GROUP BY grp;
+SELECT pu_plan($$SELECT grp, dp_count(*) FROM pu_one GROUP BY grp$$);
 RESET dp_agg.max_groups_contributed;
 -- the key: drawn for each execution (equal twice with probability
 -- 2^-128), overwriting what a superuser set (which could not weaken
@@ -427,6 +435,7 @@ DEALLOCATE q_count;
 DROP VIEW pu_view;
 DROP TABLE pu_visits;
 DROP FUNCTION pu_try(text);
+DROP FUNCTION pu_plan(text);
 SELECT dp_agg.reset_budget('regress_pu_analyst');
 DELETE FROM dp_agg.budget WHERE role = 'regress_pu_analyst'::regrole;
 REVOKE EXECUTE ON FUNCTION dp_agg.set_privacy_unit(regclass, name, integer),
