@@ -19,7 +19,6 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
@@ -74,32 +73,6 @@ relation_arg(FunctionCallInfo fcinfo)
 	return relid;
 }
 
-/* Run one statement of the catalog as its owner; the rows it processed. */
-static uint64
-run_as_catalog_owner(const char *sql, int nargs, Oid *argtypes, Datum *values)
-{
-	Oid			catalog;
-	Oid			save_userid;
-	int			save_sec_context;
-	uint64		processed;
-
-	catalog = get_relname_relid("privacy_unit", get_namespace_oid("dp_agg", false));
-	if (!OidIsValid(catalog))
-		elog(ERROR, "dp_agg: catalog dp_agg.privacy_unit is missing");
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(dp_relation_owner(catalog),
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "dp_agg: SPI_connect failed");
-	if (SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0) < 0)
-		elog(ERROR, "dp_agg: SPI_execute_with_args failed: %s", sql);
-	processed = SPI_processed;
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return processed;
-}
-
 /*
  * dp_agg.set_privacy_unit(relation regclass, unit_column name,
  * max_groups_contributed integer DEFAULT 1) returns void
@@ -140,7 +113,7 @@ dp_set_privacy_unit(PG_FUNCTION_ARGS)
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = Int32GetDatum(k);
-	run_as_catalog_owner(SQL_SET_UNIT, 3, argtypes, values);
+	dp_catalog_execute("privacy_unit", SQL_SET_UNIT, 3, argtypes, values);
 	PG_RETURN_VOID();
 }
 
@@ -152,7 +125,7 @@ dp_clear_privacy_unit(PG_FUNCTION_ARGS)
 	Oid			argtypes[1] = {REGCLASSOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 
-	PG_RETURN_BOOL(run_as_catalog_owner(SQL_CLEAR_UNIT, 1, argtypes, values) > 0);
+	PG_RETURN_BOOL(dp_catalog_execute("privacy_unit", SQL_CLEAR_UNIT, 1, argtypes, values) > 0);
 }
 
 /* trigger dp_agg.privacy_unit_changed: every backend plans again */

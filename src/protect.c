@@ -31,6 +31,7 @@
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "utils/acl.h"
@@ -275,6 +276,38 @@ dp_relation_owner(Oid relid)
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	return owner;
+}
+
+/*
+ * Run one statement on the extension's catalog dp_agg.<catalog> as the
+ * catalog's owner, in a restricted security context (the SQL functions
+ * that write the catalogs, protect_api.c and privacy_unit_api.c); the
+ * number of rows it processed.
+ */
+uint64
+dp_catalog_execute(const char *catalog, const char *sql, int nargs, Oid *argtypes,
+				   Datum *values)
+{
+	Oid			relid;
+	Oid			save_userid;
+	int			save_sec_context;
+	uint64		processed;
+
+	relid = get_relname_relid(catalog, get_namespace_oid("dp_agg", false));
+	if (!OidIsValid(relid))
+		elog(ERROR, "dp_agg: catalog dp_agg.%s is missing", catalog);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(dp_relation_owner(relid),
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "dp_agg: SPI_connect failed");
+	if (SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0) < 0)
+		elog(ERROR, "dp_agg: SPI_execute_with_args failed: %s", sql);
+	processed = SPI_processed;
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return processed;
 }
 
 /*

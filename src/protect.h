@@ -17,6 +17,8 @@ extern bool dp_role_granted(Oid relid, Oid roleid);
 extern bool dp_function_allowed(Oid funcid);
 extern Oid	dp_untrusted_protected(Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
+extern uint64 dp_catalog_execute(const char *catalog, const char *sql, int nargs,
+								 Oid *argtypes, Datum *values);
 extern bool dp_role_trusted(Oid relid, Oid roleid);
 DP_NORETURN extern void dp_reject_protected(Oid relid, const char *detail);
 

@@ -23,7 +23,6 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -131,27 +130,8 @@ run_as_catalog_owner(const char *sql, Oid relid, Oid roleid)
 {
 	Oid			argtypes[2] = {REGCLASSOID, REGROLEOID};
 	Datum		values[2] = {ObjectIdGetDatum(relid), ObjectIdGetDatum(roleid)};
-	Oid			catalog;
-	Oid			save_userid;
-	int			save_sec_context;
-	uint64		processed;
 
-	catalog = get_relname_relid("protected", get_namespace_oid("dp_agg", false));
-	if (!OidIsValid(catalog))
-		elog(ERROR, "dp_agg: catalog dp_agg.protected is missing");
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(dp_relation_owner(catalog),
-						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "dp_agg: SPI_connect failed");
-	if (SPI_execute_with_args(sql, OidIsValid(roleid) ? 2 : 1, argtypes, values,
-							  NULL, false, 0) < 0)
-		elog(ERROR, "dp_agg: SPI_execute_with_args failed: %s", sql);
-	processed = SPI_processed;
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return processed;
+	return dp_catalog_execute("protected", sql, OidIsValid(roleid) ? 2 : 1, argtypes, values);
 }
 
 /* dp_agg.protect(relation regclass) returns boolean */
