@@ -6,7 +6,7 @@
 # (carol: limits (5, 1e-5), 70 Gaussian releases at (0.5, 1e-6), as in
 # 004_dump_restore.pl: test/reference/rdp.py gives epsilon at delta 1e-5 of
 # 70, 71, 72 such releases as 4.93763, 4.97833, 5.01838), and is updated to
-# 0.2, then 0.3.  The rows are identical after the update, carol's curve is still the
+# 0.2, then 0.3, then 0.4.  The rows are identical after the update, carol's curve is still the
 # sum of her charges, alice is refused what she no longer has, carol makes
 # the 71st release (which only the curve pays for) and is refused the 72nd.
 #
@@ -17,8 +17,8 @@
 # joint calibration and the subsampled Laplace, 'pld' accounting and the
 # column budget.pld (issue 13), and the objects of DP statements on Citus
 # tables (issue 14); a 'pld' role charges after the update.
-# The database is updated to 0.2, then to 0.3; a new install of 0.3 (0.1
-# plus the update scripts: there is no dp_agg--0.3.sql) has the same
+# The database is updated to 0.2, then to 0.3, then to 0.4; a new install of 0.4 (0.1
+# plus the update scripts: there is no dp_agg--0.4.sql) has the same
 # objects as the updated one (functions, constraints, the columns of the
 # tables and views, the views' queries).
 # pg_dump and pg_restore of the updated database keep version, rows and
@@ -155,8 +155,8 @@ unlike($objects, qr/dp_select/, '0.2 has no private selection');
 unlike($objects, qr/dist_state/, '0.2 has no objects for Citus');
 unlike($objects, qr/privacy_unit/, '0.2 has no privacy units');
 
-# then to 0.3, the default version
-$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+# then to 0.3
+$node->safe_psql('old', "ALTER EXTENSION dp_agg UPDATE TO '0.3'");
 is($node->safe_psql('old', $version_sql), '0.3', 'updated to 0.3');
 is($node->safe_psql('old', $budget_sql),
 	$old_budget, 'after the update to 0.3: the budgets are identical');
@@ -190,15 +190,24 @@ like($objects, qr/function dp_agg\.selection_mechanism\(double precision,double 
 like($objects, qr/dp_agg\.budget column 012 selection_epsilon double precision default 0.*dp_agg\.budget column 013 selection_delta double precision default 0/s,
 	'0.3 sums the selections of each budget beside its curve');
 
-# a new install of 0.3 has the same objects as the updated one
+# then to 0.4, the default version
+$node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
+is($node->safe_psql('old', $version_sql), '0.4', 'updated to 0.4');
+is($node->safe_psql('old', $budget_sql),
+	$old_budget, 'after the update to 0.4: the budgets are identical');
+is($node->safe_psql('old', $ledger_sql),
+	$old_ledger, 'after the update to 0.4: the ledger is identical');
+$objects = $node->safe_psql('old', $objects_sql);
+
+# a new install of 0.4 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
 $node->safe_psql('new', 'CREATE EXTENSION dp_agg');
 is($node->safe_psql('new', $version_sql),
-	'0.3', 'CREATE EXTENSION installs 0.3');
+	'0.4', 'CREATE EXTENSION installs 0.4');
 is($node->safe_psql('new', $objects_sql),
-	$objects, 'a new install of 0.3 has the objects of an updated one');
+	$objects, 'a new install of 0.4 has the objects of an updated one');
 
-# 0.3 selects groups privately
+# 0.4 (as 0.3) selects groups privately
 $node->safe_psql(
 	'new', q{CREATE TABLE u AS SELECT g AS x FROM generate_series(1, 1000) g;
 SELECT dp_agg.set_budget(current_user::regrole, 1e12, 0.5)});
@@ -206,7 +215,7 @@ is( $node->safe_psql(
 		'new', q{SET dp_agg.selection_epsilon = 1; SET dp_agg.selection_delta = 1e-9;
 SELECT count(*) FROM (SELECT x, dp_count(x, 1e9) FROM u GROUP BY x) s}),
 	'0',
-	'0.3: GROUP BY a unique column releases no group (1000 groups of one row, each released with probability 1e-9)');
+	'0.4: GROUP BY a unique column releases no group (1000 groups of one row, each released with probability 1e-9)');
 
 # a privacy unit, kept by pg_dump: u has 10 rows for each of 100 units
 $node->safe_psql('old', q{
@@ -272,7 +281,7 @@ command_ok(
 	],
 	'pg_restore into a fresh database');
 is($node->safe_psql('restored', $version_sql),
-	'0.3', 'restored: version 0.3');
+	'0.4', 'restored: version 0.4');
 is($node->safe_psql('restored', $budget_sql),
 	$old_budget, 'restored: the budgets are identical');
 is($node->safe_psql('restored', $ledger_sql),
