@@ -57,6 +57,12 @@ OBJS += \
 	src/pick_key.o \
 	src/unit_pick.o
 
+# privacy units wherever their rows are read: inheritance trees, the
+# catalog of units, and what a DP statement reads beside its DP aggregates
+OBJS += \
+	src/inheritance.o \
+	src/unit_catalog.o
+
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \
 	src/joint.o \

@@ -20,9 +20,9 @@
 #include "dist_replay.h"
 #include "guc.h"
 #include "hooks.h"
-#include "privacy_unit.h"
 #include "protect.h"
 #include "siphash.h"
+#include "unit_catalog.h"
 
 PG_MODULE_MAGIC;
 
@@ -40,7 +40,7 @@ _PG_init(void)
 		return;
 	dp_preloaded = true;
 	dp_protect_init();
-	dp_privacy_unit_init();
+	dp_unit_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();
 	dp_replay_init();

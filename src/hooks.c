@@ -47,6 +47,7 @@
 #include "protect_stats.h"
 #include "registry.h"
 #include "selection.h"
+#include "unit_catalog.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -59,8 +60,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *stmt;
 	bool		names_protected;
 	Oid			citus_relid;
-	char	   *unit_column;
-	int			unit_groups;
+	DpUnit		unit;
 	List	   *fragment_specs = NIL;
 
 	dp_guard_query(parse);
@@ -77,7 +77,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 					 errmsg("DP statements on protected Citus tables are not supported"),
 					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
 					 errhint("Keep protected tables local, or undistribute the table.")));
-		if (dp_privacy_unit_of(citus_relid, &unit_column, &unit_groups))
+		if (dp_unit_of_read(citus_relid, false, &unit))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("DP statements on Citus tables with a privacy unit are not supported"),
