@@ -411,16 +411,37 @@ SELECT dp_count(*) = 153 AS trusted FROM pu_visits;
 RESET dp_agg.max_rows_contributed;
 SELECT dp_agg.unprotect('pu_visits');
 
--- a dropped or renamed unit column fails closed; a dropped relation
--- leaves no unit behind
+-- the unit column is stored by attribute number: a rename follows it
+-- (the catalog keeps its current name), and another column renamed to its
+-- old name does not become the unit (counting depts would give 50 units,
+-- patients are 51)
 ALTER TABLE pu_visits RENAME COLUMN patient TO person;
-SELECT pu_try($$SELECT dp_count(*) FROM pu_visits$$);
+ALTER TABLE pu_visits RENAME COLUMN dept TO patient;
+SELECT unit_column, unit_attnum FROM dp_agg.privacy_unit WHERE relation = 'pu_visits'::regclass;
+SELECT dp_count(*) = 51 AS units_follow_the_column FROM pu_visits;
+ALTER TABLE pu_visits RENAME COLUMN patient TO dept;
 ALTER TABLE pu_visits RENAME COLUMN person TO patient;
+SELECT unit_column FROM dp_agg.privacy_unit WHERE relation = 'pu_visits'::regclass;
 EXECUTE q_count;
-CREATE TABLE pu_gone (u int);
+-- a rename the catalog did not see (event triggers disabled) fails closed
+SET session_replication_role = replica;
+ALTER TABLE pu_visits RENAME COLUMN patient TO person;
+RESET session_replication_role;
+SELECT pu_try($$SELECT dp_count(*) FROM pu_visits$$);
+SET session_replication_role = replica;
+ALTER TABLE pu_visits RENAME COLUMN person TO patient;
+RESET session_replication_role;
+EXECUTE q_count;
+-- a dropped unit column removes the unit, with a notice; a dropped
+-- relation leaves no unit behind
+CREATE TABLE pu_gone (v int, u int);
+INSERT INTO pu_gone VALUES (1, 1), (1, 1), (2, 1);
 SELECT dp_agg.set_privacy_unit('pu_gone', 'u');
+SELECT dp_count(*) AS one_unit FROM pu_gone;
 ALTER TABLE pu_gone DROP COLUMN u;
-SELECT pu_try($$SELECT dp_count(*) FROM pu_gone$$);
+SELECT count(*) AS unit_of_pu_gone FROM dp_agg.privacy_unit WHERE relation = 'pu_gone'::regclass;
+SELECT dp_count(*) AS rows_again FROM pu_gone;
+SELECT dp_agg.set_privacy_unit('pu_gone', 'v');
 DROP TABLE pu_gone;
 SELECT count(*) AS units_left FROM dp_agg.privacy_unit;
 

@@ -63,7 +63,7 @@
 typedef struct UnitDecl
 {
 	Oid			relid;			/* the key */
-	AttrNumber	attnum;			/* InvalidAttrNumber with the catalog of 0.3 */
+	AttrNumber	attnum;			/* InvalidAttrNumber if NULL */
 	NameData	column;
 	int			max_groups;
 } UnitDecl;
@@ -72,6 +72,7 @@ static MemoryContext unit_cxt = NULL;
 static HTAB *declarations = NULL;
 static bool cache_valid = false;
 static Oid	unit_catalog = InvalidOid;
+static bool by_attnum = false;	/* the catalog has unit_attnum (0.4) */
 
 /*
  * A change of dp_agg.privacy_unit makes every plan again: a plan made
@@ -125,6 +126,8 @@ build_cache(void)
 		SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
 		HeapTuple	tup;
 
+		by_attnum = attnum_col != InvalidAttrNumber;
+
 		while (HeapTupleIsValid(tup = systable_getnext(scan)))
 		{
 			bool		isnull;
@@ -167,33 +170,47 @@ dp_any_privacy_unit(void)
 
 /*
  * The name of the unit column of a declaration, now: the column of its
- * attribute number (or, with the catalog of 0.3, of its name).  A column
- * dropped since fails closed (the event trigger of 0.4 removes the unit
- * with the column; without it, or with event triggers disabled, this is
- * the last line).
+ * attribute number, whose name the catalog keeps current (or, with the
+ * catalog of 0.3, the column of its name).  Fails closed when the column
+ * was dropped (the event trigger of 0.4 removes the unit with the column;
+ * without it, or with event triggers disabled, this is the last line) or
+ * when number and name disagree (renamed while event triggers were
+ * disabled, a catalog written by hand, a row of 0.3 whose column was
+ * renamed before the update).
  */
 static char *
 declared_column(const UnitDecl *d)
 {
 	HeapTuple	tup;
-	char	   *name = NULL;
+	char	   *name;
 
-	if (d->attnum == InvalidAttrNumber)
+	if (!by_attnum)
 	{
-		if (get_attnum(d->relid, NameStr(d->column)) != InvalidAttrNumber)
-			name = pstrdup(NameStr(d->column));
+		if (get_attnum(d->relid, NameStr(d->column)) == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("privacy unit column \"%s\" of relation \"%s\" does not exist",
+							NameStr(d->column), get_rel_name(d->relid)),
+					 errdetail("The column was dropped or renamed after dp_agg.set_privacy_unit."),
+					 errhint("Set the privacy unit again with dp_agg.set_privacy_unit.")));
+		return pstrdup(NameStr(d->column));
 	}
-	else if (HeapTupleIsValid(tup = SearchSysCacheAttNum(d->relid, d->attnum)))
-	{
-		name = pstrdup(NameStr(((Form_pg_attribute) GETSTRUCT(tup))->attname));
-		ReleaseSysCache(tup);
-	}
-	if (name == NULL)
+	if (d->attnum == InvalidAttrNumber ||
+		!HeapTupleIsValid(tup = SearchSysCacheAttNum(d->relid, d->attnum)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("privacy unit column \"%s\" of relation \"%s\" does not exist",
 						NameStr(d->column), get_rel_name(d->relid)),
-				 errdetail("The column was dropped after dp_agg.set_privacy_unit."),
+				 errdetail("The column was dropped, or renamed before dp_agg was updated to 0.4."),
+				 errhint("Set the privacy unit again with dp_agg.set_privacy_unit.")));
+	name = pstrdup(NameStr(((Form_pg_attribute) GETSTRUCT(tup))->attname));
+	ReleaseSysCache(tup);
+	if (strcmp(name, NameStr(d->column)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("privacy unit of relation \"%s\" is out of date", get_rel_name(d->relid)),
+				 errdetail("dp_agg.privacy_unit names column \"%s\" with the attribute number of column \"%s\": the column was renamed while event triggers were disabled, or the catalog was written by hand.",
+						   NameStr(d->column), name),
 				 errhint("Set the privacy unit again with dp_agg.set_privacy_unit.")));
 	return name;
 }
