@@ -51,6 +51,7 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 
 static PlannedStmt *
@@ -165,11 +166,22 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		dp_protect_check_epsilon(releases);
 	/* before any row is read and any worker starts (pick_key.c) */
 	if (!worker && picks_units(releases))
-		dp_pick_key_renew();
+		dp_pick_key_renew(queryDesc);
 	/* a fragment is paid for on the coordinator: no charge here */
 	if (!worker && releases != NIL)
 		dp_charge(queryDesc, releases);
 	dp_register_releases(queryDesc->estate, list_concat(releases, fragments));
+}
+
+/* the key of privacy units lives as long as the statement that drew it */
+static void
+dp_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	dp_pick_key_release(queryDesc);
 }
 
 static bool
@@ -190,7 +202,10 @@ dp_hooks_init(void)
 	planner_hook = dp_planner;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = dp_ExecutorStart;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = dp_ExecutorEnd;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
 	dp_stats_planner_init();
+	dp_pick_key_init();
 }
