@@ -47,10 +47,12 @@
 #include "protect_stats.h"
 #include "registry.h"
 #include "selection.h"
+#include "side_reads.h"
 #include "unit_catalog.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 
@@ -63,9 +65,12 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	Oid			citus_relid;
 	DpUnit		unit;
 	List	   *fragment_specs = NIL;
+	void	   *side_reads;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* for every role: no function reads the rows beside the DP aggregates */
+	dp_side_reads_check_query(parse);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
@@ -94,10 +99,19 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		 */
 		dp_selection_rewrite(parse, 1);
 	}
-	if (prev_planner_hook)
-		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	else
-		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	side_reads = dp_side_reads_plan_begin(parse);
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		dp_side_reads_plan_end(side_reads);
+	}
+	PG_END_TRY();
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
@@ -171,6 +185,28 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (!worker && releases != NIL)
 		dp_charge(queryDesc, releases);
 	dp_register_releases(queryDesc->estate, list_concat(releases, fragments));
+	/* while it runs, no other statement reads its rows (side_reads.c) */
+	if (releases != NIL)
+		dp_side_reads_register(queryDesc);
+}
+
+static void
+dp_ExecutorRun(DP_RUN_HOOK_PARAMS)
+{
+	void	   *token = dp_side_reads_enter(queryDesc);
+
+	PG_TRY();
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(DP_RUN_HOOK_ARGS);
+		else
+			standard_ExecutorRun(DP_RUN_HOOK_ARGS);
+	}
+	PG_FINALLY();
+	{
+		dp_side_reads_leave(token);
+	}
+	PG_END_TRY();
 }
 
 /* the key of privacy units lives as long as the statement that drew it */
@@ -189,6 +225,7 @@ dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
 {
 	if (!dp_protect_check_rtable(rangeTable, ereport_on_violation))
 		return false;
+	dp_side_reads_check_rtable(rangeTable);
 	dp_stats_check_rtable(rangeTable);
 	if (prev_ExecutorCheckPerms)
 		return prev_ExecutorCheckPerms(DP_PERMS_HOOK_ARGS);
@@ -202,6 +239,8 @@ dp_hooks_init(void)
 	planner_hook = dp_planner;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = dp_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = dp_ExecutorRun;
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = dp_ExecutorEnd;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
