@@ -20,6 +20,7 @@
 #include "dist_replay.h"
 #include "guc.h"
 #include "hooks.h"
+#include "inheritance.h"
 #include "protect.h"
 #include "siphash.h"
 #include "unit_catalog.h"
@@ -39,6 +40,7 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	dp_preloaded = true;
+	dp_inheritance_init();
 	dp_protect_init();
 	dp_unit_catalog_init();
 	dp_hooks_init();

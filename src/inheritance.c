@@ -15,7 +15,14 @@
  *
  * A partition has one parent, a partitioned table; a plain inheritance
  * child may have several parents, which may have parents of their own.
- * The walk upward is breadth-first, each ancestor once.
+ * The walk upward is breadth-first, each ancestor once.  Its result is
+ * cached per session (a DP statement over a partitioned table asks for
+ * every partition, at planning and at executor start), and the whole cache
+ * is dropped at any relcache invalidation: attaching, detaching,
+ * inheriting or dropping a relation invalidates the relations concerned,
+ * in this session at the end of the command and in the others at their
+ * next one.  Without the callback (the library not preloaded) nothing is
+ * cached.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,10 +34,39 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "inheritance.h"
+
+/* relid -> its ancestors (a List in ancestors_cxt) */
+typedef struct AncestorsEntry
+{
+	Oid			relid;
+	List	   *ancestors;
+} AncestorsEntry;
+
+static MemoryContext ancestors_cxt = NULL;
+static HTAB *ancestors_cache = NULL;
+static bool cache_enabled = false;
+
+static void
+invalidate_ancestors(Datum arg, Oid relid)
+{
+	if (ancestors_cxt != NULL)
+		MemoryContextReset(ancestors_cxt);
+	ancestors_cache = NULL;
+}
+
+void
+dp_inheritance_init(void)
+{
+	CacheRegisterRelcacheCallback(invalidate_ancestors, (Datum) 0);
+	cache_enabled = true;
+}
 
 /* the direct parents of a relation, in pg_inherits' order (inhseqno) */
 static List *
@@ -56,16 +92,14 @@ direct_parents(Relation inherits, Oid relid)
  * inheritance child is then its own tree (protect.c, README "Protected
  * tables").
  */
-List *
-dp_relation_ancestors(Oid relid, bool partitions_only)
+static List *
+walk_ancestors(Oid relid)
 {
 	Relation	inherits;
 	List	   *ancestors = NIL;
 	List	   *queue;
 	ListCell   *lc;
 
-	if (partitions_only && !get_rel_relispartition(relid))
-		return NIL;
 	/* pg_inherits has no row for a relation without parents: one lookup */
 	inherits = table_open(InheritsRelationId, AccessShareLock);
 	queue = direct_parents(inherits, relid);
@@ -83,6 +117,47 @@ dp_relation_ancestors(Oid relid, bool partitions_only)
 	return ancestors;
 }
 
+List *
+dp_relation_ancestors(Oid relid, bool partitions_only)
+{
+	AncestorsEntry *e;
+	bool		found;
+	List	   *ancestors;
+
+	if (partitions_only && !get_rel_relispartition(relid))
+		return NIL;
+	if (!cache_enabled)
+		return walk_ancestors(relid);
+	if (ancestors_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (ancestors_cxt == NULL)
+			ancestors_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg ancestors",
+												  ALLOCSET_SMALL_SIZES);
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(AncestorsEntry);
+		ctl.hcxt = ancestors_cxt;
+		ancestors_cache = hash_create("dp_agg ancestors", 64, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(ancestors_cache, &relid, HASH_FIND, NULL);
+	if (e != NULL)
+		return list_copy(e->ancestors);
+	ancestors = walk_ancestors(relid);
+	/* an invalidation while walking (catalog reads accept them) drops the cache */
+	if (ancestors_cache != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(ancestors_cxt);
+
+		e = hash_search(ancestors_cache, &relid, HASH_ENTER, &found);
+		e->ancestors = list_copy(ancestors);
+		MemoryContextSwitchTo(old);
+	}
+	return ancestors;
+}
+
 /*
  * The roots of the inheritance trees a relation belongs to: its ancestors
  * without parents, or the relation itself if it has none.  Two relations
@@ -92,20 +167,17 @@ dp_relation_ancestors(Oid relid, bool partitions_only)
 List *
 dp_relation_roots(Oid relid)
 {
-	Relation	inherits;
 	List	   *ancestors = dp_relation_ancestors(relid, false);
 	List	   *roots = NIL;
 	ListCell   *lc;
 
 	if (ancestors == NIL)
 		return list_make1_oid(relid);
-	inherits = table_open(InheritsRelationId, AccessShareLock);
 	foreach(lc, ancestors)
 	{
-		if (direct_parents(inherits, lfirst_oid(lc)) == NIL)
+		if (dp_relation_ancestors(lfirst_oid(lc), false) == NIL)
 			roots = lappend_oid(roots, lfirst_oid(lc));
 	}
-	table_close(inherits, AccessShareLock);
 	return roots;
 }
 

@@ -10,6 +10,7 @@
 
 #include "nodes/pg_list.h"
 
+extern void dp_inheritance_init(void);
 extern List *dp_relation_ancestors(Oid relid, bool partitions_only);
 extern List *dp_relation_roots(Oid relid);
 extern List *dp_relation_read_set(Oid relid, bool only);
