@@ -16,7 +16,7 @@
  *   - at planning (dp_side_reads_check_query), before the charge, every
  *     function the statement calls, at every level: a SQL function is
  *     seen into (its body parsed and analyzed as at execution, under its
- *     own settings; the functions it calls in turn), and refused if it
+ *     own search_path; the functions it calls in turn), and refused if it
  *     reads a relation of the inheritance trees (inheritance.c) of the
  *     relations the statement reads; a built-in function that reads
  *     relations or their statistics by name (table_to_xml, query_to_xml,
@@ -62,6 +62,7 @@
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -235,8 +236,8 @@ check_node_functions(Node *node, SideContext *ctx)
 
 /*
  * The queries of a SQL function's body, analyzed and rewritten as
- * fmgr_sql would (views expanded), with the function's own settings
- * (SET clauses, such as search_path) in force; NIL if its arguments are
+ * fmgr_sql would (views expanded), with the function's own search_path
+ * (SET clause) in force; NIL if its arguments are
  * polymorphic and there is no call to resolve them.
  */
 static List *
@@ -254,13 +255,26 @@ sql_body(HeapTuple tup, Oid funcid, Node *call)
 		if (IsPolymorphicType(proc->proargtypes.values[i]) && call == NULL)
 			return NIL;
 	}
+	/* its search_path (SET clause), which resolves the names of its body */
 	d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_proconfig, &isnull);
 	config = isnull ? NULL : DatumGetArrayTypeP(d);
 	if (config != NULL)
 	{
+		Datum	   *items;
+		int			nitems;
+
 		nestlevel = NewGUCNestLevel();
-		ProcessGUCArray(config, (superuser() ? PGC_SUSET : PGC_USERSET),
-						PGC_S_SESSION, GUC_ACTION_SAVE);
+		deconstruct_array(config, TEXTOID, -1, false, TYPALIGN_INT, &items, NULL, &nitems);
+		for (int i = 0; i < nitems; i++)
+		{
+			char	   *name;
+			char	   *value;
+
+			ParseLongOption(TextDatumGetCString(items[i]), &name, &value);
+			if (value != NULL && strcmp(name, "search_path") == 0)
+				(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+										 GUC_ACTION_SAVE, true, 0, false);
+		}
 	}
 	d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosqlbody, &isnull);
 	if (!isnull)
