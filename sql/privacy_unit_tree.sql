@@ -166,6 +166,9 @@ SELECT dp_agg.set_privacy_unit('ip2', 'w');
 SELECT pt_try($$SELECT dp_count(*) FROM imulti$$);
 SELECT pt_try($$SELECT dp_count(*) FROM ip$$);
 SELECT c AS only_parent FROM pt_released('ip', true);
+-- children of two trees brought together by UNION ALL: refused by the
+-- guard (set operations), whatever their units
+SELECT pt_try($$SELECT dp_count(*) FROM (SELECT u FROM ic2 UNION ALL SELECT w FROM ip2) s$$);
 -- the unit follows the parent's column through a rename, in the children too
 DROP TABLE imulti, ip2;
 ALTER TABLE ip RENAME COLUMN u TO person;
