@@ -1,7 +1,8 @@
 --
--- protect_attack: 179 attacks on a protected table by an untrusted role
+-- protect_attack: 200 attacks on a protected table by an untrusted role
 -- that has a grant (dp_agg.grant_access) and no SELECT (108-110: by one
--- that holds SELECT instead).  Each attack must be
+-- that holds SELECT instead; 194-199 on an unprotected table with a
+-- privacy unit whose SELECT it holds).  Each attack must be
 -- refused, or return only DP values and be charged; none may crash or
 -- hang (statement_timeout).  Released values are shown only as properties
 -- (never the noisy numbers); the ledger count at the end checks that every
@@ -467,6 +468,121 @@ SELECT :pa_first_n = :pa_again_n AS same_release;
 -- (HAVING's dp_count and the output's are one call)
 SELECT count(*) - :ledger_before2 AS charged FROM dp_agg.my_ledger;
 RESET ROLE;
+
+-- 180-200: privacy units wherever their rows are read, with protection
+-- and the guard.  pa.units (protected, granted, unit u) is partitioned by
+-- g into pa.units_a (itself partitioned: units_a1, units_a2) and
+-- pa.units_b; 50 units have 20 rows in each g = 1, 2, 3, and unit 42
+-- 1,000 more in g = 1.  pa.uparent (unit u, not protected, SELECT held)
+-- has an inheritance child pa.uchild; 30 units with 10 rows in each.  At
+-- epsilon 1e9 a count's noise is 0 except with probability below 1e-300:
+-- each accepted count is the number of units (counting rows would give
+-- 1,000 to 2,000), and its ledger entry is the unit's.  The owner's
+-- SECURITY DEFINER functions read unit 42's rows.
+CREATE TABLE pa.units (u int, g int, x int) PARTITION BY LIST (g);
+CREATE TABLE pa.units_a PARTITION OF pa.units FOR VALUES IN (1, 2) PARTITION BY LIST (g);
+CREATE TABLE pa.units_a1 PARTITION OF pa.units_a FOR VALUES IN (1);
+CREATE TABLE pa.units_a2 PARTITION OF pa.units_a FOR VALUES IN (2);
+CREATE TABLE pa.units_b PARTITION OF pa.units FOR VALUES IN (3);
+INSERT INTO pa.units SELECT u, g, 1 FROM generate_series(1, 50) u, generate_series(1, 3) g,
+	generate_series(1, 20) r;
+INSERT INTO pa.units SELECT 42, 1, 1 FROM generate_series(1, 1000) r;
+ALTER TABLE pa.units OWNER TO regress_pa_owner;
+ALTER TABLE pa.units_a OWNER TO regress_pa_owner;
+ALTER TABLE pa.units_a1 OWNER TO regress_pa_owner;
+ALTER TABLE pa.units_a2 OWNER TO regress_pa_owner;
+ALTER TABLE pa.units_b OWNER TO regress_pa_owner;
+SELECT dp_agg.set_privacy_unit('pa.units', 'u', 2);
+SELECT dp_agg.protect('pa.units');
+SELECT dp_agg.grant_access('pa.units', 'regress_pa_analyst');
+CREATE TABLE pa.uparent (u int, x int);
+CREATE TABLE pa.uchild (note text) INHERITS (pa.uparent);
+INSERT INTO pa.uparent SELECT u, 1 FROM generate_series(1, 30) u, generate_series(1, 10) r;
+INSERT INTO pa.uchild SELECT u, 1, 'n' FROM generate_series(1, 30) u, generate_series(1, 10) r;
+SELECT dp_agg.set_privacy_unit('pa.uparent', 'u');
+GRANT SELECT ON pa.uparent, pa.uchild TO regress_pa_analyst;
+CREATE FUNCTION pa.unit42_a1() RETURNS bigint LANGUAGE sql STABLE SECURITY DEFINER
+AS 'SELECT count(*) FROM pa.units_a1 WHERE u = 42';
+CREATE FUNCTION pa.unit42_child() RETURNS bigint LANGUAGE sql STABLE
+AS 'SELECT count(*) FROM pa.uchild WHERE u = 42';
+ALTER FUNCTION pa.unit42_a1() OWNER TO regress_pa_owner;
+GRANT EXECUTE ON FUNCTION pa.unit42_a1(), pa.unit42_child() TO regress_pa_analyst;
+SET ROLE regress_pa_analyst;
+SELECT count(*) AS ledger_before3 FROM dp_agg.my_ledger \gset
+SET dp_agg.selection_epsilon = 1e9;
+SET dp_agg.selection_delta = 1e-10;
+-- 180-183: each level of the protected tree named directly counts units
+SELECT dp_count(u, 1e9) = 50 AS units FROM pa.units;
+SELECT dp_count(u, 1e9) = 50 AS units FROM pa.units_a;
+SELECT dp_count(u, 1e9) = 50 AS units FROM pa.units_a1;
+SELECT dp_count(u, 1e9) = 50 AS units FROM ONLY pa.units_b;
+SELECT d -> 'privacy_unit' AS privacy_unit FROM dp_agg.my_ledger l, jsonb_array_elements(l.detail) d
+WHERE l.id = (SELECT max(id) FROM dp_agg.my_ledger);
+-- 184: GROUP BY through a partition: each unit counted in one group (k
+-- lowered to 1, the fused path); each group holds about 25 units (fewer
+-- than 2 with probability below 1e-13) and is then released except with
+-- probability below 1e-15
+SET dp_agg.max_groups_contributed = 1;
+CREATE TEMPORARY TABLE pa_groups AS SELECT g, dp_count(u, 1e9) AS c FROM pa.units_a GROUP BY g;
+SELECT count(*) AS groups, sum(c) = 50 AS each_unit_once FROM pa_groups;
+-- 185: in a parallel plan, the same
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+CREATE TEMPORARY TABLE pa_groups_parallel AS SELECT g, dp_count(u, 1e9) AS c FROM pa.units_a GROUP BY g;
+SELECT count(*) AS groups, sum(c) = 50 AS each_unit_once FROM pa_groups_parallel;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+-- 186-187: through a partition, the bounds of the parent's unit hold for
+-- the untrusted role: it may not raise k above the parent's 2, nor R
+SET dp_agg.max_groups_contributed = 3;
+SELECT g, dp_count(u, 1) FROM pa.units_a1 GROUP BY g;
+RESET dp_agg.max_groups_contributed;
+SET dp_agg.max_rows_contributed = 50;
+SELECT dp_count(u, 1) FROM pa.units_b;
+RESET dp_agg.max_rows_contributed;
+-- 188-189: a sub-query or the outer count(*) of a DP sub-query over a
+-- partition
+SELECT dp_count(u, 1) FROM (SELECT * FROM pa.units_a1 WHERE x = 1) s;
+SELECT count(*) FROM (SELECT g, dp_count(u, 1) c FROM pa.units_a GROUP BY g) s;
+-- 190-193: unit 42's presence read beside the DP aggregates, by the
+-- owner's SECURITY DEFINER function (over the release, on the rows, from
+-- a sibling partition: the unit spans the tree) and by the analyst's own
+-- function over the release
+SELECT dp_count(u, 1) + pa.unit42_a1() FROM pa.units_a1;
+SELECT dp_count(u, 1) FROM pa.units_a1 WHERE pa.unit42_a1() > 0;
+SELECT dp_count(u, 1) FROM pa.units_b WHERE pa.unit42_a1() > 0;
+CREATE FUNCTION pg_temp.pa_plus42(bigint) RETURNS bigint LANGUAGE plpgsql
+AS 'BEGIN RETURN $1 + (SELECT count(*) FROM pa.units_a1 WHERE u = 42); END';
+SELECT pg_temp.pa_plus42(dp_count(u, 1)) FROM pa.units_b;
+-- 194-197: an inheritance child with SELECT held, not protected: named
+-- directly or ONLY its parent, units are counted; a function reading the
+-- child on the rows of its parent is refused
+SELECT dp_count(u, 1e9) = 30 AS units FROM pa.uchild;
+SELECT dp_count(u, 1e9) = 30 AS units FROM ONLY pa.uparent;
+SELECT dp_count(u, 1e9) = 30 AS units FROM pa.uparent;
+SELECT dp_count(u, 1) FROM ONLY pa.uparent WHERE pa.unit42_child() > 0;
+-- 198-199: the analyst's IMMUTABLE function that reads the child anyway:
+-- of a constant, evaluated while the statement is planned; of a row,
+-- while it runs (charged, nothing released)
+CREATE FUNCTION pg_temp.pa_liar(int) RETURNS bigint LANGUAGE plpgsql IMMUTABLE
+AS 'BEGIN RETURN (SELECT count(*) FROM pa.uchild WHERE u = $1); END';
+SELECT dp_count(u, 1) FROM pa.uparent WHERE pg_temp.pa_liar(42) > 0;
+SELECT dp_count(u, 1) FROM pa.uparent WHERE pg_temp.pa_liar(u) > 0;
+-- 200: the priority of a unit's group outside the rewrite
+SELECT dp_agg.unit_priority(id) FROM pa.other;
+RESET dp_agg.selection_epsilon;
+RESET dp_agg.selection_delta;
+-- every accepted statement was charged: 9 statements (180-185, 194-196)
+-- and those of 193 and 199, charged before their functions failed
+SELECT count(*) - :ledger_before3 AS charged FROM dp_agg.my_ledger;
+DROP FUNCTION pg_temp.pa_plus42(bigint), pg_temp.pa_liar(int);
+DROP TABLE pa_groups, pa_groups_parallel;
+RESET ROLE;
+SELECT dp_agg.unprotect('pa.units');
 
 -- cleanup
 DROP FUNCTION pg_temp.peek(text), pg_temp.nested(int), pg_temp.steal(), pg_temp.pa_sd();

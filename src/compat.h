@@ -95,6 +95,16 @@
 #define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0, true)
 #endif
 
+/* ... and the hook's parameters with it (hooks.c) */
+#if PG_VERSION_NUM >= 180000
+#define DP_RUN_HOOK_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define DP_RUN_HOOK_ARGS queryDesc, direction, count
+#else
+#define DP_RUN_HOOK_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count, \
+	bool execute_once
+#define DP_RUN_HOOK_ARGS queryDesc, direction, count, execute_once
+#endif
+
 /*
  * pg_attribute_noreturn(), written after a declaration, became the prefix
  * pg_noreturn in 18; gcc and clang take the attribute as a prefix too

@@ -20,9 +20,10 @@
 #include "dist_replay.h"
 #include "guc.h"
 #include "hooks.h"
-#include "privacy_unit.h"
+#include "inheritance.h"
 #include "protect.h"
 #include "siphash.h"
+#include "unit_catalog.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,8 +40,9 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	dp_preloaded = true;
+	dp_inheritance_init();
 	dp_protect_init();
-	dp_privacy_unit_init();
+	dp_unit_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();
 	dp_replay_init();

@@ -31,12 +31,14 @@
 
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
+#include "utils/lsyscache.h"
 
 #include "compat.h"
 #include "guard.h"
 #include "guc.h"
 #include "params.h"
 #include "sampling.h"
+#include "unit_catalog.h"
 
 /* ---------- finding DP aggregates ---------- */
 
@@ -1022,6 +1024,92 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 					"The releases of a privacy unit read the bounded contributions of units.");
 }
 
+/*
+ * The relations a DP aggregate reads must be bounded as their privacy
+ * units require (unit_catalog.c): the releases of a rewrite read rows of
+ * one unit, and other DP aggregates rows without any.  The rewrite at
+ * planning (privacy_unit.c) makes it so; this is the plan's check, for a
+ * relation whose unit is declared on an ancestor as much as on itself.
+ */
+static void
+check_scan_units(PlanWalk *w, List *scans, bool units)
+{
+	const char *column = NULL;
+	ListCell   *lc;
+
+	if (!w->validate || !dp_any_privacy_unit())
+		return;
+	foreach(lc, scans)
+	{
+		Oid			relid = rt_fetch(((Scan *) lfirst(lc))->scanrelid, w->stmt->rtable)->relid;
+		DpUnit		unit;
+		bool		has_unit = dp_unit_of_read(relid, true, &unit);
+
+		if (!has_unit && units)
+			reject_msg("a DP aggregate over privacy units must read a relation with a privacy unit",
+					   "The bounded contributions of units were computed from rows without a unit.");
+		if (has_unit && !units)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP aggregates over relation \"%s\" do not bound its privacy unit",
+							get_rel_name(relid)),
+					 errdetail("Its privacy unit is column \"%s\" of \"%s\": a release over its rows must bound each unit's contribution.",
+							   unit.column, get_rel_name(unit.declared_on)),
+					 errhint("Plan the statement again, or read the relation directly in the DP statement; see \"Privacy units\" in the dp_agg README.")));
+		if (has_unit && column != NULL && strcmp(column, unit.column) != 0)
+			reject_msg("a DP aggregate over privacy units must read rows of one unit",
+					   "The relations it reads have different privacy units.");
+		if (has_unit)
+			column = unit.column;
+	}
+}
+
+/* does the expression hold a node made by the rewrite of privacy units? */
+static bool
+rewrite_mark_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if ((IsA(node, Aggref) && ((Aggref *) node)->location == DP_UNIT_LOCATION) ||
+		(IsA(node, WindowFunc) && ((WindowFunc *) node)->location == DP_UNIT_LOCATION) ||
+		(IsA(node, FuncExpr) && ((FuncExpr *) node)->location == DP_UNIT_LOCATION))
+		return true;
+	return expression_tree_walker(node, rewrite_mark_walker, context);
+}
+
+/* is the plan, or a node below it, part of a rewrite of privacy units? */
+static bool
+below_unit_rewrite(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	if (rewrite_mark_walker((Node *) plan->targetlist, NULL) ||
+		rewrite_mark_walker((Node *) plan->qual, NULL))
+		return true;
+	foreach(lc, dp_plan_children(plan))
+	{
+		if (below_unit_rewrite(lfirst(lc)))
+			return true;
+	}
+	return false;
+}
+
+/* are the DP aggregates private selections (dp_select) only? */
+static bool
+selections_only(List *aggrefs)
+{
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		if (dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid)->kind != DP_SELECT)
+			return false;
+	}
+	return true;
+}
+
 /* a DP Agg node: check where it is and what it reads, and record its calls */
 static void
 visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
@@ -1045,6 +1133,24 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
 						"dp_agg.unit_bound_* runs only below the releases of a privacy unit rewrite.");
 
+	/*
+	 * The planner removes the DP aggregates of a sub-query whose results
+	 * the outer query does not use (SELECT count(*) FROM (SELECT g,
+	 * dp_count(*) ...) s), leaving the private selection of its groups.
+	 * Without a unit the selection reads the table, and is accepted as
+	 * any DP aggregate; over the rewrite of privacy units it would read
+	 * levels 1 and 2 stripped of their bounded contributions, a shape
+	 * this guard does not accept: say what to write instead.
+	 */
+	if (level == DP_UNIT_NONE && selections_only(aggrefs) &&
+		!DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) && w->validate &&
+		below_unit_rewrite(agg->plan.lefttree))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a DP sub-query over a relation with a privacy unit must be used through its DP aggregates"),
+				 errdetail("The outer query uses none of the sub-query's DP aggregates, so the planner removed them and kept only the private selection of its groups."),
+				 errhint("Use a DP aggregate of the sub-query in the outer query: count(c) instead of count(*), where c is a DP aggregate's column.")));
+
 	if (level == DP_UNIT_RELEASE && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
 	{
 		UnitInput	ui = {0, false, NULL, NIL, NIL};
@@ -1057,6 +1163,7 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 			plan_reject_msg(w, "a DP aggregate over privacy units must choose the groups of each unit",
 							"Level 2 of the rewrite of privacy units is missing.");
 		check_dp_input(w, ui.bound_agg->plan.lefttree, &in, &sampling);
+		check_scan_units(w, in.scans, true);
 		w->unit_groups = Max(ui.groups, 1);
 		check_selection(w, agg, aggrefs);
 		w->unit_relid = in.scans != NIL
@@ -1072,6 +1179,7 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 	}
 
 	check_dp_input(w, agg->plan.lefttree, &in, &sampling);
+	check_scan_units(w, in.scans, false);
 	check_selection(w, agg, aggrefs);
 	add_calls(w, NULL, in.partial_aggrefs, false, &sampling);
 	add_calls(w, agg, aggrefs, !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit), &sampling);

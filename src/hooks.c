@@ -47,9 +47,13 @@
 #include "protect_stats.h"
 #include "registry.h"
 #include "selection.h"
+#include "side_reads.h"
+#include "unit_catalog.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 
 static PlannedStmt *
@@ -59,12 +63,14 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *stmt;
 	bool		names_protected;
 	Oid			citus_relid;
-	char	   *unit_column;
-	int			unit_groups;
+	DpUnit		unit;
 	List	   *fragment_specs = NIL;
+	void	   *side_reads;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* for every role: no function reads the rows beside the DP aggregates */
+	dp_side_reads_check_query(parse);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
@@ -77,7 +83,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 					 errmsg("DP statements on protected Citus tables are not supported"),
 					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
 					 errhint("Keep protected tables local, or undistribute the table.")));
-		if (dp_privacy_unit_of(citus_relid, &unit_column, &unit_groups))
+		if (dp_unit_of_read(citus_relid, false, &unit))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("DP statements on Citus tables with a privacy unit are not supported"),
@@ -93,10 +99,19 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		 */
 		dp_selection_rewrite(parse, 1);
 	}
-	if (prev_planner_hook)
-		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	else
-		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	side_reads = dp_side_reads_plan_begin(parse);
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		dp_side_reads_plan_end(side_reads);
+	}
+	PG_END_TRY();
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
@@ -165,11 +180,44 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		dp_protect_check_epsilon(releases);
 	/* before any row is read and any worker starts (pick_key.c) */
 	if (!worker && picks_units(releases))
-		dp_pick_key_renew();
+		dp_pick_key_renew(queryDesc);
 	/* a fragment is paid for on the coordinator: no charge here */
 	if (!worker && releases != NIL)
 		dp_charge(queryDesc, releases);
 	dp_register_releases(queryDesc->estate, list_concat(releases, fragments));
+	/* while it runs, no other statement reads its rows (side_reads.c) */
+	if (releases != NIL)
+		dp_side_reads_register(queryDesc);
+}
+
+static void
+dp_ExecutorRun(DP_RUN_HOOK_PARAMS)
+{
+	void	   *token = dp_side_reads_enter(queryDesc);
+
+	PG_TRY();
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(DP_RUN_HOOK_ARGS);
+		else
+			standard_ExecutorRun(DP_RUN_HOOK_ARGS);
+	}
+	PG_FINALLY();
+	{
+		dp_side_reads_leave(token);
+	}
+	PG_END_TRY();
+}
+
+/* the key of privacy units lives as long as the statement that drew it */
+static void
+dp_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	dp_pick_key_release(queryDesc);
 }
 
 static bool
@@ -177,6 +225,7 @@ dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
 {
 	if (!dp_protect_check_rtable(rangeTable, ereport_on_violation))
 		return false;
+	dp_side_reads_check_rtable(rangeTable);
 	dp_stats_check_rtable(rangeTable);
 	if (prev_ExecutorCheckPerms)
 		return prev_ExecutorCheckPerms(DP_PERMS_HOOK_ARGS);
@@ -190,7 +239,12 @@ dp_hooks_init(void)
 	planner_hook = dp_planner;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = dp_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = dp_ExecutorRun;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = dp_ExecutorEnd;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
 	dp_stats_planner_init();
+	dp_pick_key_init();
 }

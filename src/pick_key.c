@@ -14,6 +14,18 @@
  * every (unit, group) the same priority.  The functions read the key once
  * per execution.
  *
+ * The key lives as long as the statement that drew it: when it ends
+ * (ExecutorEnd), the setting goes back to the key of a statement that
+ * drew one and is still running (a cursor, or a statement around it that
+ * called a function running this one), or to the empty string; when a
+ * transaction or subtransaction aborts, PostgreSQL restores the setting
+ * as it was when it began, and the statements that drew keys in it are
+ * forgotten (the callbacks below).  So no key outlives its statement, and
+ * dp_agg.unit_priority evaluated after it (or in the parallel workers of
+ * a later statement, which copy the leader's settings) finds none and
+ * fails closed.  A parallel worker's copy ends with the worker, at the
+ * end of its part of the statement.
+ *
  * Privacy does not depend on the key's secrecy: for every fixed key, a
  * unit's choice is a function of that unit's own rows only, so the
  * bounded-contribution argument holds conditionally on the key; the key
@@ -29,28 +41,129 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "guc.h"
 #include "pick_key.h"
 #include "random.h"
 
-/* Draw a fresh key and make it the value of dp_agg.unit_pick_key. */
+/* a running statement that drew a key, newest first */
+typedef struct KeyOwner
+{
+	const void *owner;			/* its QueryDesc */
+	SubTransactionId subid;		/* the subtransaction it started in */
+	char		hex[DP_PICK_KEY_HEX_LEN + 1];
+	struct KeyOwner *next;
+} KeyOwner;
+
+static KeyOwner *owners = NULL;
+
+static void
+set_key(const char *hex)
+{
+	(void) set_config_option(DP_PICK_KEY_SETTING, hex, PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, ERROR, false);
+}
+
+static void
+forget(KeyOwner **p)
+{
+	KeyOwner   *o = *p;
+
+	*p = o->next;
+	explicit_bzero(o->hex, sizeof(o->hex));
+	pfree(o);
+}
+
+/*
+ * Draw a fresh key for the statement owner and make it the value of
+ * dp_agg.unit_pick_key until dp_pick_key_release(owner).
+ */
 void
-dp_pick_key_renew(void)
+dp_pick_key_renew(const void *owner)
 {
 	uint8		key[DP_SIPHASH_KEY_LEN];
-	char		hex[DP_PICK_KEY_HEX_LEN + 1];
+	KeyOwner   *o = MemoryContextAllocZero(TopMemoryContext, sizeof(KeyOwner));
 
 	StaticAssertStmt(DP_PICK_KEY_HEX_LEN == 2 * DP_SIPHASH_KEY_LEN,
 					 "two hexadecimal digits per key byte");
 	dp_random_fill(key, sizeof(key));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+		snprintf(o->hex + 2 * i, 3, "%02x", key[i]);
 	explicit_bzero(key, sizeof(key));
-	(void) set_config_option(DP_PICK_KEY_SETTING, hex, PGC_SUSET, PGC_S_SESSION,
-							 GUC_ACTION_SET, true, ERROR, false);
-	explicit_bzero(hex, sizeof(hex));
+	o->owner = owner;
+	o->subid = GetCurrentSubTransactionId();
+	o->next = owners;
+	owners = o;
+	set_key(o->hex);
+}
+
+/*
+ * The statement owner ends: its key leaves the setting, for the key of
+ * the newest statement still running that drew one, or none.
+ */
+void
+dp_pick_key_release(const void *owner)
+{
+	KeyOwner  **p;
+
+	for (p = &owners; *p != NULL; p = &(*p)->next)
+	{
+		if ((*p)->owner == owner)
+		{
+			forget(p);
+			set_key(owners != NULL ? owners->hex : "");
+			return;
+		}
+	}
+}
+
+/*
+ * A transaction ends: its statements have ended, or abort with it (and
+ * PostgreSQL then restores the setting as the transaction found it).  A
+ * statement still running at commit (none should be: portals end theirs
+ * before) takes its key with it.
+ */
+static void
+pick_key_xact(XactEvent event, void *arg)
+{
+	bool		commit = event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE;
+
+	if (owners == NULL)
+		return;
+	if (!commit && event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	while (owners != NULL)
+		forget(&owners);
+	if (commit)
+		set_key("");
+}
+
+/* A subtransaction aborts: forget the statements that started in it. */
+static void
+pick_key_subxact(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	KeyOwner  **p = &owners;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	while (*p != NULL)
+	{
+		if ((*p)->subid >= mySubid)
+			forget(p);
+		else
+			p = &(*p)->next;
+	}
+}
+
+void
+dp_pick_key_init(void)
+{
+	RegisterXactCallback(pick_key_xact, NULL);
+	RegisterSubXactCallback(pick_key_subxact, NULL);
 }
 
 static int

@@ -10,7 +10,9 @@
 
 #include "siphash.h"
 
-extern void dp_pick_key_renew(void);
+extern void dp_pick_key_init(void);
+extern void dp_pick_key_renew(const void *owner);
+extern void dp_pick_key_release(const void *owner);
 extern void dp_pick_key_read(uint8 *key);
 
 #endif							/* DP_AGG_PICK_KEY_H */

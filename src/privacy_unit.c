@@ -32,22 +32,22 @@
  * 2 are fused into one aggregation by unit that keeps each unit's group of
  * smallest pseudorandom priority (unit_pick.c): no sort, no window.
  *
- * Rows whose unit is NULL belong to no unit and are left out: no release
- * depends on them, so they need no protection.  A relation with a unit
- * read through a view or a sub-query, with TABLESAMPLE, or next to other
- * aggregates is refused (fail closed).  Then the selection of private
- * group keys is applied to the rewritten level 3 (selection.c), with k.
+ * The unit of the relation read is the one declared on it or on an
+ * ancestor, for a partition or inheritance child named directly as for
+ * its parent (unit_catalog.c, which refuses two units meeting); the plan
+ * guard checks that every DP aggregate over such rows is this rewrite's
+ * (guard.c).  Rows whose unit is NULL belong to no unit and are left out:
+ * no release depends on them, so they need no protection.  A relation
+ * with a unit read through a view or a sub-query, with TABLESAMPLE, or
+ * next to other aggregates is refused (fail closed).  Then the selection
+ * of private group keys is applied to the rewritten level 3
+ * (selection.c), with k.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -58,9 +58,7 @@
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
@@ -71,75 +69,12 @@
 #include "privacy_unit.h"
 #include "protect.h"
 #include "selection.h"
+#include "unit_catalog.h"
 
 #define HINT_UNITS "See \"Privacy units\" in the dp_agg README."
 
 /* the internal aggregates of the fused level 1 (k = 1, unit_pick.c) */
 #define UNIT_PICK_PREFIX "unit_pick_bound_"
-
-/* ---------- the catalog dp_agg.privacy_unit ---------- */
-
-/* columns of dp_agg.privacy_unit */
-#define ANUM_UNIT_RELATION 1
-#define ANUM_UNIT_COLUMN 2
-#define ANUM_UNIT_MAX_GROUPS 3
-
-static Oid	unit_catalog = InvalidOid;
-
-/*
- * A change of dp_agg.privacy_unit (its trigger sends a relcache
- * invalidation of the catalog, privacy_unit_api.c) makes every plan again:
- * a plan made under the old units must not run under the new ones.
- */
-static void
-invalidate_units(Datum arg, Oid relid)
-{
-	if (!OidIsValid(relid) || relid == unit_catalog)
-	{
-		unit_catalog = InvalidOid;
-		ResetPlanCache();
-	}
-}
-
-void
-dp_privacy_unit_init(void)
-{
-	CacheRegisterRelcacheCallback(invalidate_units, (Datum) 0);
-}
-
-/*
- * The privacy unit of a relation: false if it has none (or the catalog
- * does not exist: versions before 0.3).
- */
-bool
-dp_privacy_unit_of(Oid relid, char **column, int *max_groups)
-{
-	Oid			nsp = get_namespace_oid("dp_agg", true);
-	Relation	rel;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	bool		found = false;
-
-	unit_catalog = OidIsValid(nsp) ? get_relname_relid("privacy_unit", nsp) : InvalidOid;
-	if (!OidIsValid(unit_catalog))
-		return false;
-	rel = table_open(unit_catalog, AccessShareLock);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		bool		isnull;
-
-		if (DatumGetObjectId(heap_getattr(tup, ANUM_UNIT_RELATION, desc, &isnull)) != relid)
-			continue;
-		*column = pstrdup(NameStr(*DatumGetName(heap_getattr(tup, ANUM_UNIT_COLUMN, desc, &isnull))));
-		*max_groups = DatumGetInt32(heap_getattr(tup, ANUM_UNIT_MAX_GROUPS, desc, &isnull));
-		found = true;
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
-}
 
 static void
 refuse(const char *message, const char *detail)
@@ -151,24 +86,16 @@ refuse(const char *message, const char *detail)
 			 errhint(HINT_UNITS)));
 }
 
-/* Does the relation, or (read with inheritance) any of its children, have a unit? */
+/*
+ * Do the rows read from the relation (with its descendants unless ONLY)
+ * have a privacy unit, declared on it or on an ancestor (unit_catalog.c)?
+ */
 static bool
-any_unit_below(RangeTblEntry *rte)
+reads_unit(RangeTblEntry *rte)
 {
-	char	   *column;
-	int			k;
-	ListCell   *lc;
+	DpUnit		unit;
 
-	if (dp_privacy_unit_of(rte->relid, &column, &k))
-		return true;
-	if (!rte->inh)
-		return false;
-	foreach(lc, find_all_inheritors(rte->relid, NoLock, NULL))
-	{
-		if (dp_privacy_unit_of(lfirst_oid(lc), &column, &k))
-			return true;
-	}
-	return false;
+	return dp_unit_of_read(rte->relid, !rte->inh, &unit);
 }
 
 /* Does a row source (sub-query, view, CTE) read a relation with a unit? */
@@ -181,7 +108,7 @@ row_source_has_unit(Query *q)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
-		if (rte->rtekind == RTE_RELATION && any_unit_below(rte))
+		if (rte->rtekind == RTE_RELATION && reads_unit(rte))
 			return true;
 		if (rte->rtekind == RTE_SUBQUERY && row_source_has_unit(rte->subquery))
 			return true;
@@ -702,24 +629,15 @@ effective_max_groups(UnitRewrite *ur, int catalog_k)
 
 /* the unit column of the level's relation, as a Var of level 1 */
 static void
-resolve_unit_column(UnitRewrite *ur, const char *column)
+resolve_unit_column(UnitRewrite *ur, const DpUnit *unit)
 {
-	Oid			relid = ur->rte->relid;
-	AttrNumber	attno = get_attnum(relid, column);
 	Oid			type;
 	int32		typmod;
 	Oid			collation;
 
-	if (attno == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("privacy unit column \"%s\" of relation \"%s\" does not exist",
-						column, get_rel_name(relid)),
-				 errdetail("The column was dropped or renamed after dp_agg.set_privacy_unit."),
-				 errhint("Set the privacy unit again with dp_agg.set_privacy_unit.")));
-	get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
-	ur->unit_attno = attno;
-	ur->unit = makeVar(1, attno, type, typmod, collation, 0);
+	get_atttypetypmodcoll(ur->rte->relid, unit->attnum, &type, &typmod, &collation);
+	ur->unit_attno = unit->attnum;
+	ur->unit = makeVar(1, unit->attnum, type, typmod, collation, 0);
 }
 
 /*
@@ -768,7 +686,7 @@ flatten_group_rte(Query *q, Index rti)
 
 /* Rewrite the level with the DP aggregates, whose FROM is the relation rti. */
 static void
-rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
+rewrite_level(Query *q, Index rti, const DpUnit *unit)
 {
 	UnitRewrite ur;
 	Query	   *l1;
@@ -782,8 +700,8 @@ rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
 	if (ur.rte->tablesample)
 		refuse("TABLESAMPLE is not supported with privacy units",
 			   "Sampling rows does not sample units, so it gives no privacy amplification per unit.");
-	resolve_unit_column(&ur, column);
-	ur.max_groups = effective_max_groups(&ur, catalog_k);
+	resolve_unit_column(&ur, unit);
+	ur.max_groups = effective_max_groups(&ur, unit->max_groups);
 	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
 	(void) expression_tree_walker(q->havingQual, collect_level_aggrefs, &ur);
 
@@ -836,19 +754,15 @@ rewrite_query(Query *q)
 	rte = rt_fetch(ref->rtindex, q->rtable);
 	if (level_has_dp(q))
 	{
-		char	   *column;
-		int			k;
+		DpUnit		unit;
 
 		if (rte->rtekind == RTE_RELATION)
 		{
-			if (dp_privacy_unit_of(rte->relid, &column, &k))
+			if (dp_unit_of_read(rte->relid, !rte->inh, &unit))
 			{
-				rewrite_level(q, ref->rtindex, column, k);
+				rewrite_level(q, ref->rtindex, &unit);
 				return true;
 			}
-			else if (any_unit_below(rte))
-				refuse("a partition or child with a privacy unit read through its parent is not supported",
-					   "Set the privacy unit on the table the statement names.");
 		}
 		else if ((rte->rtekind == RTE_SUBQUERY && row_source_has_unit(rte->subquery)) ||
 				 (rte->rtekind == RTE_CTE && row_source_has_unit(q)))

@@ -11,9 +11,10 @@
  * sessions when the change commits.  A statement therefore costs a few
  * hash lookups per relation it names, never a catalog scan.
  *
- * Partitions are resolved when asked (pg_inherits, through
- * get_partition_ancestors): a partition is protected when it or an
- * ancestor is, and a grant on an ancestor covers it.
+ * Partitions are resolved when asked (pg_inherits, inheritance.c): a
+ * partition is protected when it or an ancestor is, and a grant on an
+ * ancestor covers it.  A plain inheritance child is protected on its own
+ * (README, "Protected tables").
  *
  * A role is trusted for a relation when it is a superuser or has the
  * privileges of the relation's owner, or of the owner of a partitioned
@@ -29,7 +30,6 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
-#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -43,6 +43,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "inheritance.h"
 #include "protect.h"
 
 /* a row of dp_agg.access, the key of the grants cache */
@@ -215,11 +216,7 @@ dp_function_allowed(Oid funcid)
 static List *
 relation_and_ancestors(Oid relid)
 {
-	List	   *rels = list_make1_oid(relid);
-
-	if (get_rel_relispartition(relid))
-		rels = list_concat(rels, get_partition_ancestors(relid));
-	return rels;
+	return lcons_oid(relid, dp_relation_ancestors(relid, true));
 }
 
 /* Is the relation, or a partitioned table it is a partition of, protected? */

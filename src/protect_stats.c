@@ -117,8 +117,8 @@ module_stats_function(Oid fn_oid)
  * database, function or statement?  For a built-in one, its C name tells
  * (the executable's own table of built-in functions); else its module.
  */
-static bool
-stats_function(Oid fn_oid)
+bool
+dp_stats_function(Oid fn_oid)
 {
 	const char *name;
 	uint16		index;
@@ -145,7 +145,7 @@ stats_function(Oid fn_oid)
 static bool
 stats_function_found(Oid fn_oid, void *context)
 {
-	if (!stats_function(fn_oid))
+	if (!dp_stats_function(fn_oid))
 		return false;
 	*(Oid *) context = fn_oid;
 	return true;

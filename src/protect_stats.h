@@ -10,6 +10,7 @@
 
 #include "nodes/plannodes.h"
 
+extern bool dp_stats_function(Oid fn_oid);
 extern void dp_stats_check_plan(PlannedStmt *stmt);
 extern void dp_stats_check_rtable(List *rtable);
 extern void dp_stats_planner_init(void);

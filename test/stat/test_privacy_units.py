@@ -60,6 +60,19 @@ units_audit
         rows would leak (event: release >= its count over D' plus 30,
         ln P(X >= 0) / P(X >= 30) = 30.0), and the lower bound's value.
     Run time: about 5000 statements (a few tens of seconds on 2 cores).
+units_audit_partition
+    The same audit through a partition named directly, the privacy unit
+    set on its partitioned parent: stat.units_audit_pt_p0 (U = 200 units
+    with one row each, and unit 0 with A = 30 rows; each unit also has 5
+    rows in the other partition) and stat.units_audit_pt_minus_p0 (without
+    unit 0).  SELECT dp_count(*) over the partition, epsilon 1, T = 2500
+    releases each, event release >= 201.  One row per other unit makes
+    counting rows (the unit of the parent ignored) detectable: the event
+    then has probabilities about 1 and 0.269, whose ratio 3.72 the
+    Clopper-Pearson bound exceeds e except with probability below 1e-8.
+      * deterministic (0): the ledger's privacy_unit.
+      * the lower bound is at most the declared epsilon 1: false failure at
+        most 1e-6.
 
 units_group_count_variance
     SELECT g, dp_count(*) ... GROUP BY g over stat.units_groups: U = 200
@@ -129,9 +142,9 @@ units_pick_uniform
         the number whose two units choose the same j in execution 1 is
         Binomial(N/2, 1/4): in its acceptance interval, 1e-6.
 
-Thirty-nine statistical assertions (units_selection_curve: 20 and 2
+Forty statistical assertions (units_selection_curve: 20 and 2
 controls; units_pick_uniform: 6), the sum of their false-failure
-probabilities below 3.9e-5.
+probabilities below 4e-5.
 """
 
 import math
@@ -283,6 +296,62 @@ def units_audit(check):
     leak = math.log(row_level.sf(0) / row_level.sf(A))
     check.note("E hit %d/%d on D, %d/%d on D'; epsilon lower bound %.3f (declared 1); "
                "counting rows would leak %.1f" % (hits[0], T_AUDIT, hits[1], T_AUDIT, eps_lb, leak))
+
+
+
+def partitioned_unit_table(name, units, extra_rows):
+    """stat.<name>, partitioned by p, with privacy unit u set on it: its
+    partition stat.<name>_p0 holds one row of each unit 1..units and
+    extra_rows rows of unit 0; stat.<name>_p1 holds 5 rows of each of
+    them (so a unit spans both partitions).  Returns the partition p0."""
+    t, p0, p1 = "stat." + name, "stat.%s_p0" % name, "stat.%s_p1" % name
+    rows = "SELECT u, %d FROM generate_series(1, %d) u" % (0, units)
+    if extra_rows:
+        rows += " UNION ALL SELECT 0, 0 FROM generate_series(1, %d) r" % extra_rows
+    db.run("DROP TABLE IF EXISTS %s;\n"
+           "CREATE TABLE %s (u int, p int) PARTITION BY LIST (p);\n"
+           "CREATE TABLE %s PARTITION OF %s FOR VALUES IN (0);\n"
+           "CREATE TABLE %s PARTITION OF %s FOR VALUES IN (1);\n"
+           "INSERT INTO %s (u, p) %s;\n"
+           "INSERT INTO %s (u, p) SELECT u, 1 FROM generate_series(%d, %d) u, generate_series(1, 5) r;\n"
+           "ANALYZE %s;\n"
+           "SELECT dp_agg.set_privacy_unit(%s, 'u');\n"
+           % (t, t, p0, t, p1, t, t, rows, t, 0 if extra_rows else 1, units, t, db.literal(t)))
+    return p0
+
+
+@stat_test("units_audit_partition")
+def units_audit_partition(check):
+    """The audit of units_audit through a partition named directly, the
+    unit set on its parent: D's partition holds one row of each of U = 200
+    units and unit 0's A = 30 rows, D''s the same without unit 0.  Each
+    other unit has one row in the partition, so that counting rows instead
+    of units shows: the event release >= U + 1 then has probabilities
+    P(X >= 1 - A), about 1, on D and P(X >= 1) = 0.269 on D' (a ratio of
+    3.72, ln 1.31), and the Clopper-Pearson lower bound exceeds 1 unless
+    the rate on D' is 5.9 standard deviations above its mean (probability
+    below 1e-8).  Counting units, the ratio is exactly e.
+      * deterministic (0): the ledger records the unit's bound.
+      * the lower bound is at most the declared epsilon 1: false failure at
+        most 1e-6 (as units_audit)."""
+    d = partitioned_unit_table("units_audit_pt", U, A)
+    d_minus = partitioned_unit_table("units_audit_pt_minus", U, 0)
+    settings = {"dp_agg.epsilon": "1", "dp_agg.delta": "0"}
+    hits = []
+    for t in (d, d_minus):
+        rels = db.releases("SELECT dp_count(*) FROM %s" % t, T_AUDIT, settings=settings)
+        check_unit_record(check, rels[:1], 1)
+        hits.append(sum(1 for rel in rels if int(rel.rows[0][0]) >= U + 1))
+    check.stop_if_failed()
+    p_lo = cp_lower(T_AUDIT, hits[0], CP_SIDE)
+    q_hi = cp_upper(T_AUDIT, hits[1], CP_SIDE)
+    eps_lb = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
+    check.that(eps_lb <= 1.0, "epsilon lower bound %.4f through a partition exceeds the declared "
+               "epsilon 1" % eps_lb)
+    law = laws.DiscreteLaplace(1.0)
+    check.note("E hit %d/%d on D, %d/%d on D'; epsilon lower bound %.3f (declared 1); counting "
+               "rows would give about %.2f" % (hits[0], T_AUDIT, hits[1], T_AUDIT, eps_lb,
+                                               math.log(law.sf(1 - A) / law.sf(1))))
 
 
 # ---------- GROUP BY with k > 1 ----------

@@ -16,6 +16,11 @@
 # at delta 1e-5 of 70, 71, 72 such releases is 4.93763, 4.97833, 5.01838).
 # In the restored copy carol makes the 71st and is refused the 72nd, which
 # only the restored accounting and curve decide.
+#
+# The privacy unit of a relation (dp_agg.privacy_unit) is kept by
+# attribute number and name: after a rename, and a dropped column before
+# it that makes the restore number it differently, the restored unit is
+# the same column.
 use strict;
 use warnings;
 
@@ -60,6 +65,13 @@ SET ROLE carol;
 DO $$ DECLARE v bigint; BEGIN
     FOR i IN 1 .. 70 LOOP SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t; END LOOP;
 END $$;
+RESET ROLE;
+CREATE TABLE pu (gone int, patient int, x int);
+INSERT INTO pu SELECT k, k % 10, k FROM generate_series(1, 100) k;
+SELECT dp_agg.set_privacy_unit('pu', 'patient', 2);
+ALTER TABLE pu DROP COLUMN gone;
+ALTER TABLE pu RENAME COLUMN patient TO person;
+ALTER TABLE pu ADD COLUMN patient int DEFAULT 7;
 });
 
 my $budget_sql = q{
@@ -87,6 +99,18 @@ SELECT (SELECT count(*) FROM l) || '|' || b.epsilon_spent || '|' || b.accounting
         AND (SELECT bool_and(abs(b.rdp[s.o] - s.v) <= 1e-12 * s.v AND s.v > 0) FROM s)) || '|' ||
        round(dp_agg.spent_epsilon(b.role, b.delta_limit)::numeric, 5)
 FROM b};
+
+# the privacy unit of pu: its column "person" (renamed from "patient",
+# attribute 2 after a dropped column: a restore numbers it 1), 10 units;
+# a new column has the old name.  At epsilon 1e9 the count's noise is 0
+# but with probability below 1e-300.
+my $unit_sql = q{
+SELECT relation::text || '|' || unit_column || '|' || max_groups_contributed || '|' ||
+       (SELECT attname FROM pg_attribute WHERE attrelid = relation AND attnum = unit_attnum)
+FROM dp_agg.privacy_unit};
+my $units_sql = q{SET dp_agg.epsilon = 1e9; SELECT dp_count(*) FROM pu};
+is($node->safe_psql('src', $unit_sql), 'pu|person|2|person',
+	'source: the privacy unit of pu follows its column through the rename');
 
 my $src_budget = $node->safe_psql('src', $budget_sql);
 my $src_ledger = $node->safe_psql('src', $ledger_sql);
@@ -170,6 +194,16 @@ FROM dp_agg.my_budget}),
 	is($stdout, '', "$what: nothing released");
 	is($target->safe_psql($db, $carol_sql), '71|35.5|rdp|true|4.97833',
 		"$what: the new charge adds its curve to the restored one");
+
+	# the privacy unit is the same column, whatever its number now
+	is($target->safe_psql($db, $unit_sql), 'pu|person|2|person',
+		"$what: the privacy unit of pu is its column person");
+	is( $target->safe_psql(
+			$db, q{SELECT attnum FROM pg_attribute WHERE attrelid = 'pu'::regclass AND attname = 'person'}),
+		'1', "$what: which the restore numbered 1");
+	$target->safe_psql($db, q{SELECT dp_agg.set_budget(current_user::regrole, 1e12)});
+	is($target->safe_psql($db, $units_sql), '10',
+		"$what: a count over pu counts its 10 units");
 	return;
 }
 

@@ -23,7 +23,8 @@
 # tables and views, the views' queries).
 # pg_dump and pg_restore of the updated database keep version, rows and
 # charging, and the privacy unit of a relation (dp_agg.privacy_unit) and
-# its effect.
+# its effect.  The units of 0.3 (stored by name) get the attribute number
+# of their column in 0.4, which then follows renames.
 use strict;
 use warnings;
 
@@ -190,6 +191,18 @@ like($objects, qr/function dp_agg\.selection_mechanism\(double precision,double 
 like($objects, qr/dp_agg\.budget column 012 selection_epsilon double precision default 0.*dp_agg\.budget column 013 selection_delta double precision default 0/s,
 	'0.3 sums the selections of each budget beside its curve');
 
+# privacy units of 0.3, stored by name: one on a column after a dropped
+# one (attribute 2), one whose column was renamed (statements over it fail)
+$node->safe_psql(
+	'old', q{
+CREATE TABLE u3 (gone int, unit int);
+SELECT dp_agg.set_privacy_unit('u3', 'unit');
+ALTER TABLE u3 DROP COLUMN gone;
+CREATE TABLE u4 (unit int);
+SELECT dp_agg.set_privacy_unit('u4', 'unit');
+ALTER TABLE u4 RENAME COLUMN unit TO renamed;
+});
+
 # then to 0.4, the default version
 $node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
 is($node->safe_psql('old', $version_sql), '0.4', 'updated to 0.4');
@@ -198,6 +211,26 @@ is($node->safe_psql('old', $budget_sql),
 is($node->safe_psql('old', $ledger_sql),
 	$old_ledger, 'after the update to 0.4: the ledger is identical');
 $objects = $node->safe_psql('old', $objects_sql);
+like($objects, qr/dp_agg\.privacy_unit column 005 unit_attnum smallint/,
+	'0.4 stores the unit column by attribute number');
+is( $node->safe_psql(
+		'old',
+		q{SELECT string_agg(relation::text || '|' || unit_column || '|' || coalesce(unit_attnum::text, 'none'), ',' ORDER BY 1) FROM dp_agg.privacy_unit}
+	),
+	'u3|unit|2,u4|unit|none',
+	'after the update to 0.4: the units of 0.3 get the attribute number of their column, if it still has its name');
+($ret, $stdout, $stderr) =
+  $node->psql('old', 'SELECT dp_count(*) FROM u4');
+like($stderr, qr/privacy unit column "unit" of relation "u4" does not exist/,
+	'after the update to 0.4: a unit whose column was renamed under 0.3 still fails closed');
+$node->safe_psql('old', 'ALTER TABLE u3 RENAME COLUMN unit TO person');
+is( $node->safe_psql(
+		'old', q{SELECT unit_column || '|' || unit_attnum FROM dp_agg.privacy_unit WHERE relation = 'u3'::regclass}),
+	'person|2',
+	'after the update to 0.4: a unit follows its column through a rename');
+$node->safe_psql('old', 'DROP TABLE u3, u4');
+is($node->safe_psql('old', 'SELECT count(*) FROM dp_agg.privacy_unit'),
+	'0', 'dropped relations leave no unit behind');
 
 # a new install of 0.4 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');
