@@ -34,7 +34,9 @@
 # refused; a count over u counts units; alice is refused 0.75 and spends
 # her last 0.5; carol makes the 71st release and is refused the 72nd;
 # erin makes the 128th and is refused the 129th: composition goes on from
-# the stored curve and releases by kind.
+# the stored curve and releases by kind.  The allow-list entry names int4pl
+# of the new version, and dropping the tables forgets their protection,
+# grant and privacy unit (the event triggers came along).
 use strict;
 use warnings;
 
@@ -348,7 +350,22 @@ is($stdout, '', 'pld: nothing released');
 is($new->safe_psql('dp', $erin_sql), '128|128|1|true',
 	'pld: the new release is counted with the old ones');
 
-# 6. legacy: dp_agg 0.1 updated in the new cluster by pg_upgrade's script,
+# 6. the allow-list resolved in the new version, and the event triggers
+# that forget dropped relations
+is( $new->safe_psql(
+		'dp', q{SELECT function || ' ' || dp_agg.resolve_allowed_function(function)::oid::text
+FROM dp_agg.allowed_function}),
+	'pg_catalog.int4pl(integer,integer) '
+	  . $new->safe_psql('dp', q{SELECT 'int4pl(integer,integer)'::regprocedure::oid}),
+	'new cluster: the allow-list entry names int4pl of the new version');
+$new->safe_psql('dp', 'DROP TABLE pt; DROP TABLE u');
+is( $new->safe_psql(
+		'dp', q{SELECT (SELECT count(*) FROM dp_agg.protected) || '|' || (SELECT count(*) FROM dp_agg.access)
+|| '|' || (SELECT count(*) FROM dp_agg.privacy_unit)}),
+	'0|0|0',
+	'new cluster: dropping the tables forgets their protection, grant and privacy unit');
+
+# 7. legacy: dp_agg 0.1 updated in the new cluster by pg_upgrade's script,
 # then charging goes on
 command_ok(
 	[
