@@ -25,7 +25,7 @@
 # reused when its stamp file names the source version apt offers now; a
 # new point release rebuilds it.
 #
-# pg_upgrade: after the versions, test/t/012_pg_upgrade.pl upgrades a
+# pg_upgrade: after the versions, test/t/013_pg_upgrade.pl upgrades a
 # cluster of each older version to each newer one built here (17 -> 18),
 # and from Debian's PostgreSQL 15 ($DP_MATRIX_PG15, default
 # /usr/lib/postgresql/15) to each, when dp_agg of this tree is installed
@@ -221,7 +221,7 @@ done
 
 # Upgrade a cluster of the PostgreSQL installed in prefix $2 (named $1)
 # with pg_upgrade to PostgreSQL $3 (built above, dp_agg installed in both):
-# test/t/012_pg_upgrade.pl, run with the newer one.
+# test/t/013_pg_upgrade.pl, run with the newer one.
 upgrade_pair() {
     local name=$1 from=$2 to=$3 out t0 not_possible
     t0=$(date +%s)
@@ -230,13 +230,13 @@ upgrade_pair() {
         . "$top/test/lib.sh"
         work=$(dp_copy_tree "$top")
         DP_UPGRADE_FROM=$from dp_as_postgres make -C "$work" -s prove_installcheck \
-            PROVE_TESTS=test/t/012_pg_upgrade.pl 2>&1
-        tail -40 "$work"/tmp_check/log/regress_log_012_pg_upgrade 2>/dev/null
+            PROVE_TESTS=test/t/013_pg_upgrade.pl 2>&1
+        tail -40 "$work"/tmp_check/log/regress_log_013_pg_upgrade 2>/dev/null
         rm -rf "$work"
     )
     # (here-strings, not pipes: grep -q would end the pipe early, and
     # pipefail would then count a pass as a failure)
-    if grep -qE '^test/t/012_pg_upgrade\.pl \.+ ok$' <<< "$out"; then
+    if grep -qE '^test/t/013_pg_upgrade\.pl \.+ ok$' <<< "$out"; then
         # the checks passed; if the upgrade itself was impossible for a
         # reason that holds for any table (the test's header), say why
         not_possible=$(grep -o -m1 'pg_upgrade NOT POSSIBLE: .*' <<< "$out")
