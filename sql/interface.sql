@@ -27,6 +27,39 @@ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
   AND d.classid <> 'pg_type'::regclass
 ORDER BY 1;
 
+-- pg_upgrade can upgrade a cluster with dp_agg: no table, index or
+-- materialized view of the extension stores a type that pg_upgrade refuses
+-- (as its data type checks find them: the reg* types whose OIDs it does not
+-- keep, aclitem, whose format changed in 16, and system composite types,
+-- also inside domains, arrays, composites and ranges).  regclass, regrole
+-- and regtype are kept.
+WITH RECURSIVE refused(oid) AS (
+    SELECT t.oid FROM pg_type t
+    WHERE (t.typnamespace = 'pg_catalog'::regnamespace
+           AND t.typname IN ('regcollation', 'regconfig', 'regdictionary', 'regnamespace',
+                             'regoper', 'regoperator', 'regproc', 'regprocedure', 'aclitem'))
+       OR (t.typtype = 'c' AND t.oid < 16384)
+    UNION ALL
+    SELECT * FROM (
+        WITH r AS (SELECT oid FROM refused)
+        SELECT t.oid FROM pg_type t JOIN r ON t.typbasetype = r.oid WHERE t.typtype = 'd'
+        UNION ALL
+        SELECT t.oid FROM pg_type t JOIN r ON t.typelem = r.oid WHERE t.typtype = 'b'
+        UNION ALL
+        SELECT t.oid FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
+             JOIN r ON a.atttypid = r.oid
+        WHERE t.typtype = 'c' AND NOT a.attisdropped
+        UNION ALL
+        SELECT t.oid FROM pg_type t JOIN pg_range g ON g.rngtypid = t.oid
+             JOIN r ON g.rngsubtype = r.oid
+        WHERE t.typtype = 'r') s
+)
+SELECT c.oid::regclass AS relation, a.attname, a.atttypid::regtype
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+WHERE c.relnamespace = 'dp_agg'::regnamespace AND c.relkind IN ('r', 'm', 'i')
+  AND NOT a.attisdropped AND a.atttypid IN (SELECT oid FROM refused)
+ORDER BY 1, 2;
+
 -- Calculators are IMMUTABLE STRICT PARALLEL SAFE; support functions are
 -- not executable by PUBLIC.
 SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel,

@@ -316,6 +316,34 @@ ORDER BY 1;
 SET ROLE regress_pr_analyst;
 SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
 RESET ROLE;
+-- entries name functions by signature (pg_upgrade keeps no function OIDs),
+-- resolved under the search_path pg_catalog, pg_temp whatever the
+-- session's; a bare OID or a signature of no function names none
+SELECT dp_agg.resolve_allowed_function('pg_catalog.int4pl(integer,integer)') AS qualified,
+       dp_agg.resolve_allowed_function('int4pl( int4, pg_catalog.int4 )') AS spelled,
+       dp_agg.resolve_allowed_function('pg_catalog.no_such(integer)') AS missing,
+       dp_agg.resolve_allowed_function('177') AS bare_oid,
+       dp_agg.resolve_allowed_function('177'::regprocedure::text) AS oid_text;
+-- an entry in another spelling (as restored from a dump of version 0.3)
+-- allows the function, also for a session whose search_path finds another
+-- int4pl first; entries of no function allow nothing and break nothing
+CREATE FUNCTION pr.int4pl(integer, integer) RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT 0';
+INSERT INTO dp_agg.allowed_function (function)
+VALUES ('int4pl(integer, integer)'), ('pg_catalog.no_such(integer)'), ('177');
+SET ROLE regress_pr_analyst;
+SET search_path = pr, pg_catalog, public;
+SELECT dp_agg.resolve_allowed_function('int4pl(integer,integer)')::oid = 177 AS built_in;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+RESET search_path;
+RESET ROLE;
+SELECT dp_agg.allow_function('int4pl(integer,integer)') AS added_again;
+SELECT dp_agg.disallow_function('int4pl(integer,integer)') AS removed;
+SELECT function, dp_agg.resolve_allowed_function(function) FROM dp_agg.allowed_function ORDER BY 1;
+SET ROLE regress_pr_analyst;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+RESET ROLE;
+DELETE FROM dp_agg.allowed_function;
+DROP FUNCTION pr.int4pl(integer, integer);
 -- the built-in list neither fails nor has side effects on extreme values
 -- (the integer casts to numeric, exact, are LEAKPROOF already)
 SELECT 'NaN'::numeric = 'Infinity'::numeric AS eq, 'NaN'::numeric <> '-Infinity'::numeric AS ne,

@@ -16,6 +16,17 @@
  * ancestor covers it.  A plain inheritance child is protected on its own
  * (README, "Protected tables").
  *
+ * The allow-list dp_agg.allowed_function names functions by signature
+ * (text such as 'pg_catalog.int4pl(integer,integer)'), not by OID: the
+ * OIDs of functions are not kept by pg_upgrade, which refuses tables with
+ * a regprocedure column.  An entry is resolved when first needed after a
+ * change of the catalog or of pg_proc, under the fixed search_path
+ * pg_catalog, pg_temp, whatever the session's: an analyst cannot make an
+ * entry name another function.  An entry that names no function (dropped,
+ * renamed, or gone in a new major version) allows nothing.  With the
+ * catalog of versions before 0.4 (a regprocedure column) the OIDs are used
+ * as they are.
+ *
  * A role is trusted for a relation when it is a superuser or has the
  * privileges of the relation's owner, or of the owner of a partitioned
  * table it is a partition of (README, "Protected tables"): such a
@@ -31,10 +42,14 @@
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -56,8 +71,11 @@ typedef struct GrantKey
 static MemoryContext protect_cxt = NULL;
 static HTAB *protected_rels = NULL;	/* Oid -> Oid: the protected relations */
 static HTAB *grants = NULL;		/* GrantKey -> GrantKey */
-static HTAB *allowed_functions = NULL;	/* Oid -> Oid */
+static HTAB *allowed_functions = NULL;	/* Oid -> Oid: the entries resolved */
+static List *allowed_entries = NIL;	/* the entries: signatures (char *) */
+static List *allowed_oids = NIL;	/* or OIDs, with the catalog before 0.4 */
 static bool cache_valid = false;
+static bool allowed_valid = false;	/* allowed_functions is up to date */
 static Oid	protected_catalog = InvalidOid;
 static Oid	access_catalog = InvalidOid;
 static Oid	allowed_catalog = InvalidOid;
@@ -82,6 +100,18 @@ invalidate_protected(Datum arg, Oid relid)
 	}
 }
 
+/*
+ * A function was created, changed or dropped: the allow-list's signatures
+ * may name other functions now (resolved again when next needed).  Plans
+ * already checked are kept: a plan that used an entry stays valid while
+ * that function exists, as it did when entries were OIDs.
+ */
+static void
+invalidate_allowed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	allowed_valid = false;
+}
+
 /* Role memberships changed: who is trusted may have changed. */
 static void
 invalidate_memberships(Datum arg, int cacheid, uint32 hashvalue)
@@ -94,6 +124,7 @@ dp_protect_init(void)
 {
 	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_memberships, (Datum) 0);
+	CacheRegisterSyscacheCallback(PROCOID, invalidate_allowed, (Datum) 0);
 }
 
 static HTAB *
@@ -133,6 +164,105 @@ load_catalog(Oid catalog, HTAB *set, bool with_role)
 	table_close(rel, AccessShareLock);
 }
 
+/*
+ * Read the entries of dp_agg.allowed_function (its first column): the
+ * signatures, or the OIDs of a catalog from before version 0.4, whose
+ * column was regprocedure.
+ */
+static void
+load_allowed(Oid catalog)
+{
+	Relation	rel = table_open(catalog, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		by_oid = TupleDescAttr(desc, 0)->atttypid != TEXTOID;
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tup;
+	MemoryContext old = MemoryContextSwitchTo(protect_cxt);
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, 1, desc, &isnull);
+
+		if (isnull)
+			continue;
+		if (by_oid)
+			allowed_oids = lappend_oid(allowed_oids, DatumGetObjectId(d));
+		else
+			allowed_entries = lappend(allowed_entries, TextDatumGetCString(d));
+	}
+	MemoryContextSwitchTo(old);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+}
+
+/* the allow-list entry being resolved, for the context of an error */
+static void
+resolve_error_context(void *arg)
+{
+	errcontext("resolving entry \"%s\" of dp_agg.allowed_function", (const char *) arg);
+}
+
+/*
+ * The function an allow-list entry names: the signature resolved under
+ * the search_path pg_catalog, pg_temp (as PostgreSQL's to_regprocedure
+ * does under it); InvalidOid if it names none.  A bare number is not a
+ * signature: it would be an OID, which pg_upgrade does not keep.  Before
+ * PostgreSQL 16 an unknown argument type or malformed text raises an
+ * error (with a context naming the entry) instead: only a superuser
+ * writing the catalog by hand can store such an entry.
+ */
+Oid
+dp_allowed_function_oid(const char *signature)
+{
+	LOCAL_FCINFO(fcinfo, 1);
+	ErrorContextCallback errcallback;
+	int			nestlevel;
+	Datum		result;
+
+	if (strchr(signature, '(') == NULL)
+		return InvalidOid;
+	errcallback.callback = resolve_error_context;
+	errcallback.arg = (void *) signature;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+	fcinfo->args[0].value = CStringGetTextDatum(signature);
+	fcinfo->args[0].isnull = false;
+	result = to_regprocedure(fcinfo);
+	AtEOXact_GUC(true, nestlevel);
+	error_context_stack = errcallback.previous;
+	return fcinfo->isnull ? InvalidOid : DatumGetObjectId(result);
+}
+
+/* Resolve the allow-list's entries into allowed_functions. */
+static void
+resolve_allowed(void)
+{
+	ListCell   *lc;
+
+	/* valid from here: an invalidation while resolving marks it invalid again */
+	allowed_valid = true;
+	hash_destroy(allowed_functions);
+	allowed_functions = new_set("dp_agg allowed functions", sizeof(Oid));
+	foreach(lc, allowed_oids)
+	{
+		Oid			funcid = lfirst_oid(lc);
+
+		hash_search(allowed_functions, &funcid, HASH_ENTER, NULL);
+	}
+	foreach(lc, allowed_entries)
+	{
+		Oid			funcid = dp_allowed_function_oid((const char *) lfirst(lc));
+
+		if (OidIsValid(funcid))
+			hash_search(allowed_functions, &funcid, HASH_ENTER, NULL);
+	}
+}
+
 /* (Re)build the cache; without the catalogs nothing is protected. */
 static void
 build_cache(void)
@@ -146,7 +276,10 @@ build_cache(void)
 	MemoryContextReset(protect_cxt);
 	protected_rels = new_set("dp_agg protected relations", sizeof(Oid));
 	grants = new_set("dp_agg access grants", sizeof(GrantKey));
-	allowed_functions = new_set("dp_agg allowed functions", sizeof(Oid));
+	allowed_functions = NULL;
+	allowed_entries = NIL;
+	allowed_oids = NIL;
+	allowed_valid = false;
 	protected_catalog = OidIsValid(nsp) ? get_relname_relid("protected", nsp) : InvalidOid;
 	access_catalog = OidIsValid(nsp) ? get_relname_relid("access", nsp) : InvalidOid;
 	allowed_catalog = OidIsValid(nsp) ? get_relname_relid("allowed_function", nsp) : InvalidOid;
@@ -157,7 +290,7 @@ build_cache(void)
 	{
 		load_catalog(protected_catalog, protected_rels, false);
 		load_catalog(access_catalog, grants, true);
-		load_catalog(allowed_catalog, allowed_functions, false);
+		load_allowed(allowed_catalog);
 		/* plans made while there were no catalogs assumed no protection */
 		if (!had_catalogs)
 			ResetPlanCache();
@@ -204,11 +337,21 @@ dp_untrusted_protected(Oid roleid)
 	return found;
 }
 
-/* Is the function in dp_agg.allowed_function? */
+/* Does an entry of dp_agg.allowed_function name the function? */
 bool
 dp_function_allowed(Oid funcid)
 {
 	ensure_cache();
+	while (!allowed_valid)
+	{
+		resolve_allowed();
+		/* the catalogs changed meanwhile: read them again */
+		if (!cache_valid)
+		{
+			ensure_cache();
+			allowed_valid = false;
+		}
+	}
 	return hash_search(allowed_functions, &funcid, HASH_FIND, NULL) != NULL;
 }
 

@@ -15,6 +15,7 @@ extern bool dp_any_protected(void);
 extern bool dp_relation_protected(Oid relid);
 extern bool dp_role_granted(Oid relid, Oid roleid);
 extern bool dp_function_allowed(Oid funcid);
+extern Oid	dp_allowed_function_oid(const char *signature);
 extern Oid	dp_untrusted_protected(Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern uint64 dp_catalog_execute(const char *catalog, const char *sql, int nargs,

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * protect_api.c
- *	  dp_agg.protect, unprotect, grant_access, revoke_access and the
- *	  trigger that announces changes of their catalogs.
+ *	  dp_agg.protect, unprotect, grant_access, revoke_access, the
+ *	  trigger that announces changes of their catalogs, and
+ *	  dp_agg.resolve_allowed_function.
  *
  * The callers need EXECUTE (revoked from PUBLIC) and must be trusted for
  * the relation: a superuser or a role with the privileges of its owner
@@ -23,6 +24,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -35,6 +37,7 @@ PG_FUNCTION_INFO_V1(dp_unprotect);
 PG_FUNCTION_INFO_V1(dp_grant_access);
 PG_FUNCTION_INFO_V1(dp_revoke_access);
 PG_FUNCTION_INFO_V1(dp_protect_changed);
+PG_FUNCTION_INFO_V1(dp_resolve_allowed_function);
 
 #define SQL_PROTECT \
 	"INSERT INTO dp_agg.protected (relation) VALUES ($1) ON CONFLICT DO NOTHING"
@@ -196,4 +199,19 @@ dp_protect_changed(PG_FUNCTION_ARGS)
 				 errmsg("function dp_agg.protect_changed must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * dp_agg.resolve_allowed_function(signature text) returns regprocedure: the
+ * function an entry of dp_agg.allowed_function names, as the guard
+ * resolves it (protect.c); NULL if it names none.
+ */
+Datum
+dp_resolve_allowed_function(PG_FUNCTION_ARGS)
+{
+	Oid			funcid = dp_allowed_function_oid(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	if (!OidIsValid(funcid))
+		PG_RETURN_NULL();
+	PG_RETURN_OID(funcid);
 }

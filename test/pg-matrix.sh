@@ -25,8 +25,16 @@
 # reused when its stamp file names the source version apt offers now; a
 # new point release rebuilds it.
 #
+# pg_upgrade: after the versions, test/t/013_pg_upgrade.pl upgrades a
+# cluster of each older version to each newer one built here (17 -> 18),
+# and from Debian's PostgreSQL 15 ($DP_MATRIX_PG15, default
+# /usr/lib/postgresql/15) to each, when dp_agg of this tree is installed
+# there (test/run-all.sh installs it; else the pair fails as NOT TESTED).
+# The suites of each version skip that test (DP_UPGRADE_FROM=none).
+#
 # Output: one line per version and suite (and whether dp_agg compiled
-# without warnings), the time taken, and last
+# without warnings), one per pair of versions upgraded, the time taken,
+# and last
 #   matrix: N passed, N failed
 # Exits non-zero if anything failed or a version could not be built.
 set -uo pipefail
@@ -35,6 +43,7 @@ cache=${DP_MATRIX_CACHE:-/var/cache/dp_agg-ci}
 versions=${DP_MATRIX:-17 18}
 port=${DP_MATRIX_PORT:-55450}
 jobs=${DP_MATRIX_JOBS:-2}
+pg15=${DP_MATRIX_PG15:-/usr/lib/postgresql/15}
 
 log() { printf '== matrix: %s\n' "$*" >&2; }
 
@@ -156,6 +165,7 @@ build_pg() {
 total_pass=0
 total_fail=0
 untested=""
+tested=""   # versions built and tested, dp_agg installed in their prefix
 start=$(date +%s)
 log "versions: $versions; cache: $cache"
 build_deps
@@ -183,7 +193,8 @@ for v in $versions; do
         dp_build_install "$top" 2>&1
         work=$(dp_copy_tree "$top")
         make -C "$top" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null
-        DP_SUITES="regress tap" DP_TEST_PORT=$port dp_as_postgres bash "$work/test/run-suites.sh"
+        DP_SUITES="regress tap" DP_TEST_PORT=$port DP_UPGRADE_FROM=none \
+            dp_as_postgres bash "$work/test/run-suites.sh"
         rm -rf "$work"
     )
     echo "$out" | sed "s/^/pg$v /"
@@ -205,6 +216,59 @@ for v in $versions; do
     fi
     log "PostgreSQL $v: build $((t1 - t0)) s, suites $(($(date +%s) - t1)) s"
     port=$((port + 1))
+    tested="$tested $v"
+done
+
+# Upgrade a cluster of the PostgreSQL installed in prefix $2 (named $1)
+# with pg_upgrade to PostgreSQL $3 (built above, dp_agg installed in both):
+# test/t/013_pg_upgrade.pl, run with the newer one.
+upgrade_pair() {
+    local name=$1 from=$2 to=$3 out t0 not_possible
+    t0=$(date +%s)
+    out=$(
+        export PG_CONFIG=$cache/pg$to/bin/pg_config
+        . "$top/test/lib.sh"
+        work=$(dp_copy_tree "$top")
+        DP_UPGRADE_FROM=$from dp_as_postgres make -C "$work" -s prove_installcheck \
+            PROVE_TESTS=test/t/013_pg_upgrade.pl 2>&1
+        tail -40 "$work"/tmp_check/log/regress_log_013_pg_upgrade 2>/dev/null
+        rm -rf "$work"
+    )
+    # (here-strings, not pipes: grep -q would end the pipe early, and
+    # pipefail would then count a pass as a failure)
+    if grep -qE '^test/t/013_pg_upgrade\.pl \.+ ok$' <<< "$out"; then
+        # the checks passed; if the upgrade itself was impossible for a
+        # reason that holds for any table (the test's header), say why
+        not_possible=$(grep -o -m1 'pg_upgrade NOT POSSIBLE: .*' <<< "$out")
+        if [ -n "$not_possible" ]; then
+            echo "pg$name->$to $not_possible"
+            printf 'pg%s->%-3s upgrade 1 passed, 0 failed (pg_upgrade --check only)\n' "$name" "$to"
+        else
+            printf 'pg%s->%-3s upgrade 1 passed, 0 failed\n' "$name" "$to"
+        fi
+        total_pass=$((total_pass + 1))
+    else
+        echo "$out" | sed "s/^/pg$name->$to /"
+        printf 'pg%s->%-3s upgrade 0 passed, 1 failed\n' "$name" "$to"
+        total_fail=$((total_fail + 1))
+    fi
+    log "pg_upgrade from PostgreSQL $name to $to: $(($(date +%s) - t0)) s"
+}
+
+for to in $tested; do
+    if [ -x "$pg15/bin/pg_config" ] &&
+        cmp -s "$top/sql/dp_agg--0.3--0.4.sql" \
+            "$("$pg15/bin/pg_config" --sharedir)/extension/dp_agg--0.3--0.4.sql" &&
+        [ -f "$("$pg15/bin/pg_config" --pkglibdir)/dp_agg.so" ]; then
+        upgrade_pair 15 "$pg15" "$to"
+    else
+        printf 'pg15->%-3s upgrade NOT TESTED  0 passed, 1 failed: dp_agg of this tree is not installed in %s\n' \
+            "$to" "$pg15"
+        total_fail=$((total_fail + 1))
+    fi
+    for from in $tested; do
+        [ "$from" -lt "$to" ] && upgrade_pair "$from" "$cache/pg$from" "$to"
+    done
 done
 
 log "matrix took $(($(date +%s) - start)) s"

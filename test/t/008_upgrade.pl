@@ -16,7 +16,8 @@
 # the sums of each budget's selections (issue 12), and the calculators of
 # joint calibration and the subsampled Laplace, 'pld' accounting and the
 # column budget.pld (issue 13), and the objects of DP statements on Citus
-# tables (issue 14); a 'pld' role charges after the update.
+# tables (issue 14); a 'pld' role charges after the update.  Version 0.4
+# stores the allow-list by signature (pg_upgrade refuses regprocedure).
 # The database is updated to 0.2, then to 0.3, then to 0.4; a new install of 0.4 (0.1
 # plus the update scripts: there is no dp_agg--0.4.sql) has the same
 # objects as the updated one (functions, constraints, the columns of the
@@ -231,6 +232,41 @@ is( $node->safe_psql(
 $node->safe_psql('old', 'DROP TABLE u3, u4');
 is($node->safe_psql('old', 'SELECT count(*) FROM dp_agg.privacy_unit'),
 	'0', 'dropped relations leave no unit behind');
+
+# the allow-list of 0.2 and 0.3 stores OIDs (regprocedure, which pg_upgrade
+# refuses): the library honours them until the update to 0.4, which stores
+# signatures instead and drops the entries of functions that do not exist
+# (OID 4000000000 here)
+$node->safe_psql('postgres', 'CREATE DATABASE allow');
+$node->safe_psql(
+	'allow', q{
+CREATE EXTENSION dp_agg VERSION '0.2';
+CREATE ROLE dora;
+CREATE TABLE pt AS SELECT g AS x FROM generate_series(1, 100) g;
+SELECT dp_agg.protect('pt');
+SELECT dp_agg.grant_access('pt', 'dora');
+SELECT dp_agg.set_budget('dora', 1e12);
+SELECT dp_agg.allow_function('int4pl(integer, integer)');
+INSERT INTO dp_agg.allowed_function (function) VALUES ('4000000000'::regprocedure);
+});
+# at epsilon 1e9 the count is exact except with probability about 2 exp(-1e9)
+my $allowed_sql = 'SET ROLE dora; SELECT dp_count(x, 1e9) FROM pt WHERE x + 1 <= 50';
+is($node->safe_psql('allow', $allowed_sql), '49',
+	'0.2: an allowed function (by OID) is accepted on the rows of a protected table');
+$node->safe_psql('allow', "ALTER EXTENSION dp_agg UPDATE TO '0.3'");
+is($node->safe_psql('allow', $allowed_sql), '49', '0.3: and still is');
+$node->safe_psql('allow', 'ALTER EXTENSION dp_agg UPDATE');
+is( $node->safe_psql(
+		'allow',
+		q{SELECT string_agg(function || ' ' || format_type(pg_typeof(function), NULL), ',')
+		  FROM dp_agg.allowed_function}),
+	'pg_catalog.int4pl(integer,integer) text',
+	'0.4: the entry is a signature, and the entry of no function is gone');
+is($node->safe_psql('allow', $allowed_sql), '49', '0.4: the function is still allowed');
+$node->safe_psql('allow', q{SELECT dp_agg.disallow_function('int4pl(integer, integer)')});
+my ($ret_allow, $out_allow, $err_allow) = $node->psql('allow', $allowed_sql);
+like($err_allow, qr/function int4pl\(integer,integer\) is not allowed on the rows of protected relation "pt"/,
+	'0.4: and no longer once disallowed');
 
 # a new install of 0.4 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');

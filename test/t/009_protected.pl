@@ -48,7 +48,7 @@ SELECT 'access ' || string_agg(relation::text || ':' || role::text, ',' ORDER BY
 UNION ALL
 SELECT 'allowed ' || string_agg(function::text, ',' ORDER BY function::text) FROM dp_agg.allowed_function};
 my $expected_catalog =
-  "protected p,t\naccess p:analyst,t:analyst\nallowed int4pl(integer,integer)";
+  "protected p,t\naccess p:analyst,t:analyst\nallowed pg_catalog.int4pl(integer,integer)";
 
 sub check_protected
 {
