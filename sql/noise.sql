@@ -75,6 +75,24 @@ SELECT count(*) AS releases,
 FROM nz_count_gaussian, nz_sigma GROUP BY sigma;
 RESET dp_agg.group_keys;
 
+-- 3. the sampler's parameter is never below the scale the epsilon needs:
+-- the discrete Laplace's t / s is the scale rounded up (src/noise_param.c),
+-- equal to it where its 53 binary digits fit the sampler's 64-bit
+-- integers, above it where they do not (t then keeps the first 63 + log2(b)
+-- of them: at least 24 for the smallest scale here, 1/3e11 = 2^-38.3)
+CREATE TEMP TABLE nz_scales (epsilon float8, noise_scale float8);
+CREATE FUNCTION nz_scale(e float8) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM dp_count(k, e) FROM nz_t;
+    INSERT INTO nz_scales SELECT e, (call ->> 'noise_scale')::float8 FROM nz_last;
+END $$;
+SELECT nz_scale(e) FROM unnest(ARRAY[1e-3, 0.3, 1, 1e4, 1e9, 3e11]) e;
+SELECT epsilon, noise_scale >= dp_agg.laplace_scale(epsilon, 1) AS not_below,
+       noise_scale <= dp_agg.laplace_scale(epsilon, 1) * (1 + 2 ^ -23) AS rounded_up_only,
+       noise_scale = dp_agg.laplace_scale(epsilon, 1) AS exact
+FROM nz_scales ORDER BY epsilon;
+
+DROP FUNCTION nz_scale(float8);
 DROP VIEW nz_last;
 DROP TABLE nz_t;
 DROP FUNCTION hoeffding(int);
