@@ -331,7 +331,9 @@ def run_suite(kind, args, tree, cluster, pg_config):
 def failing_tests(kind, out):
     """the names of the failing tests in a suite's output, where it says"""
     if kind in ("regress", "iso"):
-        pat = r"^(?:test |not ok \d+\s+[-+] )(\S+)\s.*(?:FAILED|failed)"
+        # "test name ... FAILED" (PostgreSQL 15, 16), "not ok 3 - name" (17, 18)
+        pat = r"^(?:test (\S+)\s.*FAILED|not ok \d+\s+[-+] (\S+))"
+        return [m.group(1) or m.group(2) for m in re.finditer(pat, out, re.M)]
     elif kind == "tap":
         pat = r"^test/t/(\S+)\.pl .*(?:Dubious|Failed|not ok)"
     elif kind == "stat":
