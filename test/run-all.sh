@@ -14,6 +14,10 @@ dp_build_install "$top"
 if [[ " ${DP_SUITES:-citus} " == *" citus "* ]]; then
     dp_citus_install "$top" || dp_log "Citus could not be installed: the citus suite will fail"
 fi
+# the commit, from which the mutants suite chooses its subset (the copy
+# below has no .git)
+DP_COMMIT=${DP_COMMIT:-$(git -C "$top" rev-parse HEAD 2>/dev/null || true)}
+export DP_COMMIT
 work=$(dp_copy_tree "$top")
 dp_log "running the suites in $work"
 dp_as_postgres bash "$work/test/run-suites.sh"

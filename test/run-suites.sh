@@ -3,7 +3,7 @@
 # a writable copy of the tree; see run-all.sh).  Prints one line per suite
 # and finally "N passed, N failed"; exits non-zero if anything failed.
 # DP_SUITES chooses the suites (default: all of them):
-#   graph regress tap stat reference load fuzz citus
+#   graph regress tap stat reference load fuzz citus mutants
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -18,7 +18,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 
 total_pass=0
 total_fail=0
-suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz citus} "
+suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz citus mutants} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed
     printf '%-14s %4d passed, %d failed\n' "$1" "$2" "$3"
@@ -141,6 +141,27 @@ if want citus; then
         cp_=0; cf_=1
     fi
     record "citus" "$cp_" "$cf_"
+fi
+
+# mutants (test/mutants/README.md): a subset chosen from the commit
+# (DP_COMMIT, set by run-all.sh) is applied, built into a private copy of
+# this PostgreSQL and run against its kill suites on port port+5 (Citus
+# port+6 .. port+8); every mutant must still apply.  Each killed mutant
+# counts as passed; a survivor, or a mutant that no longer applies or
+# builds, as failed.
+if want mutants && [ -f test/mutants/run.py ]; then
+    out=$(timeout 2400 python3 test/mutants/run.py --rotate "${DP_MUTANTS_PER_RUN:-3}" \
+        --port $((port + 5)) 2>&1)
+    rc=$?
+    echo "$out" | grep -vE '^\|' || true
+    mp=$(echo "$out" | sed -nE 's/^([0-9]+) killed, [0-9]+ survived$/\1/p' | tail -1)
+    mf=$(echo "$out" | sed -nE 's/^[0-9]+ killed, ([0-9]+) survived$/\1/p' | tail -1)
+    mu=$(echo "$out" | sed -nE 's/^mutants: ([0-9]+) could not be tested.*/\1/p' | tail -1)
+    mp=${mp:-0}
+    mf=$(( ${mf:-0} + ${mu:-0} ))
+    # a failing baseline, a timeout or a crash of the runner fails too
+    [ "$rc" != 0 ] && [ "$mf" = 0 ] && mf=1
+    record "mutants" "$mp" "$mf"
 fi
 
 echo "$total_pass passed, $total_fail failed"

@@ -33,7 +33,7 @@ Checks (one line each, then "citus: N passed, M failed"):
     refused (the signature binds them), also in a SQL function the planner
     inlines, as are EXPLAIN ANALYZE of it and
     its specifications swapped between its calls; sent unchanged there, it yields
-    sealed states only (encrypted, all of one length, present although no
+    sealed states only (encrypted with distinct IVs, all of one length, present although no
     row passes), and a sealed state altered or in the plain form is refused;
   - after a shard move, a fragment signed before it is refused on the
     shard's new node, and statements are charged once each;
@@ -612,6 +612,10 @@ check("the unchanged fragment replayed on a shard it did not read yields sealed 
       states is not None and len(states) == 2 and len(rows(out)) == 1 and
       len({len(x) for x in states}) == 1, err or out)
 if states:
+    # AES-GCM needs a fresh IV for every value (dist_state.c): the first 12
+    # bytes of each sealed state differ (equal with probability 2^-96)
+    check("the sealed states have distinct IVs",
+          len({x[len("dps1:"):len("dps1:") + 24] for x in states}) == len(states), str(states))
     tampered = states[0][:-1] + ("0" if states[0][-1] != "0" else "1")
     rc, out, err = psql(holder, f"SELECT '{tampered}'::dp_agg.dist_state", user="analyst")
     check("refused: an altered sealed state",

@@ -141,10 +141,34 @@ units_pick_uniform
       * independence across units: of the N/2 disjoint pairs (2i - 1, 2i),
         the number whose two units choose the same j in execution 1 is
         Binomial(N/2, 1/4): in its acceptance interval, 1e-6.
+units_keep_uniform
+    The choice of a unit's groups with k > 1 (level 2 of the rewrite, the
+    window function dp_agg.unit_keep: Floyd's algorithm over the unit's
+    groups, src/unit_keep.c).  stat.units_keep: N = 3000 units, unit u with
+    rows in its own groups 4u + j, j = 0..3, with 1, 2, 5 and 10 rows,
+    max_groups_contributed k = 2: each unit keeps one of the 6 pairs of its
+    groups, each with probability 1/6.  SELECT g, dp_count(*) ... GROUP BY g
+    with public keys: a group appears iff its unit kept it, twice
+    (executions 1 and 2).  Hash aggregation is off, so level 1 is sorted by
+    unit and group and the window sees each unit's groups in the order j:
+    a choice that depended on the position of a group in its unit's
+    partition would show in the pairs (the uniformity holds whatever the
+    plan; this plan makes a bias visible).
+      * deterministic (0): each execution releases exactly 2 N groups, two
+        per unit.
+      * Y_S, the number of units keeping the pair S in execution 1, is
+        Binomial(N, 1/6): in its acceptance interval (Chernoff, 5e-7 per
+        tail): 1e-6 per pair (6 assertions).  Negative control, its power
+        checked before drawing: a pair kept with probability 1/3 (as Floyd's
+        algorithm drawing among j instead of j + 1 rows keeps its first two
+        positions) falls in the interval with probability below 1e-6.
+      * independence across executions: the number of units keeping the
+        same pair in both is Binomial(N, 1/6): in its acceptance interval,
+        1e-6.
 
-Forty statistical assertions (units_selection_curve: 20 and 2
-controls; units_pick_uniform: 6), the sum of their false-failure
-probabilities below 4e-5.
+Forty-seven statistical assertions (units_selection_curve: 20 and 2
+controls; units_pick_uniform: 6; units_keep_uniform: 7), the sum of their
+false-failure probabilities below 4.7e-5.
 """
 
 import math
@@ -562,3 +586,54 @@ def units_pick_uniform(check):
     check.note("choices %s; same twice %d; same in pairs %d (acceptance [%d, %d], [%d, %d])"
                % ([sum(1 for c in first.values() if c == j) for j in range(m)], same, pairs,
                   lo, hi, plo, phi))
+
+
+KEEP_UNITS = 3000
+KEEP_ROWS = (1, 2, 5, 10)       # rows of each unit in its groups j = 0..3
+KEEP_K = 2
+KEEP_SIDE = 5e-7
+
+
+def keep_choices(check, rel, m):
+    """{unit: (j1, j2)} of one execution; checks k groups per unit"""
+    kept = {}
+    for row in rel.rows:
+        g = int(row[0])
+        kept.setdefault(g // m, []).append(g % m)
+    check.that(len(rel.rows) == KEEP_K * KEEP_UNITS and len(kept) == KEEP_UNITS and
+               all(len(v) == KEEP_K for v in kept.values()),
+               "%d groups released for %d units, expected %d per unit of %d"
+               % (len(rel.rows), len(kept), KEEP_K, KEEP_UNITS))
+    return {u: tuple(sorted(v)) for u, v in kept.items()}
+
+
+@stat_test("units_keep_uniform")
+def units_keep_uniform(check):
+    m = len(KEEP_ROWS)
+    n = KEEP_UNITS
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
+    p = 1.0 / len(pairs)
+    lo, hi = stats.binomial_acceptance(n, p, KEEP_SIDE)
+    check.that(stats.binom_tail_bound(n, 1.0 / 3, hi, upper=False) <= 1e-6,
+               "control: a pair kept with probability 1/3 is not rejected")
+    check.stop_if_failed()
+    t = db.fixed_table(
+        "units_keep",
+        "SELECT u, %d * u + j AS g FROM generate_series(1, %d) u, "
+        "(VALUES %s) w(j, n), generate_series(1, n) r"
+        % (m, n, ", ".join("(%d, %d)" % (j, r) for j, r in enumerate(KEEP_ROWS))))
+    db.run("SELECT dp_agg.set_privacy_unit(%s, 'u', %d);" % (db.literal(t), KEEP_K))
+    rels = db.releases("SELECT g, dp_count(*) FROM %s GROUP BY g" % t, 2,
+                       settings={"dp_agg.epsilon": "1", "dp_agg.delta": "0",
+                                 "enable_hashagg": "off"})
+    first = keep_choices(check, rels[0], m)
+    second = keep_choices(check, rels[1], m)
+    check.stop_if_failed()
+    counts = [sum(1 for c in first.values() if c == pair) for pair in pairs]
+    for pair, y in zip(pairs, counts):
+        check.that(lo <= y <= hi, "%d units kept groups %s of %d, outside [%d, %d]"
+                   % (y, pair, m, lo, hi))
+    same = sum(1 for u in first if first[u] == second[u])
+    check.that(lo <= same <= hi, "%d units kept the same pair twice, outside [%d, %d]"
+               % (same, lo, hi))
+    check.note("pairs %s; same twice %d (acceptance [%d, %d])" % (counts, same, lo, hi))
