@@ -81,10 +81,17 @@ invalidate_protected(Datum arg, Oid relid)
 	}
 }
 
-/* Role memberships changed: who is trusted may have changed. */
+/*
+ * Role memberships or attributes (superuser, inherit) changed: who is
+ * trusted may have changed, and plans that depend on the role were made
+ * for the trust of their role then (hooks.c).  While nothing is protected
+ * (as far as this session knows without reading a catalog) no plan does.
+ */
 static void
-invalidate_memberships(Datum arg, int cacheid, uint32 hashvalue)
+invalidate_roles(Datum arg, int cacheid, uint32 hashvalue)
 {
+	if (cache_valid && protected_rels != NULL && hash_get_num_entries(protected_rels) == 0)
+		return;
 	ResetPlanCache();
 }
 
@@ -92,7 +99,8 @@ void
 dp_protect_init(void)
 {
 	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_memberships, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_roles, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, invalidate_roles, (Datum) 0);
 }
 
 static HTAB *
