@@ -258,12 +258,14 @@ counted_table(Oid relid)
 {
 	char		relkind = get_rel_relkind(relid);
 
+	/* no such relation (dropped: its counters are gone too) */
+	if (relkind == '\0')
+		return InvalidOid;
 	if (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX)
 	{
 		relid = IndexGetRelation(relid, true);
-		if (!OidIsValid(relid))
+		if (!OidIsValid(relid) || (relkind = get_rel_relkind(relid)) == '\0')
 			return InvalidOid;
-		relkind = get_rel_relkind(relid);
 	}
 	if (relkind == RELKIND_TOASTVALUE)
 	{
