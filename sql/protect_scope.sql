@@ -140,7 +140,6 @@ SELECT n_live_tup > 0 AS live FROM pg_stat_user_tables WHERE relname = 'mine';
 SELECT blks_hit FROM pg_stat_database WHERE datname = current_database();
 SELECT count(*) FROM pg_stats WHERE schemaname = 'ps' AND tablename = 'secret';
 SELECT count(*) FROM pg_stats WHERE schemaname = 'ps' AND tablename = 'mine';
-SELECT statistics_name, n_distinct IS NOT NULL AS has_ndistinct FROM pg_stats_ext WHERE schemaname = 'ps' ORDER BY 1;
 SELECT dp_agg.statistics_visible('pg_statistic', 'ps.secret'::regclass) AS secret,
        dp_agg.statistics_visible('pg_statistic', 'ps.mine'::regclass) AS mine;
 -- in PL/pgSQL, and through the owner's SQL function
