@@ -152,6 +152,16 @@ CREATE OPERATOR ps.### (RIGHTARG = oid, FUNCTION = pg_stat_get_live_tuples);
 SELECT OPERATOR(ps.###) 'ps.mine'::regclass::oid;
 CREATE TABLE ps.probe (r oid CHECK (pg_stat_get_live_tuples(r) < 1000));
 INSERT INTO ps.probe VALUES ('ps.secret'::regclass);
+-- nor in expressions that no planner hook sees, which told the exact
+-- count before: CALL's arguments, EXECUTE's parameters, an aggregate's
+-- final function
+CREATE PROCEDURE ps.show(x bigint) LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE '%', x; END $$;
+CALL ps.show(pg_stat_get_live_tuples('ps.secret'::regclass));
+PREPARE shown(bigint) AS SELECT $1;
+EXECUTE shown(pg_stat_get_live_tuples('ps.secret'::regclass));
+DEALLOCATE shown;
+CREATE AGGREGATE ps.live_agg(oid) (SFUNC = oidlarger, STYPE = oid, FINALFUNC = pg_stat_get_live_tuples);
+SELECT ps.live_agg(r) FROM (VALUES ('ps.secret'::regclass::oid)) v(r);
 -- the checking function calls nothing but a statistic of one relation,
 -- of its own type, that the role may execute
 SELECT dp_agg.relation_statistic('ps.mine'::regclass, 'pg_sleep(double precision)'::regprocedure, NULL::void);

@@ -563,7 +563,7 @@ dp_stats_check_function(Oid fn_oid)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("statistics function %s is not available to role \"%s\" here",
 					get_func_name(fn_oid), current_role_name()),
-			 errdetail("Called through an operator, or from an expression that is not planned as a query, the relation it counts the rows of is not known before it runs, and protected relation \"%s\" is not one the role is trusted for.",
+			 errdetail("Called otherwise than by its name in a query (through an operator or an aggregate, in a constraint, or in an expression no query plans), the relation it counts the rows of is not known before it runs, and the role is not trusted for protected relation \"%s\".",
 					   get_rel_name(relid)),
 			 errhint("Call it by its name in a query, as in SELECT %s('my_table'::regclass).",
 					 get_func_name(fn_oid))));

@@ -22,8 +22,8 @@
 #       directory: $prefix/core-regress of a PostgreSQL test/pg-matrix.sh
 #       built, else one built from Debian's source package of
 #       postgresql-MAJOR for this machine's release (its newest version the
-#       mirror of /etc/apt/sources.list.d/debian.sources serves; apt checks
-#       it against the signed index), cached in
+#       mirror of the machine's Debian sources serves; apt checks it against
+#       the signed index), cached in
 #       $DP_CORE_CACHE/core-regress/pgMAJOR (default /var/cache/dp_agg-ci)
 #   test/core-regress.sh run DIR PORT     as the postgres user: the two runs
 #       on PORT and PORT+1, the comparison; prints one line per differing
@@ -68,8 +68,12 @@ prepare() {
     # a private apt configuration: the machine's Debian sources, as deb-src
     apt=$root/apt-core
     mkdir -p "$apt/lists/partial" "$apt/parts" "$apt/cache/archives/partial"
-    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$apt/parts/debian.sources"
     : > "$apt/sources.list"
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$apt/parts/debian.sources"
+    else
+        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > "$apt/sources.list"
+    fi
     local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
                 -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache")
     apt-get "${opts[@]}" -qq update || { log "apt-get update failed"; return 1; }
