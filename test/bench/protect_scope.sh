@@ -84,10 +84,10 @@ dp_log "measuring: $runs runs of each, alternating"
 for ((r = 0; r < runs; r++)); do
     if ((r % 2 == 0)); then order="dp_bench_plain dp_bench_protected"; else order="dp_bench_protected dp_bench_plain"; fi
     for db in $order; do
-        echo "loop $db $(loop_ms "$db")" >> "$out"
+        echo "loop $db $(loop_ms "$db")" | tee -a "$out" >&2
     done
     for db in $order; do
-        echo "tps $db $(tps "$db")" >> "$out"
+        echo "tps $db $(tps "$db")" | tee -a "$out" >&2
     done
 done
 
@@ -97,7 +97,8 @@ tp=$(awk '$1 == "tps" && $2 == "dp_bench_plain" { print $3 }' "$out" | median)
 tq=$(awk '$1 == "tps" && $2 == "dp_bench_protected" { print $3 }' "$out" | median)
 rm -f "$out"
 
-dp_bench_machine
+PGDATABASE=dp_bench_protected dp_bench_machine "$top"
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| workload | without a protected table | with one | ratio (time, with / without) |"
 echo "|---|---|---|---|"
