@@ -84,6 +84,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	char	   *unit_column;
 	int			unit_groups;
 	List	   *fragment_specs = NIL;
+	bool		may_check;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
@@ -116,7 +117,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		dp_selection_rewrite(parse, 1);
 	}
 	/* the statistics of one relation are read through their check */
-	dp_stats_rewrite_query(parse);
+	may_check = dp_stats_rewrite_query(parse);
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
@@ -150,7 +151,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	 * change of role membership or of a role's attributes, is made again:
 	 * protect.c resets the plan cache then.
 	 */
-	if (names_protected || dp_stats_finish_plan(stmt) ||
+	if (names_protected || (may_check && dp_stats_finish_plan(stmt)) ||
 		(dp_any_protected() && reads_protected(stmt)))
 		stmt->dependsOnRole = true;
 	return stmt;

@@ -241,7 +241,10 @@ dp_relation_protected(Oid relid)
 		return false;
 	if (hash_search(protected_rels, &relid, HASH_FIND, NULL) != NULL)
 		return true;
-	rels = relation_and_ancestors(relid);
+	/* the common case, once per relation of every statement: no partition */
+	if (!get_rel_relispartition(relid))
+		return false;
+	rels = get_partition_ancestors(relid);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);

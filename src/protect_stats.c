@@ -373,11 +373,22 @@ filter_statistics(RangeTblEntry *rte, int rti, Oid visible)
 }
 
 static bool is_statistics_catalog(RangeTblEntry *rte);
-static bool rewrite_walker(Node *node, void *context);
+static bool rewrite_walker(Node *node, bool *may_check);
+
+/*
+ * check_functions_in_node's callback: a function that is, or that the
+ * planner may replace by (a SQL function it inlines: any function not
+ * built in), a call checked at initialization.
+ */
+static bool
+may_bring_checked(Oid fn_oid, void *context)
+{
+	return fn_oid >= FirstNormalObjectId || stats_kind(fn_oid) != STATS_FREE;
+}
 
 /* One query level: filter its statistics catalogs, then its expressions. */
 static void
-rewrite_level(Query *q)
+rewrite_level(Query *q, bool *may_check)
 {
 	Oid			visible = dp_statistics_visible_oid();
 	ListCell   *lc;
@@ -391,22 +402,26 @@ rewrite_level(Query *q)
 		if (OidIsValid(visible) && is_statistics_catalog(rte) && rti != q->resultRelation)
 			filter_statistics(rte, rti, visible);
 	}
-	query_tree_walker(q, rewrite_walker, NULL, 0);
+	query_tree_walker(q, rewrite_walker, may_check, 0);
 }
 
 static bool
-rewrite_walker(Node *node, void *context)
+rewrite_walker(Node *node, bool *may_check)
 {
 	if (node == NULL)
 		return false;
 	if (IsA(node, Query))
 	{
-		rewrite_level((Query *) node);
+		rewrite_level((Query *) node, may_check);
 		return false;
 	}
+	if (!*may_check &&
+		(IsA(node, CoerceToDomain) ||
+		 check_functions_in_node(node, may_bring_checked, NULL)))
+		*may_check = true;
 	if (IsA(node, FuncExpr) && stats_kind(((FuncExpr *) node)->funcid) == STATS_RELATION)
 		replace_relation_call((FuncExpr *) node);
-	return expression_tree_walker(node, rewrite_walker, context);
+	return expression_tree_walker(node, rewrite_walker, may_check);
 }
 
 static bool
@@ -421,13 +436,20 @@ is_statistics_catalog(RangeTblEntry *rte)
  * statistics of one relation are called through the checking function, and
  * the scans of the planner's statistics are filtered.  A plan made before
  * the first relation was protected is made again then (protect.c resets
- * the plan cache).
+ * the plan cache).  Returns whether the plan may call statistics checked
+ * at initialization (dp_stats_finish_plan need not look otherwise): the
+ * query calls one, coerces to a domain, or calls a function that is not
+ * built in, which the planner may inline.
  */
-void
+bool
 dp_stats_rewrite_query(Query *parse)
 {
-	if (dp_any_protected())
-		rewrite_level(parse);
+	bool		may_check = false;
+
+	if (!dp_any_protected())
+		return false;
+	rewrite_level(parse, &may_check);
+	return may_check;
 }
 
 /* ---------- the plan: calls checked when their expression starts ---------- */
@@ -782,14 +804,13 @@ static get_attavgwidth_hook_type prev_attavgwidth_hook = NULL;
 static bool
 stats_hidden(Oid relid, bool inh)
 {
-	List	   *rels = list_make1_oid(relid);
+	List	   *rels;
 	ListCell   *lc;
 
-	/* a role trusted for every protected relation (an owner) plans as usual */
-	if (!OidIsValid(dp_untrusted_protected(GetUserId())))
-		return false;
-	if (inh && has_subclass(relid))
-		rels = find_all_inheritors(relid, NoLock, NULL);
+	/* called for every column and index the planner estimates: no list */
+	if (!(inh && has_subclass(relid)))
+		return dp_relation_protected(relid) && !dp_role_trusted(relid, GetUserId());
+	rels = find_all_inheritors(relid, NoLock, NULL);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);

@@ -10,7 +10,7 @@
 
 #include "nodes/plannodes.h"
 
-extern void dp_stats_rewrite_query(Query *parse);
+extern bool dp_stats_rewrite_query(Query *parse);
 extern bool dp_stats_finish_plan(PlannedStmt *stmt);
 extern void dp_stats_check_start(PlannedStmt *stmt);
 extern void dp_stats_check_function(Oid fn_oid);
