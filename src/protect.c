@@ -57,6 +57,21 @@ static HTAB *protected_rels = NULL;	/* Oid -> Oid: the protected relations */
 static HTAB *grants = NULL;		/* GrantKey -> GrantKey */
 static HTAB *allowed_functions = NULL;	/* Oid -> Oid */
 static bool cache_valid = false;
+
+/*
+ * What every statement asks of each relation it names, cached per session:
+ * is it a partition, has it children (relispartition, relhassubclass)?  An
+ * entry is dropped when its relation's relcache entry is invalidated, as on
+ * any change of these flags (ATTACH, DETACH, CREATE TABLE ... INHERITS).
+ */
+typedef struct RelationShape
+{
+	Oid			relid;
+	bool		partition;
+	bool		children;
+} RelationShape;
+
+static HTAB *shapes = NULL;
 static Oid	protected_catalog = InvalidOid;
 static Oid	access_catalog = InvalidOid;
 static Oid	allowed_catalog = InvalidOid;
@@ -71,6 +86,16 @@ static Oid	allowed_catalog = InvalidOid;
 static void
 invalidate_protected(Datum arg, Oid relid)
 {
+	if (shapes != NULL)
+	{
+		if (OidIsValid(relid))
+			hash_search(shapes, &relid, HASH_REMOVE, NULL);
+		else
+		{
+			hash_destroy(shapes);
+			shapes = NULL;
+		}
+	}
 	if (!OidIsValid(protected_catalog))
 		cache_valid = false;
 	else if (!OidIsValid(relid) || relid == protected_catalog ||
@@ -219,13 +244,59 @@ dp_function_allowed(Oid funcid)
 	return hash_search(allowed_functions, &funcid, HASH_FIND, NULL) != NULL;
 }
 
+/* The shape of a relation (see RelationShape); a missing one has none. */
+static RelationShape *
+relation_shape(Oid relid)
+{
+	RelationShape *shape;
+	bool		found;
+
+	if (shapes == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RelationShape);
+		ctl.hcxt = TopMemoryContext;
+		shapes = hash_create("dp_agg relation shapes", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	shape = hash_search(shapes, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		shape->partition = false;
+		shape->children = false;
+		if (HeapTupleIsValid(tup))
+		{
+			shape->partition = ((Form_pg_class) GETSTRUCT(tup))->relispartition;
+			shape->children = ((Form_pg_class) GETSTRUCT(tup))->relhassubclass;
+			ReleaseSysCache(tup);
+		}
+	}
+	return shape;
+}
+
+/*
+ * May the relation have partitions or inheritance children (relhassubclass,
+ * which the planner checks too: it may be true without any left, never
+ * false with some)?
+ */
+bool
+dp_relation_has_children(Oid relid)
+{
+	return relation_shape(relid)->children;
+}
+
 /* The relation and, if it is a partition, its ancestors, nearest first. */
 static List *
 relation_and_ancestors(Oid relid)
 {
 	List	   *rels = list_make1_oid(relid);
 
-	if (get_rel_relispartition(relid))
+	if (relation_shape(relid)->partition)
 		rels = list_concat(rels, get_partition_ancestors(relid));
 	return rels;
 }
@@ -242,7 +313,7 @@ dp_relation_protected(Oid relid)
 	if (hash_search(protected_rels, &relid, HASH_FIND, NULL) != NULL)
 		return true;
 	/* the common case, once per relation of every statement: no partition */
-	if (!get_rel_relispartition(relid))
+	if (!relation_shape(relid)->partition)
 		return false;
 	rels = get_partition_ancestors(relid);
 	foreach(lc, rels)

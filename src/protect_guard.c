@@ -102,7 +102,7 @@ find_relation(Oid relid, bool inh, FindContext *fc)
 	ListCell   *lc;
 
 	/* without children (relhassubclass, as the planner checks) no search */
-	if (inh && has_subclass(relid))
+	if (inh && dp_relation_has_children(relid))
 		rels = find_all_inheritors(relid, AccessShareLock, NULL);
 	else
 		rels = list_make1_oid(relid);

@@ -808,7 +808,7 @@ stats_hidden(Oid relid, bool inh)
 	ListCell   *lc;
 
 	/* called for every column and index the planner estimates: no list */
-	if (!(inh && has_subclass(relid)))
+	if (!(inh && dp_relation_has_children(relid)))
 		return dp_relation_protected(relid) && !dp_role_trusted(relid, GetUserId());
 	rels = find_all_inheritors(relid, NoLock, NULL);
 	foreach(lc, rels)
