@@ -24,10 +24,12 @@
 # two databases' tables): the hooks' work is CPU work in the backend, and
 # CPU time is far less disturbed than the wall clock by other processes on
 # a shared machine.
-# Verdict: for each, the ratio of the medians of protected's time per loop
-# or per transaction over extension's (what protecting a table costs),
-# CPU and wall clock, within 1.05; the ratio over plain's (what dp_agg
-# costs with a protected table) is printed too.
+# Verdict: the ratio of the medians of protected's CPU time per loop and
+# per transaction over extension's (what protecting a table costs) within
+# 1.05.  The wall-clock rows and the ratios over plain's (what dp_agg costs
+# with a protected table, its DP statements' detection included) are
+# printed too; on a machine shared with other work the wall clock varies
+# by tens of percent from one run to the next.
 #
 # Environment:
 #   DP_BENCH_RUNS     measured pgbench runs of each (7)
@@ -146,18 +148,19 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 echo "| workload | plain | extension | protected | protected / extension | protected / plain |"
 echo "|---|---|---|---|---|---|"
 verdict=ok
-row() {   # label, key, field, 1 if larger is faster
+row() {   # label, key, field, 1 if larger is faster, 1 if it counts in the verdict
     local p e q r s
     p=$(pick "$2" plain "$3"); e=$(pick "$2" extension "$3"); q=$(pick "$2" protected "$3")
     if [ "$4" = 1 ]; then r=$(ratio "$e" "$q"); s=$(ratio "$p" "$q"); else r=$(ratio "$q" "$e"); s=$(ratio "$q" "$p"); fi
     echo "| $1 | $p | $e | $q | $r | $s |"
+    [ "$5" = 1 ] || return 0
     awk -v r="$r" 'BEGIN { exit !(r <= 1.05) }' || verdict=SLOWER
 }
-row "PL/pgSQL loop of 1,000,000 i := i + 1, wall clock (median of $loops, ms)" loop 3 0
-row "the same, backend CPU per loop (median of $runs runs of 10 loops, ms)" loopcpu 3 0
-row "pgbench TPC-B like, scale 1, 1 client, $transactions transactions (median of $runs, tps)" bench 3 1
-row "the same, backend CPU per transaction (median of $runs, us)" bench 4 0
+row "PL/pgSQL loop of 1,000,000 i := i + 1, wall clock (median of $loops, ms)" loop 3 0 0
+row "the same, backend CPU per loop (median of $runs runs of 10 loops, ms)" loopcpu 3 0 1
+row "pgbench TPC-B like, scale 1, 1 client, $transactions transactions (median of $runs, tps)" bench 3 1 0
+row "the same, backend CPU per transaction (median of $runs, us)" bench 4 0 1
 echo
 echo "Ratios are of times (per loop, per transaction): above 1 is slower."
-echo "verdict: $verdict (protected / extension at most 1.05 for every row)"
+echo "verdict: $verdict (protected / extension at most 1.05 in CPU time)"
 rm -f "$out"
