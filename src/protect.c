@@ -72,6 +72,7 @@ typedef struct RelationShape
 } RelationShape;
 
 static HTAB *shapes = NULL;
+static RelationShape unknown_shape;	/* returned when not cached */
 static Oid	protected_catalog = InvalidOid;
 static Oid	access_catalog = InvalidOid;
 static Oid	allowed_catalog = InvalidOid;
@@ -262,19 +263,28 @@ relation_shape(Oid relid)
 		shapes = hash_create("dp_agg relation shapes", 64, &ctl,
 							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	shape = hash_search(shapes, &relid, HASH_ENTER, &found);
-	if (!found)
+	shape = hash_search(shapes, &relid, HASH_FIND, NULL);
+	if (shape == NULL)
 	{
+		/*
+		 * read the catalog before entering: reading it may process
+		 * invalidations, which remove entries or the whole table
+		 */
 		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		bool		partition = false;
+		bool		children = false;
 
-		shape->partition = false;
-		shape->children = false;
 		if (HeapTupleIsValid(tup))
 		{
-			shape->partition = ((Form_pg_class) GETSTRUCT(tup))->relispartition;
-			shape->children = ((Form_pg_class) GETSTRUCT(tup))->relhassubclass;
+			partition = ((Form_pg_class) GETSTRUCT(tup))->relispartition;
+			children = ((Form_pg_class) GETSTRUCT(tup))->relhassubclass;
 			ReleaseSysCache(tup);
 		}
+		/* all invalidated meanwhile: answered, not cached */
+		shape = shapes == NULL ? &unknown_shape :
+			hash_search(shapes, &relid, HASH_ENTER, &found);
+		shape->partition = partition;
+		shape->children = children;
 	}
 	return shape;
 }
