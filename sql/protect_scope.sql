@@ -190,7 +190,10 @@ ROLLBACK;
 BEGIN;
 SELECT ps.fetched() >= 0 AS fetched;
 SET LOCAL ROLE regress_ps_analyst;
+-- (its context line names the expression as PostgreSQL 18 words it differently)
+\set SHOW_CONTEXT never
 SELECT ps.fetched();
+\set SHOW_CONTEXT errors
 ROLLBACK;
 -- a SECURITY DEFINER function reads as its owner
 CREATE FUNCTION ps.live_definer(r regclass) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $$
