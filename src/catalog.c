@@ -35,6 +35,8 @@ static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+static Oid	relation_statistic_oid[2];	/* dp_agg.relation_statistic, its volatile twin */
+static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg.statistics_visible */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -228,6 +230,8 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	relation_statistic_oid[0] = relation_statistic_oid[1] = InvalidOid;
+	statistics_visible_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -251,6 +255,17 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
 				strcmp(get_func_name(d->objid), "unit_priority") == 0)
 				unit_priority_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION)
+			{
+				const char *name = get_func_name(d->objid);
+
+				if (strcmp(name, "relation_statistic") == 0)
+					relation_statistic_oid[0] = d->objid;
+				else if (strcmp(name, "relation_statistic_volatile") == 0)
+					relation_statistic_oid[1] = d->objid;
+				else if (strcmp(name, "statistics_visible") == 0)
+					statistics_visible_oid = d->objid;
+			}
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -324,6 +339,28 @@ dp_unit_priority_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_priority_oid;
+}
+
+/*
+ * dp_agg.relation_statistic (volatile: dp_agg.relation_statistic_volatile),
+ * which checks a relation before calling its statistics function
+ * (protect_stats.c); InvalidOid before 0.4
+ */
+Oid
+dp_relation_statistic_oid(bool is_volatile)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return relation_statistic_oid[is_volatile ? 1 : 0];
+}
+
+/* dp_agg.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
+Oid
+dp_statistics_visible_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return statistics_visible_oid;
 }
 
 bool

@@ -82,6 +82,14 @@
 #define DP_RTE_CHECK_AS_USER(stmt, rte) (&(rte)->checkAsUser)
 #endif
 
+/* the ACL checks of each kind of object became object_aclcheck in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_FUNCTION_ACLCHECK(fn, role) \
+	object_aclcheck(ProcedureRelationId, (fn), (role), ACL_EXECUTE)
+#else
+#define DP_FUNCTION_ACLCHECK(fn, role) pg_proc_aclcheck((fn), (role), ACL_EXECUTE)
+#endif
+
 /* InitMaterializedSRF was SetSingleFuncCall before 15.2 */
 #if PG_VERSION_NUM < 150002
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))

@@ -43,6 +43,7 @@ static const struct config_enum_entry group_keys_options[] = {
 };
 double		dp_guc_protected_min_epsilon = 0.01;
 int			dp_guc_protected_max_row_work = 4096;
+char	   *dp_guc_stats_trusted_role = NULL;
 int			dp_guc_max_rows_contributed = 1;
 int			dp_guc_max_rows_contributed_limit = 1;
 int			dp_guc_max_groups_contributed = 0;
@@ -241,6 +242,21 @@ dp_guc_init(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+
+	/*
+	 * Roles trusted for statistics: they read the counters of protected
+	 * relations (protect_stats.c).  PGC_SUSET: an untrusted role must not
+	 * name a role of its own.
+	 */
+	DefineCustomStringVariable("dp_agg.stats_trusted_role",
+							   "Role whose members may read the statistics that count the rows of protected relations.",
+							   "Roles with its privileges read the cumulative statistics of every relation "
+							   "(pg_stat_*); empty: superusers and each relation's trusted roles only.",
+							   &dp_guc_stats_trusted_role,
+							   "pg_read_all_stats",
+							   PGC_SUSET,
+							   0,
+							   NULL, NULL, NULL);
 
 	/* Issue 14: Citus */
 	DefineCustomStringVariable("dp_agg.cluster_key_file",

@@ -24,6 +24,7 @@ extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
+extern char *dp_guc_stats_trusted_role;
 
 /* Issue 14: Citus */
 extern char *dp_guc_cluster_key_file;

@@ -98,11 +98,14 @@ typedef struct FindContext
 static void
 find_relation(Oid relid, bool inh, FindContext *fc)
 {
-	List	   *rels = list_make1_oid(relid);
+	List	   *rels;
 	ListCell   *lc;
 
-	if (inh)
+	/* without children (relhassubclass, as the planner checks) no search */
+	if (inh && dp_relation_has_children(relid))
 		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	else
+		rels = list_make1_oid(relid);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);
