@@ -5,3 +5,167 @@
 
 -- Each section below is one capability of 0.4; a new install runs 0.1 and
 -- every update script, so this script is also part of every install.
+
+--------------------------------------------------------------------------
+-- The analyst's statistics: spread, quantiles, automatic bounds and error
+-- bars (README, "Aggregates", "Error bars" and "Privacy units").
+--
+-- dp_var and dp_stddev release the population variance and standard
+-- deviation of values clamped to [lower, upper] from a noisy count, a
+-- noisy centred sum and a noisy sum of centred squares (src/estimators.c,
+-- the split of epsilon in src/release.c).  Their transition functions run
+-- the C code of dp_avg's, which adds the squares when the ticket asks for
+-- them, under names of their own: PostgreSQL shares one transition state
+-- between aggregates of the same transition function and arguments whose
+-- final functions allow it (the internal aggregates of privacy units), and
+-- a variance must not share an average's state, which has no squares.
+-- The same combine, serialize and deserialize functions; under a privacy
+-- unit each unit contributes at most max_rows_contributed rows' worth at
+-- its own mean (as dp_avg now does).
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.var_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_var_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.var_float_finalfn(internal) IS 'releases a noisy population variance';
+
+CREATE FUNCTION dp_agg.var_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_var_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.var_numeric_finalfn(internal) IS 'releases a noisy population variance of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.stddev_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_stddev_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.stddev_float_finalfn(internal) IS 'releases a noisy population standard deviation';
+
+CREATE FUNCTION dp_agg.stddev_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_stddev_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.stddev_numeric_finalfn(internal) IS 'releases a noisy population standard deviation of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.unit_bound_var_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_var_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_var_finalfn(internal) IS
+'internal (privacy units): one unit''s count, total and sum of centred squares in a group, max_rows_contributed rows'' worth at the unit''s own mean';
+
+CREATE FUNCTION dp_agg.unit_bound_stddev_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_stddev_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_stddev_finalfn(internal) IS
+'internal (privacy units): one unit''s count, total and sum of centred squares in a group, max_rows_contributed rows'' worth at the unit''s own mean';
+
+DO $$
+DECLARE
+    t text;
+    tail text;
+    c text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+        c := 'dp_sum_' || t || '_trans';
+        FOREACH tail IN ARRAY ARRAY['', ', float8', ', float8, float8'] LOOP
+            EXECUTE pg_catalog.format(
+                'CREATE FUNCTION dp_agg.var_transfn(internal, %1$s, %1$s, %1$s%2$s) RETURNS internal '
+                'AS %3$L, %4$L LANGUAGE C PARALLEL SAFE', t, tail, 'MODULE_PATHNAME', c);
+            EXECUTE pg_catalog.format(
+                'COMMENT ON FUNCTION dp_agg.var_transfn(internal, %1$s, %1$s, %1$s%2$s) IS %3$L', t, tail,
+                'transition function of dp_var and dp_stddev(' || pg_catalog.format_type(t::regtype, NULL) ||
+                '): rows, their clamped sum and their centred squares');
+            EXECUTE pg_catalog.format(
+                'REVOKE ALL ON FUNCTION dp_agg.var_transfn(internal, %1$s, %1$s, %1$s%2$s) FROM PUBLIC', t, tail);
+            EXECUTE pg_catalog.format(
+                'CREATE FUNCTION dp_agg.unit_pick_var_transfn(internal, %1$s, %1$s, %1$s%2$s, bigint) '
+                'RETURNS internal AS %3$L, %4$L LANGUAGE C PARALLEL SAFE', t, tail, 'MODULE_PATHNAME',
+                'dp_unit_pick_trans');
+            EXECUTE pg_catalog.format(
+                'COMMENT ON FUNCTION dp_agg.unit_pick_var_transfn(internal, %1$s, %1$s, %1$s%2$s, bigint) IS %3$L',
+                t, tail, 'internal (privacy units): accumulates the rows of a unit''s smallest priority, with their squares');
+            EXECUTE pg_catalog.format(
+                'REVOKE ALL ON FUNCTION dp_agg.unit_pick_var_transfn(internal, %1$s, %1$s, %1$s%2$s, bigint) FROM PUBLIC',
+                t, tail);
+        END LOOP;
+    END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION dp_agg.var_float_finalfn(internal), dp_agg.var_numeric_finalfn(internal),
+    dp_agg.stddev_float_finalfn(internal), dp_agg.stddev_numeric_finalfn(internal),
+    dp_agg.unit_bound_var_finalfn(internal), dp_agg.unit_bound_stddev_finalfn(internal)
+FROM PUBLIC;
+
+-- The level-1 bounding of dp_avg now weights a unit's rows: the comment of
+-- its final function says so.
+COMMENT ON FUNCTION dp_agg.unit_bound_avg_finalfn(internal) IS
+'internal (privacy units): one unit''s count and total in a group, max_rows_contributed rows'' worth at the unit''s own mean';
+
+-- dp_var and dp_stddev of each value type, with bounds, with epsilon, with
+-- epsilon and delta; and for each, the internal aggregates of privacy
+-- units (as the 0.3 update made them for dp_count, dp_sum and dp_avg).
+DO $$
+DECLARE
+    t text;
+    stat text;
+    args text;
+    tail text;
+    result text;
+    finalfn text;
+    what text;
+BEGIN
+    FOREACH stat IN ARRAY ARRAY['var', 'stddev'] LOOP
+        FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+            result := CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float8' END;
+            finalfn := pg_catalog.format('dp_agg.%s_%s_finalfn', stat,
+                                         CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float' END);
+            what := CASE WHEN stat = 'var' THEN 'variance' ELSE 'standard deviation' END;
+            FOREACH tail IN ARRAY ARRAY['', ', float8', ', float8, float8'] LOOP
+                args := pg_catalog.format('%1$s, %1$s, %1$s%2$s', t, tail);
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE @extschema@.%I(%s) (SFUNC = dp_agg.var_transfn, STYPE = internal, '
+                    'SSPACE = 128, FINALFUNC = %s, COMBINEFUNC = dp_agg.combinefn, '
+                    'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, '
+                    'FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)',
+                    'dp_' || stat, args, finalfn);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE @extschema@.%I(%s) IS %L', 'dp_' || stat, args,
+                    'differentially private population ' || what || ' of values clamped to [lower, upper]: '
+                    'from a noisy count, centred sum and sum of centred squares (epsilon and delta split 0.371, 0.450, 0.179), '
+                    'never negative; ' ||
+                    CASE tail WHEN '' THEN 'epsilon and delta from the settings'
+                              WHEN ', float8' THEN 'with the given epsilon; delta from dp_agg.delta'
+                              ELSE 'with the given epsilon and delta' END);
+                -- privacy units: level 1, level 3, and the fused level 1 of k = 1
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.var_transfn, STYPE = internal, SSPACE = 128, '
+                    'FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+                    'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+                    'unit_bound_dp_' || stat, args, stat);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L', 'unit_bound_dp_' || stat, args,
+                    'internal (privacy units): one unit''s bounded contribution to dp_' || stat ||
+                    ' in one group; only in statements rewritten by dp_agg');
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE dp_agg.%I(bytea, %2$s, %2$s%3$s) (SFUNC = dp_agg.unit_collect_transfn, '
+                    'STYPE = internal, SSPACE = 128, FINALFUNC = %4$s, FINALFUNC_MODIFY = READ_WRITE, '
+                    'COMBINEFUNC = dp_agg.combinefn, SERIALFUNC = dp_agg.serialfn, '
+                    'DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+                    'unit_release_dp_' || stat, t, tail, finalfn);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE dp_agg.%I(bytea, %2$s, %2$s%3$s) IS %4$L',
+                    'unit_release_dp_' || stat, t, tail,
+                    'internal (privacy units): dp_' || stat ||
+                    ' over the bounded contributions of units; only in statements rewritten by dp_agg');
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE dp_agg.%I(%s, bigint) (SFUNC = dp_agg.unit_pick_var_transfn, STYPE = internal, '
+                    'SSPACE = 144, FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+                    'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+                    'unit_pick_bound_dp_' || stat, args, stat);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE dp_agg.%I(%s, bigint) IS %L', 'unit_pick_bound_dp_' || stat, args,
+                    'internal (privacy units): one unit''s bounded contribution to dp_' || stat ||
+                    ' in its group of smallest priority; only in statements rewritten by dp_agg');
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END
+$$;

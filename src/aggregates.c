@@ -38,6 +38,8 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_state.h"
+#include "describe.h"
+#include "estimators.h"
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
@@ -59,6 +61,12 @@ PG_FUNCTION_INFO_V1(dp_sum_float_final);
 PG_FUNCTION_INFO_V1(dp_sum_numeric_final);
 PG_FUNCTION_INFO_V1(dp_avg_float_final);
 PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
+PG_FUNCTION_INFO_V1(dp_var_float_final);
+PG_FUNCTION_INFO_V1(dp_var_numeric_final);
+PG_FUNCTION_INFO_V1(dp_stddev_float_final);
+PG_FUNCTION_INFO_V1(dp_stddev_numeric_final);
+PG_FUNCTION_INFO_V1(dp_unit_bound_var_final);
+PG_FUNCTION_INFO_V1(dp_unit_bound_stddev_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
@@ -81,19 +89,24 @@ typedef struct DpAggState
 	uint64		fingerprint;	/* the accumulation units it was built in */
 	int64		count;			/* rows counted (non-NULL, non-NaN) */
 	int128		sum;			/* sum of clamped, rounded values, in units */
+	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
 	bool		released;		/* noise drawn: the fields below are final */
 	int128		noisy_count;
 	int128		noisy_sum;
+	int128		noisy_sumsq;
 	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
 	bool		picked;
 	int64		pick;
 } DpAggState;
 
-#define DP_STATE_SERIAL_VERSION 1
-#define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 16)
-/* a picked state: the same fields, then its priority */
-#define DP_STATE_SERIAL_VERSION_PICKED 2
-#define DP_STATE_SERIAL_SIZE_PICKED (DP_STATE_SERIAL_SIZE + 8)
+/*
+ * Serialized form (between the processes of one server only): version,
+ * kind, flags (bit 0: picked), fingerprint, count, sum, sum of squares,
+ * priority.
+ */
+#define DP_STATE_SERIAL_VERSION 3
+#define DP_STATE_SERIAL_SIZE (1 + 1 + 1 + 8 + 8 + 16 + 16 + 8)
+#define DP_STATE_FLAG_PICKED 1
 
 static DpAggState *
 new_state(FunctionCallInfo fcinfo)
@@ -136,6 +149,32 @@ dp_count_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * dp_var, dp_stddev: the centred square of a row of u units, 2 z^2 - D^2
+ * with z = 2 u - (r(l) + r(u)) in half units (|z| <= D <= 2^62, so
+ * 2 z^2 < 2^125), rounded to units of 2^sq_shift, half up (release.c)
+ */
+static inline int128
+centred_square(const DpRelease *r, int64 u)
+{
+	int64		z = 2 * u - r->sq_mid;
+	int128		q = 2 * ((int128) z * z) - r->sq_d2;
+
+	if (r->sq_shift > 0)
+		q = (q + ((int128) 1 << (r->sq_shift - 1))) >> r->sq_shift;
+	return q;
+}
+
+/* add one clamped row of u units */
+static inline void
+accumulate_units(DpAggState *st, int64 u)
+{
+	st->sum += u;
+	st->count++;
+	if (unlikely(st->release->squares))
+		st->sumsq += centred_square(st->release, u);
+}
+
 static inline void
 accumulate_int(DpAggState *st, int64 v)
 {
@@ -145,8 +184,7 @@ accumulate_int(DpAggState *st, int64 v)
 		v = r->lower_int;
 	else if (v > r->upper_int)
 		v = r->upper_int;
-	st->sum += dp_round_int(v, r->row_grid_exp);
-	st->count++;
+	accumulate_units(st, dp_round_int(v, r->row_grid_exp));
 }
 
 static inline void
@@ -160,8 +198,7 @@ accumulate_float(DpAggState *st, double v)
 		v = r->lower_float;
 	else if (v > r->upper_float)
 		v = r->upper_float;		/* also clamps +-Infinity */
-	st->sum += dp_round_float(v, r->row_mult, r->row_grid_exp);
-	st->count++;
+	accumulate_units(st, dp_round_float(v, r->row_mult, r->row_grid_exp));
 }
 
 /* dp_sum and dp_avg for each value type; bounds come from the ticket */
@@ -225,8 +262,7 @@ accumulate_numeric(DpAggState *st, Datum d)
 	/* the common case, read in place (see numeric_units.c) */
 	if (dp_numeric_units(d, r->row_grid_exp, &units))
 	{
-		st->sum += Min(Max(units, r->lo_units), r->hi_units);
-		st->count++;
+		accumulate_units(st, Min(Max(units, r->lo_units), r->hi_units));
 		return;
 	}
 
@@ -240,8 +276,7 @@ accumulate_numeric(DpAggState *st, Datum d)
 	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 											   NumericGetDatum(r->upper_num))) > 0)
 		v = r->upper_num;
-	st->sum += dp_round_numeric(v, r->row_mult_num);
-	st->count++;
+	accumulate_units(st, dp_round_numeric(v, r->row_mult_num));
 }
 
 Datum
@@ -324,9 +359,11 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 		s1->pick = s2->pick;
 		s1->count = 0;
 		s1->sum = 0;
+		s1->sumsq = 0;
 	}
 	s1->count += s2->count;
 	s1->sum += s2->sum;
+	s1->sumsq += s2->sumsq;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -366,59 +403,65 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	DpAggState *st;
 	bytea	   *result;
 	char	   *p;
-	uint8		version;
+	uint8		version = DP_STATE_SERIAL_VERSION;
 	uint8		kind;
-	size_t		size;
+	uint8		flags;
 
 	check_split(fcinfo, true, "dp_agg.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
 	kind = st->release ? (uint8) st->release->call.kind : 0xff;
-	version = st->picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION;
-	size = st->picked ? DP_STATE_SERIAL_SIZE_PICKED : DP_STATE_SERIAL_SIZE;
+	flags = st->picked ? DP_STATE_FLAG_PICKED : 0;
 
-	result = (bytea *) palloc(VARHDRSZ + size);
-	SET_VARSIZE(result, VARHDRSZ + size);
+	result = (bytea *) palloc(VARHDRSZ + DP_STATE_SERIAL_SIZE);
+	SET_VARSIZE(result, VARHDRSZ + DP_STATE_SERIAL_SIZE);
 	p = VARDATA(result);
 	put_bytes(&p, &version, 1);
 	put_bytes(&p, &kind, 1);
+	put_bytes(&p, &flags, 1);
 	put_bytes(&p, &st->fingerprint, 8);
 	put_bytes(&p, &st->count, 8);
 	put_bytes(&p, &st->sum, 16);
-	if (st->picked)
-		put_bytes(&p, &st->pick, 8);
+	put_bytes(&p, &st->sumsq, 16);
+	put_bytes(&p, &st->pick, 8);
 	PG_RETURN_BYTEA_P(result);
 }
 
+/*
+ * A partial state from another process, validated: its form, its kind,
+ * a count of at least 0, no sum of squares but for kinds that have one.
+ * Combining then checks its units against the call's (check_units) and its
+ * level (a priority only for the aggregates that pick a unit's group).
+ */
 Datum
 dp_agg_deserialize(PG_FUNCTION_ARGS)
 {
 	bytea	   *b;
 	const char *p;
 	uint8		version,
-				kind;
+				kind,
+				flags;
 	DpAggState *st;
-	bool		picked;
 
 	check_split(fcinfo, false, "dp_agg.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(b);
-	/* a picked state has its own version (combine checks it is one's call's) */
-	picked = VARSIZE_ANY_EXHDR(b) > 0 && *p == DP_STATE_SERIAL_VERSION_PICKED;
-	if (VARSIZE_ANY_EXHDR(b) != (picked ? DP_STATE_SERIAL_SIZE_PICKED : DP_STATE_SERIAL_SIZE))
+	if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
 	st = palloc0(sizeof(DpAggState));
 	get_bytes(&p, &version, 1);
 	get_bytes(&p, &kind, 1);
+	get_bytes(&p, &flags, 1);
 	get_bytes(&p, &st->fingerprint, 8);
 	get_bytes(&p, &st->count, 8);
 	get_bytes(&p, &st->sum, 16);
-	st->picked = picked;
-	if (picked)
-		get_bytes(&p, &st->pick, 8);
-	if (version != (picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION) ||
-		kind > DP_SELECT || st->count < 0)
+	get_bytes(&p, &st->sumsq, 16);
+	get_bytes(&p, &st->pick, 8);
+	st->picked = (flags & DP_STATE_FLAG_PICKED) != 0;
+	if (version != DP_STATE_SERIAL_VERSION || kind > DP_KIND_MAX ||
+		(flags & ~DP_STATE_FLAG_PICKED) != 0 || st->count < 0 ||
+		(st->sumsq != 0 && !DP_KIND_SQUARES(kind)) || (!st->picked && st->pick != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -456,8 +499,22 @@ draw_noise(DpAggState *st, const DpRelease *r)
 				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 				dp_noise_draw(&r->sum);
 			break;
+		case DP_VAR:
+		case DP_STDDEV:
+			/* the three draws always happen */
+			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			st->noisy_sum = 2 * st->sum -
+				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
+				dp_noise_draw(&r->sum);
+			st->noisy_sumsq = st->sumsq + dp_noise_draw(&r->sumsq);
+			break;
 		case DP_SELECT:
 			st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
+			break;
+		case DP_PERCENTILE:
+		case DP_MEDIAN:
+		case DP_BOUNDS:
+			elog(ERROR, "dp_agg: %s has no sums to release", dp_kind_name(r->call.kind));
 			break;
 	}
 	st->released = true;
@@ -587,10 +644,42 @@ sum_float_value(const DpAggState *st, const DpRelease *r)
 	return Float8GetDatum(units_to_double(st->noisy_sum, r->sum.grid_exp));
 }
 
+/*
+ * A numeric release rounded to the precision of its noise (README,
+ * "Aggregates"): to a multiple of 10^e, e = floor(log10(w)) - 1, w the
+ * half-width of its 95% interval, so that its digits stop one place below
+ * the first digit of its error bar.  Exact when it has no noise.
+ */
+static Numeric
+round_to_noise(Numeric v, double w)
+{
+	int			scale;
+
+	if (!(w > 0) || !isfinite(w) || numeric_is_nan(v) || numeric_is_inf(v))
+		return v;
+	scale = 1 - (int) floor(log10(w));
+	scale = Max(Min(scale, 1000), -1000);
+	/* a value with fewer decimals is on that grid already: no zeros added */
+	if (scale >= DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v))))
+		return v;
+	return DatumGetNumeric(DirectFunctionCall2(numeric_round, NumericGetDatum(v),
+											   Int32GetDatum(scale)));
+}
+
+/* a double as a numeric rounded to the precision of its noise */
+static Numeric
+double_to_numeric(double v, double w)
+{
+	Numeric		n = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
+
+	return round_to_noise(n, w);
+}
+
 static Datum
 sum_numeric_value(const DpAggState *st, const DpRelease *r)
 {
-	return NumericGetDatum(units_to_numeric(st->noisy_sum, r->sum.grid_exp));
+	return NumericGetDatum(round_to_noise(units_to_numeric(st->noisy_sum, r->sum.grid_exp),
+										  dp_release_halfwidth(r, &r->sum, DP_CI_CONFIDENCE)));
 }
 
 Datum
@@ -633,43 +722,50 @@ dp_sum_numeric_final(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(sum_numeric_value(st, r));
 }
 
+/* the noisy count, centred sum and sum of centred squares in value units */
+static void
+noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, double *q)
+{
+	*n = ldexp((double) st->noisy_count, r->count.grid_exp);
+	*c = ldexp((double) st->noisy_sum, r->sum.grid_exp);
+	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->noisy_sumsq, r->sumsq.grid_exp) : 0;
+}
+
 /*
  * dp_avg: midpoint + (noisy centred sum) / (noisy count), clamped to
- * [lower, upper]; the midpoint when the noisy count is below 1.
+ * [lower, upper]; the midpoint when the noisy count is below 1
+ * (estimators.c).
  */
+static double
+avg_double(const DpAggState *st, const DpRelease *r, DpInterval *iv)
+{
+	double		n,
+				c,
+				q;
+	double		mid = ldexp((double) ((int128) r->lo_units + r->hi_units), r->sum.grid_exp);
+
+	noisy_moments(st, r, &n, &c, &q);
+	return dp_avg_estimate(r, n, c, mid, iv);
+}
+
 static Datum
 avg_float_value(const DpAggState *st, const DpRelease *r)
 {
-	double		lower,
-				upper,
-				count,
-				est;
+	return Float8GetDatum(avg_double(st, r, NULL));
+}
 
-	if (r->call.vclass == DP_VALUE_INT)
-	{
-		lower = (double) r->lower_int;
-		upper = (double) r->upper_int;
-	}
-	else
-	{
-		lower = r->lower_float;
-		upper = r->upper_float;
-	}
+/* dp_var and dp_stddev (estimators.c) */
+static double
+moment_double(const DpAggState *st, const DpRelease *r, DpInterval *iv)
+{
+	double		n,
+				c,
+				q;
 
-	count = ldexp((double) st->noisy_count, r->count.grid_exp);
-	if (count < 1)
-		est = lower / 2 + upper / 2;
-	else
-	{
-		double		mid = ldexp((double) ((int128) r->lo_units + r->hi_units), r->sum.grid_exp);
-
-		est = mid + ldexp((double) st->noisy_sum, r->sum.grid_exp) / count;
-		if (!(est >= lower))	/* also catches NaN, which cannot happen */
-			est = lower;
-		if (est > upper)
-			est = upper;
-	}
-	return Float8GetDatum(est);
+	noisy_moments(st, r, &n, &c, &q);
+	if (r->call.kind == DP_VAR)
+		return dp_var_estimate(r, n, c, q, iv);
+	return dp_stddev_estimate(r, n, c, q, iv);
 }
 
 Datum
@@ -715,6 +811,12 @@ avg_numeric_value(const DpAggState *st, const DpRelease *r)
 		if (cmp_num(est, r->upper_num) > 0)
 			est = r->upper_num;
 	}
+	{
+		DpInterval	iv;
+
+		(void) avg_double(st, r, &iv);
+		est = round_to_noise(est, (iv.high - iv.low) / 2);
+	}
 	return NumericGetDatum(est);
 }
 
@@ -726,6 +828,48 @@ dp_avg_numeric_final(PG_FUNCTION_ARGS)
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
 	PG_RETURN_DATUM(avg_numeric_value(st, r));
+}
+
+static Datum
+moment_numeric_value(const DpAggState *st, const DpRelease *r)
+{
+	DpInterval	iv;
+	double		v = moment_double(st, r, &iv);
+
+	return NumericGetDatum(double_to_numeric(v, (iv.high - iv.low) / 2));
+}
+
+Datum
+dp_var_float_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_FLOAT8(moment_double(st, r, NULL));
+}
+
+Datum
+dp_var_numeric_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_DATUM(moment_numeric_value(st, r));
+}
+
+/* dp_stddev: the same functions, under the names the catalog reads */
+Datum
+dp_stddev_float_final(PG_FUNCTION_ARGS)
+{
+	return dp_var_float_final(fcinfo);
+}
+
+Datum
+dp_stddev_numeric_final(PG_FUNCTION_ARGS)
+{
+	return dp_var_numeric_final(fcinfo);
 }
 
 /* ---------- DP statements on Citus tables (dist_plan.c, dist_exec.c) ---------- */
@@ -958,12 +1102,13 @@ dp_select_final(PG_FUNCTION_ARGS)
 /*
  * One unit's bounded contribution to one group, passed from level 1 to
  * level 3 of the rewrite: the fingerprint of the accumulation units, the
- * bounded count and the bounded total in units.
+ * bounded count, the bounded total and the bounded sum of centred squares
+ * (dp_var, dp_stddev) in units.
  */
-#define DP_UNIT_CONTRIBUTION_SIZE (8 + 8 + 16)
+#define DP_UNIT_CONTRIBUTION_SIZE (8 + 8 + 16 + 16)
 
 static bytea *
-unit_contribution(uint64 fingerprint, int64 count, int128 sum)
+unit_contribution(uint64 fingerprint, int64 count, int128 sum, int128 sumsq)
 {
 	bytea	   *result = (bytea *) palloc(VARHDRSZ + DP_UNIT_CONTRIBUTION_SIZE);
 	char	   *p = VARDATA(result);
@@ -972,16 +1117,19 @@ unit_contribution(uint64 fingerprint, int64 count, int128 sum)
 	put_bytes(&p, &fingerprint, 8);
 	put_bytes(&p, &count, 8);
 	put_bytes(&p, &sum, 16);
+	put_bytes(&p, &sumsq, 16);
 	return result;
 }
 
 /*
  * The state of level 1 (a unit's rows in one group, accumulated by the DP
  * aggregate's own transition function) and its ticket; NULL state when no
- * row passed (FILTER): an empty contribution.
+ * row passed (FILTER): an empty contribution.  *rows is the unit's number
+ * of rows, *count that number bounded by max_rows_contributed.
  */
 static void
-unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *count, int128 *sum)
+unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *rows, int64 *count,
+		   int128 *sum, int128 *sumsq)
 {
 	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
 	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
@@ -991,8 +1139,10 @@ unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *count, int128 *
 	if (st != NULL && st->picked != (r->call.unit == DP_UNIT_PICK))
 		elog(ERROR, "dp_agg: bounding function of a state of another level");
 	*rp = r;
-	*count = st ? Min(st->count, (int64) r->unit_rows) : 0;
+	*rows = st ? st->count : 0;
+	*count = Min(*rows, (int64) r->unit_rows);
 	*sum = st ? st->sum : 0;
+	*sumsq = st ? st->sumsq : 0;
 }
 
 /* level 1 of dp_count: at most max_rows_contributed rows */
@@ -1000,11 +1150,13 @@ Datum
 dp_unit_bound_count_final(PG_FUNCTION_ARGS)
 {
 	const DpRelease *r;
-	int64		count;
-	int128		sum;
+	int64		rows,
+				count;
+	int128		sum,
+				sumsq;
 
-	unit_state(fcinfo, &r, &count, &sum);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, 0));
+	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, 0, 0));
 }
 
 /* level 1 of dp_sum: the unit's total clamped to [lower, upper] */
@@ -1012,31 +1164,78 @@ Datum
 dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
 {
 	const DpRelease *r;
-	int64		count;
-	int128		sum;
+	int64		rows,
+				count;
+	int128		sum,
+				sumsq;
 
-	unit_state(fcinfo, &r, &count, &sum);
+	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
 	sum = Max(sum, (int128) r->lo_units);
 	sum = Min(sum, (int128) r->hi_units);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum));
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, 0));
 }
 
 /*
- * level 1 of dp_avg: count c at most max_rows_contributed, the total
- * clamped to [c lower, c upper], so that its centred value 2 total -
- * c (lower + upper) lies within c (upper - lower) half units
+ * round(c total / m), half up, for 0 <= c <= m, m > 0, |total| < 2^125:
+ * total = q m + rem with 0 <= rem < m, so c total / m = c q + c rem / m,
+ * c q and 2 c rem + m within 128 bits (c, m < 2^63, |q| < 2^63 here, as
+ * total is at most m rows of at most 2^62 units)
+ */
+static int128
+scale_total(int128 total, int64 c, int64 m)
+{
+	int128		q = total / m;
+	int128		rem = total % m;
+
+	if (rem < 0)
+	{
+		q -= 1;
+		rem += m;
+	}
+	return (int128) c * q + ((int128) 2 * c * rem + m) / ((int128) 2 * m);
+}
+
+/*
+ * level 1 of dp_avg, dp_var and dp_stddev: the unit's clamped rows
+ * weighted by c / m, c = min(m, max_rows_contributed) of its m rows: c rows'
+ * worth at the unit's own mean, so count c and total round(c S / m) (and
+ * sum of centred squares round(c Q / m)).  The total lies within
+ * [c lower, c upper] (the mean of clamped rows does, and c lower, c upper
+ * are integers in units: rounding stays inside), so its centred value
+ * 2 total - c (lower + upper) lies within c (upper - lower) half units, and
+ * the squares within c times their bound: the sensitivity of R rows.  A
+ * unit of at most R rows contributes its rows exactly; a heavier one no
+ * longer pulls the average toward a bound (README, "Privacy units").
  */
 Datum
 dp_unit_bound_avg_final(PG_FUNCTION_ARGS)
 {
 	const DpRelease *r;
-	int64		count;
-	int128		sum;
+	int64		rows,
+				count;
+	int128		sum,
+				sumsq;
 
-	unit_state(fcinfo, &r, &count, &sum);
-	sum = Max(sum, (int128) count * r->lo_units);
-	sum = Min(sum, (int128) count * r->hi_units);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum));
+	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
+	if (rows > count)
+	{
+		sum = scale_total(sum, count, rows);
+		sumsq = scale_total(sumsq, count, rows);
+	}
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, sumsq));
+}
+
+/* dp_var, dp_stddev: as dp_avg, under the names the catalog reads */
+Datum
+dp_unit_bound_var_final(PG_FUNCTION_ARGS)
+{
+	return dp_unit_bound_avg_final(fcinfo);
+}
+
+Datum
+dp_unit_bound_stddev_final(PG_FUNCTION_ARGS)
+{
+	return dp_unit_bound_avg_final(fcinfo);
 }
 
 /* level 3: add one unit's bounded contribution to its group */
@@ -1048,7 +1247,8 @@ dp_unit_collect_trans(PG_FUNCTION_ARGS)
 	const char *p;
 	uint64		fingerprint;
 	int64		count;
-	int128		sum;
+	int128		sum,
+				sumsq;
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_POINTER(st);
@@ -1059,10 +1259,12 @@ dp_unit_collect_trans(PG_FUNCTION_ARGS)
 	get_bytes(&p, &fingerprint, 8);
 	get_bytes(&p, &count, 8);
 	get_bytes(&p, &sum, 16);
+	get_bytes(&p, &sumsq, 16);
 	if (fingerprint != st->fingerprint)
 		elog(ERROR, "dp_agg: contribution of a privacy unit accumulated with other parameters");
 	st->count += count;
 	st->sum += sum;
+	st->sumsq += sumsq;
 	PG_RETURN_POINTER(st);
 }
 
@@ -1082,6 +1284,8 @@ pick_inner_transition(const DpRelease *r)
 			return dp_count_trans;
 		case DP_SUM:
 		case DP_AVG:
+		case DP_VAR:
+		case DP_STDDEV:
 			switch (r->call.valtype)
 			{
 				case INT2OID:
@@ -1098,6 +1302,9 @@ pick_inner_transition(const DpRelease *r)
 					return dp_sum_numeric_trans;
 			}
 			break;
+		case DP_PERCENTILE:
+		case DP_MEDIAN:
+		case DP_BOUNDS:
 		case DP_SELECT:
 			break;
 	}
@@ -1143,6 +1350,7 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 		st->pick = p;
 		st->count = 0;
 		st->sum = 0;
+		st->sumsq = 0;
 	}
 	fcinfo->args[0].value = PointerGetDatum(st);
 	fcinfo->args[0].isnull = false;

@@ -151,6 +151,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		/* level 3: a bounded contribution in place of the value */
 		info->unit = DP_UNIT_RELEASE;
 	}
+	info->p_arg = -1;
+	info->p_array = false;
 	if (strcmp(sym, "dp_count_final") == 0)
 	{
 		info->kind = info->nargs == 0 ? DP_COUNT_STAR : DP_COUNT;
@@ -160,24 +162,6 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 			info->epsilon_arg = 1;
 		if (info->nargs >= 3)
 			info->delta_arg = 2;
-	}
-	else if (strncmp(sym, "dp_sum_", 7) == 0 || strncmp(sym, "dp_avg_", 7) == 0)
-	{
-		info->kind = sym[3] == 's' ? DP_SUM : DP_AVG;
-		if (info->nargs < 3)
-			elog(ERROR, "dp_agg: aggregate %u has too few arguments", aggfnoid);
-		/* the value's type; at level 3 that of the bounds */
-		info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[1] : argtypes[0];
-		info->vclass = value_class(info->valtype);
-		info->lower_arg = 1;
-		info->upper_arg = 2;
-		if (info->nargs >= 4)
-			info->epsilon_arg = 3;
-		if (info->nargs >= 5)
-			info->delta_arg = 4;
-		if (info->vclass == DP_VALUE_NONE ||
-			argtypes[1] != info->valtype || argtypes[2] != info->valtype)
-			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
 	else if (strcmp(sym, "dp_select_final") == 0)
 	{
@@ -189,8 +173,89 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		if (info->nargs != 2 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
+	else if (strncmp(sym, "dp_bounds_", 10) == 0)
+	{
+		/* dp_bounds(value [, epsilon]): all of epsilon on the bounds */
+		info->kind = DP_BOUNDS;
+		info->valtype = argtypes[0];
+		info->vclass = value_class(info->valtype);
+		if (info->nargs >= 2)
+			info->epsilon_arg = 1;
+		if (info->vclass == DP_VALUE_NONE || info->nargs > 2)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 	else
-		elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
+	{
+		/*
+		 * The aggregates of a value and its clamping bounds:
+		 *   dp_sum, dp_avg, dp_var, dp_stddev (value, lower, upper [, epsilon [, delta]])
+		 *   dp_percentile (value, p, lower, upper [, epsilon])
+		 *   dp_median (value, lower, upper [, epsilon])
+		 * or, with the bounds estimated (auto_bounds.c), the value (and p)
+		 * only.  At level 3 of a privacy unit rewrite the value is a
+		 * bounded contribution (bytea): the value's type is the bounds'.
+		 */
+		int			first_bound = 1;
+		int			max_args = 5;
+
+		if (strncmp(sym, "dp_sum_", 7) == 0)
+			info->kind = DP_SUM;
+		else if (strncmp(sym, "dp_avg_", 7) == 0)
+			info->kind = DP_AVG;
+		else if (strncmp(sym, "dp_var_", 7) == 0)
+			info->kind = DP_VAR;
+		else if (strncmp(sym, "dp_stddev_", 10) == 0)
+			info->kind = DP_STDDEV;
+		else if (strncmp(sym, "dp_percentile_", 14) == 0)
+		{
+			info->kind = DP_PERCENTILE;
+			info->p_arg = 1;
+			first_bound = 2;
+		}
+		else if (strncmp(sym, "dp_median_", 10) == 0)
+		{
+			info->kind = DP_MEDIAN;
+			max_args = 4;
+		}
+		else
+			elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
+		if (DP_KIND_QUANTILE(info->kind))
+			max_args = first_bound + 3;
+		if (info->nargs < first_bound || info->nargs > max_args ||
+			info->nargs == first_bound + 1)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected arguments", aggfnoid);
+		if (info->p_arg >= 0)
+		{
+			if (argtypes[info->p_arg] == FLOAT8ARRAYOID)
+				info->p_array = true;
+			else if (argtypes[info->p_arg] != FLOAT8OID)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+		}
+		if (info->nargs > first_bound)
+		{
+			info->lower_arg = first_bound;
+			info->upper_arg = first_bound + 1;
+			if (info->nargs >= first_bound + 3)
+				info->epsilon_arg = first_bound + 2;
+			if (info->nargs >= first_bound + 4)
+				info->delta_arg = first_bound + 3;
+			/* the value's type; at level 3 that of the bounds */
+			info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[info->lower_arg] : argtypes[0];
+			if (argtypes[info->lower_arg] != info->valtype ||
+				argtypes[info->upper_arg] != info->valtype)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+		}
+		else
+		{
+			/* bounds estimated: no internal aggregates of privacy units */
+			if (info->unit != DP_UNIT_NONE)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+			info->valtype = argtypes[0];
+		}
+		info->vclass = value_class(info->valtype);
+		if (info->vclass == DP_VALUE_NONE)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 
 	if ((info->epsilon_arg >= 0 && argtypes[info->epsilon_arg] != FLOAT8OID) ||
 		(info->delta_arg >= 0 && argtypes[info->delta_arg] != FLOAT8OID) ||
@@ -348,6 +413,16 @@ dp_kind_name(DpAggKind kind)
 			return "dp_avg";
 		case DP_SELECT:
 			return "dp_select";
+		case DP_VAR:
+			return "dp_var";
+		case DP_STDDEV:
+			return "dp_stddev";
+		case DP_PERCENTILE:
+			return "dp_percentile";
+		case DP_MEDIAN:
+			return "dp_median";
+		case DP_BOUNDS:
+			return "dp_bounds";
 	}
 	return "?";
 }
@@ -364,5 +439,7 @@ dp_arg_name(const DpCallInfo *info, int argno)
 		return "lower bound";
 	if (argno == info->upper_arg)
 		return "upper bound";
+	if (argno == info->p_arg)
+		return "percentile";
 	return "argument";
 }

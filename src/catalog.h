@@ -15,8 +15,23 @@ typedef enum DpAggKind
 	DP_COUNT,
 	DP_SUM,
 	DP_AVG,
-	DP_SELECT					/* the private selection of a group (selection.c) */
+	DP_SELECT,					/* the private selection of a group (selection.c) */
+	DP_VAR,						/* dp_var: population variance */
+	DP_STDDEV,					/* dp_stddev: its square root */
+	DP_PERCENTILE,				/* dp_percentile: quantiles (quantile_tree.c) */
+	DP_MEDIAN,					/* dp_median: the quantile 0.5 */
+	DP_BOUNDS					/* dp_bounds: clamping bounds (auto_bounds.c) */
 } DpAggKind;
+
+#define DP_KIND_MAX DP_BOUNDS
+
+/* kinds whose values are clamped to bounds and summed: sums and moments */
+#define DP_KIND_SUMS(kind) \
+	((kind) == DP_SUM || (kind) == DP_AVG || (kind) == DP_VAR || (kind) == DP_STDDEV)
+/* kinds that also sum squares (the variance, and its root) */
+#define DP_KIND_SQUARES(kind) ((kind) == DP_VAR || (kind) == DP_STDDEV)
+/* kinds released from a quantile tree */
+#define DP_KIND_QUANTILE(kind) ((kind) == DP_PERCENTILE || (kind) == DP_MEDIAN)
 
 /* how values are accumulated */
 typedef enum DpValueClass
@@ -62,6 +77,8 @@ typedef struct DpCallInfo
 	int			epsilon_arg;
 	int			delta_arg;
 	int			k_arg;			/* dp_select: max_groups_contributed */
+	int			p_arg;			/* dp_percentile: the percentile(s) */
+	bool		p_array;		/* ... given as an array: one value each */
 	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
 

@@ -30,8 +30,8 @@ static bool
 integer_result(const DpRelease *r, const DpNoiseSpec *ns)
 {
 	if (ns == &r->count)
-		return r->call.kind != DP_AVG;
-	return r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT;
+		return r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR;
+	return ns == &r->sum && r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT;
 }
 
 /*
@@ -52,6 +52,24 @@ dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidenc
 	if (integer_result(r, ns) && ns->grid_exp < 0)
 		return dp_noise_halfwidth(laplace, scale_units, confidence, -ns->grid_exp);
 	return ldexp(dp_noise_halfwidth(laplace, scale_units, confidence, 0), ns->grid_exp);
+}
+
+/*
+ * Half-widths of the releases of a call at the confidence of its error
+ * bar (estimators.c), computed once per ticket when it is priced, after
+ * joint calibration: for a statistic of m releases (an average, a
+ * variance), each at 1 - 0.05 / m, so that all hold together with
+ * probability at least 0.95 (the union bound).
+ */
+void
+dp_plan_halfwidths(DpRelease *r)
+{
+	const DpNoiseSpec *specs[DP_MAX_NOISES];
+	int			n = dp_release_noises(r, specs, NULL);
+	double		confidence = n > 1 ? 1 - (1 - DP_CI_CONFIDENCE) / n : DP_CI_CONFIDENCE;
+
+	for (int i = 0; i < n; i++)
+		r->halfwidth[i] = dp_release_halfwidth(r, specs[i], confidence);
 }
 
 /* the price and the noise of a release: four fields, without braces */
@@ -82,6 +100,8 @@ describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoi
 		appendStringInfoString(buf, ", \"calibration\": \"joint\", ");
 		json_number(buf, "joint_mu", ns->joint_mu);
 	}
+	if (ns->repeats > 1)
+		appendStringInfo(buf, ", \"repeats\": %d", ns->repeats);
 	appendStringInfoString(buf, "}");
 }
 
@@ -175,7 +195,7 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	describe_price(buf, r->epsilon, r->delta, main);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "ci95", dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
-	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+	if (DP_KIND_SUMS(r->call.kind))
 	{
 		appendStringInfoString(buf, ", \"lower\": ");
 		if (r->call.vclass == DP_VALUE_INT)
@@ -194,22 +214,17 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 		appendStringInfo(buf, ", \"privacy_unit\": {\"max_groups_contributed\": %d, "
 						 "\"max_rows_contributed\": %d}", r->unit_groups, r->unit_rows);
 	appendStringInfoString(buf, ", \"releases\": [");
-	switch (r->call.kind)
 	{
-		case DP_COUNT_STAR:
-		case DP_COUNT:
-			describe_noise(buf, "count", r, &r->count);
-			break;
-		case DP_SUM:
-			describe_noise(buf, "sum", r, &r->sum);
-			break;
-		case DP_AVG:
-			describe_noise(buf, "count", r, &r->count);
-			appendStringInfoString(buf, ", ");
-			describe_noise(buf, "centred_sum", r, &r->sum);
-			break;
-		case DP_SELECT:
-			break;				/* dp_selection_describe */
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
+		const char *names[DP_MAX_NOISES];
+		int			n = dp_release_noises(r, specs, names);
+
+		for (int i = 0; i < n; i++)
+		{
+			if (i > 0)
+				appendStringInfoString(buf, ", ");
+			describe_noise(buf, names[i], r, specs[i]);
+		}
 	}
 	appendStringInfoString(buf, "]}");
 }

@@ -13,6 +13,7 @@
 #include "catalog/pg_proc.h"
 #include "fmgr.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -64,6 +65,21 @@ dp_is_parameter_form(Node *expr)
 
 				set_opfuncid(o);
 				return call_is_parameter_form(o->opfuncid, o->opretset, o->args);
+			}
+		case T_ArrayExpr:
+			{
+				/* ARRAY[...] of such (the percentiles of dp_percentile) */
+				ArrayExpr  *a = (ArrayExpr *) expr;
+				ListCell   *lc;
+
+				if (a->multidims)
+					return false;
+				foreach(lc, a->elements)
+				{
+					if (!dp_is_parameter_form(lfirst(lc)))
+						return false;
+				}
+				return true;
 			}
 		default:
 			return false;
@@ -170,6 +186,32 @@ dp_eval_parameter(Node *expr, ParamListInfo params, Datum *value, bool *isnull)
 
 				set_opfuncid(o);
 				eval_call(o->opfuncid, o->args, o->inputcollid, params, value, isnull);
+				return;
+			}
+		case T_ArrayExpr:
+			{
+				ArrayExpr  *a = (ArrayExpr *) expr;
+				int			n = list_length(a->elements);
+				Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+				bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
+				int			dims[1] = {n};
+				int			lbs[1] = {1};
+				int16		typlen;
+				bool		typbyval;
+				char		typalign;
+				int			i = 0;
+				ListCell   *lc;
+
+				foreach(lc, a->elements)
+				{
+					dp_eval_parameter(lfirst(lc), params, &elems[i], &nulls[i]);
+					i++;
+				}
+				get_typlenbyvalalign(a->element_typeid, &typlen, &typbyval, &typalign);
+				*value = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+															a->element_typeid, typlen,
+															typbyval, typalign));
+				*isnull = false;
 				return;
 			}
 		default:

@@ -99,8 +99,9 @@ noise_kind(const DpNoiseSpec *ns, const DpSampling *sampling, DpPldKind *k, bool
 }
 
 /*
- * Add the releases of a priced call to state (one or two: dp_avg has a
- * count and a sum); an overflow leaves the state saturated.
+ * Add the releases of a priced call to state (dp_avg has a count and a
+ * sum, dp_var also a sum of squares); an overflow leaves the state
+ * saturated.
  */
 void
 dp_release_add_pld(const DpRelease *r, DpPldState *state)
@@ -122,20 +123,20 @@ dp_release_add_pld(const DpRelease *r, DpPldState *state)
 		state->n = 0;
 		return;
 	}
-	if (r->call.kind != DP_SUM && noise_kind(&r->count, &r->sampling, &k, &exact))
 	{
-		if (exact)
-			dp_pld_state_add(state, &k, 1);
-		else
-			state->saturated = true;
-	}
-	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) &&
-		noise_kind(&r->sum, &r->sampling, &k, &exact))
-	{
-		if (exact)
-			dp_pld_state_add(state, &k, 1);
-		else
-			state->saturated = true;
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
+		int			n = dp_release_noises(r, specs, NULL);
+
+		/* a release of r repeats: r independent releases of its kind */
+		for (int i = 0; i < n; i++)
+		{
+			if (!noise_kind(specs[i], &r->sampling, &k, &exact))
+				continue;
+			if (exact)
+				dp_pld_state_add(state, &k, (double) specs[i]->repeats);
+			else
+				state->saturated = true;
+		}
 	}
 	if (state->saturated)
 		state->n = 0;

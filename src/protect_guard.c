@@ -474,7 +474,7 @@ post_walker(Node *node, PostContext *pc)
 	if (IsA(node, Aggref))
 		reject_construct(pc->ctx, "aggregates other than DP aggregates are",
 						 "An exact aggregate releases exact values computed from the rows.",
-						 "Use dp_count, dp_sum or dp_avg.");
+						 "Use the DP aggregates: dp_count, dp_sum, dp_avg, dp_var, dp_stddev, dp_percentile, dp_median or dp_bounds.");
 	if (IsA(node, WindowFunc))
 		reject_construct(pc->ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);

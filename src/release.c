@@ -42,6 +42,45 @@
 #include "params.h"
 #include "release.h"
 
+/*
+ * The noisy releases of a call and their names (the ledger's "release"),
+ * in a fixed order; a private selection has none (selection_mechanism.c).
+ */
+int
+dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **names)
+{
+	int			n = 0;
+
+#define ADD(spec, name) do { specs[n] = (spec); if (names) names[n] = (name); n++; } while (0)
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			ADD(&r->count, "count");
+			break;
+		case DP_SUM:
+			ADD(&r->sum, "sum");
+			break;
+		case DP_AVG:
+			ADD(&r->count, "count");
+			ADD(&r->sum, "centred_sum");
+			break;
+		case DP_VAR:
+		case DP_STDDEV:
+			ADD(&r->count, "count");
+			ADD(&r->sum, "centred_sum");
+			ADD(&r->sumsq, "centred_sum_of_squares");
+			break;
+		case DP_PERCENTILE:
+		case DP_MEDIAN:
+		case DP_BOUNDS:
+		case DP_SELECT:
+			break;
+	}
+#undef ADD
+	return n;
+}
+
 const char *
 dp_mechanism_name(DpMechanism mech)
 {
@@ -232,6 +271,7 @@ plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
 	ns->sigma_units = 0;
 	ns->calibration = NULL;
 	ns->joint_mu = 0;
+	ns->repeats = 1;
 	ns->grid_exp = grid_exp;
 	ns->sens_units = sens_units;
 	ns->sensitivity = ldexp((double) sens_units, grid_exp);
@@ -598,8 +638,82 @@ set_row_grid(DpRelease *r, int k)
 }
 
 /*
- * The noise of dp_sum (one release) or dp_avg (a count and a centred sum,
- * each at half the price): bounds, grid, sensitivity in units.
+ * The split of a variance's price between its three releases (README,
+ * "dp_var"): the count N, the centred sum S1 (sensitivity h) and the sum
+ * of centred squares S2 (sensitivity h^2 / 2), h = (upper - lower) / 2.
+ * To first order the error of S2/N + h^2/2 - (S1/N)^2 is
+ * (e2 - 2 t e1 - (s - h^2/2 - 2 t^2) eN) / N for the mean t and the mean
+ * square s of the centred values; over every t^2 <= s <= h^2 its variance
+ * is largest at t^2 = s = h^2, where it is h^4 (9/4 VN + 4 V1 + 1/4 V2)
+ * for noise variances V proportional to 1/epsilon_i^2 (sensitivities 1,
+ * h, h^2/2).  The split that minimises that worst case under
+ * epsilon_N + epsilon_1 + epsilon_2 = epsilon gives each release the share
+ * w_i proportional to the cube root of its weight (9/4, 4, 1/4) (Lagrange:
+ * W_i / epsilon_i^3 equal).  It depends on nothing but the price, as for
+ * dp_avg; the same shares of delta for Gaussian noise, whose joint
+ * calibration (joint.c) then shares one mu among the three.
+ */
+static void
+variance_shares(double *w)
+{
+	double		c0 = cbrt(9.0 / 4.0),
+				c1 = cbrt(4.0),
+				c2 = cbrt(1.0 / 4.0),
+				total = c0 + c1 + c2;
+
+	w[0] = c0 / total;
+	w[1] = c1 / total;
+	/* the rest, rounded down, so that the three shares add up to at most 1 */
+	w[2] = nextafter(1.0 - w[0] - w[1], 0.0);
+}
+
+/* x w, rounded down: the shares of a price never add up to more than it */
+static double
+share_of(double x, double w)
+{
+	return w >= 1.0 ? x : dp_mul_down(x, w);
+}
+
+/*
+ * The shift s of the centred squares of dp_var: a row's
+ * 2 z^2 - D^2 (z = 2 r(x) - (r(l) + r(u)) in half units, D = r(u) - r(l))
+ * lies in [-D^2, D^2] units of 2^(2k - 3); it is summed rounded to units of
+ * 2^(2k - 3 + s), with s >= 0 chosen as a grid is: noise of about 2^40
+ * units, rows of at most 2^60 units.
+ */
+static int
+squares_shift(const DpRelease *r, double epsilon, double delta)
+{
+	double		d = (double) (r->hi_units - r->lo_units);
+	double		log2_sq = 2 * log2(d);
+	double		log2_size,
+				log2_noise = unit_grid_log2(r, true, &log2_size);
+
+	if (d == 0)
+		return 0;
+	return dp_choose_row_grid(log2_sq + log2_noise, log2_sq + log2_size,
+							  noise_multiplier(epsilon, delta, &r->sampling), 0);
+}
+
+/* the largest |row| of the centred squares: round(D^2 2^-s), half up */
+static uint64
+squares_sensitivity(const DpRelease *r)
+{
+	uint128		d = (uint128) (r->hi_units - r->lo_units);
+	uint128		top = d * d;
+
+	if (r->sq_shift > 0)
+		top = (top + ((uint128) 1 << (r->sq_shift - 1))) >> r->sq_shift;
+	if (top > PG_UINT64_MAX)
+		elog(ERROR, "dp_agg: sensitivity of the squares out of range");
+	return (uint64) top;
+}
+
+/*
+ * The noise of dp_sum (one release), dp_avg (a count and a centred sum,
+ * each at half the price) or dp_var and dp_stddev (a count, a centred sum
+ * and a sum of centred squares, variance_shares): bounds, grid,
+ * sensitivity in units.
  */
 static void
 plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
@@ -607,35 +721,51 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	const DpCallInfo *info = &r->call;
 	const char *fname = dp_kind_name(info->kind);
 	const DpSampling *sampling = &r->sampling;
-	double		epsilon = info->kind == DP_SUM ? r->epsilon : r->epsilon / 2;
-	double		delta = info->kind == DP_SUM ? r->delta : r->delta / 2;
+	double		w[3] = {0.5, 0.5, 0};
 	double		log2_span = 0,
 				log2_max = 0,
 				log2_noise,
 				log2_size;
 	int			k;
 
+	if (info->kind == DP_SUM)
+		w[0] = w[1] = 1.0;
+	else if (DP_KIND_SQUARES(info->kind))
+		variance_shares(w);
+
 	resolve_bounds(r, aggref, params, &log2_span, &log2_max);
 	/* privacy units: the grid is chosen for the bounded contributions */
 	log2_noise = unit_grid_log2(r, info->kind != DP_SUM, &log2_size);
 	k = dp_choose_row_grid(log2_span + log2_noise, log2_max + log2_size,
-						   noise_multiplier(epsilon, delta, sampling),
+						   noise_multiplier(share_of(r->epsilon, w[1]),
+											share_of(r->delta, w[1]), sampling),
 						   (info->vclass == DP_VALUE_INT && r->delta == 0) ? 0 : DP_GRID_MIN_EXP);
 	set_row_grid(r, k);
 	if (info->kind == DP_SUM)
 	{
 		uint64		sens = (uint64) Max(-r->lo_units, r->hi_units);	/* lo <= hi */
 
-		plan_noise(&r->sum, fname, epsilon, delta,
-				   unit_sensitivity(r, sens, false, delta > 0), k, sampling);
+		plan_noise(&r->sum, fname, r->epsilon, r->delta,
+				   unit_sensitivity(r, sens, false, r->delta > 0), k, sampling);
+		return;
 	}
-	else
+	/* centred values 2 r(x) - (r(l) + r(u)) in half units */
+	plan_count_noise(&r->count, r, share_of(r->epsilon, w[0]), share_of(r->delta, w[0]));
+	plan_noise(&r->sum, fname, share_of(r->epsilon, w[1]), share_of(r->delta, w[1]),
+			   unit_sensitivity(r, (uint64) (r->hi_units - r->lo_units), true, r->delta > 0),
+			   k - 1, sampling);
+	if (DP_KIND_SQUARES(info->kind))
 	{
-		/* centred values 2 r(x) - (r(l) + r(u)) in half units */
-		plan_count_noise(&r->count, r, epsilon, delta);
-		plan_noise(&r->sum, fname, epsilon, delta,
-				   unit_sensitivity(r, (uint64) (r->hi_units - r->lo_units), true, delta > 0),
-				   k - 1, sampling);
+		double		e2 = share_of(r->epsilon, w[2]),
+					d2 = share_of(r->delta, w[2]);
+
+		r->squares = true;
+		r->sq_mid = r->lo_units + r->hi_units;
+		r->sq_d2 = (int128) (r->hi_units - r->lo_units) * (r->hi_units - r->lo_units);
+		r->sq_shift = squares_shift(r, e2, d2);
+		plan_noise(&r->sumsq, fname, e2, d2,
+				   unit_sensitivity(r, squares_sensitivity(r), true, r->delta > 0),
+				   2 * k - 3 + r->sq_shift, sampling);
 	}
 }
 
@@ -674,8 +804,9 @@ plan_selection(DpRelease *r, Aggref *args_from)
 static uint64
 units_fingerprint(const DpRelease *r)
 {
-	int64		fp[6] = {r->call.kind == DP_COUNT_STAR ? DP_COUNT : r->call.kind,
-		r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units, r->unit_rows};
+	int64		fp[7] = {r->call.kind == DP_COUNT_STAR ? DP_COUNT : r->call.kind,
+		r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units, r->unit_rows,
+	r->sq_shift};
 
 	return hash_bytes_extended((const unsigned char *) fp, sizeof(fp), FINGERPRINT_SEED);
 }

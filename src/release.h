@@ -19,6 +19,9 @@
 #include "sampling.h"
 #include "selection_mechanism.h"
 
+/* the noisy releases of a call, at most this many */
+#define DP_MAX_NOISES 4
+
 typedef enum DpMechanism
 {
 	DP_MECH_NONE,				/* sensitivity 0: nothing to hide */
@@ -42,6 +45,8 @@ typedef struct DpNoiseSpec
 	const char *calibration;	/* under sampling: "amplified" or "renyi" */
 	double		joint_mu;		/* Gaussian calibrated jointly (joint.c): the
 								 * statement's mu, else 0 */
+	int			repeats;		/* independent releases of this noise per
+								 * group (a quantile tree's levels), >= 1 */
 	DpLaplaceParam laplace;
 	DpGaussianParam gaussian;
 } DpNoiseSpec;
@@ -71,6 +76,14 @@ typedef struct DpRelease
 
 	DpNoiseSpec count;			/* dp_count, and the count of dp_avg */
 	DpNoiseSpec sum;			/* dp_sum, and the centred sum of dp_avg */
+	DpNoiseSpec sumsq;			/* dp_var, dp_stddev: the centred sum of squares */
+	bool		squares;		/* rows also add their centred squares: */
+	int			sq_shift;		/* (2 z^2 - D^2) 2^-sq_shift, rounded, */
+	int64		sq_mid;			/* z = 2 r(x) - sq_mid, sq_mid = r(l) + r(u), */
+	int128		sq_d2;			/* D^2 = (r(u) - r(l))^2 */
+	double		halfwidth[DP_MAX_NOISES];	/* of each release, at the
+											 * confidence of the error bar
+											 * (describe.c) */
 	DpSampling	sampling;
 	DpSelectionSpec selection;	/* dp_select: the private selection */
 	bool		shared_sample;	/* amplified with the statement's other
@@ -90,6 +103,8 @@ typedef struct DpRelease
 } DpRelease;
 
 extern const char *dp_mechanism_name(DpMechanism mech);
+extern int	dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs,
+							  const char **names);
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpCallInfo *info, bool finalize,
 									const DpSampling *sampling, ParamListInfo params,
