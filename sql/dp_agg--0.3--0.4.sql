@@ -169,3 +169,76 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Error bars, in the statement that releases the value (README, "Preview
+-- and error bars").  dp_interval_low(x), dp_interval_high(x): the 95%
+-- interval of the release x, a DP aggregate or a sub-query's column that
+-- holds one; dp_noise_scale(x): the scale of its noise; dp_lower_bound(x),
+-- dp_upper_bound(x): the clamping bounds it used.  The planner hook
+-- (src/error_bars.c) makes the aggregate return a dp_agg.estimate (its
+-- value and error bar from the noise it drew) and every use of it read a
+-- part of that estimate, so the error bar costs nothing.  The functions'
+-- own bodies run only when their argument is not a release: they refuse.
+
+CREATE TYPE dp_agg.estimate;
+
+CREATE FUNCTION dp_agg.estimate_in(cstring) RETURNS dp_agg.estimate
+AS 'MODULE_PATHNAME', 'dp_estimate_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_in(cstring) IS
+'input of dp_agg.estimate: refuses, estimates are made by DP aggregates only';
+
+CREATE FUNCTION dp_agg.estimate_out(dp_agg.estimate) RETURNS cstring
+AS 'MODULE_PATHNAME', 'dp_estimate_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_out(dp_agg.estimate) IS
+'output of dp_agg.estimate: (value, low, high, noise scale, lower bound, upper bound)';
+
+CREATE TYPE dp_agg.estimate (
+    INPUT = dp_agg.estimate_in,
+    OUTPUT = dp_agg.estimate_out,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+COMMENT ON TYPE dp_agg.estimate IS
+'a released value with its error bar (95% interval, noise scale, clamping bounds), made by a DP aggregate whose error bars a statement asks for';
+
+CREATE FUNCTION dp_agg.estimate_part(dp_agg.estimate, integer, anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_estimate_part_sql' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_part(dp_agg.estimate, integer, anyelement) IS
+'a part of an estimate (0 the value, 1 and 2 the ends of its 95% interval, 3 and 4 the clamping bounds), of the type of the third argument (made by the rewrite of error bars)';
+
+CREATE FUNCTION dp_agg.estimate_scale(dp_agg.estimate) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_estimate_scale_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_scale(dp_agg.estimate) IS
+'the noise scale of an estimate (made by the rewrite of error bars)';
+
+CREATE FUNCTION @extschema@.dp_interval_low(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_interval_low(anyelement) IS
+'the low end of the 95% interval of a DP aggregate''s release (the aggregate, or a sub-query''s column that holds one), from the noise it drew, at no price';
+
+CREATE FUNCTION @extschema@.dp_interval_high(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_interval_high(anyelement) IS
+'the high end of the 95% interval of a DP aggregate''s release (the aggregate, or a sub-query''s column that holds one), from the noise it drew, at no price';
+
+CREATE FUNCTION @extschema@.dp_noise_scale(anyelement) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_noise_scale(anyelement) IS
+'the noise scale of a DP aggregate''s release: the Laplace scale or Gaussian sigma of a count or sum, the first-order standard deviation of the error of an average, variance or standard deviation, the scale of a quantile tree''s counts';
+
+CREATE FUNCTION @extschema@.dp_lower_bound(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_lower_bound(anyelement) IS
+'the lower clamping bound a DP aggregate''s release used (given, or estimated when the bounds were left out); NULL for a count';
+
+CREATE FUNCTION @extschema@.dp_upper_bound(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_upper_bound(anyelement) IS
+'the upper clamping bound a DP aggregate''s release used (given, or estimated when the bounds were left out); NULL for a count';
+
+-- the estimate of a call on a Citus table, released on the coordinator
+CREATE FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, dp_agg.estimate) RETURNS dp_agg.estimate
+AS 'MODULE_PATHNAME', 'dp_dist_release' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, dp_agg.estimate) IS
+'noisy release of a DP aggregate on a Citus table with its error bar, on the coordinator (made by the planner)';

@@ -39,6 +39,7 @@
 #include "dist_exec.h"
 #include "dist_state.h"
 #include "describe.h"
+#include "estimate.h"
 #include "estimators.h"
 #include "grid.h"
 #include "numeric_units.h"
@@ -625,31 +626,20 @@ units_to_int64(int128 units, int k)
 	return saturate_int64(units);
 }
 
-/* the released values, from a state whose noise is drawn */
-static Datum
-count_value(const DpAggState *st, const DpRelease *r)
-{
-	return Int64GetDatum(units_to_int64(st->noisy_count, r->count.grid_exp));
-}
-
-static Datum
-sum_int_value(const DpAggState *st, const DpRelease *r)
-{
-	return Int64GetDatum(units_to_int64(st->noisy_sum, r->sum.grid_exp));
-}
-
-static Datum
-sum_float_value(const DpAggState *st, const DpRelease *r)
-{
-	return Float8GetDatum(units_to_double(st->noisy_sum, r->sum.grid_exp));
-}
-
 /*
  * A numeric release rounded to the precision of its noise (README,
  * "Aggregates"): to a multiple of 10^e, e = floor(log10(w)) - 1, w the
  * half-width of its 95% interval, so that its digits stop one place below
  * the first digit of its error bar.  Exact when it has no noise.
  */
+static int
+noise_scale_digits(double w)
+{
+	int			scale = 1 - (int) floor(log10(w));
+
+	return Max(Min(scale, 1000), -1000);
+}
+
 static Numeric
 round_to_noise(Numeric v, double w)
 {
@@ -657,8 +647,7 @@ round_to_noise(Numeric v, double w)
 
 	if (!(w > 0) || !isfinite(w) || numeric_is_nan(v) || numeric_is_inf(v))
 		return v;
-	scale = 1 - (int) floor(log10(w));
-	scale = Max(Min(scale, 1000), -1000);
+	scale = noise_scale_digits(w);
 	/* a value with fewer decimals is on that grid already: no zeros added */
 	if (scale >= DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v))))
 		return v;
@@ -666,60 +655,43 @@ round_to_noise(Numeric v, double w)
 											   Int32GetDatum(scale)));
 }
 
-/* a double as a numeric rounded to the precision of its noise */
 static Numeric
-double_to_numeric(double v, double w)
+numeric_of(double v)
 {
-	Numeric		n = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
+	return DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
+}
 
+/*
+ * The end of an interval at the precision of its value's noise
+ * (round_to_noise), rounded outward (down for the low end): the interval
+ * only widens.
+ */
+static Numeric
+round_outward(Numeric n, double w, bool up)
+{
+	Numeric		p10;
+	int			scale;
+
+	if (!(w > 0) || !isfinite(w))
+		return n;
+	scale = noise_scale_digits(w);
+	p10 = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("1e%d", scale)),
+											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+	n = numeric_mul_opt_error(n, p10, NULL);
+	n = DatumGetNumeric(DirectFunctionCall1(up ? numeric_ceil : numeric_floor, NumericGetDatum(n)));
+	n = numeric_div_opt_error(n, p10, NULL);
 	return round_to_noise(n, w);
 }
 
-static Datum
-sum_numeric_value(const DpAggState *st, const DpRelease *r)
+/*
+ * ... of an end computed in double precision, first moved outward by a
+ * relative 1e-14, above the error of its conversion (15 significant digits)
+ */
+static Numeric
+interval_end(double x, double w, bool up)
 {
-	return NumericGetDatum(round_to_noise(units_to_numeric(st->noisy_sum, r->sum.grid_exp),
-										  dp_release_halfwidth(r, &r->sum, DP_CI_CONFIDENCE)));
-}
-
-Datum
-dp_count_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(count_value(st, r));
-}
-
-Datum
-dp_sum_int_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(sum_int_value(st, r));
-}
-
-Datum
-dp_sum_float_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(sum_float_value(st, r));
-}
-
-Datum
-dp_sum_numeric_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(sum_numeric_value(st, r));
+	x += (up ? 1 : -1) * fabs(x) * 1e-14;
+	return round_outward(numeric_of(x), w, up);
 }
 
 /* the noisy count, centred sum and sum of centred squares in value units */
@@ -731,61 +703,19 @@ noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, do
 	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->noisy_sumsq, r->sumsq.grid_exp) : 0;
 }
 
-/*
- * dp_avg: midpoint + (noisy centred sum) / (noisy count), clamped to
- * [lower, upper]; the midpoint when the noisy count is below 1
- * (estimators.c).
- */
-static double
-avg_double(const DpAggState *st, const DpRelease *r, DpInterval *iv)
-{
-	double		n,
-				c,
-				q;
-	double		mid = ldexp((double) ((int128) r->lo_units + r->hi_units), r->sum.grid_exp);
-
-	noisy_moments(st, r, &n, &c, &q);
-	return dp_avg_estimate(r, n, c, mid, iv);
-}
-
-static Datum
-avg_float_value(const DpAggState *st, const DpRelease *r)
-{
-	return Float8GetDatum(avg_double(st, r, NULL));
-}
-
-/* dp_var and dp_stddev (estimators.c) */
-static double
-moment_double(const DpAggState *st, const DpRelease *r, DpInterval *iv)
-{
-	double		n,
-				c,
-				q;
-
-	noisy_moments(st, r, &n, &c, &q);
-	if (r->call.kind == DP_VAR)
-		return dp_var_estimate(r, n, c, q, iv);
-	return dp_stddev_estimate(r, n, c, q, iv);
-}
-
-Datum
-dp_avg_float_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(avg_float_value(st, r));
-}
-
 static int
 cmp_num(Numeric a, Numeric b)
 {
 	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(a), NumericGetDatum(b)));
 }
 
-static Datum
-avg_numeric_value(const DpAggState *st, const DpRelease *r)
+/*
+ * dp_avg of numerics, in numeric arithmetic: midpoint + (noisy centred
+ * sum) / (noisy count), clamped to [lower, upper]; the midpoint when the
+ * noisy count is below 1 (as estimators.c computes it in doubles).
+ */
+static Numeric
+avg_numeric(const DpAggState *st, const DpRelease *r)
 {
 	Numeric		half = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum("0.5"),
 														   ObjectIdGetDatum(InvalidOid),
@@ -793,70 +723,245 @@ avg_numeric_value(const DpAggState *st, const DpRelease *r)
 	Numeric		est;
 
 	if (ldexp((double) st->noisy_count, r->count.grid_exp) < 1)
-		est = numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
-									half, NULL);
+		return numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
+									 half, NULL);
+	est = numeric_add_opt_error(units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp),
+								numeric_div_opt_error(units_to_numeric(st->noisy_sum, r->sum.grid_exp),
+													  units_to_numeric(st->noisy_count,
+																	   r->count.grid_exp),
+													  NULL),
+								NULL);
+	if (cmp_num(est, r->lower_num) < 0)
+		est = r->lower_num;
+	if (cmp_num(est, r->upper_num) > 0)
+		est = r->upper_num;
+	return est;
+}
+
+/* the type of a call's released value */
+static Oid
+value_type(const DpRelease *r)
+{
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			return INT8OID;
+		case DP_SUM:
+			return r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID :
+				r->call.vclass == DP_VALUE_INT ? INT8OID : FLOAT8OID;
+		default:
+			return r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID : FLOAT8OID;
+	}
+}
+
+static int64
+int64_plus(int64 v, double d)
+{
+	double		x = (double) v + d;
+
+	if (x >= 9223372036854775807.0)
+		return PG_INT64_MAX;
+	if (x <= -9223372036854775808.0)
+		return PG_INT64_MIN;
+	return saturate_int64((int128) v + (int128) d);
+}
+
+/*
+ * The release of a state whose noise is drawn: its value, or, when the
+ * statement asked for its error bar (error_bars.c), an estimate holding the
+ * value, its 95% interval, the noise scale and the bounds (estimators.c).
+ */
+static Datum
+release_datum(const DpAggState *st, const DpRelease *r, bool want_estimate)
+{
+	DpEstimate	e;
+	DpInterval	iv = {0, 0, 0};
+	Oid			type = value_type(r);
+	double		w;
+	double		v = 0;
+
+	memset(&e, 0, sizeof(e));
+	e.typid = type;
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+		case DP_SUM:
+			{
+				const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
+				int128		units = r->call.kind == DP_SUM ? st->noisy_sum : st->noisy_count;
+
+				w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
+				if (type == INT8OID)
+				{
+					int64		x = units_to_int64(units, ns->grid_exp);
+
+					e.datum[DP_ESTIMATE_VALUE] = Int64GetDatum(x);
+					e.datum[DP_ESTIMATE_LOW] = Int64GetDatum(int64_plus(x, -w));
+					e.datum[DP_ESTIMATE_HIGH] = Int64GetDatum(int64_plus(x, w));
+				}
+				else if (type == FLOAT8OID)
+				{
+					v = units_to_double(units, ns->grid_exp);
+					e.datum[DP_ESTIMATE_VALUE] = Float8GetDatum(v);
+					e.datum[DP_ESTIMATE_LOW] = Float8GetDatum(v - w);
+					e.datum[DP_ESTIMATE_HIGH] = Float8GetDatum(v + w);
+				}
+				else
+				{
+					Numeric		x = units_to_numeric(units, ns->grid_exp);
+
+					e.datum[DP_ESTIMATE_VALUE] = NumericGetDatum(round_to_noise(x, w));
+					if (want_estimate)
+					{
+						/* the ends in numeric arithmetic, w moved up by 1e-14 */
+						Numeric		wn = numeric_of(w * (1 + 1e-14));
+
+						e.datum[DP_ESTIMATE_LOW] =
+							NumericGetDatum(round_outward(numeric_sub_opt_error(x, wn, NULL), w, false));
+						e.datum[DP_ESTIMATE_HIGH] =
+							NumericGetDatum(round_outward(numeric_add_opt_error(x, wn, NULL), w, true));
+					}
+				}
+				iv.scale = ns->noise_scale;
+				break;
+			}
+		case DP_AVG:
+		case DP_VAR:
+		case DP_STDDEV:
+			{
+				double		n,
+							c,
+							q;
+
+				noisy_moments(st, r, &n, &c, &q);
+				if (r->call.kind == DP_AVG)
+					v = dp_avg_estimate(r, n, c,
+										ldexp((double) ((int128) r->lo_units + r->hi_units),
+											  r->sum.grid_exp), &iv);
+				else if (r->call.kind == DP_VAR)
+					v = dp_var_estimate(r, n, c, q, &iv);
+				else
+					v = dp_stddev_estimate(r, n, c, q, &iv);
+				w = (iv.high - iv.low) / 2;
+				if (type == FLOAT8OID)
+				{
+					e.datum[DP_ESTIMATE_VALUE] = Float8GetDatum(v);
+					e.datum[DP_ESTIMATE_LOW] = Float8GetDatum(iv.low);
+					e.datum[DP_ESTIMATE_HIGH] = Float8GetDatum(iv.high);
+				}
+				else
+				{
+					Numeric		x = r->call.kind == DP_AVG ? avg_numeric(st, r) : numeric_of(v);
+
+					e.datum[DP_ESTIMATE_VALUE] = NumericGetDatum(round_to_noise(x, w));
+					if (want_estimate)
+					{
+						e.datum[DP_ESTIMATE_LOW] = NumericGetDatum(interval_end(iv.low, w, false));
+						e.datum[DP_ESTIMATE_HIGH] = NumericGetDatum(interval_end(iv.high, w, true));
+					}
+				}
+				break;
+			}
+		default:
+			elog(ERROR, "dp_agg: %s has no release of sums", dp_kind_name(r->call.kind));
+	}
+	if (!want_estimate)
+		return e.datum[DP_ESTIMATE_VALUE];
+
+	/* the bounds used, in the value's type; a count has none */
+	e.scale = iv.scale;
+	if (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
+		e.isnull[DP_ESTIMATE_LOWER] = e.isnull[DP_ESTIMATE_UPPER] = true;
+	else if (type == NUMERICOID)
+	{
+		e.datum[DP_ESTIMATE_LOWER] = NumericGetDatum(r->lower_num);
+		e.datum[DP_ESTIMATE_UPPER] = NumericGetDatum(r->upper_num);
+	}
+	else if (type == INT8OID)
+	{
+		e.datum[DP_ESTIMATE_LOWER] = Int64GetDatum(r->lower_int);
+		e.datum[DP_ESTIMATE_UPPER] = Int64GetDatum(r->upper_int);
+	}
 	else
 	{
-		Numeric		mid = units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp);
-		Numeric		centred = units_to_numeric(st->noisy_sum, r->sum.grid_exp);
+		double		lower,
+					upper;
 
-		est = numeric_add_opt_error(mid,
-									numeric_div_opt_error(centred,
-														  units_to_numeric(st->noisy_count,
-																		   r->count.grid_exp),
-														  NULL),
-									NULL);
-		if (cmp_num(est, r->lower_num) < 0)
-			est = r->lower_num;
-		if (cmp_num(est, r->upper_num) > 0)
-			est = r->upper_num;
+		dp_bounds_double(r, &lower, &upper);
+		e.datum[DP_ESTIMATE_LOWER] = Float8GetDatum(lower);
+		e.datum[DP_ESTIMATE_UPPER] = Float8GetDatum(upper);
 	}
-	{
-		DpInterval	iv;
+	return dp_estimate_make(&e);
+}
 
-		(void) avg_double(st, r, &iv);
-		est = round_to_noise(est, (iv.high - iv.low) / 2);
-	}
-	return NumericGetDatum(est);
+/* does the final function return an estimate (error_bars.c)? */
+static bool
+wants_estimate(FunctionCallInfo fcinfo)
+{
+	Oid			rettype = get_fn_expr_rettype(fcinfo->flinfo);
+
+	return OidIsValid(rettype) && rettype == dp_estimate_type();
+}
+
+/* the final functions of dp_count, dp_sum, dp_avg, dp_var, dp_stddev */
+static Datum
+final_release(FunctionCallInfo fcinfo)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	return release_datum(st, r, wants_estimate(fcinfo));
+}
+
+Datum
+dp_count_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_sum_int_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_sum_float_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_sum_numeric_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_avg_float_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
 }
 
 Datum
 dp_avg_numeric_final(PG_FUNCTION_ARGS)
 {
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(avg_numeric_value(st, r));
-}
-
-static Datum
-moment_numeric_value(const DpAggState *st, const DpRelease *r)
-{
-	DpInterval	iv;
-	double		v = moment_double(st, r, &iv);
-
-	return NumericGetDatum(double_to_numeric(v, (iv.high - iv.low) / 2));
+	return final_release(fcinfo);
 }
 
 Datum
 dp_var_float_final(PG_FUNCTION_ARGS)
 {
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_FLOAT8(moment_double(st, r, NULL));
+	return final_release(fcinfo);
 }
 
 Datum
 dp_var_numeric_final(PG_FUNCTION_ARGS)
 {
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(moment_numeric_value(st, r));
+	return final_release(fcinfo);
 }
 
 /* dp_stddev: the same functions, under the names the catalog reads */
@@ -1056,28 +1161,11 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	st.fingerprint = ds->fingerprint;
 	st.count = ds->count;
 	st.sum = ds->sum;
-	restype = r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT ? INT8OID :
-		r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID :
-		r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT ? INT8OID : FLOAT8OID;
-	if (get_fn_expr_rettype(fcinfo->flinfo) != restype)
+	restype = get_fn_expr_rettype(fcinfo->flinfo);
+	if (restype != value_type(r) && restype != dp_estimate_type())
 		not_in_aggregate("dp_agg.dist_release");
 	draw_noise(&st, r);
-	switch (r->call.kind)
-	{
-		case DP_COUNT_STAR:
-		case DP_COUNT:
-			v = count_value(&st, r);
-			break;
-		case DP_SUM:
-			v = r->call.vclass == DP_VALUE_INT ? sum_int_value(&st, r) :
-				r->call.vclass == DP_VALUE_FLOAT ? sum_float_value(&st, r) :
-				sum_numeric_value(&st, r);
-			break;
-		default:
-			v = r->call.vclass == DP_VALUE_NUMERIC ? avg_numeric_value(&st, r) :
-				avg_float_value(&st, r);
-			break;
-	}
+	v = release_datum(&st, r, restype == dp_estimate_type());
 	get_typlenbyval(restype, &typlen, &typbyval);
 	oldcxt = MemoryContextSwitchTo(cxt);
 	slot->value = datumCopy(v, typbyval, typlen);

@@ -35,7 +35,14 @@ static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+/* error bars (error_bars.c, estimate.c); InvalidOid before 0.4 */
+static Oid	error_bar_oids[DP_BAR_SCALE + 1];
+static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
+static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
+static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
 static bool dp_calls_valid = false;
+
+static Oid	get_func_signature_first_arg(Oid funcid);
 static MemoryContext dp_cache_cxt = NULL;
 
 static void
@@ -293,6 +300,10 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	memset(error_bar_oids, 0, sizeof(error_bar_oids));
+	estimate_part_oid = InvalidOid;
+	estimate_scale_oid = InvalidOid;
+	estimate_type_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -313,9 +324,27 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
 				strcmp(get_func_name(d->objid), "unit_keep") == 0)
 				unit_keep_oid = d->objid;
-			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
-				strcmp(get_func_name(d->objid), "unit_priority") == 0)
-				unit_priority_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION)
+			{
+				const char *name = get_func_name(d->objid);
+				static const char *const bars[] = {NULL, "dp_interval_low", "dp_interval_high",
+				"dp_lower_bound", "dp_upper_bound", "dp_noise_scale"};
+
+				if (strcmp(name, "unit_priority") == 0)
+					unit_priority_oid = d->objid;
+				else if (strcmp(name, "estimate_part") == 0)
+				{
+					estimate_part_oid = d->objid;
+					estimate_type_oid = get_func_signature_first_arg(d->objid);
+				}
+				else if (strcmp(name, "estimate_scale") == 0)
+					estimate_scale_oid = d->objid;
+				for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
+				{
+					if (strcmp(name, bars[b]) == 0)
+						error_bar_oids[b] = d->objid;
+				}
+			}
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -334,6 +363,20 @@ build_calls(void)
 		table_close(dep, AccessShareLock);
 	}
 	dp_calls_valid = true;
+}
+
+/* the type of a function's first argument */
+static Oid
+get_func_signature_first_arg(Oid funcid)
+{
+	Oid		   *argtypes;
+	int			nargs;
+	Oid			result;
+
+	(void) get_func_signature(funcid, &argtypes, &nargs);
+	result = nargs > 0 ? argtypes[0] : InvalidOid;
+	pfree(argtypes);
+	return result;
 }
 
 /* The DpCallInfo of a DP aggregate, NULL for any other function. */
@@ -389,6 +432,45 @@ dp_unit_priority_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_priority_oid;
+}
+
+/* which error-bar function funcid is, DP_BAR_NONE for any other */
+DpErrorBar
+dp_error_bar_function(Oid funcid)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
+	{
+		if (OidIsValid(error_bar_oids[b]) && error_bar_oids[b] == funcid)
+			return (DpErrorBar) b;
+	}
+	return DP_BAR_NONE;
+}
+
+/* the type dp_agg.estimate, and the functions reading it; InvalidOid before 0.4 */
+Oid
+dp_estimate_type(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_type_oid;
+}
+
+Oid
+dp_estimate_part_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_part_oid;
+}
+
+Oid
+dp_estimate_scale_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_scale_oid;
 }
 
 bool

@@ -82,6 +82,17 @@ typedef struct DpCallInfo
 	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
 
+/* the error-bar functions analysts call on a DP aggregate (error_bars.c) */
+typedef enum DpErrorBar
+{
+	DP_BAR_NONE,
+	DP_BAR_LOW,					/* dp_interval_low */
+	DP_BAR_HIGH,				/* dp_interval_high */
+	DP_BAR_LOWER,				/* dp_lower_bound */
+	DP_BAR_UPPER,				/* dp_upper_bound */
+	DP_BAR_SCALE				/* dp_noise_scale */
+} DpErrorBar;
+
 extern void dp_catalog_init(void);
 extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
 extern bool dp_extension_present(void);
@@ -91,5 +102,9 @@ extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 extern Oid	dp_unit_keep_oid(void);
 extern Oid	dp_unit_pick_oid(void);
 extern Oid	dp_unit_priority_oid(void);
+extern DpErrorBar dp_error_bar_function(Oid funcid);
+extern Oid	dp_estimate_type(void);
+extern Oid	dp_estimate_part_oid(void);
+extern Oid	dp_estimate_scale_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

@@ -89,6 +89,19 @@ dp_bounds_double(const DpRelease *r, double *lower, double *upper)
 	}
 }
 
+/*
+ * Half a unit of a call's row grid: how far the rounding of a row moves
+ * it; none for integers on a grid of 1 or finer (they are on it), unless
+ * units weight their rows (their totals are rounded too, privacy units)
+ */
+static double
+row_rounding(const DpRelease *r)
+{
+	if (r->call.vclass == DP_VALUE_INT && r->row_grid_exp <= 0 && r->unit_rows == 0)
+		return 0;
+	return ldexp(1.0, r->row_grid_exp - 1);
+}
+
 static double
 clampd(double x, double lo, double hi)
 {
@@ -132,7 +145,7 @@ dp_avg_estimate(const DpRelease *r, double n, double c, double m, DpInterval *iv
 						hi;
 
 			/* and half a unit of the rows' grid, their rounding */
-			double		margin = ldexp(1.0, r->sum.grid_exp);
+			double		margin = row_rounding(r);
 
 			ratio_range(c - hc, c + hc, n - hn, n + hn, &lo, &hi);
 			iv->low = clampd(m + lo - margin, lower, upper);
@@ -229,8 +242,9 @@ dp_var_estimate(const DpRelease *r, double n, double c, double q, DpInterval *iv
 			 * which moves a variance of values within h by at most
 			 * 2 h d + d^2) and of their squares (half a unit of theirs)
 			 */
-			double		d = ldexp(1.0, r->sum.grid_exp);
-			double		margin = 2 * h * d + d * d + ldexp(1.0, r->sumsq.grid_exp - 1);
+			double		d = row_rounding(r);
+			double		margin = 2 * h * d + d * d +
+				(d == 0 && r->sq_shift == 0 ? 0 : ldexp(1.0, r->sumsq.grid_exp - 1));
 
 			variance_range(n - hn, n + hn, c - hc, c + hc, q - hq, q + hq, &lo, &hi);
 			iv->low = clampd(lo + h2 / 2 - margin, 0, h2);

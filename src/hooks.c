@@ -35,6 +35,7 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "error_bars.h"
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
@@ -65,6 +66,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
+	/* error bars: the DP aggregates they name return estimates (error_bars.c) */
+	dp_error_bars_rewrite(parse);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
