@@ -242,3 +242,198 @@ CREATE FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, dp_agg.estimate)
 AS 'MODULE_PATHNAME', 'dp_dist_release' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, dp_agg.estimate) IS
 'noisy release of a DP aggregate on a Citus table with its error bar, on the coordinator (made by the planner)';
+
+-- Quantiles (README, "Quantiles"): dp_percentile(x, p, lower, upper
+-- [, epsilon]) with p a fraction or an array of them (one price for all),
+-- and dp_median(x, lower, upper [, epsilon]); without bounds the tree's
+-- leaves are log-linear over every value.  Epsilon-DP: the bounded
+-- quantile tree (src/quantile_tree.c), branching factor 16, height 3,
+-- 4096 leaves; its state is at most 16 kB whatever the rows, combined by
+-- addition in parallel plans.
+
+CREATE FUNCTION dp_agg.tree_combinefn(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_tree_combine'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.tree_combinefn(internal, internal) IS 'combines partial quantile trees';
+
+CREATE FUNCTION dp_agg.tree_serialfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_tree_serialize_sql'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.tree_serialfn(internal) IS 'serializes a partial quantile tree (only between processes)';
+
+CREATE FUNCTION dp_agg.tree_deserialfn(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_tree_deserialize_sql'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.tree_deserialfn(bytea, internal) IS 'deserializes and validates a partial quantile tree (only between processes)';
+
+CREATE FUNCTION dp_agg.percentile_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_percentile_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_float_finalfn(internal) IS 'releases a noisy percentile';
+
+CREATE FUNCTION dp_agg.percentile_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_percentile_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_numeric_finalfn(internal) IS 'releases a noisy percentile of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.percentile_float_array_finalfn(internal)
+RETURNS double precision[] AS 'MODULE_PATHNAME', 'dp_percentile_float_array_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_float_array_finalfn(internal) IS 'releases noisy percentiles from one noisy tree';
+
+CREATE FUNCTION dp_agg.percentile_numeric_array_finalfn(internal)
+RETURNS numeric[] AS 'MODULE_PATHNAME', 'dp_percentile_numeric_array_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_numeric_array_finalfn(internal) IS 'releases noisy percentiles of numerics from one noisy tree, each rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.median_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_median_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.median_float_finalfn(internal) IS 'releases a noisy median';
+
+CREATE FUNCTION dp_agg.median_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_median_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.median_numeric_finalfn(internal) IS 'releases a noisy median of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.unit_bound_percentile_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_percentile_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_percentile_finalfn(internal) IS
+'internal (privacy units): max_rows_contributed of one unit''s rows in a group, chosen at random, as leaves of the quantile tree';
+
+CREATE FUNCTION dp_agg.unit_bound_median_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_median_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_median_finalfn(internal) IS
+'internal (privacy units): max_rows_contributed of one unit''s rows in a group, chosen at random, as leaves of the quantile tree';
+
+REVOKE ALL ON FUNCTION dp_agg.tree_combinefn(internal, internal), dp_agg.tree_serialfn(internal),
+    dp_agg.tree_deserialfn(bytea, internal), dp_agg.percentile_float_finalfn(internal),
+    dp_agg.percentile_numeric_finalfn(internal), dp_agg.percentile_float_array_finalfn(internal),
+    dp_agg.percentile_numeric_array_finalfn(internal), dp_agg.median_float_finalfn(internal),
+    dp_agg.median_numeric_finalfn(internal), dp_agg.unit_bound_percentile_finalfn(internal),
+    dp_agg.unit_bound_median_finalfn(internal)
+FROM PUBLIC;
+
+-- For each value type: the transition functions, the aggregates with and
+-- without bounds, and (with bounds) the internal aggregates of privacy
+-- units.
+DO $$
+DECLARE
+    t text;
+    kind text;
+    pt text;
+    args text;
+    tail text;
+    body text;
+    result text;
+    finalfn text;
+    what text;
+    forms text[];
+    sargs text;
+    i int;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+        FOREACH kind IN ARRAY ARRAY['percentile', 'median'] LOOP
+            FOREACH pt IN ARRAY CASE kind WHEN 'percentile' THEN ARRAY['float8', 'float8[]'] ELSE ARRAY[''] END LOOP
+                -- the forms: (x[, p], lower, upper), with epsilon, and without bounds
+                body := CASE WHEN pt = '' THEN t ELSE t || ', ' || pt END;
+                forms := ARRAY[pg_catalog.format('%1$s, %2$s, %2$s', body, t),
+                               pg_catalog.format('%1$s, %2$s, %2$s, float8', body, t),
+                               body];
+                result := CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float8' END ||
+                          CASE WHEN pt = 'float8[]' THEN '[]' ELSE '' END;
+                finalfn := pg_catalog.format('dp_agg.%s_%s%s_finalfn', kind,
+                                             CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float' END,
+                                             CASE WHEN pt = 'float8[]' THEN '_array' ELSE '' END);
+                what := CASE WHEN kind = 'median' THEN 'median'
+                             WHEN pt = 'float8[]' THEN 'percentiles p (an array, one price for all)'
+                             ELSE 'percentile p' END;
+                FOR i IN 1 .. 3 LOOP
+                    args := forms[i];
+                    EXECUTE pg_catalog.format(
+                        'CREATE FUNCTION dp_agg.%I(internal, %s) RETURNS internal AS %L, %L '
+                        'LANGUAGE C PARALLEL SAFE', kind || '_transfn', args, 'MODULE_PATHNAME',
+                        'dp_tree_' || t || '_trans');
+                    EXECUTE pg_catalog.format(
+                        'COMMENT ON FUNCTION dp_agg.%I(internal, %s) IS %L', kind || '_transfn', args,
+                        'transition function of dp_' || kind || '(' || pg_catalog.format_type(t::regtype, NULL) ||
+                        '): the leaves of the quantile tree');
+                    EXECUTE pg_catalog.format(
+                        'REVOKE ALL ON FUNCTION dp_agg.%I(internal, %s) FROM PUBLIC', kind || '_transfn', args);
+                    EXECUTE pg_catalog.format(
+                        'CREATE AGGREGATE @extschema@.%I(%s) (SFUNC = dp_agg.%I, STYPE = internal, '
+                        'SSPACE = 16384, FINALFUNC = %s, COMBINEFUNC = dp_agg.tree_combinefn, '
+                        'SERIALFUNC = dp_agg.tree_serialfn, DESERIALFUNC = dp_agg.tree_deserialfn, '
+                        'FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)',
+                        'dp_' || kind, args, kind || '_transfn', finalfn);
+                    EXECUTE pg_catalog.format(
+                        'COMMENT ON AGGREGATE @extschema@.%I(%s) IS %L', 'dp_' || kind, args,
+                        'differentially private ' || what || ' of values ' ||
+                        CASE WHEN args = body THEN 'on log-linear leaves over every value (no bounds needed)'
+                             ELSE 'clamped to [lower, upper]' END ||
+                        ': a quantile tree (branching 16, height 3, discrete Laplace noise of scale 3 / epsilon on its counts), '
+                        'epsilon-DP (delta 0); ' ||
+                        CASE WHEN i = 2 THEN 'with the given epsilon (NULL bounds: log-linear leaves)'
+                             ELSE 'epsilon from dp_agg.epsilon' END);
+                    IF i < 3 THEN
+                        -- privacy units: level 1, level 3 and the fused level 1 of k = 1
+                        EXECUTE pg_catalog.format(
+                            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.%I, STYPE = internal, SSPACE = 512, '
+                            'FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.tree_combinefn, '
+                            'SERIALFUNC = dp_agg.tree_serialfn, DESERIALFUNC = dp_agg.tree_deserialfn, PARALLEL = SAFE)',
+                            'unit_bound_dp_' || kind, args, kind || '_transfn', kind);
+                        EXECUTE pg_catalog.format(
+                            'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L', 'unit_bound_dp_' || kind, args,
+                            'internal (privacy units): one unit''s bounded contribution to dp_' || kind ||
+                            ' in one group; only in statements rewritten by dp_agg');
+                        -- level 3: the contribution in place of the value
+                        sargs := pg_catalog.regexp_replace(args, '^[^,]+', 'bytea');
+                        IF pg_catalog.to_regprocedure(pg_catalog.format('dp_agg.unit_collect_tree_transfn(internal, %s)', sargs)) IS NULL THEN
+                            EXECUTE pg_catalog.format(
+                                'CREATE FUNCTION dp_agg.unit_collect_tree_transfn(internal, %s) RETURNS internal '
+                                'AS %L, %L LANGUAGE C PARALLEL SAFE', sargs, 'MODULE_PATHNAME', 'dp_unit_collect_tree_trans');
+                            EXECUTE pg_catalog.format(
+                                'COMMENT ON FUNCTION dp_agg.unit_collect_tree_transfn(internal, %s) IS %L', sargs,
+                                'internal (privacy units): adds one unit''s bounded rows to a group''s quantile tree');
+                            EXECUTE pg_catalog.format(
+                                'REVOKE ALL ON FUNCTION dp_agg.unit_collect_tree_transfn(internal, %s) FROM PUBLIC', sargs);
+                        END IF;
+                        EXECUTE pg_catalog.format(
+                            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.unit_collect_tree_transfn, '
+                            'STYPE = internal, SSPACE = 16384, FINALFUNC = %s, FINALFUNC_MODIFY = READ_WRITE, '
+                            'COMBINEFUNC = dp_agg.tree_combinefn, SERIALFUNC = dp_agg.tree_serialfn, '
+                            'DESERIALFUNC = dp_agg.tree_deserialfn, PARALLEL = SAFE)',
+                            'unit_release_dp_' || kind, sargs, finalfn);
+                        EXECUTE pg_catalog.format(
+                            'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L', 'unit_release_dp_' || kind, sargs,
+                            'internal (privacy units): dp_' || kind ||
+                            ' over the bounded contributions of units; only in statements rewritten by dp_agg');
+                        IF pg_catalog.to_regprocedure(pg_catalog.format('dp_agg.unit_pick_tree_transfn(internal, %s, bigint)', args)) IS NULL THEN
+                            EXECUTE pg_catalog.format(
+                                'CREATE FUNCTION dp_agg.unit_pick_tree_transfn(internal, %s, bigint) RETURNS internal '
+                                'AS %L, %L LANGUAGE C PARALLEL SAFE', args, 'MODULE_PATHNAME', 'dp_unit_pick_tree_trans');
+                            EXECUTE pg_catalog.format(
+                                'COMMENT ON FUNCTION dp_agg.unit_pick_tree_transfn(internal, %s, bigint) IS %L', args,
+                                'internal (privacy units): the rows of a unit''s smallest priority, in a quantile tree');
+                            EXECUTE pg_catalog.format(
+                                'REVOKE ALL ON FUNCTION dp_agg.unit_pick_tree_transfn(internal, %s, bigint) FROM PUBLIC', args);
+                        END IF;
+                        EXECUTE pg_catalog.format(
+                            'CREATE AGGREGATE dp_agg.%I(%s, bigint) (SFUNC = dp_agg.unit_pick_tree_transfn, '
+                            'STYPE = internal, SSPACE = 512, FINALFUNC = dp_agg.unit_bound_%s_finalfn, '
+                            'COMBINEFUNC = dp_agg.tree_combinefn, SERIALFUNC = dp_agg.tree_serialfn, '
+                            'DESERIALFUNC = dp_agg.tree_deserialfn, PARALLEL = SAFE)',
+                            'unit_pick_bound_dp_' || kind, args, kind);
+                        EXECUTE pg_catalog.format(
+                            'COMMENT ON AGGREGATE dp_agg.%I(%s, bigint) IS %L', 'unit_pick_bound_dp_' || kind, args,
+                            'internal (privacy units): one unit''s bounded contribution to dp_' || kind ||
+                            ' in its group of smallest priority; only in statements rewritten by dp_agg');
+                    END IF;
+                END LOOP;
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END
+$$;

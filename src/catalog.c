@@ -145,7 +145,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		 * the fused level 1 of k = 1 (unit_pick.c): the priority is the last
 		 * argument, after those of the DP aggregate
 		 */
-		if (transsym != NULL && strcmp(transsym, "dp_unit_pick_trans") == 0)
+		if (transsym != NULL && (strcmp(transsym, "dp_unit_pick_trans") == 0 ||
+								 strcmp(transsym, "dp_unit_pick_tree_trans") == 0))
 		{
 			if (info->nargs < 1 || argtypes[info->nargs - 1] != INT8OID)
 				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);

@@ -177,7 +177,7 @@ void
 dp_release_describe(StringInfo buf, const DpRelease *r)
 {
 	const DpNoiseSpec *main = (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
-		? &r->count : &r->sum;
+		? &r->count : DP_KIND_QUANTILE(r->call.kind) ? &r->tree : &r->sum;
 
 	if (r->call.kind == DP_SELECT)
 	{
@@ -195,7 +195,8 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	describe_price(buf, r->epsilon, r->delta, main);
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "ci95", dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
-	if (DP_KIND_SUMS(r->call.kind))
+	if (DP_KIND_SUMS(r->call.kind) ||
+		(DP_KIND_QUANTILE(r->call.kind) && !r->tree_domain.log_linear))
 	{
 		appendStringInfoString(buf, ", \"lower\": ");
 		if (r->call.vclass == DP_VALUE_INT)
@@ -206,6 +207,22 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 		else
 			appendStringInfo(buf, "%s, \"upper\": %s",
 							 numeric_normalize(r->lower_num), numeric_normalize(r->upper_num));
+	}
+	if (DP_KIND_QUANTILE(r->call.kind))
+	{
+		appendStringInfoString(buf, ", \"percentiles\": [");
+		for (int i = 0; i < r->npercentiles; i++)
+			appendStringInfo(buf, "%s%.17g", i > 0 ? ", " : "", r->percentiles[i]);
+		appendStringInfo(buf, "], \"tree\": {\"branching\": %d, \"height\": %d, \"leaves\": \"%s\"}",
+						 DP_TREE_BRANCHING, DP_TREE_HEIGHT,
+						 r->tree_domain.log_linear ? "log-linear" : "linear");
+		if (r->tree_domain.log_linear)
+		{
+			appendStringInfoString(buf, ", ");
+			json_number(buf, "lower", r->tree_domain.lower);
+			appendStringInfoString(buf, ", ");
+			json_number(buf, "upper", r->tree_domain.upper);
+		}
 	}
 	appendStringInfoString(buf, ", \"sampling\": ");
 	dp_sampling_describe(buf, r, main);

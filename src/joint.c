@@ -360,6 +360,8 @@ calibrate_shared_sample(List *priced, List *releases)
 			if (ns->mechanism == DP_MECH_LAPLACE)
 			{
 				set_shared_laplace(ns, &g, epsilon0);
+				if (ns == &r->tree)
+					dp_release_tree_tails(r);	/* its scale changed */
 				continue;
 			}
 			if (ns->sigma_units < JOINT_MIN_SIGMA_UNITS)

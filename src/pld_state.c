@@ -117,7 +117,16 @@ dp_release_add_pld(const DpRelease *r, DpPldState *state)
 	 * subsampled mechanism, not several independently subsampled ones:
 	 * composing them as independent would understate their loss.
 	 */
-	if (r->call.kind == DP_SELECT || r->shared_sample)
+	/*
+	 * A quantile tree under a privacy unit: a unit moves the counts of a
+	 * level by at most c = k R in all, perhaps spread over several nodes;
+	 * its Renyi DP is at most that of one shift of c per level (the Renyi
+	 * divergence of the Laplace mechanism is convex in the shift), which
+	 * the curve counts, but the state would compose it as a shift of c per
+	 * level without that argument for the PLD: not counted by kind.
+	 */
+	if (r->call.kind == DP_SELECT || r->shared_sample ||
+		(DP_KIND_QUANTILE(r->call.kind) && r->tree.sens_units > 1))
 	{
 		state->saturated = true;
 		state->n = 0;

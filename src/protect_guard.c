@@ -57,6 +57,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "guc.h"
+#include "params.h"
 #include "protect.h"
 #include "protect_guard.h"
 #include "sampling.h"
@@ -467,7 +468,25 @@ post_walker(Node *node, PostContext *pc)
 		if (a->aggorder != NIL || a->aggdistinct != NIL)
 			reject_construct(pc->ctx, "ORDER BY and DISTINCT inside DP aggregates are",
 							 "Their comparisons would run on the rows.", HINT_README);
-		(void) rows_walker((Node *) a->args, pc->ctx);
+		{
+			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
+			ListCell   *lc;
+			int			argno = 0;
+
+			foreach(lc, a->args)
+			{
+				/*
+				 * the percentiles of dp_percentile: of parameter form
+				 * (guard.c), evaluated when the statement is priced, before
+				 * a row is read (params.c), so that neither their value nor
+				 * an error can depend on a row; an array cast of them is
+				 * one (numeric[] to float8[])
+				 */
+				if (argno != info->p_arg || !dp_is_parameter_form((Node *) lfirst_node(TargetEntry, lc)->expr))
+					(void) rows_walker(lfirst(lc), pc->ctx);
+				argno++;
+			}
+		}
 		(void) rows_walker((Node *) a->aggfilter, pc->ctx);
 		return false;
 	}

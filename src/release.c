@@ -31,6 +31,7 @@
 
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/numeric.h"
@@ -73,6 +74,8 @@ dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **na
 			break;
 		case DP_PERCENTILE:
 		case DP_MEDIAN:
+			ADD(&r->tree, "tree");
+			break;
 		case DP_BOUNDS:
 		case DP_SELECT:
 			break;
@@ -794,6 +797,196 @@ plan_selection(DpRelease *r, Aggref *args_from)
 					  DatumGetInt32(((Const *) karg)->constvalue));
 }
 
+/*
+ * The bounds of the noise of the tree's prefixes (quantile_tree.c), from
+ * the sampler's scale: one noisy prefix (at most 45 node noises) within
+ * tau except with probability 0.04 / 4095, the noisy total (16) within
+ * tau_total except with probability 0.01.  Again when joint.c gives the
+ * tree another scale under TABLESAMPLE.
+ */
+void
+dp_release_tree_tails(DpRelease *r)
+{
+	double		b = (double) r->tree.laplace.t / (double) r->tree.laplace.s;
+
+	r->tree_tau = dp_tree_tail(b, DP_TREE_PREFIX_TERMS, 0.04 / (DP_TREE_LEAVES - 1));
+	r->tree_tau_total = dp_tree_tail(b, DP_TREE_BRANCHING, 0.01);
+}
+
+/* most percentiles one call may ask for */
+#define DP_MAX_PERCENTILES 1000
+
+static void
+bad_percentile(const char *msg, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("percentiles of dp_percentile %s", msg),
+			 detail ? errdetail("%s", detail) : 0,
+			 errhint("Give a fraction from 0 to 1 (0.5 is the median), or an array of them: ARRAY[0.25, 0.5, 0.75].")));
+}
+
+/* the percentile argument: a double, or an array of them, each in [0, 1] */
+static void
+resolve_percentiles(DpRelease *r, Aggref *aggref, ParamListInfo params)
+{
+	const DpCallInfo *info = &r->call;
+
+	if (info->kind == DP_MEDIAN)
+	{
+		r->npercentiles = 1;
+		r->percentiles = palloc(sizeof(double));
+		r->percentiles[0] = 0.5;
+		return;
+	}
+	if (!info->p_array)
+	{
+		double		p = DatumGetFloat8(resolve_arg(aggref, info, info->p_arg, params));
+
+		if (!(p >= 0 && p <= 1))
+			bad_percentile("must lie in [0, 1]", psprintf("The percentile is %g.", p));
+		r->npercentiles = 1;
+		r->percentiles = palloc(sizeof(double));
+		r->percentiles[0] = p;
+	}
+	else
+	{
+		ArrayType  *a = DatumGetArrayTypeP(resolve_arg(aggref, info, info->p_arg, params));
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		if (ARR_NDIM(a) > 1)
+			bad_percentile("must be a one-dimensional array", NULL);
+		deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &elems, &nulls, &n);
+		if (n < 1 || n > DP_MAX_PERCENTILES)
+			bad_percentile("must be from 1 to 1000",
+						   psprintf("The array has %d elements.", n));
+		r->npercentiles = n;
+		r->percentiles = palloc(sizeof(double) * n);
+		for (int i = 0; i < n; i++)
+		{
+			double		p = nulls[i] ? NAN : DatumGetFloat8(elems[i]);
+
+			if (nulls[i])
+				bad_percentile("must not be NULL", psprintf("Element %d is NULL.", i + 1));
+			if (!(p >= 0 && p <= 1))
+				bad_percentile("must lie in [0, 1]",
+							   psprintf("Element %d is %g.", i + 1, p));
+			r->percentiles[i] = p;
+		}
+	}
+}
+
+/* a bound argument as a datum, or false when it is NULL */
+static bool
+bound_arg(Aggref *aggref, const DpCallInfo *info, int argno, ParamListInfo params, Datum *d)
+{
+	bool		isnull;
+
+	dp_check_parameter_expr(call_arg(aggref, argno), info, argno);
+	dp_eval_parameter(call_arg(aggref, argno), params, d, &isnull);
+	return !isnull;
+}
+
+static double
+bound_double(const DpRelease *r, bool upper)
+{
+	switch (r->call.vclass)
+	{
+		case DP_VALUE_INT:
+			return (double) (upper ? r->upper_int : r->lower_int);
+		case DP_VALUE_FLOAT:
+			return upper ? r->upper_float : r->lower_float;
+		default:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+													  NumericGetDatum(upper ? r->upper_num : r->lower_num)));
+	}
+}
+
+/*
+ * dp_percentile and dp_median (quantile_tree.c): the tree's leaves (over
+ * the bounds, or log-linear over every value when both bounds are left
+ * out or NULL), the percentiles asked, and the noise of its node counts:
+ * discrete Laplace of scale H c / epsilon, c the bounded rows of a unit
+ * in its k groups (1 without a privacy unit), on every node; the ledger
+ * records it as H repeats of a release of sensitivity c (each level is
+ * one).  Quantiles are epsilon-DP: delta is 0 whatever dp_agg.delta says.
+ */
+static void
+plan_tree(DpRelease *r, Aggref *aggref, ParamListInfo params)
+{
+	const DpCallInfo *info = &r->call;
+	const char *fname = dp_kind_name(info->kind);
+	DpNoiseSpec *ns = &r->tree;
+	Datum		ld = 0,
+				ud = 0;
+	bool		has_lower = false,
+				has_upper = false;
+	uint64		sens;
+	double		b;
+
+	r->delta = 0;
+	resolve_percentiles(r, aggref, params);
+	if (info->lower_arg >= 0)
+	{
+		has_lower = bound_arg(aggref, info, info->lower_arg, params, &ld);
+		has_upper = bound_arg(aggref, info, info->upper_arg, params, &ud);
+	}
+	if (has_lower != has_upper)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bounds of %s must both be given or both be NULL", fname),
+				 errdetail("Without bounds the quantile tree covers every value, on log-linear leaves."),
+				 errhint("Give both bounds, or neither.")));
+	if (has_lower)
+	{
+		double		log2_span,
+					log2_max;
+
+		switch (info->vclass)
+		{
+			case DP_VALUE_INT:
+				resolve_int_bounds(r, ld, ud, &log2_span, &log2_max);
+				break;
+			case DP_VALUE_FLOAT:
+				resolve_float_bounds(r, ld, ud, &log2_span, &log2_max);
+				break;
+			default:
+				resolve_numeric_bounds(r, ld, ud, &log2_span, &log2_max);
+				break;
+		}
+		dp_tree_domain_bounded(&r->tree_domain, bound_double(r, false), bound_double(r, true));
+	}
+	else
+		dp_tree_domain_log(&r->tree_domain);
+
+	/* privacy units: k groups of at most R rows each */
+	sens = r->unit_groups > 0 ? (uint64) r->unit_groups * (uint64) r->unit_rows : 1;
+	ns->mechanism = DP_MECH_LAPLACE;
+	ns->epsilon = r->epsilon;
+	ns->delta = 0;
+	ns->base_delta = 0;
+	ns->base_epsilon = dp_sampling_base_epsilon(r->epsilon, &r->sampling);
+	ns->calibration = r->sampling.amplified ? "amplified" : NULL;
+	ns->joint_mu = 0;
+	ns->grid_exp = 0;
+	ns->sens_units = sens;
+	ns->sensitivity = (double) sens;
+	ns->sigma_units = 0;
+	ns->repeats = DP_TREE_HEIGHT;
+	b = dp_div_up(dp_mul_up((double) sens, DP_TREE_HEIGHT), ns->base_epsilon);
+	if (!(b <= DP_MAX_LAPLACE_SCALE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon %g is too small for %s", r->epsilon, fname),
+				 errdetail("The Laplace noise would have a scale of %g; the sampler accepts at most 2^62.", b)));
+	ns->laplace = dp_laplace_param(b);
+	ns->noise_scale = (double) ns->laplace.t / (double) ns->laplace.s;
+	dp_release_tree_tails(r);
+}
+
 /* seed of the fingerprint hash: "dpag" in ASCII */
 #define FINGERPRINT_SEED 0x64706167
 
@@ -808,6 +1001,14 @@ units_fingerprint(const DpRelease *r)
 		r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units, r->unit_rows,
 	r->sq_shift};
 
+	if (DP_KIND_QUANTILE(r->call.kind))
+	{
+		/* the leaves: their domain */
+		double		tfp[5] = {DP_PERCENTILE, r->tree_domain.log_linear, r->tree_domain.lower,
+		r->tree_domain.upper, r->unit_rows};
+
+		return hash_bytes_extended((const unsigned char *) tfp, sizeof(tfp), FINGERPRINT_SEED);
+	}
 	return hash_bytes_extended((const unsigned char *) fp, sizeof(fp), FINGERPRINT_SEED);
 }
 
@@ -850,6 +1051,8 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 		r->row_grid_exp = 0;
 		plan_count_noise(&r->count, r, r->epsilon, r->delta);
 	}
+	else if (DP_KIND_QUANTILE(info->kind))
+		plan_tree(r, args_from, params);
 	else
 		plan_sum_noise(r, args_from, params);
 

@@ -16,6 +16,7 @@
 
 #include "catalog.h"
 #include "noise.h"
+#include "quantile_tree.h"
 #include "sampling.h"
 #include "selection_mechanism.h"
 
@@ -81,6 +82,14 @@ typedef struct DpRelease
 	int			sq_shift;		/* (2 z^2 - D^2) 2^-sq_shift, rounded, */
 	int64		sq_mid;			/* z = 2 r(x) - sq_mid, sq_mid = r(l) + r(u), */
 	int128		sq_d2;			/* D^2 = (r(u) - r(l))^2 */
+	/* dp_percentile, dp_median: the tree (quantile_tree.c) */
+	DpNoiseSpec tree;			/* its node counts: 3 repeats */
+	DpTreeDomain tree_domain;	/* its leaves */
+	int			npercentiles;	/* the quantiles asked, in [0, 1] */
+	double	   *percentiles;
+	double		tree_tau;		/* bound of the noise of a prefix */
+	double		tree_tau_total; /* ... and of the noisy total */
+
 	double		halfwidth[DP_MAX_NOISES];	/* of each release, at the
 											 * confidence of the error bar
 											 * (describe.c) */
@@ -112,5 +121,6 @@ extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper,
 										  int k);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
+extern void dp_release_tree_tails(DpRelease *r);
 
 #endif							/* DP_AGG_RELEASE_H */
