@@ -437,3 +437,85 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Automatic bounds (README, "Automatic bounds"): dp_sum, dp_avg, dp_var and
+-- dp_stddev without bounds (or with NULL bounds) spend a quarter of epsilon
+-- on a noisy histogram of the values by power of two (the approximate
+-- bounds of Google's differential privacy library, src/auto_bounds.c),
+-- which gives the bounds, and release the rest from partial sums by bin;
+-- NULL when too few rows give bounds.  dp_bounds(x [, epsilon]) returns the
+-- estimate itself, with all of its epsilon.
+
+CREATE TYPE dp_agg.bounds AS (lower float8, upper float8);
+COMMENT ON TYPE dp_agg.bounds IS
+'clamping bounds estimated by dp_bounds: the edges of the lowest and highest bins (powers of two) whose noisy counts pass the threshold';
+
+CREATE FUNCTION dp_agg.bounds_finalfn(internal)
+RETURNS dp_agg.bounds AS 'MODULE_PATHNAME', 'dp_bounds_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.bounds_finalfn(internal) IS 'releases bounds estimated from a noisy histogram of the values by power of two';
+REVOKE ALL ON FUNCTION dp_agg.bounds_finalfn(internal) FROM PUBLIC;
+
+DO $$
+DECLARE
+    t text;
+    stat text;
+    tail text;
+    finalfn text;
+    sfunc text;
+    what text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+        -- transition functions of one value (the C code of the bounded ones,
+        -- which keeps the rows by bin when the bounds are estimated)
+        FOREACH stat IN ARRAY ARRAY['sum', 'avg', 'var', 'bounds'] LOOP
+            FOREACH tail IN ARRAY CASE WHEN stat = 'bounds' THEN ARRAY['', ', float8'] ELSE ARRAY[''] END LOOP
+                EXECUTE pg_catalog.format(
+                    'CREATE FUNCTION dp_agg.%I(internal, %s%s) RETURNS internal AS %L, %L '
+                    'LANGUAGE C PARALLEL SAFE', stat || '_transfn', t, tail, 'MODULE_PATHNAME',
+                    'dp_sum_' || t || '_trans');
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON FUNCTION dp_agg.%I(internal, %s%s) IS %L', stat || '_transfn', t, tail,
+                    'transition function of dp_' || stat || '(' || pg_catalog.format_type(t::regtype, NULL) ||
+                    ') without bounds: the rows by power of two, with their exact sums');
+                EXECUTE pg_catalog.format(
+                    'REVOKE ALL ON FUNCTION dp_agg.%I(internal, %s%s) FROM PUBLIC', stat || '_transfn', t, tail);
+            END LOOP;
+        END LOOP;
+        FOREACH stat IN ARRAY ARRAY['sum', 'avg', 'var', 'stddev'] LOOP
+            finalfn := CASE stat
+                WHEN 'sum' THEN CASE t WHEN 'numeric' THEN 'dp_agg.sum_numeric_finalfn'
+                                       WHEN 'float4' THEN 'dp_agg.sum_float_finalfn'
+                                       WHEN 'float8' THEN 'dp_agg.sum_float_finalfn'
+                                       ELSE 'dp_agg.sum_int_finalfn' END
+                ELSE pg_catalog.format('dp_agg.%s_%s_finalfn', stat,
+                                       CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float' END) END;
+            sfunc := CASE stat WHEN 'stddev' THEN 'var' ELSE stat END || '_transfn';
+            what := CASE stat WHEN 'sum' THEN 'sum' WHEN 'avg' THEN 'average'
+                              WHEN 'var' THEN 'population variance' ELSE 'population standard deviation' END;
+            EXECUTE pg_catalog.format(
+                'CREATE AGGREGATE @extschema@.%I(%s) (SFUNC = dp_agg.%I, STYPE = internal, SSPACE = 9300, '
+                'FINALFUNC = %s, COMBINEFUNC = dp_agg.combinefn, SERIALFUNC = dp_agg.serialfn, '
+                'DESERIALFUNC = dp_agg.deserialfn, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)',
+                'dp_' || stat, t, sfunc, finalfn);
+            EXECUTE pg_catalog.format(
+                'COMMENT ON AGGREGATE @extschema@.%I(%s) IS %L', 'dp_' || stat, t,
+                'differentially private ' || what || ' with bounds estimated from the data: a quarter of epsilon '
+                'on a noisy histogram of the values by power of two, the rest on the release (NULL when too few rows); '
+                'epsilon and delta from the settings (NULL bounds in the other forms estimate them too)');
+        END LOOP;
+        FOREACH tail IN ARRAY ARRAY['', ', float8'] LOOP
+            EXECUTE pg_catalog.format(
+                'CREATE AGGREGATE @extschema@.dp_bounds(%s%s) (SFUNC = dp_agg.bounds_transfn, STYPE = internal, '
+                'SSPACE = 9300, FINALFUNC = dp_agg.bounds_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+                'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, '
+                'FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)', t, tail);
+            EXECUTE pg_catalog.format(
+                'COMMENT ON AGGREGATE @extschema@.dp_bounds(%s%s) IS %L', t, tail,
+                'differentially private clamping bounds of a column, (lower, upper): the edges of the lowest and highest '
+                'powers of two whose noisy counts pass a threshold (NULL when too few rows); epsilon-DP, ' ||
+                CASE tail WHEN '' THEN 'epsilon from dp_agg.epsilon' ELSE 'with the given epsilon' END);
+        END LOOP;
+    END LOOP;
+END
+$$;

@@ -25,8 +25,10 @@
 #include <float.h>
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/parallel.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "nodes/execnodes.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
@@ -35,6 +37,7 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
+#include "auto_bounds.h"
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_state.h"
@@ -65,6 +68,7 @@ PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
 PG_FUNCTION_INFO_V1(dp_var_float_final);
 PG_FUNCTION_INFO_V1(dp_var_numeric_final);
 PG_FUNCTION_INFO_V1(dp_stddev_float_final);
+PG_FUNCTION_INFO_V1(dp_bounds_final);
 PG_FUNCTION_INFO_V1(dp_stddev_numeric_final);
 PG_FUNCTION_INFO_V1(dp_unit_bound_var_final);
 PG_FUNCTION_INFO_V1(dp_unit_bound_stddev_final);
@@ -98,16 +102,25 @@ typedef struct DpAggState
 	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
 	bool		picked;
 	int64		pick;
+	/* bounds left out (auto_bounds.c): the rows by bin, and what was found */
+	DpBins	   *bins;
+	bool		auto_found;
+	double		auto_lower;
+	double		auto_upper;
+	int			auto_lo_bin;
+	int			auto_hi_bin;
 } DpAggState;
 
 /*
  * Serialized form (between the processes of one server only): version,
- * kind, flags (bit 0: picked), fingerprint, count, sum, sum of squares,
- * priority.
+ * kind, flags (bit 0: picked; bit 1: bins follow, with squares if bit 2),
+ * fingerprint, count, sum, sum of squares, priority, then the bins.
  */
 #define DP_STATE_SERIAL_VERSION 3
 #define DP_STATE_SERIAL_SIZE (1 + 1 + 1 + 8 + 8 + 16 + 16 + 8)
 #define DP_STATE_FLAG_PICKED 1
+#define DP_STATE_FLAG_BINS 2
+#define DP_STATE_FLAG_SQUARES 4
 
 static DpAggState *
 new_state(FunctionCallInfo fcinfo)
@@ -121,6 +134,8 @@ new_state(FunctionCallInfo fcinfo)
 	st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
 	st->release = r;
 	st->fingerprint = r->fingerprint;
+	if (r->auto_bounds)
+		st->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
 	return st;
 }
 
@@ -181,6 +196,11 @@ accumulate_int(DpAggState *st, int64 v)
 {
 	const DpRelease *r = st->release;
 
+	if (unlikely(r->auto_bounds))
+	{
+		dp_bins_add(st->bins, (double) v);
+		return;
+	}
 	if (v < r->lower_int)
 		v = r->lower_int;
 	else if (v > r->upper_int)
@@ -195,6 +215,11 @@ accumulate_float(DpAggState *st, double v)
 
 	if (isnan(v))
 		return;					/* skipped, and not counted by dp_avg */
+	if (unlikely(r->auto_bounds))
+	{
+		dp_bins_add(st->bins, v);
+		return;
+	}
 	if (v < r->lower_float)
 		v = r->lower_float;
 	else if (v > r->upper_float)
@@ -260,6 +285,14 @@ accumulate_numeric(DpAggState *st, Datum d)
 	Numeric		v;
 	int64		units;
 
+	if (unlikely(r->auto_bounds))
+	{
+		/* as a double: a monotone conversion (NaN skipped, infinities clamped) */
+		v = DatumGetNumeric(d);
+		if (!numeric_is_nan(v))
+			dp_bins_add(st->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
+		return;
+	}
 	/* the common case, read in place (see numeric_units.c) */
 	if (dp_numeric_units(d, r->row_grid_exp, &units))
 	{
@@ -362,6 +395,17 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 		s1->sum = 0;
 		s1->sumsq = 0;
 	}
+	if ((s1->bins != NULL || s2->bins != NULL) != r->auto_bounds)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
+				 errdetail("Only aggregates whose bounds are estimated keep their rows by bin.")));
+	if (s2->bins != NULL)
+	{
+		if (s1->bins == NULL)
+			s1->bins = dp_bins_new(aggcontext, s2->bins->squares);
+		dp_bins_merge(s1->bins, s2->bins);
+	}
 	s1->count += s2->count;
 	s1->sum += s2->sum;
 	s1->sumsq += s2->sumsq;
@@ -407,14 +451,18 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	uint8		version = DP_STATE_SERIAL_VERSION;
 	uint8		kind;
 	uint8		flags;
+	Size		size;
 
 	check_split(fcinfo, true, "dp_agg.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
 	kind = st->release ? (uint8) st->release->call.kind : 0xff;
-	flags = st->picked ? DP_STATE_FLAG_PICKED : 0;
+	flags = (st->picked ? DP_STATE_FLAG_PICKED : 0) |
+		(st->bins ? DP_STATE_FLAG_BINS : 0) |
+		(st->bins && st->bins->squares ? DP_STATE_FLAG_SQUARES : 0);
+	size = DP_STATE_SERIAL_SIZE + (st->bins ? dp_bins_serial_size(st->bins->squares) : 0);
 
-	result = (bytea *) palloc(VARHDRSZ + DP_STATE_SERIAL_SIZE);
-	SET_VARSIZE(result, VARHDRSZ + DP_STATE_SERIAL_SIZE);
+	result = (bytea *) palloc(VARHDRSZ + size);
+	SET_VARSIZE(result, VARHDRSZ + size);
 	p = VARDATA(result);
 	put_bytes(&p, &version, 1);
 	put_bytes(&p, &kind, 1);
@@ -424,6 +472,8 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	put_bytes(&p, &st->sum, 16);
 	put_bytes(&p, &st->sumsq, 16);
 	put_bytes(&p, &st->pick, 8);
+	if (st->bins)
+		dp_bins_serialize(st->bins, p);
 	PG_RETURN_BYTEA_P(result);
 }
 
@@ -446,7 +496,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	check_split(fcinfo, false, "dp_agg.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(b);
-	if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE)
+	if (VARSIZE_ANY_EXHDR(b) < DP_STATE_SERIAL_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -460,8 +510,25 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	get_bytes(&p, &st->sumsq, 16);
 	get_bytes(&p, &st->pick, 8);
 	st->picked = (flags & DP_STATE_FLAG_PICKED) != 0;
+	if (flags & DP_STATE_FLAG_BINS)
+	{
+		bool		squares = (flags & DP_STATE_FLAG_SQUARES) != 0;
+
+		st->bins = dp_bins_new(CurrentMemoryContext, squares);
+		if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE + dp_bins_serial_size(squares) ||
+			!dp_bins_deserialize(st->bins, p))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid serialized dp_agg state")));
+	}
+	else if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE ||
+			 (flags & DP_STATE_FLAG_SQUARES))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid serialized dp_agg state")));
 	if (version != DP_STATE_SERIAL_VERSION || kind > DP_KIND_MAX ||
-		(flags & ~DP_STATE_FLAG_PICKED) != 0 || st->count < 0 ||
+		(flags & ~(DP_STATE_FLAG_PICKED | DP_STATE_FLAG_BINS | DP_STATE_FLAG_SQUARES)) != 0 ||
+		st->count < 0 ||
 		(st->sumsq != 0 && !DP_KIND_SQUARES(kind)) || (!st->picked && st->pick != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -549,7 +616,9 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 	else
 		st = (DpAggState *) PG_GETARG_POINTER(0);
 	check_units(st, r);
-	draw_noise(st, r);
+	/* with estimated bounds, the noise follows the bounds (auto_release) */
+	if (!r->auto_bounds)
+		draw_noise(st, r);
 	*rp = r;
 	return st;
 }
@@ -905,6 +974,54 @@ wants_estimate(FunctionCallInfo fcinfo)
 	return OidIsValid(rettype) && rettype == dp_estimate_type();
 }
 
+/*
+ * The release of a call whose bounds are estimated (auto_bounds.c): the
+ * bounds from the noisy histogram of its bins, then its sums clamped to
+ * them, exactly, on the grid they give (release.c), and their noise, drawn
+ * once.  NULL when too few rows gave bounds.  The ticket of the group (its
+ * bounds and grid) is made again from the bounds kept in the state.
+ */
+static Datum
+auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
+{
+	static DpBins no_rows;		/* an empty input: no bins */
+	const DpBins *bins = st->bins ? st->bins : &no_rows;
+	DpRelease	lr;
+
+	if (!st->released)
+	{
+		st->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &st->auto_lower,
+										&st->auto_upper, &st->auto_lo_bin, &st->auto_hi_bin);
+		if (st->auto_found)
+		{
+			int64		count;
+			int128		sum,
+						centred,
+						squares;
+
+			if (!dp_release_auto_grid(r, st->auto_lower, st->auto_upper, &lr))
+				elog(ERROR, "dp_agg: the grid of estimated bounds exceeds their sensitivity");
+			dp_bins_moments(bins, st->auto_lo_bin, st->auto_hi_bin, lr.lo_units, lr.hi_units,
+							lr.row_grid_exp, lr.sq_shift, &count, &sum, &centred, &squares);
+			st->count = count;
+			if (r->call.kind != DP_SUM)
+				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			st->noisy_sum = (r->call.kind == DP_SUM ? sum : centred) + dp_noise_draw(&r->sum);
+			if (DP_KIND_SQUARES(r->call.kind))
+				st->noisy_sumsq = squares + dp_noise_draw(&r->sumsq);
+		}
+		st->released = true;
+	}
+	if (!st->auto_found)
+	{
+		fcinfo->isnull = true;
+		return (Datum) 0;
+	}
+	(void) dp_release_auto_grid(r, st->auto_lower, st->auto_upper, &lr);
+	dp_plan_halfwidths(&lr);
+	return release_datum(st, &lr, wants_estimate(fcinfo));
+}
+
 /* the final functions of dp_count, dp_sum, dp_avg, dp_var, dp_stddev */
 static Datum
 final_release(FunctionCallInfo fcinfo)
@@ -913,7 +1030,41 @@ final_release(FunctionCallInfo fcinfo)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
+	if (r->auto_bounds)
+		return auto_release(fcinfo, st, r);
 	return release_datum(st, r, wants_estimate(fcinfo));
+}
+
+/*
+ * dp_bounds(x [, epsilon]): the bounds the histogram of bins gives, as
+ * (lower, upper) (integers for integer types), NULL when too few rows.
+ */
+Datum
+dp_bounds_final(PG_FUNCTION_ARGS)
+{
+	static DpBins no_rows;
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (!st->released)
+	{
+		st->auto_found = dp_bins_bounds(st->bins ? st->bins : &no_rows, r->histogram.laplace,
+										&st->auto_lower, &st->auto_upper,
+										&st->auto_lo_bin, &st->auto_hi_bin);
+		st->released = true;
+	}
+	if (!st->auto_found)
+		PG_RETURN_NULL();
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "dp_agg: dp_bounds must return a composite type");
+	desc = BlessTupleDesc(desc);
+	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(st->auto_lower) : st->auto_lower);
+	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(st->auto_upper) : st->auto_upper);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
 Datum

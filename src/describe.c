@@ -85,12 +85,34 @@ describe_price(StringInfo buf, double epsilon, double delta, const DpNoiseSpec *
 	json_number(buf, "noise_scale", ns->noise_scale);
 }
 
+/*
+ * a release whose grid follows bounds estimated at release time: its
+ * sensitivity and noise scale are in units of that grid (release.c)
+ */
+bool
+dp_grid_at_release(const DpRelease *r, const DpNoiseSpec *ns)
+{
+	return r->auto_bounds && ns != &r->count && ns != &r->histogram;
+}
+
 static void
 describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoiseSpec *ns)
 {
 	appendStringInfo(buf, "{\"release\": \"%s\", \"mechanism\": \"%s\", ",
 					 part, dp_mechanism_name(ns->mechanism));
 	describe_price(buf, ns->epsilon, ns->delta, ns);
+	if (dp_grid_at_release(r, ns))
+	{
+		/* in units of the grid the estimated bounds give each group */
+		appendStringInfoString(buf, ", \"grid\": null, \"units\": \"grid\"");
+		if (ns->joint_mu > 0)
+		{
+			appendStringInfoString(buf, ", \"calibration\": \"joint\", ");
+			json_number(buf, "joint_mu", ns->joint_mu);
+		}
+		appendStringInfoString(buf, "}");
+		return;
+	}
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
 	appendStringInfoString(buf, ", ");
@@ -177,7 +199,8 @@ void
 dp_release_describe(StringInfo buf, const DpRelease *r)
 {
 	const DpNoiseSpec *main = (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
-		? &r->count : DP_KIND_QUANTILE(r->call.kind) ? &r->tree : &r->sum;
+		? &r->count : DP_KIND_QUANTILE(r->call.kind) ? &r->tree
+		: r->call.kind == DP_BOUNDS ? &r->histogram : &r->sum;
 
 	if (r->call.kind == DP_SELECT)
 	{
@@ -194,9 +217,15 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	appendStringInfo(buf, "\"mechanism\": \"%s\", ", dp_mechanism_name(main->mechanism));
 	describe_price(buf, r->epsilon, r->delta, main);
 	appendStringInfoString(buf, ", ");
-	json_number(buf, "ci95", dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
-	if (DP_KIND_SUMS(r->call.kind) ||
-		(DP_KIND_QUANTILE(r->call.kind) && !r->tree_domain.log_linear))
+	json_number(buf, "ci95", dp_grid_at_release(r, main) ? NAN
+				: dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
+	if (r->auto_bounds && r->call.kind != DP_BOUNDS)
+	{
+		appendStringInfoString(buf, ", \"bounds\": \"estimated\", ");
+		json_number(buf, "bounds_epsilon", r->histogram.epsilon);
+	}
+	else if (DP_KIND_SUMS(r->call.kind) ||
+			 (DP_KIND_QUANTILE(r->call.kind) && !r->tree_domain.log_linear))
 	{
 		appendStringInfoString(buf, ", \"lower\": ");
 		if (r->call.vclass == DP_VALUE_INT)

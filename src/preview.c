@@ -302,6 +302,8 @@ dp_preview(PG_FUNCTION_ARGS)
 			values[6] = Float8GetDatum(ns->sensitivity);
 			values[7] = Float8GetDatum(ns->noise_scale);
 			values[8] = Float8GetDatum(ldexp(1.0, ns->grid_exp));
+			/* bounds estimated: the grid, and the noise in its units, follow them */
+			nulls[8] = nulls[10] = dp_grid_at_release(r, ns);
 			values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sampling.data));
 			values[10] = Float8GetDatum(dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE));
 			values[11] = Float8GetDatum(epsilon);

@@ -37,6 +37,7 @@
 #include "utils/numeric.h"
 
 #include "calibrate.h"
+#include "auto_bounds.h"
 #include "grid.h"
 #include "guc.h"
 #include "noise_param.h"
@@ -53,6 +54,8 @@ dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **na
 	int			n = 0;
 
 #define ADD(spec, name) do { specs[n] = (spec); if (names) names[n] = (name); n++; } while (0)
+	if (r->auto_bounds && r->call.kind != DP_BOUNDS)
+		ADD(&r->histogram, "histogram");
 	switch (r->call.kind)
 	{
 		case DP_COUNT_STAR:
@@ -77,6 +80,8 @@ dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **na
 			ADD(&r->tree, "tree");
 			break;
 		case DP_BOUNDS:
+			ADD(&r->histogram, "histogram");
+			break;
 		case DP_SELECT:
 			break;
 	}
@@ -640,6 +645,157 @@ set_row_grid(DpRelease *r, int k)
 		elog(ERROR, "dp_agg: grid exponent %d leaves bounds too large", k);
 }
 
+static bool bound_arg(Aggref *aggref, const DpCallInfo *info, int argno,
+					  ParamListInfo params, Datum *d);
+static double share_of(double x, double w);
+
+/*
+ * Are the clamping bounds of a call given?  False when the call has none
+ * (dp_sum(x)) or both are NULL: they are then estimated (auto_bounds.c);
+ * ERROR when one is NULL and not the other.
+ */
+static bool
+bounds_given(const DpRelease *r, Aggref *aggref, ParamListInfo params)
+{
+	const DpCallInfo *info = &r->call;
+	Datum		d;
+	bool		lower,
+				upper;
+
+	if (info->lower_arg < 0)
+		return false;
+	lower = bound_arg(aggref, info, info->lower_arg, params, &d);
+	upper = bound_arg(aggref, info, info->upper_arg, params, &d);
+	if (lower != upper)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bounds of %s must both be given or both be NULL", dp_kind_name(info->kind)),
+				 errdetail("NULL bounds are estimated from the data, with a share of epsilon."),
+				 errhint("Give both bounds, or neither.")));
+	return lower;
+}
+
+/*
+ * A call whose bounds are estimated (auto_bounds.c): DP_BOUNDS_SHARE of
+ * epsilon goes to the histogram of bins (Laplace, sensitivity 1), the rest
+ * to the releases, split as with bounds (w); their noise is calibrated in
+ * grid units to DP_AUTO_SENSITIVITY, the grid itself chosen from the
+ * bounds when they are known (dp_release_auto_grid).  delta goes to the
+ * releases.
+ */
+static void
+plan_auto_sums(DpRelease *r, const double *w)
+{
+	const char *fname = dp_kind_name(r->call.kind);
+	const DpSampling *sampling = &r->sampling;
+	double		eps_b = share_of(r->epsilon, DP_BOUNDS_SHARE);
+	double		eps_m = share_of(r->epsilon, 1 - DP_BOUNDS_SHARE);
+
+	r->auto_bounds = true;
+	plan_noise(&r->histogram, fname, eps_b, 0, 1, 0, sampling);
+	if (r->call.kind == DP_SUM)
+	{
+		plan_noise(&r->sum, fname, eps_m, r->delta, DP_AUTO_SENSITIVITY, 0, sampling);
+		return;
+	}
+	plan_count_noise(&r->count, r, share_of(eps_m, w[0]), share_of(r->delta, w[0]));
+	plan_noise(&r->sum, fname, share_of(eps_m, w[1]), share_of(r->delta, w[1]),
+			   DP_AUTO_SENSITIVITY, 0, sampling);
+	if (DP_KIND_SQUARES(r->call.kind))
+		plan_noise(&r->sumsq, fname, share_of(eps_m, w[2]), share_of(r->delta, w[2]),
+				   DP_AUTO_SENSITIVITY, 0, sampling);
+}
+
+/*
+ * dp_bounds(x [, epsilon]): all of epsilon on the histogram of bins
+ * (auto_bounds.c), Laplace noise of sensitivity 1; delta is 0.
+ */
+static void
+plan_bounds(DpRelease *r)
+{
+	r->delta = 0;
+	r->auto_bounds = true;
+	plan_noise(&r->histogram, dp_kind_name(r->call.kind), r->epsilon, 0, 1, 0, &r->sampling);
+}
+
+/*
+ * The ticket of one group of a call whose bounds were estimated as
+ * [lower, upper] (bin edges): the grid 2^k, k the smallest with the span
+ * within 2^DP_AUTO_SPAN_LOG2 units (for a sum, the largest magnitude), the
+ * bounds rounded outward to it (integers for integer types), the shift of
+ * the squares, the releases' grids and noise scales in value units.  Every
+ * sum then moves by at most DP_AUTO_SENSITIVITY units when a row is added
+ * (auto_bounds.c), the sensitivity its noise was calibrated to.
+ */
+bool
+dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *out)
+{
+	double		span;
+	int			k;
+
+	*out = *r;
+	if (r->call.vclass == DP_VALUE_INT)
+	{
+		lower = floor(lower);
+		upper = ceil(upper);
+	}
+	for (int pass = 0; pass < 2; pass++)
+	{
+		span = r->call.kind == DP_SUM ? Max(fabs(lower), fabs(upper)) : upper - lower;
+		if (span > 0)
+			k = (int) ceil(log2(span)) - DP_AUTO_SPAN_LOG2;
+		else
+			k = (int) floor(log2(Max(Max(fabs(lower), fabs(upper)), 1.0))) - DP_AUTO_SPAN_LOG2;
+		/* the bounds on the grid, outward */
+		lower = ldexp(floor(ldexp(lower, -k)), k);
+		upper = ldexp(ceil(ldexp(upper, -k)), k);
+	}
+	out->row_grid_exp = k;
+	out->lo_units = (int64) ldexp(lower, -k);
+	out->hi_units = (int64) ldexp(upper, -k);
+	switch (r->call.vclass)
+	{
+		case DP_VALUE_INT:
+			out->lower_int = (int64) lower;
+			out->upper_int = (int64) upper;
+			break;
+		case DP_VALUE_FLOAT:
+			out->lower_float = lower;
+			out->upper_float = upper;
+			break;
+		default:
+			out->lower_num = numeric_mul_opt_error(int64_to_numeric(out->lo_units),
+												   dp_numeric_pow2(k), NULL);
+			out->upper_num = numeric_mul_opt_error(int64_to_numeric(out->hi_units),
+												   dp_numeric_pow2(k), NULL);
+			break;
+	}
+	out->sum.grid_exp = r->call.kind == DP_SUM ? k : k - 1;
+	out->sum.noise_scale = ldexp(r->sum.noise_scale, out->sum.grid_exp);
+	out->sum.sensitivity = ldexp((double) r->sum.sens_units, out->sum.grid_exp);
+	if (DP_KIND_SQUARES(r->call.kind))
+	{
+		double		d = (double) (out->hi_units - out->lo_units);
+		int128		cap = ((int128) 1 << DP_AUTO_SPAN_LOG2) + 2;
+
+		out->squares = true;
+		out->sq_mid = out->lo_units + out->hi_units;
+		out->sq_d2 = (int128) (out->hi_units - out->lo_units) * (out->hi_units - out->lo_units);
+		/* the smallest shift with D^2 2^-s <= 2^40 + 2 */
+		out->sq_shift = d > 0 ? Max((int) ceil(2 * log2(d)) - DP_AUTO_SPAN_LOG2, 0) : 0;
+		while (out->sq_d2 > cap * ((int128) 1 << out->sq_shift))
+			out->sq_shift++;
+		while (out->sq_shift > 0 && out->sq_d2 <= cap * ((int128) 1 << (out->sq_shift - 1)))
+			out->sq_shift--;
+		out->sumsq.grid_exp = 2 * k - 3 + out->sq_shift;
+		out->sumsq.noise_scale = ldexp(r->sumsq.noise_scale, out->sumsq.grid_exp);
+		out->sumsq.sensitivity = ldexp((double) r->sumsq.sens_units, out->sumsq.grid_exp);
+	}
+	if (r->call.kind == DP_SUM)
+		return Max(-out->lo_units, out->hi_units) <= ((int64) 1 << DP_AUTO_SPAN_LOG2) + 2;
+	return out->hi_units - out->lo_units <= ((int64) 1 << DP_AUTO_SPAN_LOG2) + 2;
+}
+
 /*
  * The split of a variance's price between its three releases (README,
  * "dp_var"): the count N, the centred sum S1 (sensitivity h) and the sum
@@ -736,6 +892,17 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	else if (DP_KIND_SQUARES(info->kind))
 		variance_shares(w);
 
+	if (!bounds_given(r, aggref, params))
+	{
+		if (r->call.unit != DP_UNIT_NONE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP aggregates without bounds are not supported with privacy units"),
+					 errdetail("Give the clamping bounds (NULL bounds of dp_percentile and dp_median are supported)."),
+					 errhint("See \"Privacy units\" in the dp_agg README.")));
+		plan_auto_sums(r, w);
+		return;
+	}
 	resolve_bounds(r, aggref, params, &log2_span, &log2_max);
 	/* privacy units: the grid is chosen for the bounded contributions */
 	log2_noise = unit_grid_log2(r, info->kind != DP_SUM, &log2_size);
@@ -997,9 +1164,9 @@ plan_tree(DpRelease *r, Aggref *aggref, ParamListInfo params)
 static uint64
 units_fingerprint(const DpRelease *r)
 {
-	int64		fp[7] = {r->call.kind == DP_COUNT_STAR ? DP_COUNT : r->call.kind,
+	int64		fp[8] = {r->call.kind == DP_COUNT_STAR ? DP_COUNT : r->call.kind,
 		r->call.vclass, r->row_grid_exp, r->lo_units, r->hi_units, r->unit_rows,
-	r->sq_shift};
+	r->sq_shift, r->auto_bounds};
 
 	if (DP_KIND_QUANTILE(r->call.kind))
 	{
@@ -1053,6 +1220,8 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	}
 	else if (DP_KIND_QUANTILE(info->kind))
 		plan_tree(r, args_from, params);
+	else if (info->kind == DP_BOUNDS)
+		plan_bounds(r);
 	else
 		plan_sum_noise(r, args_from, params);
 

@@ -23,6 +23,16 @@
 /* the noisy releases of a call, at most this many */
 #define DP_MAX_NOISES 4
 
+/*
+ * The sensitivity, in grid units, of the sums of a release whose bounds
+ * are estimated: the grid is chosen from the bounds so that no sum moves by
+ * more when a row is added (at most 2^40 + 2 units for the clamped value,
+ * bounds rounded outward to the grid, and 1 for the rounding of the exact
+ * aggregate)
+ */
+#define DP_AUTO_SPAN_LOG2 40
+#define DP_AUTO_SENSITIVITY ((UINT64CONST(1) << DP_AUTO_SPAN_LOG2) + 3)
+
 typedef enum DpMechanism
 {
 	DP_MECH_NONE,				/* sensitivity 0: nothing to hide */
@@ -82,6 +92,15 @@ typedef struct DpRelease
 	int			sq_shift;		/* (2 z^2 - D^2) 2^-sq_shift, rounded, */
 	int64		sq_mid;			/* z = 2 r(x) - sq_mid, sq_mid = r(l) + r(u), */
 	int128		sq_d2;			/* D^2 = (r(u) - r(l))^2 */
+	/*
+	 * Bounds left out (auto_bounds.c): a share of epsilon on a noisy
+	 * histogram that estimates them; the sums are released on a grid
+	 * chosen from them, their noise calibrated at price time to the
+	 * canonical sensitivity DP_AUTO_SENSITIVITY units (release.c)
+	 */
+	bool		auto_bounds;
+	DpNoiseSpec histogram;
+
 	/* dp_percentile, dp_median: the tree (quantile_tree.c) */
 	DpNoiseSpec tree;			/* its node counts: 3 repeats */
 	DpTreeDomain tree_domain;	/* its leaves */
@@ -122,5 +141,6 @@ extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, D
 										  int k);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
 extern void dp_release_tree_tails(DpRelease *r);
+extern bool dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *out);
 
 #endif							/* DP_AGG_RELEASE_H */

@@ -20,7 +20,7 @@ layers='
 0 compat guc calibrate random siphash
 1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key
 2 params noise_param grid selection_gaussian dist_state dist_replay estimate quantile_tree
-3 sampling selection_mechanism
+3 sampling selection_mechanism auto_bounds
 4 release selection error_bars
 5 registry release_rdp describe guard protect joint pld_state dist_plan
 6 price charger protect_check protect_guard protect_stats dist_fingerprint estimators
