@@ -756,8 +756,9 @@ dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *
 	switch (r->call.vclass)
 	{
 		case DP_VALUE_INT:
-			out->lower_int = (int64) lower;
-			out->upper_int = (int64) upper;
+			/* 2^63, the edge of the top bin, saturates */
+			out->lower_int = lower <= -9223372036854775808.0 ? PG_INT64_MIN : (int64) lower;
+			out->upper_int = upper >= 9223372036854775807.0 ? PG_INT64_MAX : (int64) upper;
 			break;
 		case DP_VALUE_FLOAT:
 			out->lower_float = lower;
