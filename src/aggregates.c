@@ -1209,6 +1209,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 		st.release = r;
 		st.count = ds->count;
 		st.sum = ds->sum;
+		st.sumsq = ds->sumsq;
 		switch (r->call.valtype)
 		{
 			case INT2OID:
@@ -1232,6 +1233,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 		}
 		ds->count = st.count;
 		ds->sum = st.sum;
+		ds->sumsq = st.sumsq;
 	}
 	PG_RETURN_POINTER(ds);
 }
@@ -1278,6 +1280,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	check_same_run(s1, s2);
 	s1->count += s2->count;
 	s1->sum += s2->sum;
+	s1->sumsq += s2->sumsq;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -1312,6 +1315,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	st.fingerprint = ds->fingerprint;
 	st.count = ds->count;
 	st.sum = ds->sum;
+	st.sumsq = ds->sumsq;
 	restype = get_fn_expr_rettype(fcinfo->flinfo);
 	if (restype != value_type(r) && restype != dp_estimate_type())
 		not_in_aggregate("dp_agg.dist_release");

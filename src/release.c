@@ -1237,7 +1237,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
  * never finalized: workers accumulate, the coordinator releases.
  */
 DpRelease *
-dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper, int k)
+dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper, int k, int sq_shift)
 {
 	DpRelease  *r = palloc0(sizeof(DpRelease));
 	double		log2_span,
@@ -1245,7 +1245,7 @@ dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper, int k)
 
 	r->call = *info;
 	r->sampling = dp_no_sampling;
-	if (info->kind == DP_SUM || info->kind == DP_AVG)
+	if (DP_KIND_SUMS(info->kind))
 	{
 		switch (info->vclass)
 		{
@@ -1262,6 +1262,13 @@ dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper, int k)
 				elog(ERROR, "dp_agg: bounds on a count");
 		}
 		set_row_grid(r, k);
+		if (DP_KIND_SQUARES(info->kind))
+		{
+			r->squares = true;
+			r->sq_shift = sq_shift;
+			r->sq_mid = r->lo_units + r->hi_units;
+			r->sq_d2 = (int128) (r->hi_units - r->lo_units) * (r->hi_units - r->lo_units);
+		}
 	}
 	r->fingerprint = units_fingerprint(r);
 	return r;

@@ -138,7 +138,7 @@ extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpSampling *sampling, ParamListInfo params,
 									int unit_groups, int unit_rows);
 extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper,
-										  int k);
+										  int k, int sq_shift);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
 extern void dp_release_tree_tails(DpRelease *r);
 extern bool dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *out);
