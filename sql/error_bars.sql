@@ -121,6 +121,46 @@ SELECT low <= a AND a <= high AS held, lo, hi FROM (
          dp_interval_high(dp_avg(x, 0, 10)) AS high, dp_lower_bound(dp_avg(x, 0, 10)) AS lo,
          dp_upper_bound(dp_avg(x, 0, 10)) AS hi FROM ebu) s;
 SELECT dp_agg.clear_privacy_unit('ebu');
+-- TABLESAMPLE: the count's interval is its release +- the amplified ci95
+-- the ledger records
+SELECT c, low, high FROM (
+  SELECT dp_count(*) AS c, dp_interval_low(dp_count(*)) AS low, dp_interval_high(dp_count(*)) AS high
+  FROM eb TABLESAMPLE BERNOULLI (50)) s \gset
+SELECT :c - :low = (d -> 'releases' -> 0 ->> 'ci95')::float8 AS sampled_low,
+       :high - :c = (d -> 'releases' -> 0 ->> 'ci95')::float8 AS sampled_high,
+       d -> 'sampling' ->> 'method' AS method
+FROM dp_agg.my_ledger l, jsonb_array_elements(l.detail) d WHERE l.id = (SELECT max(id) FROM dp_agg.my_ledger);
+-- prepared statements with parameters, run twice
+PREPARE ebp(float8, float8) AS
+  SELECT dp_interval_low(dp_avg(d, 0, $1, $2)) <= dp_avg(d, 0, $1, $2)
+     AND dp_avg(d, 0, $1, $2) <= dp_interval_high(dp_avg(d, 0, $1, $2)) AS held,
+         dp_upper_bound(dp_avg(d, 0, $1, $2)) AS upper FROM eb;
+EXECUTE ebp(5, 1);
+EXECUTE ebp(4, 0.5);
+DEALLOCATE ebp;
+-- protected tables: an untrusted role with a grant asks for error bars,
+-- directly and through a sub-query
+CREATE ROLE regress_eb_analyst;
+SELECT dp_agg.set_budget('regress_eb_analyst', 100, 1e-5);
+SELECT dp_agg.protect('eb');
+SELECT dp_agg.grant_access('eb', 'regress_eb_analyst');
+SET ROLE regress_eb_analyst;
+SELECT dp_interval_low(dp_var(d, 0, 5, 1)) <= dp_var(d, 0, 5, 1) AS direct,
+       dp_noise_scale(dp_count(i, 1)) > 0 AS scale
+FROM eb;
+SET dp_agg.group_keys = 'private';
+-- (no exact aggregate over the releases: the guard of protected tables
+-- refuses every aggregate but the DP ones)
+SELECT g, low <= m AND m <= high AS through_sub_query FROM (
+  SELECT g, m, dp_interval_low(m) AS low, dp_interval_high(m) AS high
+  FROM (SELECT g, dp_median(d, 0, 5, 1) AS m FROM eb GROUP BY g) s) t ORDER BY g;
+SET dp_agg.group_keys = 'public';
+SELECT dp_interval_low(sum(d)) FROM eb;
+RESET ROLE;
+SELECT dp_agg.unprotect('eb');
+DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_eb_%';
+DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_eb_%';
+DROP ROLE regress_eb_analyst;
 
 -- preview prices the statement as it runs: one call
 SELECT count(DISTINCT call) AS calls, min(statement_epsilon) AS epsilon

@@ -765,10 +765,13 @@ dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *
 			out->upper_float = upper;
 			break;
 		default:
-			out->lower_num = numeric_mul_opt_error(int64_to_numeric(out->lo_units),
-												   dp_numeric_pow2(k), NULL);
-			out->upper_num = numeric_mul_opt_error(int64_to_numeric(out->hi_units),
-												   dp_numeric_pow2(k), NULL);
+			/* exact dyadic rationals, without trailing zeros */
+			out->lower_num = DatumGetNumeric(DirectFunctionCall1(numeric_trim_scale, NumericGetDatum(
+									numeric_mul_opt_error(int64_to_numeric(out->lo_units),
+														  dp_numeric_pow2(k), NULL))));
+			out->upper_num = DatumGetNumeric(DirectFunctionCall1(numeric_trim_scale, NumericGetDatum(
+									numeric_mul_opt_error(int64_to_numeric(out->hi_units),
+														  dp_numeric_pow2(k), NULL))));
 			break;
 	}
 	out->sum.grid_exp = r->call.kind == DP_SUM ? k : k - 1;
