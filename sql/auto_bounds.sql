@@ -83,6 +83,51 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
+-- private selection of GROUP BY keys: the groups appear, exact at 1e9
+SET dp_agg.group_keys = 'private';
+SET dp_agg.selection_epsilon = 1;
+SET dp_agg.selection_delta = 1e-6;
+CREATE TEMP TABLE ab_sel AS SELECT g, dp_avg(d) AS a FROM ab GROUP BY g;
+SET dp_agg.group_keys = 'public';
+SELECT g, abs(s.a - e.a) < 1e-6 AS avg_ok FROM ab_sel s JOIN ab_exact e USING (g) ORDER BY g;
+
+-- TABLESAMPLE: the histogram and the sums come from one sample and are
+-- amplified together, each at its share of the amplified epsilon
+SET dp_agg.epsilon = 1;
+SELECT dp_sum(d) IS NOT NULL AS released FROM ab TABLESAMPLE BERNOULLI (50);
+SELECT r ->> 'release' AS release, (r ->> 'epsilon')::float8 < 1 AS share,
+       d -> 'sampling' ->> 'method' AS method
+FROM dp_agg.my_ledger l, jsonb_array_elements(l.detail) d, jsonb_array_elements(d -> 'releases') r
+WHERE l.id = (SELECT max(id) FROM dp_agg.my_ledger);
+
+-- Renyi and PLD accounting record the histogram and the releases
+CREATE ROLE regress_ab_rdp;
+CREATE ROLE regress_ab_pld;
+GRANT SELECT ON ab TO regress_ab_rdp, regress_ab_pld;
+SELECT dp_agg.set_budget('regress_ab_rdp', 10, 1e-5, 'rdp'), dp_agg.set_budget('regress_ab_pld', 10, 1e-5, 'pld');
+SET ROLE regress_ab_rdp;
+SELECT dp_avg(d, NULL, NULL, 1) IS NOT NULL AS avg_rdp, dp_bounds(d, 0.5) IS NOT NULL AS bounds_rdp FROM ab;
+SELECT epsilon_spent = 1.5 AS spent, composed_epsilon > 0 AS composed FROM dp_agg.my_budget;
+RESET ROLE;
+SET ROLE regress_ab_pld;
+SELECT dp_var(d, NULL, NULL, 1, 1e-6) IS NOT NULL AS var_pld FROM ab;
+SELECT epsilon_spent = 1 AS spent, pld IS NOT NULL AS tracked, pld_epsilon <= 1 AS pld_epsilon FROM dp_agg.my_budget;
+RESET ROLE;
+
+-- protected tables: an untrusted role with a grant estimates bounds
+CREATE ROLE regress_ab_analyst;
+SELECT dp_agg.set_budget('regress_ab_analyst', 100, 1e-5);
+SELECT dp_agg.protect('ab');
+SELECT dp_agg.grant_access('ab', 'regress_ab_analyst');
+SET ROLE regress_ab_analyst;
+SELECT dp_bounds(d, 1) IS NOT NULL AS bounds, dp_stddev(d, NULL, NULL, 1) >= 0 AS stddev FROM ab;
+RESET ROLE;
+SELECT dp_agg.unprotect('ab');
+DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_ab_%';
+DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_ab_%';
+REVOKE SELECT ON ab FROM regress_ab_rdp, regress_ab_pld;
+DROP ROLE regress_ab_rdp, regress_ab_pld, regress_ab_analyst;
+
 -- bad input: one bound only, privacy units (not supported), nothing charged
 SELECT count(*) AS ledger_before FROM dp_agg.my_ledger \gset
 SELECT dp_sum(d, NULL, 10) FROM ab;
