@@ -35,7 +35,7 @@ GROUPINGS = [("none", "none"), ("1k", f"{1000:,}"), ("1m", f"{LARGE:,}"),
              ("none-s", "none, BERNOULLI (10)"), ("1k-s", f"{1000:,}, BERNOULLI (10)")]
 
 # DP_BENCH_SET=statistics (test/bench/statistics.sh): the analyst's
-# statistics (issue 20) against their built-in counterparts, without GROUP
+# statistics against their built-in counterparts, without GROUP
 # BY and with 1,000 groups.  percentile_cont sorts each group's rows (an
 # ordered-set aggregate, never parallel); dp_percentile adds each row to a
 # quantile tree of at most 16 kB.  The forms without bounds (bounds

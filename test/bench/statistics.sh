@@ -12,7 +12,7 @@
 # serial and with 2 parallel workers, on the table of aggregates.sh (10
 # million rows by default).  The method, the environment and the output
 # are those of aggregates.sh (agg_bench.py with DP_BENCH_SET=statistics).
-# Targets (issue 20): dp_percentile within 1.0x of percentile_cont, dp_var
+# Targets: dp_percentile within 1.0x of percentile_cont, dp_var
 # within 1.2x of var_pop, at 10 million rows and with 1,000 groups.
 export DP_BENCH_SET=statistics
 exec "$(cd "$(dirname "$0")" && pwd)/aggregates.sh" "$@"
