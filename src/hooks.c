@@ -40,6 +40,7 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "error_bars.h"
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
@@ -94,6 +95,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	names_protected = dp_protect_guard_query(parse);
 	/* for every role: no function reads the rows beside the DP aggregates */
 	dp_side_reads_check_query(parse);
+	/* error bars: the DP aggregates they name return estimates (error_bars.c) */
+	dp_error_bars_rewrite(parse);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);

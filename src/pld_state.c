@@ -99,8 +99,9 @@ noise_kind(const DpNoiseSpec *ns, const DpSampling *sampling, DpPldKind *k, bool
 }
 
 /*
- * Add the releases of a priced call to state (one or two: dp_avg has a
- * count and a sum); an overflow leaves the state saturated.
+ * Add the releases of a priced call to state (dp_avg has a count and a
+ * sum, dp_var also a sum of squares); an overflow leaves the state
+ * saturated.
  */
 void
 dp_release_add_pld(const DpRelease *r, DpPldState *state)
@@ -116,26 +117,35 @@ dp_release_add_pld(const DpRelease *r, DpPldState *state)
 	 * subsampled mechanism, not several independently subsampled ones:
 	 * composing them as independent would understate their loss.
 	 */
-	if (r->call.kind == DP_SELECT || r->shared_sample)
+	/*
+	 * A quantile tree under a privacy unit: a unit moves the counts of a
+	 * level by at most c = k R in all, perhaps spread over several nodes;
+	 * its Renyi DP is at most that of one shift of c per level (the Renyi
+	 * divergence of the Laplace mechanism is convex in the shift), which
+	 * the curve counts, but the state would compose it as a shift of c per
+	 * level without that argument for the PLD: not counted by kind.
+	 */
+	if (r->call.kind == DP_SELECT || r->shared_sample ||
+		(DP_KIND_QUANTILE(r->call.kind) && r->tree.sens_units > 1))
 	{
 		state->saturated = true;
 		state->n = 0;
 		return;
 	}
-	if (r->call.kind != DP_SUM && noise_kind(&r->count, &r->sampling, &k, &exact))
 	{
-		if (exact)
-			dp_pld_state_add(state, &k, 1);
-		else
-			state->saturated = true;
-	}
-	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) &&
-		noise_kind(&r->sum, &r->sampling, &k, &exact))
-	{
-		if (exact)
-			dp_pld_state_add(state, &k, 1);
-		else
-			state->saturated = true;
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
+		int			n = dp_release_noises(r, specs, NULL);
+
+		/* a release of r repeats: r independent releases of its kind */
+		for (int i = 0; i < n; i++)
+		{
+			if (!noise_kind(specs[i], &r->sampling, &k, &exact))
+				continue;
+			if (exact)
+				dp_pld_state_add(state, &k, (double) specs[i]->repeats);
+			else
+				state->saturated = true;
+		}
 	}
 	if (state->saturated)
 		state->n = 0;

@@ -33,6 +33,29 @@ AGGS = [
 ]
 GROUPINGS = [("none", "none"), ("1k", f"{1000:,}"), ("1m", f"{LARGE:,}"),
              ("none-s", "none, BERNOULLI (10)"), ("1k-s", f"{1000:,}, BERNOULLI (10)")]
+
+# DP_BENCH_SET=statistics (test/bench/statistics.sh): the analyst's
+# statistics against their built-in counterparts, without GROUP
+# BY and with 1,000 groups.  percentile_cont sorts each group's rows (an
+# ordered-set aggregate, never parallel); dp_percentile adds each row to a
+# quantile tree of at most 16 kB.  The forms without bounds (bounds
+# estimated) are timed against the same built-in aggregate.
+STAT_AGGS = [
+    ("var_pop(bigint)", "var_pop(b)", "dp_var(b, 0, 1000, 1.0)"),
+    ("var_pop(double)", "var_pop(d)", "dp_var(d, 0, 1000, 1.0)"),
+    ("stddev_pop(double)", "stddev_pop(d)", "dp_stddev(d, 0, 1000, 1.0)"),
+    ("var_pop(double), no bounds", "var_pop(d)", "dp_var(d)"),
+    ("median(double)", "percentile_cont(0.5) WITHIN GROUP (ORDER BY d)", "dp_median(d, 0, 1000, 1.0)"),
+    ("percentile(bigint)", "percentile_cont(0.9) WITHIN GROUP (ORDER BY b)",
+     "dp_percentile(b, 0.9, 0, 1000, 1.0)"),
+    ("3 percentiles(double)", "percentile_cont(ARRAY[0.1, 0.5, 0.9]) WITHIN GROUP (ORDER BY d)",
+     "dp_percentile(d, ARRAY[0.1, 0.5, 0.9], 0, 1000, 1.0)"),
+    ("median(double), no bounds", "percentile_cont(0.5) WITHIN GROUP (ORDER BY d)", "dp_median(d)"),
+    ("min, max / dp_bounds(double)", "min(d), max(d)", "dp_bounds(d, 1.0)"),
+]
+if os.environ.get("DP_BENCH_SET") == "statistics":
+    AGGS = STAT_AGGS
+    GROUPINGS = GROUPINGS[:2]
 SAMPLE = "TABLESAMPLE BERNOULLI (10)"
 MODES = [("serial", 0), ("2 workers", 2)]
 
@@ -41,6 +64,8 @@ SET work_mem = '{WORK_MEM}';
 SET jit = off;
 SET dp_agg.epsilon = '1';
 SET ROLE dp_bench;
+-- the role's own setting (bench_lib.sh) applies at login, not to SET ROLE
+SET dp_agg.group_keys = 'public';
 """
 
 
@@ -215,7 +240,7 @@ def main():
     print(f"Ledger: {charged} DP statements charged to dp_bench, {expected} run"
           + ("" if charged == expected else "  <-- MISMATCH"))
     print()
-    print(f"dp_agg vs built-in aggregates, {ROWS:,} rows (bigint b, double precision d; "
+    print(f"dp_agg vs built-in aggregates{' (statistics)' if AGGS is STAT_AGGS else ''}, {ROWS:,} rows (bigint b, double precision d; "
           f"DP bounds [0, 1000], epsilon 1), median of {RUNS} runs each, "
           f"work_mem = {WORK_MEM}, jit = off. Plan: as chosen by the planner "
           f"(max_parallel_workers_per_gather = 0 or 2).")
