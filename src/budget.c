@@ -22,6 +22,7 @@
 #include "miscadmin.h"
 #include "catalog/namespace.h"
 #include "storage/lock.h"
+#include "utils/memutils.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 
@@ -177,6 +178,9 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	req->detail_len = detail.len;
 	req->n_rdp = DP_RDP_ORDERS;
 	req->n_pld = pld.saturated ? -1 : pld.n;
+	req->cert_kind = DP_PLD_CERT_NONE;
+	req->n_cert = 0;
+	req->cert_epsilon_limit = req->cert_delta_limit = req->cert_epsilon = 0;
 	memcpy(req->data, query, query_len);
 	req->data[query_len] = '\0';
 	memcpy(req->data + query_len + 1, detail.data, detail.len + 1);
@@ -231,6 +235,131 @@ report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delt
 	}
 }
 
+/* the releases by kind of a request (as the charger reads them) */
+static DpPldState
+request_releases(const DpChargeRequest *req)
+{
+	DpPldState	stmt;
+
+	memset(&stmt, 0, sizeof(stmt));
+	if (req->n_pld < 0)
+		stmt.saturated = true;
+	else
+	{
+		stmt.n = req->n_pld;
+		memcpy(stmt.terms, req->data + req->query_len + 1 + req->detail_len + 1 +
+			   sizeof(double) * DP_RDP_ORDERS, sizeof(DpPldTerm) * req->n_pld);
+	}
+	return stmt;
+}
+
+/* the request again, carrying a PLD certificate (replacing any before) */
+static DpChargeRequest *
+with_certificate(DpChargeRequest *req, const DpPldCertificate *cert)
+{
+	Size		base = req->size - sizeof(DpPldTerm) * req->n_cert;
+	DpChargeRequest *r = palloc(base + sizeof(DpPldTerm) * cert->state.n);
+
+	memcpy(r, req, base);
+	memcpy((char *) r + base, cert->state.terms, sizeof(DpPldTerm) * cert->state.n);
+	r->size = base + sizeof(DpPldTerm) * cert->state.n;
+	r->cert_kind = cert->kind;
+	r->n_cert = cert->state.n;
+	r->cert_epsilon_limit = cert->epsilon_limit;
+	r->cert_delta_limit = cert->delta_limit;
+	r->cert_epsilon = cert->epsilon;
+	pfree(req);
+	return r;
+}
+
+/*
+ * Compositions for a role run one at a time (in the backends of its
+ * statements, never in the charger): a role's statements can keep at most
+ * one CPU busy composing, and a backend waiting here finds, when its turn
+ * comes, the frontier the one before it computed.  A transaction-level
+ * lock on an advisory tag of dp_agg's own (field4 is neither 1 nor 2, the
+ * user-level advisory locks'), released at the end of the charge or by
+ * the abort of the (sub)transaction.  Waiting for it is interruptible.
+ */
+#define DP_COMPOSE_LOCK_FIELD4 0x4450
+
+static void
+compose_lock_tag(LOCKTAG *tag, Oid role)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, role, 0, DP_COMPOSE_LOCK_FIELD4);
+}
+
+/* how often a backend composes for one charge before it gives up */
+#define DP_MAX_COMPOSITIONS 8
+
+/*
+ * The round trips of one charge: while the charger answers that only the
+ * PLD certificate can decide, compose it here (under the role's
+ * composition lock) and ask again with it.  The charger checks it against
+ * the history it holds, which other statements of the role may have grown
+ * meanwhile (then it asks again).
+ */
+static DpChargeRequest *
+charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
+{
+	LOCKTAG		tag;
+	bool		locked = false;
+	int			compositions = 0;
+
+	for (;;)
+	{
+		DpPldState	stmt;
+		DpPldCertificate cert;
+		MemoryContext cxt,
+					old;
+
+		dp_charger_submit(req, reply);
+		if (reply->result != DP_CHARGE_NEED_PLD)
+			break;
+		if (!locked)
+		{
+			/* maybe another backend of the role is composing: ask after it */
+			compose_lock_tag(&tag, req->role);
+			(void) LockAcquire(&tag, ExclusiveLock, false, false);
+			locked = true;
+			continue;
+		}
+		if (++compositions > DP_MAX_COMPOSITIONS)
+			ereport(ERROR,
+					(errcode(ERRCODE_DP_CHARGE_FAILED),
+					 errmsg("could not charge the privacy budget of role \"%s\"",
+							GetUserNameFromId(req->role, false)),
+					 errdetail("Other statements of the role kept changing its history while "
+							   "this one composed its privacy loss distribution. "
+							   "Nothing was charged or released."),
+					 errhint("Run the statement again.")));
+		stmt = request_releases(req);
+		cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_agg composition",
+									ALLOCSET_DEFAULT_SIZES);
+		old = MemoryContextSwitchTo(cxt);
+		dp_work_limit(0);
+		dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &reply->history, &stmt, &cert);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		req = with_certificate(req, &cert);
+	}
+	if (locked)
+		LockRelease(&tag, ExclusiveLock, false);
+	return req;
+}
+
+/*
+ * Wait until the charge is durable: the charger committed it without
+ * flushing (charger.c, "Group commit"); flush the WAL up to its commit
+ * here, before the statement reads a row.
+ */
+static void
+wait_durable(XLogRecPtr lsn)
+{
+	if (!XLogRecPtrIsInvalid(lsn))
+		XLogFlush(lsn);
+}
+
 /*
  * Charge the statement whose releases these are, or ERROR.
  */
@@ -241,7 +370,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 				delta;
 	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
 	DpChargeRequest *req;
-	DpChargeReply reply;
+	DpChargeReply *reply;
 
 	if (priced == NIL)
 		return;					/* partial aggregation only: nothing released here */
@@ -249,7 +378,9 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	check_no_catalog_locks();
 
 	req = build_request(queryDesc, priced, epsilon, delta);
-	dp_charger_submit(req, &reply);
-	if (reply.result != DP_CHARGE_OK)
-		report_refusal(req->role, &reply, epsilon, delta);
+	reply = palloc(sizeof(DpChargeReply));
+	req = charge_round_trips(req, reply);
+	if (reply->result != DP_CHARGE_OK)
+		report_refusal(req->role, reply, epsilon, delta);
+	wait_durable(reply->commit_lsn);
 }

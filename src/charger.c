@@ -67,6 +67,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -75,6 +76,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/syncrep.h"
 #include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
@@ -687,6 +689,8 @@ static bool plans_have_pld = false;
 static bool plan_sums = false;
 
 static void set_message(DpChargeReply *reply, const char *msg);
+static void charger_commit_mode(void);
+static bool backend_flushes;
 
 static SPIPlanPtr
 keep_plan(const char *sql, int nargs, Oid *argtypes)
@@ -856,29 +860,147 @@ request_pld(const DpChargeRequest *req, DpPldState *stmt)
 	}
 }
 
+/* the PLD certificate a request carries (kind DP_PLD_CERT_NONE: none) */
+static void
+request_cert(const DpChargeRequest *req, DpPldCertificate *cert)
+{
+	memset(cert, 0, sizeof(*cert));
+	if (req->cert_kind != DP_PLD_CERT_FIT && req->cert_kind != DP_PLD_CERT_REFUSED)
+		return;
+	cert->kind = (DpPldCertKind) req->cert_kind;
+	cert->epsilon_limit = req->cert_epsilon_limit;
+	cert->delta_limit = req->cert_delta_limit;
+	cert->epsilon = req->cert_epsilon;
+	cert->state.n = req->n_cert;
+	memcpy(cert->state.terms, req->data + req->query_len + 1 + req->detail_len + 1 +
+		   sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * Max(req->n_pld, 0),
+		   sizeof(DpPldTerm) * req->n_cert);
+}
+
 /*
- * Does the budget admit the request?  Basic sums, then for 'pld' roles the
- * PLD certificate (cached: usually the cheaper), then the Renyi one.
+ * Histories the PLD certificate refused, as backends composed them
+ * (dp_pld_certify): a statement whose history + statement is one of them
+ * is refused without asking its backend to compose again (a role whose
+ * budget is exhausted, cycling through statement shapes, composes each
+ * shape once).  Exact states, not hashes: a refusal here is exactly that
+ * of dp_pld_epsilon.  A small ring in the charger's memory; the
+ * certificate of a state depends on nothing else, so an entry never goes
+ * stale, it only stops being asked for.
  */
+#define REFUSED_RING 64
+
+typedef struct RefusedHistory
+{
+	Oid			role;
+	double		epsilon;
+	double		delta;
+	DpPldState	after;
+} RefusedHistory;
+
+static RefusedHistory *refused_ring = NULL;
+static int	refused_next = 0;
+static int	refused_count = 0;
+
 static bool
+pld_refused(Oid role, double epsilon, double delta, const DpPldState *after)
+{
+	for (int i = 0; i < refused_count; i++)
+	{
+		RefusedHistory *r = &refused_ring[i];
+
+		if (r->role == role && r->epsilon == epsilon && r->delta == delta &&
+			dp_pld_state_equal(&r->after, after))
+			return true;
+	}
+	return false;
+}
+
+static void
+remember_refused(Oid role, double epsilon, double delta, const DpPldState *after)
+{
+	RefusedHistory *r;
+
+	if (pld_refused(role, epsilon, delta, after))
+		return;
+	if (refused_ring == NULL)
+		refused_ring = MemoryContextAlloc(TopMemoryContext, sizeof(RefusedHistory) * REFUSED_RING);
+	r = &refused_ring[refused_next];
+	refused_next = (refused_next + 1) % REFUSED_RING;
+	refused_count = Min(refused_count + 1, REFUSED_RING);
+	r->role = role;
+	r->epsilon = epsilon;
+	r->delta = delta;
+	r->after = *after;
+}
+
+typedef enum Admission
+{
+	ADMIT,
+	REFUSE,
+	ASK_PLD						/* only a composition can decide */
+} Admission;
+
+/*
+ * Does the budget admit the request?  Cheapest first, none composing: the
+ * basic sums; for 'pld' roles the frontier (a composition known to fit
+ * that covers history + statement) or the certificate the request
+ * carries; the Renyi certificate; for 'pld' roles a refusal known for
+ * exactly history + statement.  Otherwise the statement's backend must
+ * compose (ASK_PLD).  The work is a few comparisons of at most
+ * DP_PLD_MAX_KINDS kinds, whatever the history.
+ */
+static Admission
 admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
 	   const DpPldState *stmt, DpChargeReply *reply)
 {
 	DpBudget   *b = &rs->b;
+	bool		ask = false;
 
 	if (rs->pld_accounting)
 	{
 		DpBudget	basic = *b;
+		DpPldState	after;
+		DpPldCertificate cert;
 
 		basic.renyi = false;
 		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, req->selection_epsilon,
-							 req->selection_delta, &reply->composed) ||
-			dp_pld_state_admits(b->epsilon_limit, b->delta_limit, &rs->pld, stmt,
-								&rs->frontier, &rs->frontier_dirty))
-			return true;
+							 req->selection_delta, &reply->composed))
+			return ADMIT;
+		after = dp_pld_state_after(&rs->pld, stmt);
+		if (!after.saturated && b->delta_limit > 0)
+		{
+			if (stmt->n == 0)
+				return ADMIT;	/* no noisy release to compose */
+			if (dp_pld_frontier_admits(&rs->frontier, b->epsilon_limit, b->delta_limit, &after))
+				return ADMIT;
+			request_cert(req, &cert);
+			if (cert.kind != DP_PLD_CERT_NONE &&
+				cert.epsilon_limit == b->epsilon_limit && cert.delta_limit == b->delta_limit)
+			{
+				if (cert.kind == DP_PLD_CERT_FIT && cert.epsilon <= b->epsilon_limit &&
+					dp_pld_state_covers(&cert.state, &after))
+				{
+					dp_pld_frontier_adopt(&rs->frontier, &cert);
+					rs->frontier_dirty = true;
+					return ADMIT;
+				}
+				if (cert.kind == DP_PLD_CERT_REFUSED && dp_pld_state_equal(&cert.state, &after))
+					remember_refused(req->role, b->epsilon_limit, b->delta_limit, &after);
+			}
+			ask = !pld_refused(req->role, b->epsilon_limit, b->delta_limit, &after);
+		}
 	}
-	return dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
-							req->selection_delta, &reply->composed);
+	if (dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
+						 req->selection_delta, &reply->composed))
+		return ADMIT;
+	if (ask)
+	{
+		reply->epsilon_limit = b->epsilon_limit;
+		reply->delta_limit = b->delta_limit;
+		reply->history = rs->pld;
+		return ASK_PLD;
+	}
+	return REFUSE;
 }
 
 /*
@@ -915,10 +1037,16 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
 	request_pld(req, &stmt);
-	if (!admits(rs, req, curve, &stmt, reply))
+	switch (admits(rs, req, curve, &stmt, reply))
 	{
-		reply->result = DP_CHARGE_DENIED;
-		return;
+		case ADMIT:
+			break;
+		case REFUSE:
+			reply->result = DP_CHARGE_DENIED;
+			return;
+		case ASK_PLD:
+			reply->result = DP_CHARGE_NEED_PLD;
+			return;
 	}
 	dp_pld_state_merge(&rs->pld, &stmt);
 
@@ -994,8 +1122,10 @@ copy_request(const char *src, Size avail)
 	if (head.size < offsetof(DpChargeRequest, data) + 2 || head.size > avail ||
 		head.query_len < 0 || head.detail_len < 0 || head.n_rdp != DP_RDP_ORDERS ||
 		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
+		head.n_cert < 0 || head.n_cert > DP_PLD_MAX_KINDS ||
 		offsetof(DpChargeRequest, data) + (Size) head.query_len + 1 + (Size) head.detail_len + 1 +
-		sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * (Size) Max(head.n_pld, 0) != head.size)
+		sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * (Size) Max(head.n_pld, 0) +
+		sizeof(DpPldTerm) * (Size) head.n_cert != head.size)
 		return NULL;
 	req = palloc(head.size);
 	memcpy(req, src, head.size);
@@ -1042,6 +1172,7 @@ process_batch(TakenRequest *batch, int n)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool failed = false;
 
+	charger_commit_mode();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PG_TRY();
@@ -1072,6 +1203,9 @@ process_batch(TakenRequest *batch, int n)
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		/* where the backends of the charges wait for the WAL to be flushed */
+		for (int i = 0; i < n; i++)
+			batch[i].reply.commit_lsn = backend_flushes ? XactLastCommitEnd : InvalidXLogRecPtr;
 	}
 	PG_CATCH();
 	{
@@ -1248,11 +1382,43 @@ retire(void)
 	return !pending;
 }
 
+/*
+ * Group commit.  A charge must be durable before its statement releases
+ * anything, but the charger need not wait for the WAL flush itself: it
+ * commits each batch asynchronously (the commit record is in the WAL
+ * buffers, the transaction visible) and tells each backend the commit's
+ * end, which the backend flushes (XLogFlush) before it goes on, so that
+ * the charger takes the next batch while the disk writes the last.
+ * XLogFlush is PostgreSQL's own group commit: the backends waiting for
+ * one flush are served by one fsync.  Nothing is released before its charge
+ * is on disk, as before; and since the WAL is flushed in order, a crash can
+ * only lose a suffix of the charges, never one that a later charge
+ * counted on (any charge decided after a lost one is lost with it), and
+ * only charges whose statements released nothing.  With synchronous
+ * replication (synchronous_standby_names set), the charger commits
+ * synchronously as it always did: the wait for the standby stays in the
+ * process that cannot be cancelled.
+ */
+static bool backend_flushes = false;
+
+static void
+charger_commit_mode(void)
+{
+	bool		flushes = SyncRepStandbyNames == NULL || SyncRepStandbyNames[0] == '\0';
+
+	if (flushes != backend_flushes)
+	{
+		SetConfigOption("synchronous_commit", flushes ? "off" : "on", PGC_SUSET, PGC_S_OVERRIDE);
+		backend_flushes = flushes;
+	}
+}
+
 /* settings of the charger's own session: durability is the point */
 static void
 charger_settings(void)
 {
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	backend_flushes = false;
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
