@@ -13,9 +13,10 @@
 -- never by the charger, and the role's frontier (budget.pld_frontier)
 -- records a composition that meets the limits with its certificate
 -- (fit_epsilon).  The views report the certificate admission uses: the
--- frontier's when it covers the history, else a composition within the
--- calculators' work limit, else none (NULL: the other certificates
--- answer).  They never raise an error for a history too wide to compose.
+-- history's composition within the calculators' work limit, or the
+-- frontier's certificate when it covers the history and is smaller, else
+-- none (NULL: the other certificates answer).  They never raise an error
+-- for a history too wide to compose.
 -- my_budget gains the column pld_frontier (appended).
 --------------------------------------------------------------------------
 
@@ -23,7 +24,7 @@ CREATE FUNCTION dp_agg.pld_budget_epsilon(pld jsonb, pld_frontier jsonb, delta f
 RETURNS float8 AS 'MODULE_PATHNAME', 'dp_pld_budget_epsilon_sql'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.pld_budget_epsilon(jsonb, jsonb, float8) IS
-'the PLD certificate at delta of a budget''s releases by kind (its column pld), as admission uses it: the certificate of its frontier (column pld_frontier) when that covers the releases and was computed at this delta, else their composition within the calculators'' work limit; NULL if untracked or not available';
+'the PLD certificate at delta of a budget''s releases by kind (its column pld), as admission uses it: their composition within the calculators'' work limit, or the certificate of the frontier (column pld_frontier) if it covers them at this delta and is smaller; NULL if untracked or neither is available';
 
 CREATE OR REPLACE VIEW dp_agg.my_budget WITH (security_barrier) AS
 SELECT b.role,

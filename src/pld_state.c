@@ -667,9 +667,11 @@ dp_pld_state_epsilon_sql(PG_FUNCTION_ARGS)
  * too wide to compose.  NULL when there is none: an untracked state, or a
  * composition that is too wide or exceeds the calculators' work limit
  * (the views then show the other certificates).  When the frontier was
- * computed at this delta and covers the history, its certificate is the
- * answer, without composing: it is the one admission used (a composition
- * covering the history bounds its curve, dp_pld_frontier_admits).
+ * computed at this delta and covers the history, its certificate bounds
+ * the history's curve too (dp_pld_frontier_admits): the answer is the
+ * smaller of the two, so that a history the frontier admitted is shown
+ * within the limits, and one it did not is shown exactly as admission
+ * computed it (dp_pld_epsilon).
  */
 PG_FUNCTION_INFO_V1(dp_pld_budget_epsilon_sql);
 Datum
@@ -680,6 +682,7 @@ dp_pld_budget_epsilon_sql(PG_FUNCTION_ARGS)
 	double		delta;
 	double		epsilon = 0;
 	volatile bool found = false;
+	bool		covered;
 	MemoryContext cxt = CurrentMemoryContext;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
@@ -692,8 +695,8 @@ dp_pld_budget_epsilon_sql(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	dp_pld_frontier_decode(PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1), PG_ARGISNULL(1),
 						   &frontier);
-	if (frontier.has_fit && frontier.delta == delta && dp_pld_state_covers(&frontier.fit, &state))
-		PG_RETURN_FLOAT8(frontier.fit_epsilon);
+	covered = frontier.has_fit && frontier.delta == delta &&
+		dp_pld_state_covers(&frontier.fit, &state);
 
 	/*
 	 * Compose, within the calculators' work limit.  The composition only
@@ -721,6 +724,8 @@ dp_pld_budget_epsilon_sql(PG_FUNCTION_ARGS)
 		found = false;
 	}
 	PG_END_TRY();
+	if (covered && (!found || frontier.fit_epsilon < epsilon))
+		PG_RETURN_FLOAT8(frontier.fit_epsilon);
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(epsilon);
