@@ -481,11 +481,22 @@ dp_pld_state_epsilon(const DpPldState *state, double delta, double *epsilon)
 
 /*
  * Is after admitted by the frontier computed for these limits: is it
- * covered by a composition whose certificate meets them?  The privacy
- * curve of a composition only grows with every release added (the
- * hockey-stick divergence of a product is at least that of a factor: post-
- * processing by projection, Dwork & Roth 2014, Proposition 2.1), so the
- * certificate of the covering composition bounds after's curve too.
+ * covered by a composition F whose certificate meets them?  Why that is
+ * sound: the certificate of F bounds the hockey-stick curve of F's
+ * composition at the limit's epsilon (pld.c: the pessimistic
+ * discretization dominates each release, Doroshenko, Ghazi, Kamath, Kumar
+ * & Manurangsi 2022, Theorem 4.3; compositions of dominating pairs
+ * dominate, Zhu, Dong & Wang 2022, Theorem 10; the FFT composition,
+ * Koskela, Jalko & Honkela 2020, with its error bounded upwards).  The
+ * releases of after are some of F's (kind by kind, at most as many), and
+ * F's pair is after's pair times the pair of the releases F has more: the
+ * first coordinates of F's outputs are a post-processing of them (a
+ * projection), and the hockey-stick divergence never grows by
+ * post-processing (the data-processing inequality of f-divergences, of
+ * which it is one; for (epsilon, delta)-DP, Dwork & Roth 2014,
+ * Proposition 2.1).  So after's curve is below F's, below the certificate,
+ * below the limit: the composition of after's releases is
+ * (epsilon_limit, delta_limit)-DP, whatever the order of its releases.
  */
 bool
 dp_pld_frontier_admits(const DpPldFrontier *f, double epsilon, double delta,
