@@ -289,6 +289,26 @@ compose_lock_tag(LOCKTAG *tag, Oid role)
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, role, 0, DP_COMPOSE_LOCK_FIELD4);
 }
 
+/* history + times x (the growth from before to history, kind by kind) */
+static DpPldState
+grown(const DpPldState *before, const DpPldState *history, double times)
+{
+	DpPldState	r = *history;
+
+	for (int i = 0; i < history->n; i++)
+	{
+		double		was = 0;
+
+		for (int j = 0; j < before->n; j++)
+			if (dp_pld_kind_equal(&before->terms[j].kind, &history->terms[i].kind))
+				was = before->terms[j].count;
+		if (history->terms[i].count > was)
+			dp_pld_state_add(&r, &history->terms[i].kind,
+							 times * (history->terms[i].count - was));
+	}
+	return r;
+}
+
 /* how often a backend composes for one charge before it gives up */
 #define DP_MAX_COMPOSITIONS 8
 
@@ -305,6 +325,7 @@ charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
 	LOCKTAG		tag;
 	bool		locked = false;
 	int			compositions = 0;
+	DpPldState	seen = {0};	/* the history the last composition was for */
 
 	for (;;)
 	{
@@ -338,7 +359,25 @@ charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
 									ALLOCSET_DEFAULT_SIZES);
 		old = MemoryContextSwitchTo(cxt);
 		dp_work_limit(0);
-		dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &reply->history, &stmt, &cert);
+		cert.kind = DP_PLD_CERT_NONE;
+		if (compositions > 1)
+		{
+			/*
+			 * The history grew while we composed (other statements of the
+			 * role, admitted without composing): compose with room for as
+			 * much growth again, four times, so that the certificate still
+			 * covers the history when it reaches the charger.  A refusal
+			 * is only ever computed on the exact history (below).
+			 */
+			DpPldState	padded = grown(&seen, &reply->history, 4);
+
+			if (!padded.saturated)
+				dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &padded, &stmt, &cert);
+		}
+		if (cert.kind != DP_PLD_CERT_FIT)
+			dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &reply->history, &stmt,
+						   &cert);
+		seen = reply->history;
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(cxt);
 		req = with_certificate(req, &cert);

@@ -38,6 +38,13 @@
 # all the rounds, from pgbench --log.  The ledger is checked: one charge per
 # DP transaction.
 #
+# Every DP statement waits for the WAL flush of its charge before it
+# releases anything; concurrent statements share one flush (group commit),
+# so with N clients the DP throughput is at most about N / (the disk's
+# flush latency).  DP_BENCH_TMPDIR=/dev/shm puts the throw-away cluster on a
+# tmpfs, where a flush costs nothing: the run then measures the CPU path
+# (the charge, the charger, the aggregates) against the plain statement.
+#
 # Ends with a Markdown table and the machine description.
 #
 # Environment:
