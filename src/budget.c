@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/resource.h>
 
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -31,6 +32,7 @@
 #include "charger.h"
 #include "compat.h"
 #include "describe.h"
+#include "guc.h"
 #include "pld_state.h"
 #include "price.h"
 #include "release_rdp.h"
@@ -309,6 +311,28 @@ grown(const DpPldState *before, const DpPldState *history, double times)
 	return r;
 }
 
+/*
+ * Before a backend composes for the first time: lower its CPU priority to
+ * nice dp_agg.composition_nice (never raise it), so that under CPU
+ * contention a role's compositions yield to other roles' statements.  A
+ * process cannot raise its own priority again, so the backend keeps it
+ * until it exits.  Best effort: a failure leaves the priority as it is.
+ */
+static void
+lower_priority(void)
+{
+	static bool done = false;
+	int			now;
+
+	if (done || dp_guc_composition_nice <= 0)
+		return;
+	done = true;
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && now < dp_guc_composition_nice)
+		(void) setpriority(PRIO_PROCESS, 0, dp_guc_composition_nice);
+}
+
 /* how often a backend composes for one charge before it gives up */
 #define DP_MAX_COMPOSITIONS 8
 
@@ -355,6 +379,7 @@ charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
 							   "Nothing was charged or released."),
 					 errhint("Run the statement again.")));
 		stmt = request_releases(req);
+		lower_priority();
 		cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_agg composition",
 									ALLOCSET_DEFAULT_SIZES);
 		old = MemoryContextSwitchTo(cxt);
