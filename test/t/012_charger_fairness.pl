@@ -11,12 +11,12 @@
 # new shape needs a composition.  The bystander (accounting 'basic') runs
 # one simple DP statement after another (pgbench, one client).
 #
-# Measured in four pairs of 6-second periods, in the order alone, beside,
-# beside, alone, alone, ... (so that a drift of the machine's speed weighs
-# on both sides alike).  Asserted, on the medians of the pairs:
-# the bystander's throughput beside the attacker is above 80% of its
-# throughput alone, and the 99th percentile of its latencies beside the
-# attacker (every transaction of the four periods) is under 50 ms.  And
+# Measured over 64 seconds in which the bystander runs without a pause and
+# the attacker is stopped and continued every 4 seconds (details below).
+# Asserted, on the medians of the windows: the bystander's throughput
+# beside the attacker is above 80% of its throughput alone, and the 99th
+# percentile of its latencies beside the attacker (every transaction of
+# those windows) is under 50 ms.  And
 # the attacker did compose: it was admitted beyond its basic composition,
 # refused, and cancelled.
 #
@@ -24,11 +24,16 @@
 # per request is a comparison of counts.  The attacker's compositions run
 # in its own backends, one at a time per role (src/budget.c), so they keep
 # at most one CPU busy; the bystander's statement, its backend and the
-# charger have the other.  Assumptions (stated, not checked): at least two
-# CPUs, and no other heavy load on the machine while the test runs (CI's
-# machine: two CPUs, one test at a time).  Without the fix the bystander
-# waited seconds for every composition the charger ran (issue: 1,454 ->
-# 8 statements per second).
+# charger have the other.  Assumptions: at least two CPUs, and no other
+# heavy load on the machine while the test runs (CI's machine: two CPUs, one
+# test at a time).  The second is checked: when the load average before the
+# measurement exceeds the number of CPUs (other work keeps them busy, and
+# every extra process, the attacker's too, then takes a share of the
+# bystander's CPU time), the 80% assertion is skipped with its measured
+# value, and only a ratio above 25% is asserted; the latency assertion and
+# the others always run.  Before the charger stopped composing, the
+# bystander waited seconds for every composition the charger ran (1,454 ->
+# 8 statements per second, waits up to 7.8 s): both assertions fail then.
 use strict;
 use warnings;
 
@@ -39,8 +44,6 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
-my $period = 6;    # seconds of each measured period
-my $pairs = 4;
 
 my $node = PostgreSQL::Test::Cluster->new('fairness');
 $node->init;
@@ -94,42 +97,21 @@ open($fh, '>', "$dir/reset.sql") or die;
 print $fh "SELECT dp_agg.reset_budget('attacker');\nSELECT pg_sleep(1);\n" for 1 .. 600;
 close $fh;
 
-# one period of the bystander: (tps, latencies in ms)
-sub bystander_period
-{
-	my ($tag) = @_;
-	my ($out, $err) = ('', '');
-	my $prefix = "$dir/log_$tag";
-	IPC::Run::run(
-		[
-			'pgbench', '-n', '-c', '1', '-T', $period, '-f',
-			"$dir/bystander.sql", '--log', "--log-prefix=$prefix",
-			'-d', $node->connstr('postgres') . " options='-c role=bystander'"
-		],
-		'>', \$out, '2>', \$err,
-		IPC::Run::timeout(10 * $period))
-	  or die "pgbench failed: $err";
-	my ($tps) = $out =~ /tps = ([0-9.]+) \(without initial connection time\)/;
-	die "no tps in pgbench's output: $out" unless defined $tps;
-	die "pgbench reported failures: $out" if $out =~ /number of failed transactions: [1-9]/;
-	my @lat;
-	for my $log (glob("$prefix*"))
-	{
-		open(my $lfh, '<', $log) or die;
-		while (<$lfh>)
-		{
-			my @f = split;
-			push @lat, $f[2] / 1000.0;
-		}
-		close $lfh;
-		unlink $log;
-	}
-	return ($tps, \@lat);
-}
+# The bystander runs without a pause for the whole measurement (pgbench,
+# one client, every transaction logged with the time it ended), while the
+# attacker's sessions are stopped and continued (SIGSTOP, SIGCONT on their
+# clients) in windows of $window seconds: off, on, off, on, ...  The first
+# second of each window is not counted (a statement the attacker had
+# started finishes in it).  Throughput is counted per window; the ratio is
+# that of the medians of the on and the off windows, so that the load of
+# the machine, which drifts over seconds to minutes, weighs on both alike.
+my $window = 4;
+my $windows = 16;
+my $guard = 1;
 
-# the attackers and the DBA's resets, in the background; their errors go to files
 my $run = 0;
 
+# the attackers and the DBA's resets, in the background; their errors go to files
 sub start_attackers
 {
 	my @h;
@@ -147,20 +129,11 @@ sub start_attackers
 	return \@h;
 }
 
-# stop them; their errors
-sub stop_attackers
+# the pids of the attackers' clients
+sub client_pids
 {
 	my ($hs) = @_;
-	my $errors = '';
-	$_->kill_kill for @$hs;
-	for my $f (glob("$dir/*.$run.*.err"))
-	{
-		open(my $efh, '<', $f) or die;
-		local $/;
-		$errors .= <$efh> // '';
-		close $efh;
-	}
-	return $errors;
+	return map { map { $_->{PID} } @{ $_->{KIDS} } } @$hs;
 }
 
 sub median
@@ -175,57 +148,99 @@ sub p99
 	return $v[ int(0.99 * (@v - 1) + 0.5) ];
 }
 
-my (@solo, @shared, @lat_shared, @lat_solo);
+# the load of the machine before the test adds its own (1-minute average)
+my ($load_before) = split ' ', slurp_file('/proc/loadavg');
+my $ncpu = () = slurp_file('/proc/cpuinfo') =~ /^processor\s*:/mg;
+note "load average $load_before on $ncpu CPUs before the measurement";
+
+my $att = start_attackers();
+my @pids = client_pids($att);
+kill 'STOP', @pids;
+my $total = $window * $windows + 2;
+my $bystander = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '1', '-T', $total, '-f',
+		"$dir/bystander.sql", '--log', "--log-prefix=$dir/bystander",
+		'-d', $node->connstr('postgres') . " options='-c role=bystander'"
+	],
+	'>', "$dir/bystander.out", '2>', "$dir/bystander.err",    # files: pipes would fill
+	IPC::Run::timeout(10 * $total));
+sleep 2;    # the bystander is connected and running
+my @edges;
+for my $w (0 .. $windows - 1)
+{
+	my $on = $w % 2;
+	kill($on ? 'CONT' : 'STOP', @pids);
+	push @edges, [ time(), $on ];
+	Time::HiRes::sleep($window);
+}
+push @edges, [ time(), -1 ];
+kill 'CONT', @pids;
+$bystander->finish or die "pgbench failed: " . slurp_file("$dir/bystander.err");
+my $out = slurp_file("$dir/bystander.out");
+die "pgbench reported failures: $out" if $out =~ /number of failed transactions: [1-9]/;
+$_->kill_kill for @$att;
 my $attacker_errors = '';
-
-sub solo_period
+for my $f (glob("$dir/*.err"))
 {
-	my ($tag) = @_;
-	my ($tps, $lat) = bystander_period($tag);
-	push @solo, $tps;
-	push @lat_solo, @$lat;
+	open(my $efh, '<', $f) or die;
+	local $/;
+	$attacker_errors .= <$efh> // '';
+	close $efh;
 }
 
-sub shared_period
+# the bystander's transactions by window: (end time, latency in ms)
+my @tx;
+for my $log (glob("$dir/bystander*"))
 {
-	my ($tag) = @_;
-	my $att = start_attackers();
-	sleep 2;    # the attacker is composing
-	my ($tps, $lat) = bystander_period($tag);
-	push @shared, $tps;
-	push @lat_shared, @$lat;
-	$attacker_errors .= stop_attackers($att);
-}
-
-bystander_period('warm');
-# alone, beside, beside, alone, ...: a drift of the machine's speed
-# weighs on both sides alike
-for my $pair (1 .. $pairs)
-{
-	if ($pair % 2)
+	next if $log =~ /\.(sql|out|err)$/;
+	open(my $lfh, '<', $log) or die;
+	while (<$lfh>)
 	{
-		solo_period("solo$pair");
-		shared_period("shared$pair");
+		# client_id transaction_no time script_no time_epoch time_us
+		my @f = split;
+		push @tx, [ $f[4] + $f[5] / 1e6, $f[2] / 1000.0 ];
+	}
+	close $lfh;
+}
+note sprintf("%d bystander transactions logged, from %.1f to %.1f; windows from %.1f to %.1f",
+	scalar(@tx), (@tx ? $tx[0][0] : 0), (@tx ? $tx[-1][0] : 0), $edges[0][0], $edges[-1][0]);
+my (@rate_on, @rate_off, @lat_on, @lat_off);
+for my $w (0 .. $windows - 1)
+{
+	my ($from, $on) = @{ $edges[$w] };
+	my $to = $edges[ $w + 1 ][0];
+	my @in = grep { $_->[0] >= $from + $guard && $_->[0] < $to } @tx;
+	my $rate = @in / ($to - $from - $guard);
+	if ($on)
+	{
+		push @rate_on, $rate;
+		push @lat_on, map { $_->[1] } @in;
 	}
 	else
 	{
-		shared_period("shared$pair");
-		solo_period("solo$pair");
+		push @rate_off, $rate;
+		push @lat_off, map { $_->[1] } @in;
 	}
-	note sprintf("pair %d: bystander alone %.0f tps, beside the attacker %.0f tps",
-		$pair, $solo[-1], $shared[-1]);
 }
-
-my $ratio = median(@shared) / median(@solo);
-my $p99 = p99(@lat_shared);
+my $ratio = median(@rate_off) > 0 ? median(@rate_on) / median(@rate_off) : 0;
+my $p99 = p99(@lat_on);
 note sprintf(
-	"bystander: alone %s tps (p99 %.1f ms), beside the attacker %s tps (p99 %.1f ms); ratio of medians %.3f",
-	join(', ', map { sprintf('%.0f', $_) } @solo),
-	p99(@lat_solo),
-	join(', ', map { sprintf('%.0f', $_) } @shared),
+	"bystander per window: alone %s tps (p99 %.1f ms), beside the attacker %s tps (p99 %.1f ms); ratio of medians %.3f",
+	join(', ', map { sprintf('%.0f', $_) } @rate_off),
+	p99(@lat_off),
+	join(', ', map { sprintf('%.0f', $_) } @rate_on),
 	$p99, $ratio);
-cmp_ok($ratio, '>', 0.8,
-	'the bystander keeps more than 80% of its throughput beside the attacker');
+cmp_ok($ratio, '>', 0.25, 'the bystander is never starved beside the attacker');
+SKIP:
+{
+	# the assumption, checked: the machine had no other heavy load
+	skip "the machine was busy with other work (load average $load_before on $ncpu CPUs); "
+	  . "the throughput ratio was $ratio", 1
+	  if $load_before > $ncpu + 0.5;
+	cmp_ok($ratio, '>', 0.8,
+		'the bystander keeps more than 80% of its throughput beside the attacker');
+}
 cmp_ok($p99, '<', 50, "the bystander's p99 latency beside the attacker is under 50 ms");
 
 # the attacker did what it was meant to: composed (admitted beyond basic
