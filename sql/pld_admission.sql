@@ -76,6 +76,20 @@ BEGIN
         k := k + 1;
     END LOOP;
 END $$;
+-- a refusal by the PLD certificate says what it would reach
+CREATE TEMP TABLE pa_refusal (detail text);
+DO $$
+DECLARE d text;
+BEGIN
+    EXECUTE 'SELECT dp_count(i, 0.5, 1e-6) FROM pa_t';
+EXCEPTION WHEN SQLSTATE 'PB001' THEN
+    GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+    INSERT INTO pa_refusal VALUES (d);
+END $$;
+SELECT detail ~ 'and the privacy loss distribution epsilon [0-9.]+ \(at delta 1e-05\)' AS names_pld,
+       substring(detail FROM 'privacy loss distribution epsilon ([0-9.]+)')::float8 > 5 AS beyond_limit
+FROM pa_refusal;
+DROP TABLE pa_refusal;
 RESET ROLE;
 
 SELECT count(*) FILTER (WHERE NOT admitted) >= 6 AS exhausted,

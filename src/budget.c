@@ -202,6 +202,19 @@ report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delt
 	switch (reply->result)
 	{
 		case DP_CHARGE_DENIED:
+			if (isfinite(reply->pld_composed))
+				ereport(ERROR,
+						(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
+						 errmsg("privacy budget of role \"%s\" is exhausted", rolename),
+						 errdetail("The statement costs epsilon %g and delta %g; "
+								   "the budget has epsilon %g and delta %g left by basic composition, "
+								   "Renyi composition would reach epsilon %g, and the privacy loss "
+								   "distribution epsilon %g (at delta %g). "
+								   "Nothing was charged or released.",
+								   epsilon, delta, reply->epsilon_remaining, reply->delta_remaining,
+								   reply->composed, reply->pld_composed, reply->delta_limit),
+						 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
+								 "or ask for a larger budget.")));
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
 					 errmsg("privacy budget of role \"%s\" is exhausted", rolename),

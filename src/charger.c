@@ -66,6 +66,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -902,14 +904,17 @@ typedef struct RefusedHistory
 	double		epsilon;
 	double		delta;
 	DpPldState	after;
+	double		certificate;	/* its dp_pld_epsilon (Infinity: not available) */
 } RefusedHistory;
 
 static RefusedHistory *refused_ring = NULL;
 static int	refused_next = 0;
 static int	refused_count = 0;
 
+/* is after known to be refused?  *certificate: its epsilon */
 static bool
-pld_refused(Oid role, double epsilon, double delta, const DpPldState *after)
+pld_refused(Oid role, double epsilon, double delta, const DpPldState *after,
+			double *certificate)
 {
 	for (int i = 0; i < refused_count; i++)
 	{
@@ -917,17 +922,22 @@ pld_refused(Oid role, double epsilon, double delta, const DpPldState *after)
 
 		if (r->role == role && r->epsilon == epsilon && r->delta == delta &&
 			dp_pld_state_equal(&r->after, after))
+		{
+			*certificate = r->certificate;
 			return true;
+		}
 	}
 	return false;
 }
 
 static void
-remember_refused(Oid role, double epsilon, double delta, const DpPldState *after)
+remember_refused(Oid role, double epsilon, double delta, const DpPldState *after,
+				 double certificate)
 {
 	RefusedHistory *r;
+	double		known;
 
-	if (pld_refused(role, epsilon, delta, after))
+	if (pld_refused(role, epsilon, delta, after, &known))
 		return;
 	if (refused_ring == NULL)
 		refused_ring = MemoryContextAlloc(TopMemoryContext, sizeof(RefusedHistory) * REFUSED_RING);
@@ -938,6 +948,7 @@ remember_refused(Oid role, double epsilon, double delta, const DpPldState *after
 	r->epsilon = epsilon;
 	r->delta = delta;
 	r->after = *after;
+	r->certificate = certificate;
 }
 
 typedef enum Admission
@@ -992,9 +1003,11 @@ admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
 					return ADMIT;
 				}
 				if (cert.kind == DP_PLD_CERT_REFUSED && dp_pld_state_equal(&cert.state, &after))
-					remember_refused(req->role, b->epsilon_limit, b->delta_limit, &after);
+					remember_refused(req->role, b->epsilon_limit, b->delta_limit, &after,
+									 cert.epsilon);
 			}
-			ask = !pld_refused(req->role, b->epsilon_limit, b->delta_limit, &after);
+			ask = !pld_refused(req->role, b->epsilon_limit, b->delta_limit, &after,
+							   &reply->pld_composed);
 		}
 	}
 	if (dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
@@ -1261,6 +1274,9 @@ charge_one(const DpChargeRequest *req, RoleState *rs, LedgerWriter *ledger, DpCh
 		return;
 	}
 	reply->renyi = b->renyi;
+	reply->pld_composed = NAN;
+	reply->epsilon_limit = b->epsilon_limit;
+	reply->delta_limit = b->delta_limit;
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
 	request_pld(req, &stmt);

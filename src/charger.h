@@ -33,6 +33,8 @@ typedef struct DpChargeReply
 	double		epsilon_remaining;
 	double		delta_remaining;
 	double		composed;		/* Renyi-composed epsilon after (NaN if none) */
+	double		pld_composed;	/* DENIED by the PLD certificate: its epsilon
+								 * after (Infinity: not available; NaN: none) */
 	bool		renyi;			/* the role uses Renyi accounting */
 	char		message[512];
 	/* OK: the backend flushes the WAL to here before it releases anything */
