@@ -30,8 +30,9 @@
 # measurement exceeds the number of CPUs (other work keeps them busy, and
 # every extra process, the attacker's too, then takes a share of the
 # bystander's CPU time), the 80% assertion is skipped with its measured
-# value, and only a ratio above 25% is asserted; the latency assertion and
-# the others always run.  Before the charger stopped composing, the
+# value, and only a ratio above 25% is asserted, and the p99 latency beside
+# the attacker is held to at most 3 times the p99 alone (or 50 ms); the
+# other assertions always run.  Before the charger stopped composing, the
 # bystander waited seconds for every composition the charger ran (1,454 ->
 # 8 statements per second, waits up to 7.8 s): both assertions fail then.
 use strict;
@@ -241,7 +242,19 @@ SKIP:
 	cmp_ok($ratio, '>', 0.8,
 		'the bystander keeps more than 80% of its throughput beside the attacker');
 }
-cmp_ok($p99, '<', 50, "the bystander's p99 latency beside the attacker is under 50 ms");
+if ($load_before > $ncpu + 0.5)
+{
+	# a busy machine stretches every latency: the attacker must not stretch
+	# the bystander's tail much beyond what the machine does alone (a
+	# composition in the charger made it seconds)
+	my $bound = 3 * p99(@lat_off) > 50 ? 3 * p99(@lat_off) : 50;
+	cmp_ok($p99, '<', $bound,
+		"the bystander's p99 latency beside the attacker is under max(50 ms, 3 times alone) (busy machine)");
+}
+else
+{
+	cmp_ok($p99, '<', 50, "the bystander's p99 latency beside the attacker is under 50 ms");
+}
 
 # the attacker did what it was meant to: composed (admitted beyond basic
 # composition), was refused and was cancelled
