@@ -48,6 +48,15 @@
 #define DP_DEBUG_PARALLEL_SETTING "force_parallel_mode"
 #endif
 
+/* ExecInsertIndexTuples took an onlySummarizing argument in 16 (false: every index) */
+#if PG_VERSION_NUM >= 160000
+#define DP_INSERT_INDEX_TUPLES(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
+#else
+#define DP_INSERT_INDEX_TUPLES(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
 /* GROUP BY got a range table entry of its own, RTE_GROUP, in 18 */
 #if PG_VERSION_NUM >= 180000
 #define DP_HAVE_RTE_GROUP 1

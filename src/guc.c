@@ -33,6 +33,7 @@ static char *dp_guc_selection_delta_string = NULL;
 bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
+int			dp_guc_composition_nice = 10;
 int			dp_guc_max_databases = 8;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
 
@@ -216,6 +217,19 @@ dp_guc_init(void)
 							2000, 100, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.composition_nice",
+							"Nice value a backend takes when it first composes privacy loss distributions.",
+							"Compositions for 'pld' accounting run in the backends of the statements "
+							"that need them; a lower CPU priority (a higher nice value) keeps them "
+							"from taking CPU from other roles' statements when CPUs are scarce. The "
+							"backend keeps it until it exits (a process cannot raise its priority "
+							"again). 0 leaves the priority alone.",
+							&dp_guc_composition_nice,
+							10, 0, 19,
+							PGC_SUSET,
+							0,
 							NULL, NULL, NULL);
 
 	/*
