@@ -64,6 +64,13 @@ OBJS += \
 	src/unit_catalog.o \
 	src/side_reads.o
 
+# everyday statement shapes: joins to lookup tables, and the units of a
+# sample (privacy units through views, sub-queries and CTEs are in
+# privacy_unit.o)
+OBJS += \
+	src/lookup_join.o \
+	src/unit_sample.o
+
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \
 	src/joint.o \

@@ -35,6 +35,7 @@ static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, real, integer) */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -228,6 +229,7 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	unit_sampled_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -251,6 +253,9 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
 				strcmp(get_func_name(d->objid), "unit_priority") == 0)
 				unit_priority_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strcmp(get_func_name(d->objid), "unit_sampled") == 0)
+				unit_sampled_oid = d->objid;
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -324,6 +329,15 @@ dp_unit_priority_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_priority_oid;
+}
+
+/* dp_agg.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
+Oid
+dp_unit_sampled_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_sampled_oid;
 }
 
 bool

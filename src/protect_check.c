@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "catalog/pg_inherits.h"
 #include "miscadmin.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
@@ -70,14 +71,19 @@ untrusted_protected(RangeTblEntry *rte)
  * relation read so is rejected.
  */
 static void
-collect_scans(Plan *plan, Bitmapset **scanned)
+collect_scans(PlannedStmt *stmt, Plan *plan, Bitmapset **scanned)
 {
 	ListCell   *lc;
 
-	if (dp_plan_reads_relation(plan))
+	/*
+	 * a lookup table joined to the input (lookup_join.c) is not its input:
+	 * a protected one is refused
+	 */
+	if (dp_plan_reads_relation(plan) &&
+		!DP_RTE_IS_LOOKUP(rt_fetch(((Scan *) plan)->scanrelid, stmt->rtable)))
 		*scanned = bms_add_member(*scanned, ((Scan *) plan)->scanrelid);
 	foreach(lc, dp_plan_children(plan))
-		collect_scans(lfirst(lc), scanned);
+		collect_scans(stmt, lfirst(lc), scanned);
 }
 
 /*
@@ -131,7 +137,7 @@ read_outside_dp(PlannedStmt *stmt, List *calls)
 		DpPlanCall *c = lfirst(lc);
 
 		if (c->agg != NULL && c->agg->plan.lefttree != NULL && agg_only_dp(c->agg))
-			collect_scans(c->agg->plan.lefttree, &dp_inputs);
+			collect_scans(stmt, c->agg->plan.lefttree, &dp_inputs);
 	}
 	foreach(lc, stmt->rtable)
 	{
@@ -145,6 +151,34 @@ read_outside_dp(PlannedStmt *stmt, List *calls)
 			return rte->relid;
 	}
 	return InvalidOid;
+}
+
+/*
+ * An INSERT that writes no protected relation the current user is not
+ * trusted for (nor routes rows into a partition of one): INSERT ... SELECT
+ * of a DP statement writes its releases, charged as the statement is, into
+ * a table the role may write.  Its reads are checked as a SELECT's.
+ */
+static bool
+inserts_elsewhere(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (stmt->commandType != CMD_INSERT)
+		return false;
+	foreach(lc, stmt->resultRelations)
+	{
+		RangeTblEntry *rte = rt_fetch(lfirst_int(lc), stmt->rtable);
+		ListCell   *rc;
+
+		foreach(rc, find_all_inheritors(rte->relid, NoLock, NULL))
+		{
+			if (dp_relation_protected(lfirst_oid(rc)) &&
+				!dp_role_trusted(lfirst_oid(rc), GetUserId()))
+				return false;
+		}
+	}
+	return true;
 }
 
 /* The first protected relation of the range table the user is untrusted for. */
@@ -296,7 +330,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
 	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
 		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
-	if (stmt->commandType != CMD_SELECT)
+	if (stmt->commandType != CMD_SELECT && !inserts_elsewhere(stmt))
 		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	outside = read_outside_dp(stmt, dp_guard_plan(stmt, false));
 	if (OidIsValid(outside))
