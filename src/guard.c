@@ -29,7 +29,6 @@
  */
 #include "postgres.h"
 
-#include "access/parallel.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
@@ -1586,15 +1585,16 @@ dp_guard_plan(PlannedStmt *stmt, bool validate)
 					"A sub-query could be evaluated many times, or make a release depend on other rows.");
 
 	/*
-	 * dp_agg.unit_sampled only in its place, checked above.  A parallel
-	 * worker that holds the key of a sample (copied from its leader) checks
-	 * every plan it runs, also one of a statement that a function of the
-	 * leader's statement runs; a leader evaluates only marked calls
-	 * (unit_sample.c).
+	 * dp_agg.unit_sampled only in its place, checked above: in DP plans,
+	 * and in every plan started while this process holds the key of a
+	 * sample (a statement that a function of the sampling statement runs),
+	 * before any parallel worker starts.  A leader evaluates only marked
+	 * calls (unit_sample.c); a worker runs only a plan its leader checked
+	 * (its part of the plan, below a Gather, may be a scan alone).
 	 */
-	if (OidIsValid(dp_unit_sampled_oid()) &&
-		((w.validate && w.calls != NIL) ||
-		 (IsParallelWorker() && dp_guc_unit_sample_key != NULL && dp_guc_unit_sample_key[0] != '\0')))
+	if (w.validate && OidIsValid(dp_unit_sampled_oid()) &&
+		(w.calls != NIL ||
+		 (dp_guc_unit_sample_key != NULL && dp_guc_unit_sample_key[0] != '\0')))
 	{
 		int			n = plan_count_sampled(stmt->planTree);
 

@@ -618,7 +618,7 @@ refuse_not_keyed(FromItem *input, Why *why)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("the join does not look up \"%s\" by a unique key", rel),
-					 errdetail("Column \"%s\" of its unique key is compared through a cast or a function, under which two keys can be equal, or under OR.",
+					 errdetail("Column \"%s\" of its unique key is compared through a cast or a function (under which two keys can be equal), under OR, or with IS NOT DISTINCT FROM.",
 							   column_name(it, why->attno)),
 					 errhint("Compare the column itself with =, casting the other side to its type if need be: ON %s.%s = <expression of \"%s\">. Its unique keys: %s.",
 							 quote_identifier(it->rte->eref->aliasname),

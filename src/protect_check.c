@@ -154,18 +154,17 @@ read_outside_dp(PlannedStmt *stmt, List *calls)
 }
 
 /*
- * An INSERT that writes no protected relation the current user is not
- * trusted for (nor routes rows into a partition of one): INSERT ... SELECT
- * of a DP statement writes its releases, charged as the statement is, into
- * a table the role may write.  Its reads are checked as a SELECT's.
+ * The protected relation, untrusted for the current user, that an INSERT
+ * writes, or may route rows into (a partition of its target); InvalidOid
+ * if there is none.  INSERT ... SELECT of a DP statement writes its
+ * releases, charged as the statement is, into a table the role may write;
+ * its reads are checked as a SELECT's.
  */
-static bool
-inserts_elsewhere(PlannedStmt *stmt)
+static Oid
+insert_target_protected(PlannedStmt *stmt)
 {
 	ListCell   *lc;
 
-	if (stmt->commandType != CMD_INSERT)
-		return false;
 	foreach(lc, stmt->resultRelations)
 	{
 		RangeTblEntry *rte = rt_fetch(lfirst_int(lc), stmt->rtable);
@@ -175,10 +174,10 @@ inserts_elsewhere(PlannedStmt *stmt)
 		{
 			if (dp_relation_protected(lfirst_oid(rc)) &&
 				!dp_role_trusted(lfirst_oid(rc), GetUserId()))
-				return false;
+				return lfirst_oid(rc);
 		}
 	}
-	return true;
+	return InvalidOid;
 }
 
 /* The first protected relation of the range table the user is untrusted for. */
@@ -199,7 +198,8 @@ first_untrusted(List *rtable)
 
 /*
  * Check as their owner the protected relations of an accepted statement
- * that the current user reads as itself and was granted access to.
+ * that the current user reads as itself (directly, or through a view it
+ * owns) and was granted access to.
  */
 static void
 check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
@@ -211,7 +211,7 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
 		RangeTblEntry *rte = lfirst(lc);
 		Oid		   *check_as = DP_RTE_CHECK_AS_USER(stmt, rte);
 
-		if (check_as == NULL || OidIsValid(*check_as) ||
+		if (check_as == NULL || (OidIsValid(*check_as) && *check_as != GetUserId()) ||
 			!untrusted_protected(rte) || !dp_role_granted(rte->relid, GetUserId()))
 			continue;
 		st->check_as = lappend(st->check_as, check_as);
@@ -330,7 +330,10 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
 	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
 		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
-	if (stmt->commandType != CMD_SELECT && !inserts_elsewhere(stmt))
+	if (stmt->commandType == CMD_INSERT && OidIsValid(insert_target_protected(stmt)))
+		dp_reject_protected(insert_target_protected(stmt),
+							"Only queries that compute DP aggregates over it may read it; this statement changes data.");
+	if (stmt->commandType != CMD_SELECT && stmt->commandType != CMD_INSERT)
 		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	outside = read_outside_dp(stmt, dp_guard_plan(stmt, false));
 	if (OidIsValid(outside))
