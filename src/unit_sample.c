@@ -15,9 +15,10 @@
  *   dp_agg.unit_sampled(unit, p, method)
  *
  * true when the first 32 bits of SipHash-2-4 (Aumasson & Bernstein 2012,
- * siphash.c) of the unit's 64-bit extended hash (hash_extended, seed 0),
- * under the execution's key of the sample (pick_key.c, drawn from the
- * CSPRNG when the statement starts, secret), are below rint(2^32 p / 100).
+ * siphash.c) of the unit (an integer unit's value, another type's 64-bit
+ * extended hash, hash_extended with seed 0), under the execution's key of
+ * the sample (pick_key.c, drawn from the CSPRNG when the statement starts,
+ * secret), are below rint(2^32 p / 100).
  * For a fixed unit and a uniformly random key, SipHash being a
  * pseudorandom function, the unit is kept with probability q; whether it
  * is depends on its own value only, never on the other rows, and all its
@@ -37,6 +38,7 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
@@ -55,8 +57,9 @@ PG_FUNCTION_INFO_V1(dp_unit_sampled);
 /* what one call site needs, kept for the execution in fn_extra */
 typedef struct SampleCache
 {
-	uint8		key[DP_SIPHASH_KEY_LEN];
-	FmgrInfo	hash;			/* the unit's extended hash function */
+	DpSipKey	key;
+	Oid			type;			/* the unit's type (its domain's base type) */
+	FmgrInfo	hash;			/* its extended hash function */
 	Oid			collation;
 	float4		percent;		/* the percentage of the cutoff below */
 	uint64		cutoff;
@@ -87,8 +90,8 @@ sample_cache(FunctionCallInfo fcinfo)
 				 errdetail("It decides which privacy units the sample of one statement keeps."),
 				 errhint(HINT_REWRITE_ONLY)));
 	sc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(SampleCache));
-	tc = lookup_type_cache(getBaseType(exprType(linitial(fexpr->args))),
-						   TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+	sc->type = getBaseType(exprType(linitial(fexpr->args)));
+	tc = lookup_type_cache(sc->type, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
 	/* privacy_unit.c samples only units of such types */
 	if (!OidIsValid(tc->hash_extended_proc_finfo.fn_oid))
 		ereport(ERROR,
@@ -100,9 +103,38 @@ sample_cache(FunctionCallInfo fcinfo)
 	fmgr_info_copy(&sc->hash, &tc->hash_extended_proc_finfo, flinfo->fn_mcxt);
 	sc->collation = exprCollation(linitial(fexpr->args));
 	sc->percent = -1;
-	dp_sample_key_read(sc->key);
+	{
+		uint8		key[DP_SIPHASH_KEY_LEN];
+
+		dp_sample_key_read(key);
+		dp_siphash_key(key, &sc->key);
+		explicit_bzero(key, sizeof(key));
+	}
 	flinfo->fn_extra = sc;
 	return sc;
+}
+
+/*
+ * The message of a unit: an integer's own value (equal units, equal
+ * values), else its 64-bit extended hash, seed 0 (equal under the type's
+ * equality, equal hashes: privacy_unit.c checks that the hash agrees with
+ * the equality level 1 groups units by).
+ */
+static uint64
+unit_message(SampleCache *sc, Datum unit)
+{
+	switch (sc->type)
+	{
+		case INT2OID:
+			return (uint64) (int64) DatumGetInt16(unit);
+		case INT4OID:
+			return (uint64) (int64) DatumGetInt32(unit);
+		case INT8OID:
+			return (uint64) DatumGetInt64(unit);
+		default:
+			return DatumGetUInt64(FunctionCall2Coll(&sc->hash, sc->collation, unit,
+													UInt64GetDatum(0)));
+	}
 }
 
 /*
@@ -115,17 +147,12 @@ dp_unit_sampled(PG_FUNCTION_ARGS)
 {
 	SampleCache *sc = sample_cache(fcinfo);
 	float4		percent = PG_GETARG_FLOAT4(1);
-	uint64		h;
-	uint8		msg[8];
 
 	if (percent != sc->percent)
 	{
 		sc->cutoff = dp_bernoulli_cutoff(percent);
 		sc->percent = percent;
 	}
-	h = DatumGetUInt64(FunctionCall2Coll(&sc->hash, sc->collation, PG_GETARG_DATUM(0),
-										 UInt64GetDatum(0)));
-	for (int i = 0; i < 8; i++)
-		msg[i] = (uint8) (h >> (8 * i));
-	PG_RETURN_BOOL((dp_siphash24(sc->key, msg, sizeof(msg)) >> 32) < sc->cutoff);
+	PG_RETURN_BOOL((dp_siphash24_word(&sc->key, unit_message(sc, PG_GETARG_DATUM(0))) >> 32)
+				   < sc->cutoff);
 }
