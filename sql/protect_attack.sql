@@ -1,5 +1,5 @@
 --
--- protect_attack: 230 attacks on a protected table by an untrusted role
+-- protect_attack: 232 attacks on a protected table by an untrusted role
 -- that has a grant (dp_agg.grant_access) and no SELECT (108-110: by one
 -- that holds SELECT instead; 194-199 on an unprotected table with a
 -- privacy unit whose SELECT it holds).  Each attack must be
@@ -584,7 +584,7 @@ DROP FUNCTION pg_temp.pa_plus42(bigint), pg_temp.pa_liar(int);
 DROP TABLE pa_groups, pa_groups_parallel;
 RESET ROLE;
 
--- 201-230: lookup joins, views and samples of privacy units, INSERT ...
+-- 201-232: lookup joins, views and samples of privacy units, INSERT ...
 -- SELECT, DISTINCT, partitionwise aggregation.  The analyst owns its
 -- lookup tables (temporary tables) and changes them when it likes.
 -- pa.people has 2,000 rows (id 1..2000); pa.units (protected, unit u, k 2,
@@ -694,9 +694,10 @@ SELECT dp_count(u, 1e9) = 50 AS units_not_halves FROM pg_temp.pa_ufake;
 CREATE VIEW pg_temp.pa_ufilter AS SELECT * FROM pa.units WHERE u IN (SELECT u FROM pa.units_b WHERE x = 1);
 SELECT dp_count(u, 1) FROM pg_temp.pa_ufilter;
 SELECT dp_count(u, 1) FROM (SELECT * FROM pa.units WHERE pa.unit42_a1() > 0) s;
--- 223-225: the sample of units: its key is never shown, the function
--- that decides it is refused outside the rewrite, BERNOULLI (predictable
--- seed) is refused; secure_bernoulli is amplified at the level of units
+-- 223-227: the sample of units (secure_bernoulli, amplified at the level
+-- of units): its key is never shown, directly or to a function over the
+-- release; the function that decides it is refused outside the rewrite,
+-- BERNOULLI (predictable seed) is refused
 SELECT dp_count(u, 1e9) BETWEEN 0 AND 50 AS released FROM pa.units TABLESAMPLE dp_agg.secure_bernoulli (50);
 SELECT current_setting('dp_agg.unit_sample_key');
 CREATE FUNCTION pg_temp.pa_key(bigint) RETURNS text LANGUAGE plpgsql
@@ -704,17 +705,17 @@ AS 'BEGIN RETURN current_setting(''dp_agg.unit_sample_key''); END';
 SELECT pg_temp.pa_key(dp_count(u, 1)) FROM pa.units TABLESAMPLE dp_agg.secure_bernoulli (50);
 SELECT dp_count(u, 1) FROM pa.units WHERE dp_agg.unit_sampled(u, 50::real, 0);
 SELECT dp_count(u, 1) FROM pa.units TABLESAMPLE BERNOULLI (50);
--- 226-227: INSERT ... SELECT into the analyst's table (charged), into
+-- 228-229: INSERT ... SELECT into the analyst's table (charged), into
 -- the protected relation (refused)
 CREATE TEMPORARY TABLE pa_results (c bigint);
 INSERT INTO pa_results SELECT dp_count(id, 1e9) FROM pa.people;
 SELECT c = 2000 AS inserted FROM pa_results;
 INSERT INTO pa.people SELECT dp_count(id, 1)::int, 0, '', 0 FROM pa.people;
--- 228-229: DISTINCT on a record (its comparison is not LEAKPROOF) and on
+-- 230-231: DISTINCT on a record (its comparison is not LEAKPROOF) and on
 -- a text value, the sort that DISTINCT needs being bounded in its work
 SELECT dp_count(DISTINCT (age, name), 1) FROM pa.people;
 SELECT dp_count(DISTINCT name, 1e9) = 1980 AS distinct_names FROM pa.people;
--- 230: partitionwise aggregation over the protected partitioned table
+-- 232: partitionwise aggregation over the protected partitioned table
 SET enable_partitionwise_aggregate = on;
 SET max_parallel_workers_per_gather = 0;
 SELECT dp_count(u, 1e9) = 50 AS units FROM pa.units;
@@ -722,8 +723,8 @@ RESET enable_partitionwise_aggregate;
 RESET max_parallel_workers_per_gather;
 -- every accepted statement was charged: 201, 203 and 204 (their first
 -- executions), 205 and 206 (each cursor when opened), 207 (charged before
--- its function failed), 219, 220, 223, 224 (charged before its function
--- failed), 226, 229 and 230
+-- its function failed), 219, 220, 223, 225 (charged before its function
+-- failed), 228, 231 and 232
 SELECT count(*) - :ledger_before4 AS charged FROM dp_agg.my_ledger;
 DROP TABLE pa_look, pa_defer, pa_iparent, pa_ichild, pa_results;
 DROP VIEW pg_temp.pa_uview, pg_temp.pa_ufake, pg_temp.pa_ufilter;

@@ -32,6 +32,20 @@ SELECT dp_count(DISTINCT dept) AS depts, dp_count(DISTINCT name) AS names,
        dp_count(DISTINCT code) AS codes, dp_sum(DISTINCT age, 0, 100) AS distinct_ages
 FROM sh.visits;
 SELECT dp_count(DISTINCT dept) FILTER (WHERE age > 70) AS depts_over_70 FROM sh.visits;
+-- in a parallel plan, where the aggregation with DISTINCT reads the rows
+-- that the workers scan (a worker runs a part of the plan its leader
+-- accepted)
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT dp_count(DISTINCT dept) AS depts_parallel FROM sh.visits;
+RESET parallel_leader_participation;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 -- the comparison of numeric is not LEAKPROOF: refused (a DBA may allow it)
 SELECT dp_count(DISTINCT amount) FROM sh.visits;
 -- ORDER BY inside a DP aggregate stays refused
@@ -65,7 +79,7 @@ CREATE TRIGGER peek BEFORE INSERT ON sh.watched FOR EACH ROW EXECUTE FUNCTION sh
 GRANT ALL ON sh.watched TO regress_sh_analyst;
 SET ROLE regress_sh_analyst;
 INSERT INTO sh.watched SELECT dp_count(*) FROM sh.visits;
--- the accepted statements were charged: 2 with DISTINCT, 2 INSERT, the one
+-- the accepted statements were charged: 3 with DISTINCT, 2 INSERT, the one
 -- into the public partition, and the watched one (charged before its
 -- trigger failed)
 SELECT count(*) - :ledger_before AS charged FROM dp_agg.my_ledger;

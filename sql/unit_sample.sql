@@ -131,6 +131,17 @@ SELECT call -> 'sampling' ->> 'calibration' AS calibration,
                                               (call ->> 'noise_scale')::float8 / 10, 1, 1e-6) <= 1 + 1e-9
        END AS private
 FROM us_last;
+-- several releases from one sample of units are one mechanism on it,
+-- amplified once: their base epsilons (sensitivity / scale) add up to the
+-- base epsilon of the statement's price (1.5)
+SELECT dp_sum(x, 0, 9, 0.5) IS NOT NULL AS a, dp_avg(x, 0, 9, 1) IS NOT NULL AS b
+FROM us_t TABLESAMPLE dp_agg.secure_bernoulli (25);
+SELECT count(*) FILTER (WHERE c -> 'sampling' ->> 'calibration' = 'shared') AS shared,
+       bool_and((c -> 'sampling' -> 'units')::boolean) AS units,
+       dp_agg.amplified_epsilon(sum((r ->> 'sensitivity')::float8 / (r ->> 'noise_scale')::float8),
+                                min((c -> 'sampling' ->> 'rate')::float8)) BETWEEN 1.5 - 1e-9 AND 1.5 AS amplified_to_price
+FROM dp_agg.ledger l, jsonb_array_elements(l.detail) c, jsonb_array_elements(c -> 'releases') r
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
 -- preview shows the sample of units and the same noise
 SELECT sampling -> 'units' AS units, sampling ->> 'method' AS method,
        (sampling ->> 'base_epsilon')::float8 = dp_agg.base_epsilon(1, (sampling ->> 'rate')::float8) AS base_epsilon_ok,

@@ -7,7 +7,9 @@
  *
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
- * At planning the guard rejects statements it cannot price (guard.c), and
+ * At planning the joins of DP statements to lookup tables are checked and
+ * the lookup tables marked (lookup_join.c), the guard rejects statements
+ * it cannot price (guard.c), and
  * statements over relations with a privacy unit are rewritten to bound
  * each unit's contribution (privacy_unit.c), and the groups of a DP
  * statement with GROUP BY are put under private selection (selection.c; on

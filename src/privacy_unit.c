@@ -37,10 +37,13 @@
  * its parent (unit_catalog.c, which refuses two units meeting); the plan
  * guard checks that every DP aggregate over such rows is this rewrite's
  * (guard.c).  Rows whose unit is NULL belong to no unit and are left out:
- * no release depends on them, so they need no protection.  A relation
- * with a unit read through a view or a sub-query, with TABLESAMPLE, or
- * next to other aggregates is refused (fail closed).  Then the selection
- * of private group keys is applied to the rewritten level 3
+ * no release depends on them, so they need no protection.  The relation
+ * may be read through views, sub-queries and CTEs, and joined to lookup
+ * tables (lookup_join.c): the unit is found through them (find_unit) and
+ * level 1 reads the level's whole FROM clause, grouped by the unit.
+ * TABLESAMPLE on the relation samples units (sample_units, unit_sample.c).
+ * Other aggregates next to DP ones are refused (fail closed).  Then the
+ * selection of private group keys is applied to the rewritten level 3
  * (selection.c), with k.
  *
  *-------------------------------------------------------------------------

@@ -19,7 +19,8 @@
  * checked as their owner, the way PostgreSQL checks a view's relations as
  * the view's owner (checkAsUser); both are undone right after
  * (dp_protect_end), so a cached plan never carries an owner's rights to
- * another role or execution.  The executor's permission hook
+ * another role or execution.  A parallel worker accepts the part of the
+ * plan its leader accepted, as its leader made the check.  The executor's permission hook
  * (dp_protect_check_rtable), which every permission check of a range table
  * calls, also COPY's, rejects any range table naming a protected relation
  * for an untrusted role unless it is the accepted one.
@@ -34,6 +35,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/parallel.h"
 #include "catalog/pg_inherits.h"
 #include "miscadmin.h"
 #include "executor/executor.h"
@@ -330,6 +332,22 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
 	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
 		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
+
+	/*
+	 * A parallel worker runs a part of a plan its leader accepted here (a
+	 * leader starts workers only for the plan it started, after this
+	 * check): the part may be a scan alone (below a Gather that an
+	 * aggregation with DISTINCT reads), which taken apart feeds no DP
+	 * aggregate.  Its permission check is the leader's, as the leader made
+	 * it.
+	 */
+	if (IsParallelWorker())
+	{
+		check_granted_as_owner(stmt, st);
+		accepted_rtable = stmt->rtable;
+		st->untrusted = true;
+		return;
+	}
 	if (stmt->commandType == CMD_INSERT && OidIsValid(insert_target_protected(stmt)))
 		dp_reject_protected(insert_target_protected(stmt),
 							"Only queries that compute DP aggregates over it may read it; this statement changes data.");
