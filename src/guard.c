@@ -18,9 +18,11 @@
  *   - the FROM of a query level with DP aggregates is one table, optionally
  *     with TABLESAMPLE, or a sub-query or view that reads one table row by
  *     row (no aggregation, DISTINCT, window functions, LIMIT, set-returning
- *     functions or sub-queries in it);
- *   - no joins, LATERAL, set operations, recursive CTEs, grouping sets,
- *     sub-queries in expressions, or window functions at that level;
+ *     functions or sub-queries in it), at each level possibly joined to
+ *     lookup tables that lookup_join.c checked and marked (in the plan:
+ *     joins whose one side reads marked relations only);
+ *   - no other joins, LATERAL, set operations, recursive CTEs, grouping
+ *     sets, sub-queries in expressions, or window functions at that level;
  *   - query levels above it only post-process its result: their FROM is
  *     that one sub-query, so it is evaluated once;
  *   - epsilon, delta and the bounds are constants or statement parameters.

@@ -20,10 +20,10 @@
  * the view's owner (checkAsUser); both are undone right after
  * (dp_protect_end), so a cached plan never carries an owner's rights to
  * another role or execution.  A parallel worker accepts the part of the
- * plan its leader accepted, as its leader made the check.  The executor's permission hook
- * (dp_protect_check_rtable), which every permission check of a range table
- * calls, also COPY's, rejects any range table naming a protected relation
- * for an untrusted role unless it is the accepted one.
+ * plan its leader accepted, as its leader made the check.  The executor's
+ * permission hook (dp_protect_check_rtable), which every permission check
+ * of a range table calls, also COPY's, rejects any range table naming a
+ * protected relation for an untrusted role unless it is the accepted one.
  *
  * An accepted statement is also bounded in the work it may do per row
  * (check_row_work, dp_agg.protected_max_row_work), and its releases must

@@ -28,6 +28,10 @@
  *     collation is refused (LEAKPROOF, yet it fails at each call);
  *   - TABLESAMPLE only by dp_agg.secure_bernoulli, BERNOULLI REPEATABLE or
  *     SYSTEM (check_tablesample);
+ *   - no ORDER BY inside DP aggregates; DISTINCT inside them with its
+ *     operators and comparison function held to the rules of rows
+ *     (check_distinct); the row-level security policies of lookup tables
+ *     (lookup_join.c) held to them too;
  *   - a level above the DP aggregates, or of a statement without any, may
  *     not read the protected relation: refused here, before the planner
  *     passes its statistics to the statement's operators.
