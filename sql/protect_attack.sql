@@ -699,10 +699,14 @@ SELECT dp_count(u, 1) FROM (SELECT * FROM pa.units WHERE pa.unit42_a1() > 0) s;
 -- release; the function that decides it is refused outside the rewrite,
 -- BERNOULLI (predictable seed) is refused
 SELECT dp_count(u, 1e9) BETWEEN 0 AND 50 AS released FROM pa.units TABLESAMPLE dp_agg.secure_bernoulli (50);
-SELECT current_setting('dp_agg.unit_sample_key');
+-- (the SQLSTATE only: the message changed in PostgreSQL 18)
+CREATE FUNCTION pg_temp.pa_state(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN EXECUTE q; RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE; END $$;
+SELECT pg_temp.pa_state($$SELECT current_setting('dp_agg.unit_sample_key')$$) AS key_read;
 CREATE FUNCTION pg_temp.pa_key(bigint) RETURNS text LANGUAGE plpgsql
 AS 'BEGIN RETURN current_setting(''dp_agg.unit_sample_key''); END';
-SELECT pg_temp.pa_key(dp_count(u, 1)) FROM pa.units TABLESAMPLE dp_agg.secure_bernoulli (50);
+SELECT pg_temp.pa_state($$SELECT pg_temp.pa_key(dp_count(u, 1)) FROM pa.units TABLESAMPLE dp_agg.secure_bernoulli (50)$$) AS key_read;
 SELECT dp_count(u, 1) FROM pa.units WHERE dp_agg.unit_sampled(u, 50::real, 0);
 SELECT dp_count(u, 1) FROM pa.units TABLESAMPLE BERNOULLI (50);
 -- 228-229: INSERT ... SELECT into the analyst's table (charged), into
@@ -729,7 +733,7 @@ SELECT count(*) - :ledger_before4 AS charged FROM dp_agg.my_ledger;
 DROP TABLE pa_look, pa_defer, pa_iparent, pa_ichild, pa_results;
 DROP VIEW pg_temp.pa_uview, pg_temp.pa_ufake, pg_temp.pa_ufilter;
 DROP FUNCTION pg_temp.pa_tamper(bigint), pg_temp.pa_tamper_rows(int), pg_temp.pa_see(int),
-  pg_temp.pa_key(bigint);
+  pg_temp.pa_key(bigint), pg_temp.pa_state(text);
 RESET ROLE;
 SELECT dp_agg.unprotect('pa.units');
 

@@ -476,7 +476,7 @@ check_distinct(Aggref *a, GuardContext *ctx)
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Oid			opfamily;
 		Oid			opcintype;
-		int16		strategy;
+		DP_ORDERING_KIND strategy;
 
 		if (OidIsValid(sgc->eqop))
 			check_operator(sgc->eqop, get_opcode(sgc->eqop), (Node *) a->args, a->inputcollid, ctx);

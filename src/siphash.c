@@ -137,11 +137,10 @@ dp_siphash_self_check(void)
 {
 	uint8		key[DP_SIPHASH_KEY_LEN];
 	uint8		msg[SIP_VECTOR_LEN];
+	DpSipKey	k;
 
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
 		key[i] = (uint8) i;
-	DpSipKey	k;
-
 	for (int i = 0; i < SIP_VECTOR_LEN; i++)
 		msg[i] = (uint8) i;
 	dp_siphash_key(key, &k);
