@@ -69,6 +69,19 @@ SET ROLE regress_sh_analyst;
 INSERT INTO sh.routed SELECT 1, dp_count(*) FROM sh.visits;
 INSERT INTO sh.routed_pub SELECT 1, dp_count(*) FROM sh.visits;
 INSERT INTO sh.results SELECT id, age FROM sh.visits;
+-- nor a plain INSERT or COPY FROM into the parent, which would route rows
+-- into the protected partition (a unique violation there would tell
+-- whether a key exists); into the public partition they work
+INSERT INTO sh.routed VALUES (1, 1);
+INSERT INTO sh.routed VALUES (15, 1);
+COPY sh.routed FROM STDIN;
+2	2
+\.
+INSERT INTO sh.routed_pub VALUES (3, 3);
+COPY sh.routed_pub FROM STDIN;
+4	4
+\.
+SELECT k, c FROM sh.routed_pub WHERE k BETWEEN 3 AND 4 ORDER BY k;
 -- a trigger of the target runs as the role, after the releases: it may
 -- not read the rows the statement reads
 RESET ROLE;

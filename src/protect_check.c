@@ -186,18 +186,54 @@ insert_target_protected(PlannedStmt *stmt)
 	return InvalidOid;
 }
 
-/* The first protected relation of the range table the user is untrusted for. */
+/*
+ * A protected relation, untrusted for the current user, below a relation
+ * that the statement writes (INSERT, COPY FROM, UPDATE, DELETE and MERGE
+ * lock their target with RowExclusiveLock): tuple routing writes rows into
+ * a protected partition of an unprotected parent, and its unique violation
+ * would tell whether a key exists there.  InvalidOid if there is none; the
+ * common case (no children) costs one lookup of the per-session cache.
+ */
 static Oid
-first_untrusted(List *rtable)
+untrusted_protected_below_target(RangeTblEntry *rte)
 {
 	ListCell   *lc;
 
+	if (rte->rtekind != RTE_RELATION || rte->rellockmode < RowExclusiveLock ||
+		!dp_relation_has_children(rte->relid))
+		return InvalidOid;
+	foreach(lc, find_all_inheritors(rte->relid, NoLock, NULL))
+	{
+		Oid			child = lfirst_oid(lc);
+
+		if (dp_relation_protected(child) && !dp_role_trusted(child, GetUserId()))
+			return child;
+	}
+	return InvalidOid;
+}
+
+/*
+ * The first protected relation of the range table the user is untrusted
+ * for, or that a written relation may route rows into.
+ */
+static Oid
+first_untrusted(List *rtable, bool *routed)
+{
+	ListCell   *lc;
+
+	*routed = false;
 	foreach(lc, rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
+		Oid			below;
 
 		if (untrusted_protected(rte))
 			return rte->relid;
+		if (OidIsValid(below = untrusted_protected_below_target(rte)))
+		{
+			*routed = true;
+			return below;
+		}
 	}
 	return InvalidOid;
 }
@@ -323,6 +359,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 				 int instrument_options, DpProtectStart *st)
 {
 	Oid			relid;
+	bool		routed;
 	Oid			outside;
 
 	st->check_as = NIL;
@@ -330,7 +367,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	st->prev_accepted = accepted_rtable;
 	st->untrusted = false;
 	accepted_rtable = NIL;
-	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
+	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable, &routed)))
 	{
 		accepted_rtable = stmt->rtable;
 		return;
@@ -417,10 +454,13 @@ bool
 dp_protect_check_rtable(List *rtable, bool ereport_on_violation)
 {
 	Oid			relid;
+	bool		routed;
 
 	if (rtable == accepted_rtable || !dp_any_protected() ||
-		!OidIsValid(relid = first_untrusted(rtable)))
+		!OidIsValid(relid = first_untrusted(rtable, &routed)))
 		return true;
+	if (ereport_on_violation && routed)
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	if (ereport_on_violation)
 		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
 	return false;
