@@ -54,6 +54,8 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_namespace.h"
@@ -69,6 +71,7 @@
 #include "optimizer/clauses.h"
 #include "parser/parsetree.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/guc.h"
@@ -76,9 +79,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "catalog.h"
 #include "compat.h"
+#include "dist_catalog.h"
 #include "dist_exec.h"
 #include "dist_fingerprint.h"
 #include "dist_plan.h"
@@ -86,6 +91,8 @@
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
+#include "protect.h"
+#include "protect_check.h"
 #include "random.h"
 #include "registry.h"
 #include "selection_mechanism.h"
@@ -216,14 +223,13 @@ is_group_key(Query *q, Index ref)
 	return false;
 }
 
-/* the inner statement of a dist_run scan, checked */
+/* the inner statement of a dist_run scan, of the shape the rewrite makes */
 static Query *
-inner_of(FuncExpr *run)
+inner_query(FuncExpr *run)
 {
 	Const	   *arg = linitial(run->args);
 	Query	   *inner;
 	RangeTblEntry *rte;
-	ListCell   *lc;
 
 	if (list_length(run->args) != 1 || !IsA(arg, Const) || arg->constisnull)
 		bad_inner();
@@ -234,6 +240,16 @@ inner_of(FuncExpr *run)
 	rte = linitial_node(RangeTblEntry, inner->rtable);
 	if (rte->rtekind != RTE_RELATION || !dp_is_citus_table(rte->relid))
 		bad_inner();
+	return inner;
+}
+
+/* the inner statement of a dist_run scan, checked */
+static Query *
+inner_of(FuncExpr *run)
+{
+	Query	   *inner = inner_query(run);
+	ListCell   *lc;
+
 	dp_guard_query(inner);
 	foreach(lc, inner->targetList)
 	{
@@ -247,6 +263,123 @@ inner_of(FuncExpr *run)
 			bad_inner();
 	}
 	return inner;
+}
+
+/* ---------- protection and permissions of the Citus table ---------- */
+
+/*
+ * The role the inner statement of a DP statement on a Citus table runs as:
+ * the table's owner when the table is protected and the current user is
+ * not trusted for it (README, "Citus"), InvalidOid to run it as the
+ * current user.  Citus connects to the workers as the user the statement
+ * runs as, so the fragments then run as the owner there: the workers refuse
+ * the untrusted role any read of the table and its shards
+ * (dist_protect.c), and the role cannot see the fragments in
+ * pg_stat_activity (only roles with the privileges of a backend's user
+ * see its statements).  Whether the role may read the table at all was
+ * checked before the charge (check_inner_access), and the inner statement
+ * calls built-in immutable functions only (dist_fingerprint.c): nothing
+ * the role wrote runs with the owner's rights.
+ */
+static Oid
+inner_run_as(Oid relid)
+{
+	if (dp_relation_protected(relid) && !dp_role_trusted(relid, GetUserId()))
+		return dp_relation_owner(relid);
+	return InvalidOid;
+}
+
+/* Has the relation row-level security enabled? */
+static bool
+row_security_enabled(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		enabled;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	enabled = ((Form_pg_class) GETSTRUCT(tup))->relrowsecurity;
+	ReleaseSysCache(tup);
+	return enabled;
+}
+
+/*
+ * May the current user read what the inner statement reads, before the
+ * charge: a grant of access to the protected table (dp_agg.grant_access),
+ * or SELECT on the table or on every column the statement reads, as
+ * PostgreSQL's own check would require.  For a role untrusted for a
+ * protected table, also no row-level security: the inner statement runs
+ * as the table's owner, whom the policies would not restrict.
+ */
+static void
+check_inner_access(Query *inner, bool run_as_owner)
+{
+	RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
+	Oid			relid = rte->relid;
+	Oid			user = GetUserId();
+	Bitmapset  *cols = DP_QUERY_RTE_SELECTED_COLS(inner, rte);
+	int			col = -1;
+
+	if (run_as_owner && row_security_enabled(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("DP statements on protected Citus table \"%s\" with row-level security are not supported",
+						get_rel_name(relid)),
+				 errdetail("Their fragments run on the workers as the table's owner, whom the policies would not restrict."),
+				 errhint("Disable row-level security on the table, or protect a table holding only the rows the role may see.")));
+	if (run_as_owner && dp_role_granted(relid, user))
+		return;
+	if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK)
+		return;
+	while ((col = bms_next_member(cols, col)) >= 0)
+	{
+		AttrNumber	attno = col + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno == InvalidAttrNumber ||
+			pg_attribute_aclcheck(relid, attno, user, ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
+	}
+	if (cols == NULL)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
+}
+
+/*
+ * At executor start, before the charge and before PostgreSQL's own checks
+ * (hooks.c): for each dist_run scan of the plan, the current user may read
+ * its Citus table (check_inner_access), and, when the table is protected
+ * and the user is not trusted for it, the rules protect_check.c applies to
+ * the plan of a local statement apply to the inner statement (no EXPLAIN,
+ * the bound on the work per row).  Returns whether the user is untrusted
+ * for such a table: its releases must then each cost the floor on epsilon.
+ */
+bool
+dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
+					  int instrument_options)
+{
+	List	   *runs = NIL;
+	ListCell   *lc;
+	bool		untrusted = false;
+
+	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
+		return false;
+	collect_runs(stmt->planTree, &runs);
+	foreach(lc, stmt->subplans)
+		collect_runs(lfirst(lc), &runs);
+	foreach(lc, runs)
+	{
+		Query	   *inner = inner_query(lfirst(lc));
+		Oid			relid = linitial_node(RangeTblEntry, inner->rtable)->relid;
+		bool		as_owner = OidIsValid(inner_run_as(relid));
+
+		if (as_owner)
+		{
+			dp_protect_start_inner(inner, relid, params, eflags, instrument_options);
+			untrusted = true;
+		}
+		if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+			check_inner_access(inner, as_owner);
+	}
+	return untrusted;
 }
 
 /*
@@ -568,7 +701,12 @@ static const char *const citus_log_settings[] = {
 	"citus.log_local_commands",
 };
 
-/* the settings above off until the returned nest level is closed */
+/*
+ * The settings above off until the returned nest level is closed, and no
+ * message below WARNING sent to the client meanwhile: debug_print_plan
+ * would show the signed fragments, and trace_sort the number of rows the
+ * coordinator combines (groups before their selection).
+ */
 static int
 quiet_citus_logs(void)
 {
@@ -578,20 +716,32 @@ quiet_citus_logs(void)
 		if (GetConfigOption(citus_log_settings[i], true, false) != NULL)
 			(void) set_config_option(citus_log_settings[i], "off", PGC_USERSET, PGC_S_SESSION,
 									 GUC_ACTION_SAVE, true, 0, false);
+	if (client_min_messages < WARNING)
+		(void) set_config_option("client_min_messages", "warning", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
 	return level;
 }
 
-/* run the inner statement through Citus into a tuplestore */
+/*
+ * Run the inner statement through Citus into a tuplestore, as the role
+ * run_as if it is valid (inner_run_as): planned and run as that role, so
+ * that Citus connects to the workers as it.
+ */
 static Tuplestorestate *
-run_inner(Query *inner, EState *estate)
+run_inner(Query *inner, EState *estate, Oid run_as)
 {
 	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
 	DestReceiver *dest = CreateDestReceiver(DestTuplestore);
 	PlannedStmt *stmt;
 	QueryDesc  *qd;
 	int			guc_level = quiet_citus_logs();
+	Oid			save_userid;
+	int			save_sec_context;
 
 	SetTuplestoreDestReceiverParams(dest, store, CurrentMemoryContext, false, NULL, NULL);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	if (OidIsValid(run_as))
+		SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	dp_dist_set_inner(true);
 	PG_TRY();
 	{
@@ -607,6 +757,7 @@ run_inner(Query *inner, EState *estate)
 	PG_FINALLY();
 	{
 		dp_dist_set_inner(false);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
 	/* on an error the transaction's abort restores the settings */
@@ -734,7 +885,7 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment);
 	}
 
-	raw = run_inner(inner, estate);
+	raw = run_inner(inner, estate, inner_run_as(relid));
 
 	desc = rsinfo->expectedDesc;
 	oldcxt = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
@@ -833,21 +984,6 @@ walk_fragment(Plan *plan, FragmentWalk *w)
 		walk_fragment(lfirst(lc), w);
 }
 
-/* Is relname the name of a shard of table base: base_<shard id>? */
-static bool
-is_shard_name(const char *relname, const char *base)
-{
-	size_t		n = strlen(base);
-	const char *p;
-
-	if (strncmp(relname, base, n) != 0 || relname[n] != '_' || relname[n + 1] == '\0')
-		return false;
-	for (p = relname + n + 1; *p; p++)
-		if (*p < '0' || *p > '9')
-			return false;
-	return true;
-}
-
 /*
  * The plan reads shards of the signed table and nothing else (no function,
  * sub-query or list of values that could read rows another way), each on
@@ -865,6 +1001,7 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 		RangeTblEntry *rte = lfirst(lc);
 		char	   *relname;
 		char	   *placement;
+		int64		shardid;
 
 		if (rte->rtekind != RTE_RELATION)
 			ereport(ERROR,
@@ -874,7 +1011,7 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 					 errdetail("The fragment reads something else than a table.")));
 		relname = get_rel_name(rte->relid);
 		if (strcmp(get_namespace_name(get_rel_namespace(rte->relid)), spec->nspname) != 0 ||
-			!is_shard_name(relname, spec->relname))
+			!dp_citus_shard_name_of(relname, spec->relname, &shardid))
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
@@ -882,7 +1019,7 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 					 errdetail("The fragment reads \"%s\".", relname)));
 		if (group < 0)
 			group = dp_citus_local_group();
-		placement = psprintf(";%s:%d;", relname + strlen(spec->relname) + 1, group);
+		placement = psprintf(";" INT64_FORMAT ":%d;", shardid, group);
 		if (strstr(psprintf(";%s", spec->placements), placement) == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -952,6 +1089,7 @@ dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 	char	   *fragment;
 	const char *why;
 	ListCell   *lc;
+	int64		shardid;
 
 	if (!dp_extension_present())
 		return NIL;
@@ -968,7 +1106,8 @@ dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 
 		nspname = get_namespace_name(get_rel_namespace(relid));
 		relname = get_rel_name(relid);
-		if (strcmp(nspname, spec.nspname) == 0 && is_shard_name(relname, spec.relname))
+		if (strcmp(nspname, spec.nspname) == 0 &&
+			dp_citus_shard_name_of(relname, spec.relname, &shardid))
 			relname = spec.relname;
 	}
 	fragment = dp_fragment_fingerprint(q, nspname, relname, params, false, &why);
@@ -980,6 +1119,17 @@ dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 		if (strcmp(spec.fragment, fragment) != 0)
 			fragment_changed("Its table, sampling, WHERE, GROUP BY or aggregate arguments differ from those the coordinator signed.");
 	}
+
+	/*
+	 * No message below WARNING goes back to Citus while the fragment runs
+	 * (until the transaction ends): settings the coordinator's session
+	 * propagated (citus.propagate_set_commands) could otherwise make this
+	 * session report what it reads (trace_sort counts the rows it sorts),
+	 * and Citus relays a worker's messages to the client.
+	 */
+	if (client_min_messages < WARNING)
+		(void) set_config_option("client_min_messages", "warning", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
 	return w.found;
 }
 
@@ -1013,7 +1163,7 @@ dp_dist_check_fragment_plan(PlannedStmt *stmt, List *checked)
 }
 
 static void
-claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
+claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz signed_at, TimestampTz expiry)
 {
 	ListCell   *lc;
 
@@ -1022,7 +1172,7 @@ claim_shards(PlannedStmt *stmt, const uint8 *nonce, TimestampTz expiry)
 		RangeTblEntry *rte = lfirst(lc);
 
 		if (rte->rtekind == RTE_RELATION)
-			dp_replay_claim(nonce, rte->relid, expiry);
+			dp_replay_claim(nonce, rte->relid, signed_at, expiry);
 	}
 }
 
@@ -1063,7 +1213,8 @@ check_call_types(Aggref *aggref, const DpFragmentSpec *spec)
 }
 
 static DpRelease *
-fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz *expiry)
+fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz *signed_at,
+				 TimestampTz *expiry)
 {
 	DpFragmentSpec spec;
 	DpCallInfo	info;
@@ -1075,6 +1226,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 	verify_spec_arg(spec_expr, &spec);
 	check_shards(stmt, &spec);
 	check_call_types(aggref, &spec);
+	*signed_at = spec.signed_at;
 	*expiry = spec.expiry;
 
 	memset(&info, 0, sizeof(info));
@@ -1118,6 +1270,7 @@ dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options)
 	FragmentWalk w = {NIL};
 	List	   *releases = NIL;
 	ListCell   *lc;
+	TimestampTz signed_at;
 	TimestampTz expiry;
 
 	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
@@ -1134,11 +1287,12 @@ dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options)
 	foreach(lc, w.found)
 	{
 		List	   *pair = lfirst(lc);
-		DpRelease  *r = fragment_release(stmt, linitial(pair), lsecond(pair), &expiry);
+		DpRelease  *r = fragment_release(stmt, linitial(pair), lsecond(pair), &signed_at,
+										 &expiry);
 
 		/* one claim per statement and shard (its calls share the nonce) */
 		if (releases == NIL && !IsParallelWorker())
-			claim_shards(stmt, r->dist_nonce, expiry);
+			claim_shards(stmt, r->dist_nonce, signed_at, expiry);
 		else if (releases != NIL &&
 				 memcmp(r->dist_nonce, ((DpRelease *) linitial(releases))->dist_nonce,
 						DP_NONCE_LEN) != 0)

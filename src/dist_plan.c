@@ -72,125 +72,13 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "dist_catalog.h"
 #include "dist_plan.h"
 #include "guc.h"
 #include "selection.h"
 
-/* pg_dist_partition.logicalrelid, Citus's catalog of its tables */
-#define CITUS_PARTITION_CATALOG "pg_dist_partition"
-#define CITUS_PARTITION_LOGICALRELID 1
-
 #define DETAIL_SUPPORTED "On a Citus table dp_agg supports one SELECT of DP aggregates that reads " \
 	"the table directly (WHERE, TABLESAMPLE, GROUP BY, HAVING, ORDER BY, DISTINCT, LIMIT)."
-
-/* Is relid a table Citus distributes (or replicates)? */
-bool
-dp_is_citus_table(Oid relid)
-{
-	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	bool		found;
-
-	if (!OidIsValid(catalog))
-		return false;
-	rel = table_open(catalog, AccessShareLock);
-	ScanKeyInit(&key, CITUS_PARTITION_LOGICALRELID, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	found = HeapTupleIsValid(systable_getnext(scan));
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
-}
-
-/* Citus's catalogs of shards, placements and the node's group */
-#define CITUS_SHARD_CATALOG "pg_dist_shard"
-#define CITUS_SHARD_LOGICALRELID 1
-#define CITUS_SHARD_SHARDID 2
-#define CITUS_PLACEMENT_CATALOG "pg_dist_placement"
-#define CITUS_PLACEMENT_SHARDID 2
-#define CITUS_PLACEMENT_GROUPID 5
-#define CITUS_LOCAL_GROUP_CATALOG "pg_dist_local_group"
-#define CITUS_LOCAL_GROUPID 1
-
-/*
- * The values of column attno of the rows of a Citus catalog where column
- * keyattno = value (every row if keyattno is 0).
- */
-static List *
-catalog_column(const char *catalog, AttrNumber keyattno, RegProcedure eqproc, Datum value,
-			   AttrNumber attno, bool int8)
-{
-	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	List	   *result = NIL;
-
-	if (!OidIsValid(relid))
-		return NIL;
-	rel = table_open(relid, AccessShareLock);
-	if (keyattno > 0)
-		ScanKeyInit(&key, keyattno, BTEqualStrategyNumber, eqproc, value);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, keyattno > 0 ? 1 : 0, &key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tup, attno, RelationGetDescr(rel), &isnull);
-
-		if (isnull)
-			continue;
-		if (int8)
-		{
-			int64	   *v = palloc(sizeof(int64));
-
-			*v = DatumGetInt64(d);
-			result = lappend(result, v);
-		}
-		else
-			result = lappend_int(result, DatumGetInt32(d));
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return result;
-}
-
-/*
- * Where the shards of a Citus table are: "shard:group;" for every
- * placement, from the coordinator's metadata.
- */
-char *
-dp_citus_placements(Oid relid)
-{
-	StringInfoData s;
-	ListCell   *lc;
-
-	initStringInfo(&s);
-	foreach(lc, catalog_column(CITUS_SHARD_CATALOG, CITUS_SHARD_LOGICALRELID, F_OIDEQ,
-							   ObjectIdGetDatum(relid), CITUS_SHARD_SHARDID, true))
-	{
-		int64		shard = *(int64 *) lfirst(lc);
-		ListCell   *lc2;
-
-		foreach(lc2, catalog_column(CITUS_PLACEMENT_CATALOG, CITUS_PLACEMENT_SHARDID, F_INT8EQ,
-									Int64GetDatum(shard), CITUS_PLACEMENT_GROUPID, false))
-			appendStringInfo(&s, INT64_FORMAT ":%d;", shard, lfirst_int(lc2));
-	}
-	return s.data;
-}
-
-/* this node's Citus group (0 on the coordinator), -1 if unknown */
-int
-dp_citus_local_group(void)
-{
-	List	   *groups = catalog_column(CITUS_LOCAL_GROUP_CATALOG, 0, InvalidOid, (Datum) 0,
-										CITUS_LOCAL_GROUPID, false);
-
-	return groups == NIL ? -1 : linitial_int(groups);
-}
 
 static Oid
 dp_namespace(void)

@@ -17,6 +17,13 @@
  * the statement fails, nothing is released) with a hint to lower
  * dp_agg.fragment_ttl.
  *
+ * The memory lives in shared memory, which a restart of the node (or of
+ * its shared memory after a crash) empties: so the node also remembers
+ * when its memory began, and refuses every fragment signed before then
+ * (the signature covers when it was signed, dist_token.c).  A fragment
+ * therefore cannot outlive a restart, whatever its expiry; this relies on
+ * the clocks of the nodes agreeing, as the expiry does.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -42,6 +49,7 @@ typedef struct ReplayEntry
 typedef struct ReplayShared
 {
 	LWLock	   *lock;
+	TimestampTz since;			/* when this memory began */
 	ReplayEntry entries[DP_REPLAY_ENTRIES];
 } ReplayShared;
 
@@ -71,6 +79,7 @@ replay_shmem_startup(void)
 	{
 		memset(replay, 0, sizeof(ReplayShared));
 		replay->lock = &(GetNamedLWLockTranche("dp_agg_replay"))->lock;
+		replay->since = GetCurrentTimestamp();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -87,10 +96,11 @@ dp_replay_init(void)
 
 /*
  * Accept the pair (nonce, relid) once until expiry; ERROR if it was
- * accepted before or the table is full.
+ * accepted before, if it was signed before this node's memory began, or if
+ * the table is full.
  */
 void
-dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz expiry)
+dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz signed_at, TimestampTz expiry)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	ReplayEntry *free_entry = NULL;
@@ -101,6 +111,13 @@ dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz expiry)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("dp_agg must be loaded via shared_preload_libraries"),
 				 errdetail("Signed fragments are checked against replay in shared memory.")));
+	if (signed_at < replay->since)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement was signed before this node started"),
+				 errdetail("This node remembers the fragments it ran since %s only.",
+						   timestamptz_to_str(replay->since)),
+				 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates; run the statement again.")));
 	LWLockAcquire(replay->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < DP_REPLAY_ENTRIES; i++)
 	{

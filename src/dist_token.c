@@ -28,8 +28,12 @@
  * statement did not read is accepted: the states it yields are sealed
  * (dist_state.c), which makes them useless to whoever is not a node.
  *
+ * The signature also covers when it was signed, so that a node refuses
+ * fragments signed before it last started (dist_replay.c: its memory of
+ * the fragments it has run does not survive a restart).
+ *
  * Text form, fields separated by ':' (names and bounds hex-encoded):
- *   dpf2:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:fragment:tag
+ *   dpf3:nonce:signed_at:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:fragment:tag
  *
  *-------------------------------------------------------------------------
  */
@@ -49,8 +53,8 @@
 #include "dist_token.h"
 #include "guc.h"
 
-#define DP_TOKEN_VERSION "dpf2"
-#define DP_TOKEN_FIELDS 15
+#define DP_TOKEN_VERSION "dpf3"
+#define DP_TOKEN_FIELDS 16
 #define DP_TAG_LEN 32			/* SHA-256 output, bytes */
 #define DP_KEY_MIN_LEN 32		/* 256 bits, the tag's strength */
 #define DP_KEY_MAX_LEN 1024
@@ -182,15 +186,15 @@ dp_fragment_sign(const DpFragmentSpec *spec)
 {
 	StringInfoData s;
 	char		nonce[2 * DP_NONCE_LEN + 1];
-	TimestampTz expiry = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													 (int64) dp_guc_fragment_ttl_s * 1000);
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz expiry = TimestampTzPlusMilliseconds(now, (int64) dp_guc_fragment_ttl_s * 1000);
 
 	hex_encode((const char *) spec->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	initStringInfo(&s);
 	Assert(strlen(spec->fragment) == DP_FRAGMENT_FP_LEN);
-	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s:%s",
-					 DP_TOKEN_VERSION, nonce, (int64) expiry,
+	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s:%s",
+					 DP_TOKEN_VERSION, nonce, (int64) now, (int64) expiry,
 					 hex_of(spec->nspname), hex_of(spec->relname),
 					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp,
 					 hex_of(spec->lower), hex_of(spec->upper), spec->fingerprint,
@@ -233,20 +237,21 @@ dp_fragment_verify(const char *text, DpFragmentSpec *spec)
 	if (strlen(field[1]) != 2 * DP_NONCE_LEN)
 		token_error("The nonce is malformed.");
 	hex_decode(field[1], 2 * DP_NONCE_LEN, (char *) spec->nonce);
-	spec->expiry = (TimestampTz) strtoi64(field[2], NULL, 10);
-	spec->nspname = unhex(field[3]);
-	spec->relname = unhex(field[4]);
-	spec->kind = atoi(field[5]);
-	spec->vclass = atoi(field[6]);
-	spec->valtype = (Oid) strtoul(field[7], NULL, 10);
-	spec->grid_exp = atoi(field[8]);
-	spec->lower = unhex(field[9]);
-	spec->upper = unhex(field[10]);
-	spec->fingerprint = strtou64(field[11], NULL, 16);
-	spec->placements = unhex(field[12]);
-	if (strlen(field[13]) != DP_FRAGMENT_FP_LEN)
+	spec->signed_at = (TimestampTz) strtoi64(field[2], NULL, 10);
+	spec->expiry = (TimestampTz) strtoi64(field[3], NULL, 10);
+	spec->nspname = unhex(field[4]);
+	spec->relname = unhex(field[5]);
+	spec->kind = atoi(field[6]);
+	spec->vclass = atoi(field[7]);
+	spec->valtype = (Oid) strtoul(field[8], NULL, 10);
+	spec->grid_exp = atoi(field[9]);
+	spec->lower = unhex(field[10]);
+	spec->upper = unhex(field[11]);
+	spec->fingerprint = strtou64(field[12], NULL, 16);
+	spec->placements = unhex(field[13]);
+	if (strlen(field[14]) != DP_FRAGMENT_FP_LEN)
 		token_error("The fingerprint of the fragment is malformed.");
-	spec->fragment = pstrdup(field[13]);
+	spec->fragment = pstrdup(field[14]);
 
 	if (GetCurrentTimestamp() > spec->expiry)
 		ereport(ERROR,

@@ -77,12 +77,6 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	parse = dp_dist_rewrite(parse, &citus_relid);
 	if (OidIsValid(citus_relid))
 	{
-		if (dp_relation_protected(citus_relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DP statements on protected Citus tables are not supported"),
-					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
-					 errhint("Keep protected tables local, or undistribute the table.")));
 		if (dp_unit_of_read(citus_relid, false, &unit))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -147,10 +141,15 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	List	   *fragments;
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
+	bool		dist_untrusted;
 
 	dp_stats_check_plan(queryDesc->plannedstmt);
+	/* a DP statement on a Citus table reads it in dist_run (dist_exec.c) */
+	dist_untrusted = dp_dist_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
+										   queryDesc->instrument_options);
 	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 					 queryDesc->instrument_options, &protect);
+	protect.untrusted |= dist_untrusted;
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)
