@@ -196,3 +196,19 @@ END
 $$;
 COMMENT ON FUNCTION dp_agg.disallow_function(regprocedure) IS
 'removes a function from dp_agg.allowed_function (every entry that names it); false if it was not there';
+
+--------------------------------------------------------------------------
+-- Citus: protected tables and privacy units on distributed tables
+--
+-- A DP statement on a Citus table whose rows have a privacy unit groups its
+-- inner statement by the unit too; dp_agg.dist_run then bounds each unit's
+-- contribution, once, on the coordinator, and keeps at most
+-- max_groups_contributed of its groups (README, "Citus").  Protected Citus
+-- tables need no new object: dp_agg.protect labels them (security label of
+-- provider dp_agg) so that Citus carries the protection to the workers.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.dist_run(text, integer) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_dist_run' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.dist_run(text, integer) IS
+'runs the distributed part of a priced and charged DP statement on a Citus table with a privacy unit, bounding each unit to the given number of groups (made by the planner, never called by hand)';

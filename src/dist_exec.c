@@ -78,6 +78,8 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/tuplesort.h"
+#include "utils/datum.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -91,11 +93,13 @@
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
+#include "price.h"
 #include "protect.h"
 #include "protect_check.h"
 #include "random.h"
 #include "registry.h"
 #include "selection_mechanism.h"
+#include "unit_catalog.h"
 
 PG_FUNCTION_INFO_V1(dp_dist_run);
 
@@ -223,15 +227,29 @@ is_group_key(Query *q, Index ref)
 	return false;
 }
 
-/* the inner statement of a dist_run scan, of the shape the rewrite makes */
+/*
+ * The inner statement of a dist_run scan, of the shape the rewrite makes,
+ * and its privacy unit's k (the second argument), 0 without a unit.
+ */
 static Query *
-inner_query(FuncExpr *run)
+inner_query(FuncExpr *run, int *unit_groups)
 {
 	Const	   *arg = linitial(run->args);
 	Query	   *inner;
 	RangeTblEntry *rte;
 
-	if (list_length(run->args) != 1 || !IsA(arg, Const) || arg->constisnull)
+	*unit_groups = 0;
+	if (list_length(run->args) == 2 && IsA(lsecond(run->args), Const) &&
+		!((Const *) lsecond(run->args))->constisnull &&
+		((Const *) lsecond(run->args))->consttype == INT4OID)
+	{
+		*unit_groups = DatumGetInt32(((Const *) lsecond(run->args))->constvalue);
+		if (*unit_groups < 1 || *unit_groups > DP_MAX_UNIT_BOUND)
+			bad_inner();
+	}
+	else if (list_length(run->args) != 1)
+		bad_inner();
+	if (!IsA(arg, Const) || arg->constisnull)
 		bad_inner();
 	inner = (Query *) stringToNode(TextDatumGetCString(arg->constvalue));
 	if (!IsA(inner, Query) || inner->commandType != CMD_SELECT || inner->havingQual != NULL ||
@@ -243,13 +261,41 @@ inner_query(FuncExpr *run)
 	return inner;
 }
 
-/* the inner statement of a dist_run scan, checked */
+/*
+ * The inner statement of a dist_run scan, checked; with a privacy unit,
+ * its first column is the unit column of the table's unit now (the plan
+ * was made again if it changed: privacy_unit.c's catalog resets the plan
+ * cache), and k is not above the relation's for a role untrusted for it
+ * (privacy_unit.c refuses the same at planning).
+ */
 static Query *
-inner_of(FuncExpr *run)
+inner_of(FuncExpr *run, int *unit_groups)
 {
-	Query	   *inner = inner_query(run);
+	Query	   *inner = inner_query(run, unit_groups);
+	RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
+	DpUnit		unit;
+	bool		has_unit = dp_unit_of_read(rte->relid, !rte->inh, &unit);
 	ListCell   *lc;
 
+	if (has_unit != (*unit_groups > 0))
+		bad_inner();
+	if (has_unit)
+	{
+		TargetEntry *first = linitial_node(TargetEntry, inner->targetList);
+
+		if (first->resname == NULL || strcmp(first->resname, DP_DIST_UNIT_COLUMN) != 0 ||
+			!IsA(first->expr, Var) || ((Var *) first->expr)->varattno != unit.attnum)
+			bad_inner();
+		if (*unit_groups > unit.max_groups && dp_relation_protected(rte->relid) &&
+			!dp_role_trusted(rte->relid, GetUserId()))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("dp_agg.max_groups_contributed %d exceeds the %d of relation \"%s\"",
+							*unit_groups, unit.max_groups, get_rel_name(rte->relid)),
+					 errdetail("Roles untrusted for a protected relation may lower the bounds of its privacy unit, not raise them."),
+					 errhint("SET dp_agg.max_groups_contributed to at most %d, or to 0.",
+							 unit.max_groups)));
+	}
 	dp_guard_query(inner);
 	foreach(lc, inner->targetList)
 	{
@@ -367,7 +413,8 @@ dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		collect_runs(lfirst(lc), &runs);
 	foreach(lc, runs)
 	{
-		Query	   *inner = inner_query(lfirst(lc));
+		int			unit_groups;
+		Query	   *inner = inner_query(lfirst(lc), &unit_groups);
 		Oid			relid = linitial_node(RangeTblEntry, inner->rtable)->relid;
 		bool		as_owner = OidIsValid(inner_run_as(relid));
 
@@ -403,12 +450,12 @@ check_bindable(Query *inner, ParamListInfo params)
 /*
  * The private selection of an inner statement's groups: present when it
  * has GROUP BY and the keys are private (dist_plan.c put it there at
- * planning), with k = 1 (rows are the units on a Citus table).  A plan made
+ * planning), with the k of its privacy unit (1 when rows are the units).  A plan made
  * with dp_agg.group_keys = 'public' and run after it changed is refused, as
  * the guard refuses a local one (guard.c), not run without selection.
  */
 static void
-check_inner_selection(Query *inner, List *tickets)
+check_inner_selection(Query *inner, List *tickets, int unit_groups)
 {
 	bool		selected = false;
 	ListCell   *lc;
@@ -419,11 +466,13 @@ check_inner_selection(Query *inner, List *tickets)
 
 		if (r->call.kind != DP_SELECT)
 			continue;
-		if (selected || inner->groupClause == NIL || r->selection.max_groups != 1)
+		if (selected || list_length(inner->groupClause) <= (unit_groups > 0 ? 1 : 0) ||
+			r->selection.max_groups != Max(unit_groups, 1))
 			bad_inner();
 		selected = true;
 	}
-	if (!selected && inner->groupClause != NIL && dp_guc_group_keys == DP_GROUP_KEYS_PRIVATE)
+	if (!selected && list_length(inner->groupClause) > (unit_groups > 0 ? 1 : 0) &&
+		dp_guc_group_keys == DP_GROUP_KEYS_PRIVATE)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("GROUP BY keys of a DP statement are released only by private selection"),
@@ -466,8 +515,10 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 	foreach(lc, runs)
 	{
 		FuncExpr   *run = lfirst(lc);
-		Query	   *inner = inner_of(run);
+		int			unit_groups;
+		Query	   *inner = inner_of(run, &unit_groups);
 		RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
+		int			unit_rows = unit_groups > 0 ? dp_price_unit_rows(rte->relid) : 0;
 		List	   *tickets = NIL;
 		ListCell   *lc2;
 
@@ -477,6 +528,7 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		{
 			TargetEntry *tle = lfirst(lc2);
 			DpSampling	sampling = dp_no_sampling;
+			DpCallInfo	info;
 			DpRelease  *r;
 
 			if (!IsA(tle->expr, Aggref))
@@ -487,13 +539,16 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 				sampling.tablesample = rte->tablesample;
 				sampling.nscans = 1;
 			}
-			r = dp_release_create((Aggref *) tle->expr, (Aggref *) tle->expr,
-								  dp_lookup_call(((Aggref *) tle->expr)->aggfnoid), true,
-								  &sampling, params, 0, 0);
+			info = *dp_lookup_call(((Aggref *) tle->expr)->aggfnoid);
+			/* released per group of bounded units, as level 3 of privacy_unit.c */
+			if (unit_groups > 0 && info.kind != DP_SELECT)
+				info.unit = DP_UNIT_RELEASE;
+			r = dp_release_create((Aggref *) tle->expr, (Aggref *) tle->expr, &info, true,
+								  &sampling, params, unit_groups, unit_rows);
 			r->agg_node = run;
 			tickets = lappend(tickets, r);
 		}
-		check_inner_selection(inner, tickets);
+		check_inner_selection(inner, tickets, unit_groups);
 		releases = list_concat(releases, tickets);
 	}
 	return releases;
@@ -510,6 +565,7 @@ typedef struct DistRun
 	const DpRelease **units;	/* what each call's partial state accumulates */
 	int			ncalls;
 	int			select;			/* the call of the private selection, or -1 */
+	int			unit_groups;	/* privacy units: k, 0 if rows are the units */
 	HTAB	   *slots;
 	MemoryContext cxt;
 	struct DistRun *next;
@@ -532,15 +588,43 @@ forget_run(void *arg)
 }
 
 /*
+ * The private selection's state is the exact number of the group's rows
+ * (each row one unit), accumulated as dp_count(*)'s by the workers.
+ */
+static char *bound_text(const DpRelease *r, bool upper);
+
+/*
  * The units of a call's partial state: its ticket's, but for the private
- * selection, whose state is the exact number of the group's rows (each row
- * one unit), accumulated as dp_count(*)'s by the workers.
+ * selection (below) and for a call over privacy units: the workers then
+ * accumulate the rows of each (unit, group) exactly, in the grid and
+ * bounds of the ticket but without the unit's bounds, which dist_run
+ * applies (bound_units).
  */
 static const DpRelease *
 partial_units(const DpRelease *r)
 {
 	DpCallInfo	info;
 
+	if (r->call.kind != DP_SELECT && r->unit_groups > 0)
+	{
+		Datum		lower = (Datum) 0;
+		Datum		upper = (Datum) 0;
+
+		info = r->call;
+		info.unit = DP_UNIT_NONE;
+		info.lower_arg = info.upper_arg = info.epsilon_arg = info.delta_arg = info.k_arg = -1;
+		if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+		{
+			Oid			typinput,
+						typioparam;
+
+			/* as a worker reads the bounds of a specification (fragment_release) */
+			getTypeInputInfo(r->call.valtype, &typinput, &typioparam);
+			lower = OidInputFunctionCall(typinput, bound_text(r, false), typioparam, -1);
+			upper = OidInputFunctionCall(typinput, bound_text(r, true), typioparam, -1);
+		}
+		return dp_release_for_fragment(&info, lower, upper, r->row_grid_exp);
+	}
 	if (r->call.kind != DP_SELECT)
 		return r;
 	memset(&info, 0, sizeof(info));
@@ -552,7 +636,7 @@ partial_units(const DpRelease *r)
 }
 
 static DistRun *
-new_run(EState *estate, const void *run_expr, List *tickets)
+new_run(EState *estate, const void *run_expr, List *tickets, int unit_groups)
 {
 	DistRun    *dr;
 	HASHCTL		ctl;
@@ -575,6 +659,7 @@ new_run(EState *estate, const void *run_expr, List *tickets)
 	dr->tickets = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
 	dr->units = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
 	dr->select = -1;
+	dr->unit_groups = unit_groups;
 	foreach(lc, tickets)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(dr->cxt);
@@ -728,7 +813,7 @@ quiet_citus_logs(void)
  * that Citus connects to the workers as it.
  */
 static Tuplestorestate *
-run_inner(Query *inner, EState *estate, Oid run_as)
+run_inner(Query *inner, EState *estate, Oid run_as, TupleDesc *desc)
 {
 	Tuplestorestate *store = tuplestore_begin_heap(false, false, work_mem);
 	DestReceiver *dest = CreateDestReceiver(DestTuplestore);
@@ -749,6 +834,7 @@ run_inner(Query *inner, EState *estate, Oid run_as)
 		qd = CreateQueryDesc(stmt, estate->es_sourceText, GetActiveSnapshot(), InvalidSnapshot,
 							 dest, estate->es_param_list_info, NULL, 0);
 		ExecutorStart(qd, 0);
+		*desc = CreateTupleDescCopy(qd->tupDesc);
 		DP_EXECUTOR_RUN(qd);
 		ExecutorFinish(qd);
 		ExecutorEnd(qd);
@@ -815,6 +901,358 @@ selected(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls)
 	return dp_selection_draw(&dr->tickets[dr->select]->selection, st->count);
 }
 
+/* ---------- privacy units: each unit bounded once, on the coordinator ---------- */
+
+/*
+ * A unit's contribution to one group, bounded as level 1 of privacy_unit.c
+ * bounds it (aggregates.c, dp_unit_bound_*_final): at most R rows counted,
+ * a sum's total clamped to [lower, upper], an average's to R rows and a
+ * total in [c lower, c upper].  The state is the exact state of the unit's
+ * rows in the group (one row of the inner statement), in place.
+ */
+static void
+bound_contribution(DpDistState *st, const DpRelease *ticket)
+{
+	st->count = Min(st->count, (int64) ticket->unit_rows);
+	switch (ticket->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			st->sum = 0;
+			break;
+		case DP_SUM:
+			st->sum = Max(st->sum, (int128) ticket->lo_units);
+			st->sum = Min(st->sum, (int128) ticket->hi_units);
+			break;
+		default:
+			st->sum = Max(st->sum, (int128) st->count * ticket->lo_units);
+			st->sum = Min(st->sum, (int128) st->count * ticket->hi_units);
+			break;
+	}
+}
+
+/* a state of the run for call i, checked (NULL: an empty one) */
+static DpDistState *
+checked_state(DistRun *dr, int i, Datum value, bool isnull)
+{
+	const DpRelease *r = dr->units[i];
+	DpDistState *st;
+
+	if (isnull)
+		return dp_dist_state_new(CurrentMemoryContext, r->call.kind, dr->nonce, r->fingerprint);
+	st = dp_dist_state_copy((DpDistState *) PG_DETOAST_DATUM(value));
+	if (memcmp(st->nonce, dr->nonce, DP_NONCE_LEN) != 0 ||
+		st->fingerprint != r->fingerprint || st->kind != r->call.kind)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a partial state of a DP aggregate belongs to another statement"),
+				 errdetail("A worker returned a state with another nonce or other units.")));
+	return st;
+}
+
+/* equality of two values by a GROUP BY clause's operator, NULLs equal */
+static bool
+keys_equal(FmgrInfo *eq, Oid collation, Datum a, bool anull, Datum b, bool bnull)
+{
+	if (anull || bnull)
+		return anull && bnull;
+	return DatumGetBool(FunctionCall2Coll(eq, collation, a, b));
+}
+
+typedef struct UnitRow
+{
+	uint64		priority;
+	MinimalTuple tuple;
+} UnitRow;
+
+/*
+ * The groups a unit keeps: at most k of its rows (one per group, the
+ * inner statement groups by unit and keys), those of the k smallest
+ * priorities drawn from the CSPRNG for each row: a uniform k-subset of the
+ * unit's groups, chosen from its own rows and fresh randomness only, as
+ * the README's proof requires (Wilson et al. 2020, section 3).  Ties
+ * (probability about 2^-64) are broken by order of arrival.
+ */
+static void
+keep_row(UnitRow *kept, int *nkept, int k, TupleTableSlot *slot)
+{
+	uint64		p;
+	int			worst = 0;
+
+	dp_random_fill((uint8 *) &p, sizeof(p));
+	if (*nkept < k)
+	{
+		kept[*nkept].priority = p;
+		kept[*nkept].tuple = ExecCopySlotMinimalTuple(slot);
+		(*nkept)++;
+		return;
+	}
+	for (int i = 1; i < *nkept; i++)
+		if (kept[i].priority > kept[worst].priority)
+			worst = i;
+	if (p < kept[worst].priority)
+	{
+		pfree(kept[worst].tuple);
+		kept[worst].priority = p;
+		kept[worst].tuple = ExecCopySlotMinimalTuple(slot);
+	}
+}
+
+typedef struct GroupSums
+{
+	int64	   *count;			/* per call */
+	int128	   *sum;
+	int64		units;
+} GroupSums;
+
+/* one output row: the keys, and each call's state from the sums */
+static void
+put_group(DistRun *dr, Tuplestorestate *out, TupleDesc outdesc, Datum *keys, bool *keynulls,
+		  int ngroups, GroupSums *g)
+{
+	Datum	   *values = palloc(sizeof(Datum) * outdesc->natts);
+	bool	   *nulls = palloc0(sizeof(bool) * outdesc->natts);
+
+	for (int j = 0; j < ngroups; j++)
+	{
+		values[j] = keys[j];
+		nulls[j] = keynulls[j];
+	}
+	for (int i = 0; i < dr->ncalls; i++)
+	{
+		const DpRelease *r = dr->units[i];
+		DpDistState *st = dp_dist_state_new(CurrentMemoryContext, r->call.kind, dr->nonce,
+											r->fingerprint);
+
+		if (i == dr->select)
+			st->count = g->units;
+		else
+		{
+			st->count = g->count[i];
+			st->sum = g->sum[i];
+		}
+		values[ngroups + i] = PointerGetDatum(st);
+	}
+	tuplestore_putvalues(out, outdesc, values, nulls);
+}
+
+/*
+ * The rows of the inner statement of a DP statement over privacy units
+ * (unit, keys..., the exact state of each call for the unit's rows in the
+ * group, combined over the shards by Citus) into the rows dist_run returns
+ * (keys..., the state of each call, the number of units for the private
+ * selection): each unit's rows are sorted together, it keeps at most k
+ * groups (keep_row), each contribution is bounded (bound_contribution),
+ * and the bounded contributions are added per group, sorted by the keys.
+ * Each unit is bounded once, from all its rows, wherever Citus found them:
+ * on the unit's one shard when the unit is the distribution column, on
+ * several otherwise (README, "Citus").
+ */
+static Tuplestorestate *
+bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
+			TupleDesc outdesc)
+{
+	int			ngroups = outdesc->natts - dr->ncalls;
+	int			nstates = rawdesc->natts - 1 - ngroups;
+	SortGroupClause *unit_gc = linitial_node(SortGroupClause, inner->groupClause);
+	Oid			unit_coll = exprCollation((Node *) linitial_node(TargetEntry, inner->targetList)->expr);
+	AttrNumber	unit_attno = 1;
+	bool		nulls_first = false;
+	FmgrInfo	unit_eq;
+	FmgrInfo   *key_eq = palloc(sizeof(FmgrInfo) * Max(ngroups, 1));
+	Oid		   *key_coll = palloc(sizeof(Oid) * Max(ngroups, 1));
+	Tuplesortstate *byunit;
+	Tuplesortstate *bygroup = NULL;
+	TupleTableSlot *rslot = MakeSingleTupleTableSlot(rawdesc, &TTSOpsMinimalTuple);
+	TupleTableSlot *oslot = MakeSingleTupleTableSlot(outdesc, &TTSOpsMinimalTuple);
+	Tuplestorestate *out = tuplestore_begin_heap(false, false, work_mem);
+	UnitRow    *kept = palloc(sizeof(UnitRow) * dr->unit_groups);
+	int			nkept = 0;
+	Datum		prev_unit = (Datum) 0;
+	bool		have_unit = false;
+	GroupSums	g;
+
+	if (nstates != dr->ncalls - (dr->select >= 0 ? 1 : 0) || nstates < 1 ||
+		list_length(inner->groupClause) != ngroups + 1)
+		bad_inner();
+	fmgr_info(get_opcode(unit_gc->eqop), &unit_eq);
+	g.count = palloc0(sizeof(int64) * dr->ncalls);
+	g.sum = palloc0(sizeof(int128) * dr->ncalls);
+	g.units = 0;
+
+	/* the bounded rows, sorted by the keys (no sort without GROUP BY) */
+	if (ngroups > 0)
+	{
+		AttrNumber *attnums = palloc(sizeof(AttrNumber) * ngroups);
+		Oid		   *sortops = palloc(sizeof(Oid) * ngroups);
+		bool	   *nullsfirst = palloc(sizeof(bool) * ngroups);
+
+		for (int j = 0; j < ngroups; j++)
+		{
+			SortGroupClause *gc = list_nth_node(SortGroupClause, inner->groupClause, j + 1);
+
+			attnums[j] = j + 1;
+			sortops[j] = gc->sortop;
+			nullsfirst[j] = gc->nulls_first;
+			key_coll[j] = exprCollation((Node *) list_nth_node(TargetEntry, inner->targetList, j + 1)->expr);
+			fmgr_info(get_opcode(gc->eqop), &key_eq[j]);
+		}
+		bygroup = tuplesort_begin_heap(outdesc, ngroups, attnums, sortops, key_coll, nullsfirst,
+									   work_mem, NULL, TUPLESORT_NONE);
+	}
+
+	/* the rows sorted by unit, their states checked */
+	byunit = tuplesort_begin_heap(rawdesc, 1, &unit_attno, &unit_gc->sortop, &unit_coll,
+								  &nulls_first, work_mem, NULL, TUPLESORT_NONE);
+	while (tuplestore_gettupleslot(raw, true, false, rslot))
+	{
+		slot_getallattrs(rslot);
+		if (rslot->tts_isnull[0])
+			bad_inner();		/* the inner statement leaves out rows of no unit */
+		for (int i = 0; i < nstates; i++)
+			(void) checked_state(dr, i, rslot->tts_values[1 + ngroups + i],
+								 rslot->tts_isnull[1 + ngroups + i]);
+		tuplesort_puttupleslot(byunit, rslot);
+	}
+	tuplestore_end(raw);
+	tuplesort_performsort(byunit);
+
+	/* each unit: the groups it keeps, bounded */
+	for (;;)
+	{
+		bool		more = tuplesort_gettupleslot(byunit, true, true, rslot, NULL);
+
+		if (more)
+			slot_getallattrs(rslot);
+		if (have_unit && (!more || !keys_equal(&unit_eq, unit_coll, prev_unit, false,
+											   rslot->tts_values[0], false)))
+		{
+			for (int n = 0; n < nkept; n++)
+			{
+				TupleTableSlot *kslot = MakeSingleTupleTableSlot(rawdesc, &TTSOpsMinimalTuple);
+
+				ExecStoreMinimalTuple(kept[n].tuple, kslot, true);
+				slot_getallattrs(kslot);
+				ExecClearTuple(oslot);
+				for (int j = 0; j < ngroups; j++)
+				{
+					oslot->tts_values[j] = kslot->tts_values[1 + j];
+					oslot->tts_isnull[j] = kslot->tts_isnull[1 + j];
+				}
+				for (int i = 0; i < dr->ncalls; i++)
+				{
+					DpDistState *st;
+
+					if (i == dr->select)
+					{
+						st = dp_dist_state_new(CurrentMemoryContext, dr->units[i]->call.kind,
+											   dr->nonce, dr->units[i]->fingerprint);
+						st->count = 1;	/* one unit */
+					}
+					else
+					{
+						st = checked_state(dr, i, kslot->tts_values[1 + ngroups + i],
+										   kslot->tts_isnull[1 + ngroups + i]);
+						bound_contribution(st, dr->tickets[i]);
+					}
+					if (bygroup == NULL)
+					{
+						g.count[i] += st->count;
+						g.sum[i] += st->sum;
+					}
+					oslot->tts_values[ngroups + i] = PointerGetDatum(st);
+					oslot->tts_isnull[ngroups + i] = false;
+				}
+				if (bygroup != NULL)
+				{
+					ExecStoreVirtualTuple(oslot);
+					tuplesort_puttupleslot(bygroup, oslot);
+				}
+				else
+					g.units++;
+				ExecDropSingleTupleTableSlot(kslot);
+			}
+			nkept = 0;
+			have_unit = false;
+		}
+		if (!more)
+			break;
+		if (!have_unit)
+		{
+			prev_unit = datumCopy(rslot->tts_values[0], TupleDescAttr(rawdesc, 0)->attbyval,
+								  TupleDescAttr(rawdesc, 0)->attlen);
+			have_unit = true;
+		}
+		keep_row(kept, &nkept, dr->unit_groups, rslot);
+		CHECK_FOR_INTERRUPTS();
+	}
+	tuplesort_end(byunit);
+
+	if (bygroup == NULL)
+	{
+		/* without GROUP BY, one group, released whatever its units */
+		put_group(dr, out, outdesc, NULL, NULL, 0, &g);
+		return out;
+	}
+
+	/* each group: the sum of its units' bounded contributions */
+	tuplesort_performsort(bygroup);
+	{
+		Datum	   *keys = palloc(sizeof(Datum) * ngroups);
+		bool	   *keynulls = palloc(sizeof(bool) * ngroups);
+		bool		have_group = false;
+
+		for (;;)
+		{
+			bool		more = tuplesort_gettupleslot(bygroup, true, true, oslot, NULL);
+			bool		same = more && have_group;
+
+			if (more)
+				slot_getallattrs(oslot);
+			for (int j = 0; same && j < ngroups; j++)
+				same = keys_equal(&key_eq[j], key_coll[j], keys[j], keynulls[j],
+								  oslot->tts_values[j], oslot->tts_isnull[j]);
+			if (have_group && !same)
+			{
+				put_group(dr, out, outdesc, keys, keynulls, ngroups, &g);
+				memset(g.count, 0, sizeof(int64) * dr->ncalls);
+				memset(g.sum, 0, sizeof(int128) * dr->ncalls);
+				g.units = 0;
+				have_group = false;
+			}
+			if (!more)
+				break;
+			if (!have_group)
+			{
+				for (int j = 0; j < ngroups; j++)
+				{
+					Form_pg_attribute att = TupleDescAttr(outdesc, j);
+
+					keynulls[j] = oslot->tts_isnull[j];
+					keys[j] = keynulls[j] ? (Datum) 0 :
+						datumCopy(oslot->tts_values[j], att->attbyval, att->attlen);
+				}
+				have_group = true;
+			}
+			for (int i = 0; i < dr->ncalls; i++)
+			{
+				const DpDistState *st = (const DpDistState *) DatumGetPointer(oslot->tts_values[ngroups + i]);
+
+				if (i == dr->select)
+					continue;
+				g.count[i] += st->count;
+				g.sum[i] += st->sum;
+			}
+			g.units++;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	tuplesort_end(bygroup);
+	ExecDropSingleTupleTableSlot(rslot);
+	ExecDropSingleTupleTableSlot(oslot);
+	return out;
+}
+
 Datum
 dp_dist_run(PG_FUNCTION_ARGS)
 {
@@ -831,10 +1269,12 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	Tuplestorestate *out;
 	TupleTableSlot *slot;
 	TupleDesc	desc;
+	TupleDesc	rawdesc;
 	MemoryContext oldcxt;
 	uint64		serial = 0;
 	char	   *fragment;
 	const char *why;
+	int			ncalls;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -851,9 +1291,23 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	if (tickets == NIL)
 		bad_inner();
 
-	dr = new_run(estate, run_expr, tickets);
+	dr = new_run(estate, run_expr, tickets, PG_NARGS() > 1 ? PG_GETARG_INT32(1) : 0);
 	inner = (Query *) stringToNode(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	relid = linitial_node(RangeTblEntry, inner->rtable)->relid;
+	ncalls = dr->ncalls;
+	if (dr->unit_groups > 0 && dr->select >= 0)
+	{
+		/*
+		 * With privacy units the selection counts units, which dist_run
+		 * knows once it has bounded them: the workers do not count it (it
+		 * is the last column, dist_plan.c)
+		 */
+		if (dr->select != dr->ncalls - 1 ||
+			!IsA(llast_node(TargetEntry, inner->targetList)->expr, Aggref))
+			bad_inner();
+		inner->targetList = list_delete_last(inner->targetList);
+		ncalls--;
+	}
 	foreach(lc, inner->targetList)
 	{
 		TargetEntry *tle = lfirst(lc);
@@ -866,7 +1320,7 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			call++;
 		}
 	}
-	if (call != dr->ncalls)
+	if (call != ncalls)
 		bad_inner();
 	fragment = dp_fragment_fingerprint(inner, get_namespace_name(get_rel_namespace(relid)),
 									   get_rel_name(relid), estate->es_param_list_info, true,
@@ -885,9 +1339,11 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment);
 	}
 
-	raw = run_inner(inner, estate, inner_run_as(relid));
+	raw = run_inner(inner, estate, inner_run_as(relid), &rawdesc);
 
 	desc = rsinfo->expectedDesc;
+	if (dr->unit_groups > 0)
+		raw = bound_units(dr, inner, rawdesc, raw, desc);
 	oldcxt = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	out = tuplestore_begin_heap(false, false, work_mem);
 	MemoryContextSwitchTo(oldcxt);
@@ -926,7 +1382,7 @@ dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *
 		if (memcmp(dr->nonce, st->nonce, DP_NONCE_LEN) != 0)
 			continue;
 		if (call < 0 || call >= dr->ncalls || call == dr->select ||
-			st->fingerprint != dr->tickets[call]->fingerprint || st->serial == 0)
+			st->fingerprint != dr->units[call]->fingerprint || st->serial == 0)
 			break;
 		memset(&key, 0, sizeof(key));
 		key.serial = st->serial;

@@ -64,6 +64,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
+#include "parser/parse_oper.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -76,6 +77,7 @@
 #include "dist_plan.h"
 #include "guc.h"
 #include "selection.h"
+#include "unit_catalog.h"
 
 #define DETAIL_SUPPORTED "On a Citus table dp_agg supports one SELECT of DP aggregates that reads " \
 	"the table directly (WHERE, TABLESAMPLE, GROUP BY, HAVING, ORDER BY, DISTINCT, LIMIT)."
@@ -233,7 +235,54 @@ typedef struct OuterContext
 	List	   *groups;			/* expressions of the GROUP BY, in order */
 	List	   *calls;			/* the distinct DP Aggrefs, in order */
 	Oid			state_type;
+	Var		   *unit;			/* the privacy unit column, or NULL */
+	int			unit_groups;	/* its max_groups_contributed (k) */
 } OuterContext;
+
+/*
+ * The privacy unit of the Citus table the statement reads, if any, into
+ * ctx: its column and k, the relation's max_groups_contributed or the
+ * setting (dist_exec.c refuses, before the charge, a k above the
+ * relation's for a role untrusted for it, as privacy_unit.c does at
+ * planning).  Refused where privacy_unit.c refuses too (TABLESAMPLE), and
+ * for a unit or keys without an ordering: dist_run sorts by them.
+ */
+static void
+check_unit(Query *q, OuterContext *ctx)
+{
+	RangeTblEntry *rte = rt_fetch(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex,
+								  q->rtable);
+	DpUnit		unit;
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+	Oid			sortop;
+	ListCell   *lc;
+
+	if (!dp_unit_of_read(rte->relid, !rte->inh, &unit))
+		return;
+	if (rte->tablesample != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE is not supported with privacy units"),
+				 errdetail("Sampling rows does not sample units, so it gives no privacy amplification per unit."),
+				 errhint("See \"Privacy units\" in the dp_agg README.")));
+	get_atttypetypmodcoll(rte->relid, unit.attnum, &type, &typmod, &collation);
+	get_sort_group_operators(type, false, false, false, &sortop, NULL, NULL, NULL);
+	foreach(lc, q->groupClause)
+		if (!OidIsValid(lfirst_node(SortGroupClause, lc)->sortop))
+			sortop = InvalidOid;
+	if (!OidIsValid(sortop))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("privacy units on a Citus table need a unit column and GROUP BY keys of types with an ordering"),
+				 errdetail("The coordinator bounds each unit's contribution by sorting the groups of each unit, then the units of each group."),
+				 errhint("Group by columns of ordered types, or cast them.")));
+	ctx->unit = makeVar(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex,
+						unit.attnum, type, typmod, collation, 0);
+	ctx->unit_groups = dp_guc_max_groups_contributed > 0 ? dp_guc_max_groups_contributed :
+		unit.max_groups;
+}
 
 /* dp_agg.dist_release(state, call, NULL::result type) */
 static Node *
@@ -284,15 +333,45 @@ outer_mutator(Node *node, OuterContext *ctx)
 	return expression_tree_mutator(node, outer_mutator, ctx);
 }
 
-/* the inner statement: group keys and DP calls, grouped as the user's */
+/*
+ * The inner statement: group keys and DP calls, grouped as the user's.
+ * With a privacy unit, the unit column comes first (named dp_unit) and is
+ * grouped by too, rows of no unit left out (as privacy_unit.c does):
+ * dist_run bounds each unit's contribution from its groups' exact states.
+ */
 static Query *
 make_inner(Query *q, OuterContext *ctx)
 {
 	Query	   *inner = copyObject(q);
 	List	   *tlist = NIL;
+	List	   *groups = NIL;
 	ListCell   *lc;
 	int			resno = 1;
 
+	if (ctx->unit != NULL)
+	{
+		Index		ref = 0;
+		SortGroupClause *gc = makeNode(SortGroupClause);
+		TargetEntry *n = makeTargetEntry((Expr *) copyObject(ctx->unit), resno++,
+										 pstrdup(DP_DIST_UNIT_COLUMN), false);
+		NullTest   *nt = makeNode(NullTest);
+		bool		hashable;
+
+		foreach(lc, q->targetList)
+			ref = Max(ref, lfirst_node(TargetEntry, lc)->ressortgroupref);
+		n->ressortgroupref = ref + 1;
+		tlist = lappend(tlist, n);
+		get_sort_group_operators(ctx->unit->vartype, false, true, false,
+								 &gc->sortop, &gc->eqop, NULL, &hashable);
+		gc->tleSortGroupRef = n->ressortgroupref;
+		gc->hashable = hashable;
+		groups = lappend(groups, gc);
+		nt->arg = (Expr *) copyObject(ctx->unit);
+		nt->nulltesttype = IS_NOT_NULL;
+		nt->location = -1;
+		inner->jointree->quals = make_and_qual(inner->jointree->quals, (Node *) nt);
+	}
+	inner->groupClause = list_concat(groups, inner->groupClause);
 	foreach(lc, q->groupClause)
 	{
 		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
@@ -319,20 +398,28 @@ make_inner(Query *q, OuterContext *ctx)
 	return inner;
 }
 
-/* FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...) */
+/*
+ * FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...), or with a
+ * privacy unit dp_agg.dist_run('<inner>', k): the unit column of the inner
+ * statement is not among the columns dist_run returns.
+ */
 static RangeTblEntry *
-make_run_rte(Query *inner, Oid state_type)
+make_run_rte(Query *inner, OuterContext *ctx)
 {
-	Oid			argtype = TEXTOID;
+	Oid			argtypes[2] = {TEXTOID, INT4OID};
+	List	   *args;
 	FuncExpr   *run;
 	RangeTblFunction *rtf = makeNode(RangeTblFunction);
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	Oid			state_type = ctx->state_type;
 	ListCell   *lc;
 
-	run = makeFuncExpr(dp_dist_func("dist_run", 1, &argtype), RECORDOID,
-					   list_make1(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
-											CStringGetTextDatum(nodeToString(inner)),
-											false, false)),
+	args = list_make1(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+								CStringGetTextDatum(nodeToString(inner)), false, false));
+	if (ctx->unit != NULL)
+		args = lappend(args, makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+									   Int32GetDatum(ctx->unit_groups), false, true));
+	run = makeFuncExpr(dp_dist_func("dist_run", list_length(args), argtypes), RECORDOID, args,
 					   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	run->funcretset = true;
 	rtf->funcexpr = (Node *) run;
@@ -340,6 +427,9 @@ make_run_rte(Query *inner, Oid state_type)
 	{
 		TargetEntry *tle = lfirst(lc);
 		bool		call = IsA(tle->expr, Aggref);	/* a partial state when run */
+
+		if (ctx->unit != NULL && foreach_current_index(lc) == 0)
+			continue;
 
 		rtf->funccolnames = lappend(rtf->funccolnames, makeString(pstrdup(tle->resname)));
 		rtf->funccoltypes = lappend_oid(rtf->funccoltypes,
@@ -349,7 +439,7 @@ make_run_rte(Query *inner, Oid state_type)
 		rtf->funccolcollations = lappend_oid(rtf->funccolcollations,
 											 call ? InvalidOid : exprCollation((Node *) tle->expr));
 	}
-	rtf->funccolcount = list_length(inner->targetList);
+	rtf->funccolcount = list_length(rtf->funccolnames);
 	rte->rtekind = RTE_FUNCTION;
 	rte->functions = list_make1(rtf);
 	rte->eref = makeAlias("dp_dist", copyObject(rtf->funccolnames));
@@ -367,7 +457,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 {
 	ScanContext scan = {false, InvalidOid, false, false};
 	AggrefList	calls = {NIL, false};
-	OuterContext ctx = {NIL, NIL, InvalidOid};
+	OuterContext ctx = {NIL, NIL, InvalidOid, NULL, 0};
 	Query	   *inner;
 	Query	   *outer;
 	ListCell   *lc;
@@ -399,10 +489,11 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	*citus_relid = scan.citus_relid;
 
 	check_shape(q, &calls);
+	check_unit(q, &ctx);
 	ctx.calls = calls.aggrefs;
 	if (q->groupClause != NIL)
 	{
-		Aggref	   *select = dp_selection_call(1);
+		Aggref	   *select = dp_selection_call(ctx.unit != NULL ? ctx.unit_groups : 1);
 
 		/* last: the columns of the user's calls keep their numbers */
 		if (select != NULL)
@@ -416,7 +507,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	outer->querySource = q->querySource;
 	outer->queryId = q->queryId;
 	outer->canSetTag = q->canSetTag;
-	outer->rtable = list_make1(make_run_rte(inner, ctx.state_type));
+	outer->rtable = list_make1(make_run_rte(inner, &ctx));
 	{
 		RangeTblRef *rtr = makeNode(RangeTblRef);
 
