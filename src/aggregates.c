@@ -776,10 +776,15 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	DpAggState	st;
 	const DpRelease *r;
 
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		not_in_aggregate("dp_agg.dist_transfn");
+	/*
+	 * A state with a ticket was made below, in this aggregate: a state read
+	 * by the type's input function, or copied, has none.  So the aggregate
+	 * context is checked once, when the state is made.
+	 */
 	if (PG_ARGISNULL(0))
 	{
+		if (!AggCheckCallContext(fcinfo, &aggcontext))
+			not_in_aggregate("dp_agg.dist_transfn");
 		r = dp_release_for_call(fcinfo, "dp_agg.sum");
 		if (r->dist_nonce == NULL)
 			not_in_aggregate("dp_agg.dist_transfn");
@@ -794,6 +799,8 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 			not_in_aggregate("dp_agg.dist_transfn");
 	}
 
+	/* every row of the group that reaches the call (the private selection's count) */
+	ds->rows++;
 	if (r->call.kind == DP_COUNT_STAR)
 		ds->count++;
 	else if (PG_NARGS() < 3 || PG_ARGISNULL(2))
@@ -805,33 +812,50 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		memset(&st, 0, sizeof(st));
-		st.release = r;
-		st.count = ds->count;
-		st.sum = ds->sum;
+		/* as accumulate_int and accumulate_float do, on the state in place */
 		switch (r->call.valtype)
 		{
 			case INT2OID:
-				accumulate_int(&st, PG_GETARG_INT16(2));
-				break;
 			case INT4OID:
-				accumulate_int(&st, PG_GETARG_INT32(2));
-				break;
 			case INT8OID:
-				accumulate_int(&st, PG_GETARG_INT64(2));
-				break;
+				{
+					int64		v = r->call.valtype == INT8OID ? PG_GETARG_INT64(2) :
+						r->call.valtype == INT4OID ? PG_GETARG_INT32(2) : PG_GETARG_INT16(2);
+
+					if (v < r->lower_int)
+						v = r->lower_int;
+					else if (v > r->upper_int)
+						v = r->upper_int;
+					ds->sum += dp_round_int(v, r->row_grid_exp);
+					ds->count++;
+					break;
+				}
 			case FLOAT4OID:
-				accumulate_float(&st, PG_GETARG_FLOAT4(2));
-				break;
 			case FLOAT8OID:
-				accumulate_float(&st, PG_GETARG_FLOAT8(2));
-				break;
+				{
+					double		v = r->call.valtype == FLOAT8OID ? PG_GETARG_FLOAT8(2) :
+						PG_GETARG_FLOAT4(2);
+
+					if (isnan(v))
+						break;
+					if (v < r->lower_float)
+						v = r->lower_float;
+					else if (v > r->upper_float)
+						v = r->upper_float;
+					ds->sum += dp_round_float(v, r->row_mult, r->row_grid_exp);
+					ds->count++;
+					break;
+				}
 			default:
+				memset(&st, 0, sizeof(st));
+				st.release = r;
+				st.count = ds->count;
+				st.sum = ds->sum;
 				accumulate_numeric(&st, PG_GETARG_DATUM(2));
+				ds->count = st.count;
+				ds->sum = st.sum;
 				break;
 		}
-		ds->count = st.count;
-		ds->sum = st.sum;
 	}
 	PG_RETURN_POINTER(ds);
 }
@@ -878,6 +902,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	check_same_run(s1, s2);
 	s1->count += s2->count;
 	s1->sum += s2->sum;
+	s1->rows += s2->rows;
 	PG_RETURN_POINTER(s1);
 }
 

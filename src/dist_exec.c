@@ -566,6 +566,7 @@ typedef struct DistRun
 	int			ncalls;
 	int			select;			/* the call of the private selection, or -1 */
 	int			unit_groups;	/* privacy units: k, 0 if rows are the units */
+	int			rows_from;		/* the call whose rows the selection counts, or -1 */
 	HTAB	   *slots;
 	MemoryContext cxt;
 	struct DistRun *next;
@@ -659,6 +660,7 @@ new_run(EState *estate, const void *run_expr, List *tickets, int unit_groups)
 	dr->tickets = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
 	dr->units = MemoryContextAlloc(dr->cxt, sizeof(DpRelease *) * dr->ncalls);
 	dr->select = -1;
+	dr->rows_from = -1;
 	dr->unit_groups = unit_groups;
 	foreach(lc, tickets)
 	{
@@ -890,15 +892,19 @@ number_states(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls, uint64 se
 static bool
 selected(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls)
 {
-	int			col = desc->natts - dr->ncalls + dr->select;
-	const DpDistState *st;
+	int			first = desc->natts - dr->ncalls;
+	int			col = first + dr->select;
+	int64		n;
 
 	if (dr->select < 0)
 		return true;
-	st = (const DpDistState *) DatumGetPointer(values[col]);
+	if (dr->rows_from >= 0)
+		n = ((const DpDistState *) DatumGetPointer(values[first + dr->rows_from]))->rows;
+	else
+		n = ((const DpDistState *) DatumGetPointer(values[col]))->count;
 	values[col] = (Datum) 0;
 	nulls[col] = true;
-	return dp_selection_draw(&dr->tickets[dr->select]->selection, st->count);
+	return dp_selection_draw(&dr->tickets[dr->select]->selection, n);
 }
 
 /* ---------- privacy units: each unit bounded once, on the coordinator ---------- */
@@ -1275,6 +1281,8 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	char	   *fragment;
 	const char *why;
 	int			ncalls;
+	Datum	   *values;
+	bool	   *nulls;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -1295,18 +1303,34 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	inner = (Query *) stringToNode(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	relid = linitial_node(RangeTblEntry, inner->rtable)->relid;
 	ncalls = dr->ncalls;
-	if (dr->unit_groups > 0 && dr->select >= 0)
+	if (dr->select >= 0)
 	{
 		/*
-		 * With privacy units the selection counts units, which dist_run
-		 * knows once it has bounded them: the workers do not count it (it
-		 * is the last column, dist_plan.c)
+		 * The selection counts the group's rows (each row a unit): every
+		 * call without FILTER sees them all, and its state counts them
+		 * (rows); with privacy units it counts units, which dist_run knows
+		 * once it has bounded them.  Then the workers need not count it (it
+		 * is the last column, dist_plan.c).
 		 */
 		if (dr->select != dr->ncalls - 1 ||
 			!IsA(llast_node(TargetEntry, inner->targetList)->expr, Aggref))
 			bad_inner();
-		inner->targetList = list_delete_last(inner->targetList);
-		ncalls--;
+		foreach(lc, inner->targetList)
+		{
+			TargetEntry *tle = lfirst(lc);
+
+			if (dr->unit_groups == 0 && dr->rows_from < 0 && IsA(tle->expr, Aggref) &&
+				((Aggref *) tle->expr)->aggfilter == NULL && call < dr->select)
+				dr->rows_from = call;
+			if (IsA(tle->expr, Aggref))
+				call++;
+		}
+		call = 0;
+		if (dr->unit_groups > 0 || dr->rows_from >= 0)
+		{
+			inner->targetList = list_delete_last(inner->targetList);
+			ncalls--;
+		}
 	}
 	foreach(lc, inner->targetList)
 	{
@@ -1343,17 +1367,29 @@ dp_dist_run(PG_FUNCTION_ARGS)
 
 	desc = rsinfo->expectedDesc;
 	if (dr->unit_groups > 0)
+	{
 		raw = bound_units(dr, inner, rawdesc, raw, desc);
+		rawdesc = desc;
+	}
+	else if (rawdesc->natts != desc->natts - (ncalls < dr->ncalls ? 1 : 0))
+		bad_inner();
 	oldcxt = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	out = tuplestore_begin_heap(false, false, work_mem);
 	MemoryContextSwitchTo(oldcxt);
-	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	slot = MakeSingleTupleTableSlot(rawdesc, &TTSOpsMinimalTuple);
+	values = palloc(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
 	while (tuplestore_gettupleslot(raw, true, false, slot))
 	{
 		slot_getallattrs(slot);
-		number_states(dr, desc, slot->tts_values, slot->tts_isnull, ++serial);
-		if (selected(dr, desc, slot->tts_values, slot->tts_isnull))
-			tuplestore_putvalues(out, desc, slot->tts_values, slot->tts_isnull);
+		/* the selection's column, last, when the workers did not count it */
+		values[desc->natts - 1] = (Datum) 0;
+		nulls[desc->natts - 1] = true;
+		memcpy(values, slot->tts_values, sizeof(Datum) * rawdesc->natts);
+		memcpy(nulls, slot->tts_isnull, sizeof(bool) * rawdesc->natts);
+		number_states(dr, desc, values, nulls, ++serial);
+		if (selected(dr, desc, values, nulls))
+			tuplestore_putvalues(out, desc, values, nulls);
 		ExecClearTuple(slot);
 	}
 	ExecDropSingleTupleTableSlot(slot);

@@ -28,6 +28,7 @@ typedef struct DpDistState
 	uint64		serial;			/* set by the coordinator: one per group */
 	int64		count;
 	int128		sum;			/* in units */
+	int64		rows;			/* rows of the group that reached the call */
 	const void *release;		/* this process's ticket, or NULL */
 } DpDistState;
 

@@ -45,6 +45,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "storage/fd.h"
 #include "utils/builtins.h"
@@ -69,9 +70,54 @@ token_error(const char *detail)
 			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
 }
 
+/*
+ * The key is read from its file at most once per transaction and wiped
+ * when the transaction ends: a statement that seals or opens hundreds of
+ * partial states (dist_state.c) reads it once, and a new key (written on
+ * every node, dp_agg.cluster_key_file reloaded) is used from the next
+ * transaction on.  The key derived for sealing is kept as long.
+ */
+static unsigned char cached_key[DP_KEY_MAX_LEN];
+static int	cached_len = 0;
+static unsigned char cached_subkey[DP_SUBKEY_LEN];
+static char cached_label[64] = "";
+static bool wipe_registered = false;
+
+static void
+wipe_keys(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+		return;
+	explicit_bzero(cached_key, sizeof(cached_key));
+	explicit_bzero(cached_subkey, sizeof(cached_subkey));
+	cached_len = 0;
+	cached_label[0] = '\0';
+}
+
+static int	read_key_file(unsigned char *key);
+
+/* the shared key (see above); ERROR if unusable */
+static const unsigned char *
+read_key(int *len)
+{
+	if (cached_len == 0)
+	{
+		if (!wipe_registered)
+		{
+			RegisterXactCallback(wipe_keys, NULL);
+			wipe_registered = true;
+		}
+		cached_label[0] = '\0';
+		cached_len = read_key_file(cached_key);
+	}
+	*len = cached_len;
+	return cached_key;
+}
+
 /* the shared key, read from dp_agg.cluster_key_file; ERROR if unusable */
 static int
-read_key(unsigned char *key)
+read_key_file(unsigned char *key)
 {
 	FILE	   *f;
 	size_t		n;
@@ -107,15 +153,14 @@ read_key(unsigned char *key)
 static char *
 tag_of(const char *msg)
 {
-	unsigned char key[DP_KEY_MAX_LEN];
 	unsigned char tag[DP_TAG_LEN];
 	unsigned int taglen = 0;
-	int			keylen = read_key(key);
+	int			keylen;
+	const unsigned char *key = read_key(&keylen);
 	char	   *hex = palloc(2 * DP_TAG_LEN + 1);
 	unsigned char *ok;
 
 	ok = HMAC(EVP_sha256(), key, keylen, (const unsigned char *) msg, strlen(msg), tag, &taglen);
-	explicit_bzero(key, sizeof(key));
 	if (ok == NULL || taglen != DP_TAG_LEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),
@@ -135,13 +180,22 @@ tag_of(const char *msg)
 void
 dp_cluster_subkey(const char *label, unsigned char *out)
 {
-	unsigned char key[DP_KEY_MAX_LEN];
 	unsigned int len = 0;
-	int			keylen = read_key(key);
+	int			keylen;
+	const unsigned char *key = read_key(&keylen);
 	unsigned char *ok;
 
+	if (cached_len > 0 && strcmp(cached_label, label) == 0)
+	{
+		memcpy(out, cached_subkey, DP_SUBKEY_LEN);
+		return;
+	}
 	ok = HMAC(EVP_sha256(), key, keylen, (const unsigned char *) label, strlen(label), out, &len);
-	explicit_bzero(key, sizeof(key));
+	if (ok != NULL && len == DP_SUBKEY_LEN && cached_len > 0 && strlen(label) < sizeof(cached_label))
+	{
+		memcpy(cached_subkey, out, DP_SUBKEY_LEN);
+		strcpy(cached_label, label);
+	}
 	if (ok == NULL || len != DP_SUBKEY_LEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),

@@ -1,7 +1,18 @@
 #!/usr/bin/env python3
 """The Citus benchmark (test/bench/citus.sh): DP / native on one distributed
-table, median of DP_BENCH_RUNS runs.  Usage: citus_bench.py BASE_PORT, as the
-postgres user with PostgreSQL's binaries in PATH."""
+table, ratio of the medians of DP_BENCH_RUNS runs, repeated DP_BENCH_REPEATS
+times.  Usage: citus_bench.py BASE_PORT, as the postgres user with
+PostgreSQL's binaries in PATH.
+
+Equal plan shapes: every node has max_parallel_workers_per_gather = 0, so
+that neither side gets parallel scans on the workers (the built-in
+aggregates are parallel-capable, dp_agg's partial sums are not: left to
+the planner, native count(*) would run with parallel workers and DP
+without, and the comparison would measure that), and
+citus.max_adaptive_executor_pool_size is the same for both (Citus's
+default, 16 connections per worker).  Each pair is printed with its plan
+shape on one worker (the shard query's EXPLAIN), the median and the range
+of each side, and the load average of the machine before and after."""
 import os
 import platform
 import re
@@ -14,6 +25,8 @@ import tempfile
 base = int(sys.argv[1])
 ROWS = int(os.environ.get("DP_BENCH_ROWS", "10000000"))
 RUNS = int(os.environ.get("DP_BENCH_RUNS", "5"))
+REPEATS = int(os.environ.get("DP_BENCH_REPEATS", "1"))
+ONLY = os.environ.get("DP_BENCH_ONLY", "")
 PORTS = (base, base + 1, base + 2)
 top = tempfile.mkdtemp(prefix="dp_agg_citus_bench.")
 
@@ -38,6 +51,7 @@ listen_addresses = ''
 unix_socket_directories = '{top}'
 shared_buffers = '512MB'
 max_worker_processes = 16
+max_parallel_workers_per_gather = 0
 dp_agg.cluster_key_file = '{top}/cluster.key'
 dp_agg.citus_worker = {'on' if worker else 'off'}
 citus.shard_count = 32
@@ -65,6 +79,10 @@ def timed(sql):
     return float(m[-1])
 
 
+def load():
+    return "%.1f" % os.getloadavg()[0]
+
+
 PAIRS = [
     ("count", "SELECT count(*) FROM t", "SELECT dp_count(*) FROM t"),
     ("sum", "SELECT sum(v) FROM t", "SELECT dp_sum(v, 0, 1000) FROM t"),
@@ -89,18 +107,34 @@ try:
                 f"FROM generate_series(1, {ROWS}) i")
     q(PORTS[0], "VACUUM ANALYZE t")
     q(PORTS[0], "SELECT dp_agg.set_budget('postgres', 1e15, 0.5)")
-    print(f"| query ({ROWS:,} rows, 32 shards, 2 workers) | native ms | DP ms | DP / native |")
-    print("|---|---|---|---|")
-    for name, native, dp in PAIRS:
-        timed(native), timed(dp)
-        tn, td = [], []
-        for r in range(RUNS):
-            order = ((native, tn), (dp, td)) if r % 2 == 0 else ((dp, td), (native, tn))
-            for sql, acc in order:
-                acc.append(timed(sql))
-        mn, md = statistics.median(tn), statistics.median(td)
-        print(f"| {name} | {mn:.1f} | {md:.1f} | {md / mn:.2f} |")
-    print(f"\nmedian of {RUNS} runs; {platform.processor() or platform.machine()}, "
+    shard = q(PORTS[0], "SELECT min(shardid) FROM pg_dist_shard_placement WHERE nodeport = "
+                        f"{PORTS[1]}")
+    print(f"| query ({ROWS:,} rows, 32 shards, 2 workers) | native ms (range) | DP ms (range) "
+          "| DP / native | load before, after |")
+    print("|---|---|---|---|---|")
+    for rep in range(REPEATS):
+        for name, native, dp in PAIRS:
+            if ONLY and ONLY not in name:
+                continue
+            before = load()
+            timed(native), timed(dp)
+            tn, td = [], []
+            for r in range(RUNS):
+                order = ((native, tn), (dp, td)) if r % 2 == 0 else ((dp, td), (native, tn))
+                for sql, acc in order:
+                    acc.append(timed(sql))
+            mn, md = statistics.median(tn), statistics.median(td)
+            print(f"| {name} | {mn:.1f} ({min(tn):.0f}-{max(tn):.0f}) | {md:.1f} "
+                  f"({min(td):.0f}-{max(td):.0f}) | {md / mn:.2f} | {before}, {load()} |",
+                  flush=True)
+    # the plan shape of a shard query on a worker, for both sides
+    for sql in ("SELECT g, count(*) FROM t_%s GROUP BY g" % shard,
+                "SELECT count(*) FROM t_%s" % shard):
+        print("\nworker plan of `%s`:\n" % sql)
+        for line in q(PORTS[1], "EXPLAIN (COSTS OFF) " + sql).splitlines():
+            print("    " + line)
+    print(f"\nmedian of {RUNS} runs, {REPEATS} repetition(s); max_parallel_workers_per_gather = 0 "
+          f"on every node; {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {platform.platform()}")
 finally:
     for port in PORTS:
