@@ -40,6 +40,7 @@ OBJS = \
 	src/selection.o \
 	src/dist_catalog.o \
 	src/dist_protect.o \
+	src/dist_session.o \
 	src/dist_token.o \
 	src/dist_replay.o \
 	src/dist_state.o \

@@ -90,6 +90,7 @@
 #include "dist_fingerprint.h"
 #include "dist_plan.h"
 #include "dist_replay.h"
+#include "dist_session.h"
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
@@ -424,7 +425,12 @@ dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 			untrusted = true;
 		}
 		if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		{
 			check_inner_access(inner, as_owner);
+			/* nothing else of the transaction runs as the owner (dist_session.c) */
+			if (as_owner)
+				dp_dist_session_run_as_owner();
+		}
 	}
 	return untrusted;
 }

@@ -19,6 +19,7 @@
 #include "catalog.h"
 #include "dist_protect.h"
 #include "dist_replay.h"
+#include "dist_session.h"
 #include "guc.h"
 #include "hooks.h"
 #include "inheritance.h"
@@ -44,6 +45,7 @@ _PG_init(void)
 	dp_inheritance_init();
 	dp_protect_init();
 	dp_dist_protect_init();
+	dp_dist_session_init();
 	dp_unit_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();
