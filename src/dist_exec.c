@@ -55,6 +55,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_aggregate.h"
@@ -374,6 +375,23 @@ check_inner_access(Query *inner, bool run_as_owner)
 						get_rel_name(relid)),
 				 errdetail("Their fragments run on the workers as the table's owner, whom the policies would not restrict."),
 				 errhint("Disable row-level security on the table, or protect a table holding only the rows the role may see.")));
+	if (run_as_owner)
+	{
+		Oid			owner = dp_relation_owner(relid);
+		HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(owner));
+		bool		login = HeapTupleIsValid(tup) && ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+
+		if (HeapTupleIsValid(tup))
+			ReleaseSysCache(tup);
+		if (!login)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the owner of protected Citus table \"%s\" cannot log in",
+							get_rel_name(relid)),
+					 errdetail("The fragments of a DP statement of a role not trusted for the table run on the workers as its owner, and Citus connects to them as that role."),
+					 errhint("ALTER ROLE %s LOGIN (Citus needs it for the table's DDL too).",
+							 quote_identifier(GetUserNameFromId(owner, false)))));
+	}
 	if (run_as_owner && dp_role_granted(relid, user))
 		return;
 	if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK)
@@ -1068,7 +1086,6 @@ bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
 	int			nstates = rawdesc->natts - 1 - ngroups;
 	SortGroupClause *unit_gc = linitial_node(SortGroupClause, inner->groupClause);
 	Oid			unit_coll = exprCollation((Node *) linitial_node(TargetEntry, inner->targetList)->expr);
-	AttrNumber	unit_attno = 1;
 	bool		nulls_first = false;
 	FmgrInfo	unit_eq;
 	FmgrInfo   *key_eq = palloc(sizeof(FmgrInfo) * Max(ngroups, 1));
@@ -1082,6 +1099,7 @@ bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
 	int			nkept = 0;
 	Datum		prev_unit = (Datum) 0;
 	bool		have_unit = false;
+	MinimalTuple last_row = NULL;
 	GroupSums	g;
 
 	if (nstates != dr->ncalls - (dr->select >= 0 ? 1 : 0) || nstates < 1 ||
@@ -1091,6 +1109,14 @@ bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
 	g.count = palloc0(sizeof(int64) * dr->ncalls);
 	g.sum = palloc0(sizeof(int128) * dr->ncalls);
 	g.units = 0;
+
+	for (int j = 0; j < ngroups; j++)
+	{
+		SortGroupClause *gc = list_nth_node(SortGroupClause, inner->groupClause, j + 1);
+
+		key_coll[j] = exprCollation((Node *) list_nth_node(TargetEntry, inner->targetList, j + 1)->expr);
+		fmgr_info(get_opcode(gc->eqop), &key_eq[j]);
+	}
 
 	/* the bounded rows, sorted by the keys (no sort without GROUP BY) */
 	if (ngroups > 0)
@@ -1106,16 +1132,34 @@ bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
 			attnums[j] = j + 1;
 			sortops[j] = gc->sortop;
 			nullsfirst[j] = gc->nulls_first;
-			key_coll[j] = exprCollation((Node *) list_nth_node(TargetEntry, inner->targetList, j + 1)->expr);
-			fmgr_info(get_opcode(gc->eqop), &key_eq[j]);
 		}
 		bygroup = tuplesort_begin_heap(outdesc, ngroups, attnums, sortops, key_coll, nullsfirst,
 									   work_mem, NULL, TUPLESORT_NONE);
 	}
 
-	/* the rows sorted by unit, their states checked */
-	byunit = tuplesort_begin_heap(rawdesc, 1, &unit_attno, &unit_gc->sortop, &unit_coll,
-								  &nulls_first, work_mem, NULL, TUPLESORT_NONE);
+	/*
+	 * The rows sorted by unit, then keys, their states checked: the rows of
+	 * a unit are together, and two rows of one unit and group (which
+	 * Citus's GROUP BY never returns) would be found side by side.
+	 */
+	{
+		AttrNumber *attnums = palloc(sizeof(AttrNumber) * (ngroups + 1));
+		Oid		   *sortops = palloc(sizeof(Oid) * (ngroups + 1));
+		Oid		   *colls = palloc(sizeof(Oid) * (ngroups + 1));
+		bool	   *nullsfirst = palloc(sizeof(bool) * (ngroups + 1));
+
+		for (int j = 0; j <= ngroups; j++)
+		{
+			SortGroupClause *gc = list_nth_node(SortGroupClause, inner->groupClause, j);
+
+			attnums[j] = j + 1;
+			sortops[j] = gc->sortop;
+			colls[j] = j == 0 ? unit_coll : key_coll[j - 1];
+			nullsfirst[j] = j == 0 ? nulls_first : gc->nulls_first;
+		}
+		byunit = tuplesort_begin_heap(rawdesc, ngroups + 1, attnums, sortops, colls, nullsfirst,
+									  work_mem, NULL, TUPLESORT_NONE);
+	}
 	while (tuplestore_gettupleslot(raw, true, false, rslot))
 	{
 		slot_getallattrs(rslot);
@@ -1195,6 +1239,28 @@ bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
 								  TupleDescAttr(rawdesc, 0)->attlen);
 			have_unit = true;
 		}
+		else
+		{
+			/* the unit's previous row (sorted by keys): another group */
+			bool		same = true;
+			TupleTableSlot *pslot = MakeSingleTupleTableSlot(rawdesc, &TTSOpsMinimalTuple);
+
+			ExecStoreMinimalTuple(last_row, pslot, false);
+			slot_getallattrs(pslot);
+			for (int j = 0; same && j < ngroups; j++)
+				same = keys_equal(&key_eq[j], key_coll[j], pslot->tts_values[1 + j],
+								  pslot->tts_isnull[1 + j], rslot->tts_values[1 + j],
+								  rslot->tts_isnull[1 + j]);
+			ExecDropSingleTupleTableSlot(pslot);
+			if (same)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("a privacy unit's group came twice from the workers"),
+						 errdetail("Each unit is bounded from one state per group; nothing was released.")));
+		}
+		if (last_row != NULL)
+			pfree(last_row);
+		last_row = ExecCopySlotMinimalTuple(rslot);
 		keep_row(kept, &nkept, dr->unit_groups, rslot);
 		CHECK_FOR_INTERRUPTS();
 	}

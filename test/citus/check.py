@@ -872,6 +872,17 @@ check("protected Citus tables: a role with neither a grant nor SELECT is refused
 rc, out, err = psql(COORD, "SELECT count(*) FROM pa.people", user="pa_owner")
 check("protected Citus tables: the owner (trusted) reads its table", rc == 0 and out == "2000",
       err or out)
+# an owner without LOGIN: Citus could not connect as it, refused before the charge
+for sql in ("CREATE ROLE pa_nologin NOLOGIN", "GRANT CREATE ON SCHEMA pa TO pa_nologin",
+            "CREATE TABLE pa.nl (id int)", "SELECT create_distributed_table('pa.nl', 'id')",
+            "INSERT INTO pa.nl SELECT generate_series(1, 10)", "ALTER TABLE pa.nl OWNER TO pa_nologin",
+            "SELECT dp_agg.protect('pa.nl')", "SELECT dp_agg.grant_access('pa.nl', 'pa_analyst')"):
+    q(COORD, sql)
+before = role_ledger("pa_analyst")
+rc, out, err = psql(COORD, "SELECT dp_count(id, 1) FROM pa.nl", user="pa_analyst")
+check("protected Citus tables: an owner that cannot log in is refused before the charge",
+      rc != 0 and "cannot log in" in err and role_ledger("pa_analyst") == before, err or out)
+q(COORD, "DROP TABLE pa.nl")   # Citus itself cannot move its shards either
 
 # the same analysts, logged in to a worker: nothing of the protected
 # tables, their shards or their statistics (fragments run as the owner)
