@@ -39,8 +39,19 @@ Checks (one line each, then "citus: N passed, M failed"):
     shard's new node, and statements are charged once each;
   - a worker stopped while a statement waits for it: the statement fails,
     its charge stands, nothing is released;
-  - a DP statement on a protected Citus table is refused, and so is one on
-    a Citus table with a privacy unit.
+  - protected distributed and reference tables: the label that carries the
+    protection on every node; the attacks of sql/protect_attack.sql that
+    apply, through the coordinator, by a role with a grant and by one with
+    SELECT, refused and never charged; DP statements accepted, exact and
+    charged once; reads on a worker by both, with logins, refused; the
+    replay of a fragment ahead of Citus (captured from pg_stat_activity,
+    shard name changed) returns nothing; a worker restart, a shard move and
+    a worker added after protection keep it; SET commands Citus would run
+    on the owner's connections refused;
+  - shard names Citus shortens;
+  - privacy units by the distribution column and by another one: as on a
+    local copy, one unit of 1,000 rows on every shard moving each release by
+    exactly its bound, the selection counting units, k and R capped.
 
 Usage: check.py BASE_PORT (uses BASE_PORT .. BASE_PORT+3: a worker is added
 late), as the postgres user, with PATH holding PostgreSQL's binaries and
