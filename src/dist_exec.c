@@ -5,6 +5,11 @@
  *
  * On the coordinator (dist_plan.c made the outer statement):
  *
+ * - dp_dist_protect_start, at executor start before anything else, checks
+ *   that the current user may read the Citus table (a grant or SELECT),
+ *   and, on a protected table it is not trusted for, the rules of
+ *   protect_check.c on the inner statement (README, "Protected Citus
+ *   tables").
  * - dp_dist_price, at executor start, finds the dist_run scan of the plan,
  *   checks the inner statement it carries (the guard's query check, one
  *   Citus table, group keys and DP calls only) and that no partial state
@@ -16,10 +21,14 @@
  *   replaces each DP call of the inner statement by the partial aggregate
  *   dp_agg.sum with its signed specification (dist_token.c), which holds
  *   the fingerprint of the fragment (dist_fingerprint.c), and runs it
- *   through Citus, once.  It gives each group's states a serial number.
+ *   through Citus, once: as the table's owner on a protected table the
+ *   current user is not trusted for (inner_run_as).  With a privacy unit,
+ *   it bounds each unit's contribution from the exact states of its groups
+ *   (bound_units).  It gives each group's states a serial number.
  *   With private group keys it decides each group once, from the exact
- *   count of its rows combined over the workers (the partial state of the
- *   selection call dp_select, accumulated as dp_count(*)'s), with the
+ *   count of its rows combined over the workers (the rows of a call
+ *   without FILTER, or the partial state of the selection call dp_select,
+ *   accumulated as dp_count(*)'s), or of its units, with the
  *   mechanism of a local statement (selection_mechanism.c: the optimal one
  *   of Desfontaines, Voss, Gipson & Mandayam 2022, Theorem 1, for k = 1),
  *   and returns the selected groups only, without that count: a group it

@@ -32,8 +32,10 @@
  * expression of the outer statement names: its partial state is the exact
  * number of the group's rows, and dist_run decides each group with it
  * (once, from the count combined over the workers) and returns the
- * selected groups only (dist_exec.c).  k is 1: each row is a unit, in one
- * group (privacy units on Citus tables are refused, hooks.c).
+ * selected groups only (dist_exec.c), with k = 1: each row is a unit, in one
+ * group.  With a privacy unit (unit_catalog.c) the inner statement also
+ * groups by the unit, dist_run is called with the unit's k and bounds each
+ * unit, and the selection counts units, as privacy_unit.c's level 3 does.
  *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
