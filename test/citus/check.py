@@ -1136,6 +1136,29 @@ for t in ("pu", "qu"):
               ok and abs(moved - rows_ * groups) <= 1e-3 and abs(total - 100 * groups) <= 1e-3,
               f"{err or err0} {d} vs {d0}")
 
+# the k-subset is uniform: with k = 1 and R = 1, unit 1000 adds 1 to one of
+# its 4 groups, each with probability 1/4 whatever the keys; over 120
+# statements each group's number is Binomial(120, 1/4), accepted in the
+# interval whose tails each have probability at most 1.25e-7 (four groups:
+# false failure at most 1e-6).  Always the first (or last) key would put
+# 120 in one group.
+lo4, hi4 = binomial_interval(120, 0.25, 1.25e-7)
+without = {r[0]: float(r[1]) for r in rows(unit_stmt(GROUPED.format(t="qu0"), 1, 1)[1])}
+hits = {"0": 0, "1": 0, "2": 0, "3": 0}
+errs = []
+for _ in range(120):
+    rc, out, err = unit_stmt(GROUPED.format(t="qu"), 1, 1)
+    if rc != 0:
+        errs.append(err)
+        break
+    for r in rows(out):
+        if abs(float(r[1]) - without[r[0]] - 1) <= 1e-3:
+            hits[r[0]] += 1
+print(f"-- privacy units: unit 1000's group over 120 statements {hits}, accepted [{lo4}, {hi4}] each")
+check("privacy units: each unit's group is chosen uniformly (binomial, false failure <= 1e-6)",
+      not errs and sum(hits.values()) == 120 and all(lo4 <= h <= hi4 for h in hits.values()),
+      f"{errs[:1]} {hits}")
+
 # the private selection counts units: group 9 holds unit 1000's 1,000 rows and
 # no other unit, and is released with probability pi(1) = delta = 1e-7
 for t in ("pu", "qu"):
