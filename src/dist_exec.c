@@ -104,6 +104,7 @@
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
+#include "inheritance.h"
 #include "price.h"
 #include "protect.h"
 #include "protect_check.h"
@@ -1561,13 +1562,17 @@ walk_fragment(Plan *plan, FragmentWalk *w)
  * The plan reads shards of the signed table and nothing else (no function,
  * sub-query or list of values that could read rows another way), each on
  * the node group that held it when the statement was signed (not after a
- * shard move).
+ * shard move), and, for a partitioned table, the partitions of those shards
+ * (the planner adds them; each is a shard of a partition, co-located with
+ * its parent's shard).
  */
 static void
 check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 {
 	ListCell   *lc;
 	int			group = -1;
+	List	   *shards = NIL;
+	List	   *others = NIL;
 
 	foreach(lc, stmt->rtable)
 	{
@@ -1585,11 +1590,10 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 		relname = get_rel_name(rte->relid);
 		if (strcmp(get_namespace_name(get_rel_namespace(rte->relid)), spec->nspname) != 0 ||
 			!dp_citus_shard_name_of(relname, spec->relname, &shardid))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
-							spec->nspname, spec->relname),
-					 errdetail("The fragment reads \"%s\".", relname)));
+		{
+			others = lappend_oid(others, rte->relid);
+			continue;
+		}
 		if (group < 0)
 			group = dp_citus_local_group();
 		placement = psprintf(";" INT64_FORMAT ":%d;", shardid, group);
@@ -1600,12 +1604,27 @@ check_shards(PlannedStmt *stmt, const DpFragmentSpec *spec)
 							relname),
 					 errdetail("The coordinator signed it for the node that held the shard then (group %d is this node).",
 							   group)));
+		shards = lappend_oid(shards, rte->relid);
 	}
-	if (group < 0)
+	if (shards == NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("a signed fragment of a DP statement must read a shard of \"%s.%s\"",
 						spec->nspname, spec->relname)));
+	foreach(lc, others)
+	{
+		ListCell   *lc2;
+		bool		partition = false;
+
+		foreach(lc2, dp_relation_ancestors(lfirst_oid(lc), true))
+			partition |= list_member_oid(shards, lfirst_oid(lc2));
+		if (!partition)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("a signed fragment of a DP statement may read shards of \"%s.%s\" only",
+							spec->nspname, spec->relname),
+					 errdetail("The fragment reads \"%s\".", get_rel_name(lfirst_oid(lc)))));
+	}
 }
 
 /* the signed specification of a partial sum, checked and parsed */

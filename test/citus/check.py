@@ -116,6 +116,9 @@ dp_agg.citus_worker = {'on' if worker else 'off'}
 citus.shard_count = 8
 citus.local_hostname = '{top}'
 track_activity_query_size = 16384
+# a loaded machine may take longer than the default 60 s between a capture
+# and its replay: the refusals tested here must not be the expiry's
+dp_agg.fragment_ttl = '10min'
 """)
     pg_ctl(port, "start")
     q(port, "CREATE EXTENSION citus")
@@ -895,6 +898,29 @@ check("protected Citus tables: an owner that cannot log in is refused before the
       rc != 0 and "cannot log in" in err and role_ledger("pa_analyst") == before, err or out)
 q(COORD, "DROP TABLE pa.nl")   # Citus itself cannot move its shards either
 
+# a partitioned distributed table: protected with its partitions, on every node
+for sql in ("CREATE TABLE pa.visits (id int, y int, v int) PARTITION BY LIST (y)",
+            "CREATE TABLE pa.visits_1 PARTITION OF pa.visits FOR VALUES IN (1)",
+            "CREATE TABLE pa.visits_2 PARTITION OF pa.visits FOR VALUES IN (2)",
+            "SELECT create_distributed_table('pa.visits', 'id')",
+            "INSERT INTO pa.visits SELECT i, 1 + i % 2, i % 10 FROM generate_series(1, 1000) i",
+            "ALTER TABLE pa.visits OWNER TO pa_owner", "SELECT dp_agg.protect('pa.visits')",
+            "SELECT dp_agg.grant_access('pa.visits', 'pa_analyst')"):
+    q(COORD, sql)
+part_shard = q(COORD, f"SELECT min(shardid) FROM pg_dist_shard_placement WHERE nodeport = {W1} AND "
+                      "shardid IN (SELECT shardid FROM pg_dist_shard WHERE "
+                      "logicalrelid = 'pa.visits_1'::regclass)")
+rc, out, err = psql(COORD, "SET dp_agg.epsilon = 1e9; SELECT dp_count(*), dp_sum(v, 0, 10) FROM "
+                    "pa.visits; SELECT dp_count(*) FROM pa.visits WHERE y = 1", user="pa_analyst")
+bad = [sql for sql in (f"SELECT * FROM pa.visits_1_{part_shard} LIMIT 1", "SELECT * FROM pa.visits_1",
+                       "SELECT count(*) FROM pa.visits")
+       if psql(W1, sql, user="pa_analyst")[0] == 0]
+bad += [sql for sql in ("SELECT * FROM pa.visits_2 LIMIT 1",)
+        if psql(COORD, sql, user="pa_analyst")[0] == 0]
+check("a protected partitioned distributed table: DP statements exact (its partitions' shards read "
+      "with it), its partitions and their shards refused on the coordinator and a worker",
+      rc == 0 and out == "1000|4500\n500" and not bad, f"{err or out}; {bad}")
+
 # the same analysts, logged in to a worker: nothing of the protected
 # tables, their shards or their statistics (fragments run as the owner)
 WORKER_ATTACKS = [
@@ -1042,7 +1068,8 @@ rc, out, err = psql(COORD, "SELECT dp_count(id, 1e9), dp_sum(age, 0, 100, 1e9) F
                     "SELECT dp_count(id, 1e9) FROM pa.ref", user="pa_analyst")
 check("a worker added after protection knows it (the tables' and moved shards' labels): the "
       "analyst is refused there, DP statements read it, exact, charged once",
-      f"pa.people,pa.people_{moved_shard},pa.ref,pa.ref_{PA_REF_SHARD}" == w3_labels and not bad
+      {"pa.people", f"pa.people_{moved_shard}", "pa.ref", f"pa.ref_{PA_REF_SHARD}"} <=
+      set(w3_labels.split(",")) and not bad
       and rc == 0 and out == "2000|" + q(COORD, "SELECT sum(age) FROM pa.people") + "\n500"
       and role_ledger("pa_analyst") == before + 2,
       f"labels {w3_labels}; {bad}; {err or out}")
