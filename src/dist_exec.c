@@ -1365,6 +1365,7 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	int			ncalls;
 	Datum	   *values;
 	bool	   *nulls;
+	Oid			run_as;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -1445,7 +1446,15 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment);
 	}
 
-	raw = run_inner(inner, estate, inner_run_as(relid), &rawdesc);
+	/*
+	 * As the owner if the current user is untrusted now (a cursor may be
+	 * fetched by another role than the one that opened it): its
+	 * transaction then propagates no SET command (dist_session.c).
+	 */
+	run_as = inner_run_as(relid);
+	if (OidIsValid(run_as))
+		dp_dist_session_run_as_owner();
+	raw = run_inner(inner, estate, run_as, &rawdesc);
 
 	desc = rsinfo->expectedDesc;
 	if (dr->unit_groups > 0)
