@@ -38,14 +38,17 @@
 
 /* Citus's catalogs and the columns read here (Citus 13: pg_dist_*.h) */
 #define CITUS_PARTITION_CATALOG "pg_dist_partition"
+#define CITUS_PARTITION_RELID_INDEX "pg_dist_partition_logical_relid_index"
 #define CITUS_PARTITION_LOGICALRELID 1
 #define CITUS_PARTITION_METHOD 2
 #define CITUS_PARTITION_KEY 3
 #define CITUS_SHARD_CATALOG "pg_dist_shard"
 #define CITUS_SHARD_ID_INDEX "pg_dist_shard_shardid_index"
+#define CITUS_SHARD_RELID_INDEX "pg_dist_shard_logical_relid_index"
 #define CITUS_SHARD_LOGICALRELID 1
 #define CITUS_SHARD_SHARDID 2
 #define CITUS_PLACEMENT_CATALOG "pg_dist_placement"
+#define CITUS_PLACEMENT_SHARDID_INDEX "pg_dist_placement_shardid_index"
 #define CITUS_PLACEMENT_SHARDID 2
 #define CITUS_PLACEMENT_GROUPID 5
 #define CITUS_LOCAL_GROUP_CATALOG "pg_dist_local_group"
@@ -108,8 +111,9 @@ dp_is_citus_table(Oid relid)
 {
 	TupleDesc	desc;
 
-	return catalog_rows(CITUS_PARTITION_CATALOG, NULL, CITUS_PARTITION_LOGICALRELID, F_OIDEQ,
-						ObjectIdGetDatum(relid), &desc) != NIL;
+	return catalog_rows(CITUS_PARTITION_CATALOG, CITUS_PARTITION_RELID_INDEX,
+						CITUS_PARTITION_LOGICALRELID, F_OIDEQ, ObjectIdGetDatum(relid),
+						&desc) != NIL;
 }
 
 /* the shard ids of a Citus table */
@@ -120,8 +124,8 @@ shard_ids(Oid relid)
 	List	   *ids = NIL;
 	ListCell   *lc;
 
-	foreach(lc, catalog_rows(CITUS_SHARD_CATALOG, NULL, CITUS_SHARD_LOGICALRELID, F_OIDEQ,
-							 ObjectIdGetDatum(relid), &desc))
+	foreach(lc, catalog_rows(CITUS_SHARD_CATALOG, CITUS_SHARD_RELID_INDEX, CITUS_SHARD_LOGICALRELID,
+							 F_OIDEQ, ObjectIdGetDatum(relid), &desc))
 	{
 		bool		isnull;
 		Datum		d = row_value(lfirst(lc), desc, CITUS_SHARD_SHARDID, &isnull);
@@ -180,8 +184,8 @@ dp_citus_placements(Oid relid)
 		TupleDesc	desc;
 		ListCell   *lc2;
 
-		foreach(lc2, catalog_rows(CITUS_PLACEMENT_CATALOG, NULL, CITUS_PLACEMENT_SHARDID,
-								  F_INT8EQ, Int64GetDatum(shard), &desc))
+		foreach(lc2, catalog_rows(CITUS_PLACEMENT_CATALOG, CITUS_PLACEMENT_SHARDID_INDEX,
+								  CITUS_PLACEMENT_SHARDID, F_INT8EQ, Int64GetDatum(shard), &desc))
 		{
 			bool		isnull;
 			Datum		group = row_value(lfirst(lc2), desc, CITUS_PLACEMENT_GROUPID, &isnull);

@@ -743,7 +743,8 @@ bound_text(const DpRelease *r, bool upper)
  * fragment with the given fingerprint.
  */
 static void
-sign_call(DistRun *dr, const DpRelease *r, Aggref *p, Oid relid, char *fragment)
+sign_call(DistRun *dr, const DpRelease *r, Aggref *p, Oid relid, char *fragment,
+		  char *placements)
 {
 	DpFragmentSpec spec;
 	Const	   *text = castNode(Const, linitial_node(TargetEntry, p->args)->expr);
@@ -759,7 +760,7 @@ sign_call(DistRun *dr, const DpRelease *r, Aggref *p, Oid relid, char *fragment)
 	spec.lower = bound_text(r, false);
 	spec.upper = bound_text(r, true);
 	spec.fingerprint = r->fingerprint;
-	spec.placements = dp_citus_placements(relid);
+	spec.placements = placements;
 	spec.fragment = fragment;
 	text->constvalue = CStringGetTextDatum(dp_fragment_sign(&spec));
 	text->constisnull = false;
@@ -1366,6 +1367,7 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	Datum	   *values;
 	bool	   *nulls;
 	Oid			run_as;
+	char	   *placements;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -1438,12 +1440,13 @@ dp_dist_run(PG_FUNCTION_ARGS)
 				 errmsg("this DP statement on a Citus table cannot be bound to its fragments"),
 				 errdetail("%s", why)));
 	call = 0;
+	placements = dp_citus_placements(relid);
 	foreach(lc, inner->targetList)
 	{
 		TargetEntry *tle = lfirst(lc);
 
 		if (IsA(tle->expr, Aggref))
-			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment);
+			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment, placements);
 	}
 
 	/*

@@ -10,9 +10,13 @@ aggregates are parallel-capable, dp_agg's partial sums are not: left to
 the planner, native count(*) would run with parallel workers and DP
 without, and the comparison would measure that), and
 citus.max_adaptive_executor_pool_size is the same for both (Citus's
-default, 16 connections per worker).  Each pair is printed with its plan
-shape on one worker (the shard query's EXPLAIN), the median and the range
-of each side, and the load average of the machine before and after."""
+default, 16 connections per worker).  The runs of a pair alternate in one
+session, with citus.max_cached_conns_per_worker = 16, so that Citus keeps
+its connections to the workers between statements (else each statement of
+either side would also time 32 new connections).  Each pair is printed
+with the median and the range of each side and the load average of the
+machine before and after; then the plan shape of shard queries on a
+worker."""
 import os
 import platform
 import re
@@ -52,6 +56,7 @@ unix_socket_directories = '{top}'
 shared_buffers = '512MB'
 max_worker_processes = 16
 max_parallel_workers_per_gather = 0
+citus.max_cached_conns_per_worker = 16
 dp_agg.cluster_key_file = '{top}/cluster.key'
 dp_agg.citus_worker = {'on' if worker else 'off'}
 citus.shard_count = 32
@@ -63,20 +68,21 @@ citus.local_hostname = '{top}'
     q(port, "CREATE EXTENSION dp_agg")
 
 
-def timed(sql):
-    """psql's \\timing of sql, in ms, on the coordinator"""
+def timed(sqls):
+    """psql's \\timing of each statement of sqls, in ms, in one session on the
+    coordinator (Citus keeps its connections to the workers between them)"""
     p = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", top, "-p", str(PORTS[0]),
                         "-d", "postgres"],
                        input="SET dp_agg.epsilon = 1;\n"
                              # GROUP BY releases its keys by private selection (100 groups of
                              # 100,000 rows: every group is released)
                              "SET dp_agg.selection_epsilon = 1;\nSET dp_agg.selection_delta = 1e-6;\n"
-                             f"\\timing on\n{sql};\n",
+                             "\\timing on\n" + "".join(f"{sql};\n" for sql in sqls),
                        capture_output=True, text=True)
     m = re.findall(r"Time: ([0-9.]+) ms", p.stdout)
-    if p.returncode != 0 or not m:
-        raise RuntimeError(f"{sql}: {p.stderr}")
-    return float(m[-1])
+    if p.returncode != 0 or len(m) != len(sqls):
+        raise RuntimeError(f"{sqls}: {p.stderr}")
+    return [float(x) for x in m]
 
 
 def load():
@@ -117,12 +123,13 @@ try:
             if ONLY and ONLY not in name:
                 continue
             before = load()
-            timed(native), timed(dp)
-            tn, td = [], []
+            # one unmeasured run of each, then RUNS of each, alternating
+            sqls = [native, dp]
             for r in range(RUNS):
-                order = ((native, tn), (dp, td)) if r % 2 == 0 else ((dp, td), (native, tn))
-                for sql, acc in order:
-                    acc.append(timed(sql))
+                sqls += [native, dp] if r % 2 == 0 else [dp, native]
+            times = timed(sqls)[2:]
+            tn = [t for t, sql in zip(times, sqls[2:]) if sql == native]
+            td = [t for t, sql in zip(times, sqls[2:]) if sql == dp]
             mn, md = statistics.median(tn), statistics.median(td)
             print(f"| {name} | {mn:.1f} ({min(tn):.0f}-{max(tn):.0f}) | {md:.1f} "
                   f"({min(td):.0f}-{max(td):.0f}) | {md / mn:.2f} | {before}, {load()} |",
@@ -134,7 +141,8 @@ try:
         for line in q(PORTS[1], "EXPLAIN (COSTS OFF) " + sql).splitlines():
             print("    " + line)
     print(f"\nmedian of {RUNS} runs, {REPEATS} repetition(s); max_parallel_workers_per_gather = 0 "
-          f"on every node; {platform.processor() or platform.machine()}, "
+          f"on every node, citus.max_cached_conns_per_worker = 16, one session per pair; "
+          f"{platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {platform.platform()}")
 finally:
     for port in PORTS:
