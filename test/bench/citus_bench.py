@@ -11,9 +11,10 @@ the planner, native count(*) would run with parallel workers and DP
 without, and the comparison would measure that), and
 citus.max_adaptive_executor_pool_size is the same for both (Citus's
 default, 16 connections per worker).  The runs of a pair alternate in one
-session, with citus.max_cached_conns_per_worker = 16, so that Citus keeps
-its connections to the workers between statements (else each statement of
-either side would also time 32 new connections).  Each pair is printed
+session; citus.max_cached_conns_per_worker is DP_BENCH_CACHED_CONNS (Citus's
+default 1: each multi-shard statement of either side opens about 30 new
+connections to the workers, which it times; 16: Citus keeps them, and the
+statements time the work and the fixed costs alone).  Each pair is printed
 with the median and the range of each side and the load average of the
 machine before and after; then the plan shape of shard queries on a
 worker."""
@@ -32,6 +33,9 @@ RUNS = int(os.environ.get("DP_BENCH_RUNS", "5"))
 REPEATS = int(os.environ.get("DP_BENCH_REPEATS", "1"))
 ONLY = os.environ.get("DP_BENCH_ONLY", "")
 PORTS = (base, base + 1, base + 2)
+# connections Citus keeps to each worker between statements: its default, 1,
+# or as many as a statement opens (16), so that neither side times new ones
+CACHED = int(os.environ.get("DP_BENCH_CACHED_CONNS", "1"))
 top = tempfile.mkdtemp(prefix="dp_agg_citus_bench.")
 
 
@@ -56,7 +60,7 @@ unix_socket_directories = '{top}'
 shared_buffers = '512MB'
 max_worker_processes = 16
 max_parallel_workers_per_gather = 0
-citus.max_cached_conns_per_worker = 16
+citus.max_cached_conns_per_worker = {CACHED}
 dp_agg.cluster_key_file = '{top}/cluster.key'
 dp_agg.citus_worker = {'on' if worker else 'off'}
 citus.shard_count = 32
@@ -141,7 +145,7 @@ try:
         for line in q(PORTS[1], "EXPLAIN (COSTS OFF) " + sql).splitlines():
             print("    " + line)
     print(f"\nmedian of {RUNS} runs, {REPEATS} repetition(s); max_parallel_workers_per_gather = 0 "
-          f"on every node, citus.max_cached_conns_per_worker = 16, one session per pair; "
+          f"on every node, citus.max_cached_conns_per_worker = {CACHED}, one session per pair; "
           f"{platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {platform.platform()}")
 finally:
