@@ -898,6 +898,19 @@ check("protected Citus tables: an owner that cannot log in is refused before the
       rc != 0 and "cannot log in" in err and role_ledger("pa_analyst") == before, err or out)
 q(COORD, "DROP TABLE pa.nl")   # Citus itself cannot move its shards either
 
+# alter_distributed_table builds a new table (a new OID: dp_agg.protected loses
+# its row and grants): the label Citus copies keeps it protected everywhere
+for sql in ("CREATE TABLE pa.moved (id int, v int)", "SELECT create_distributed_table('pa.moved', 'id')",
+            "INSERT INTO pa.moved SELECT i, i FROM generate_series(1, 100) i",
+            "GRANT SELECT ON pa.moved TO pa_reader", "SELECT dp_agg.protect('pa.moved')",
+            "SELECT alter_distributed_table('pa.moved', shard_count := 4)"):
+    q(COORD, sql)
+rc, out, err = psql(COORD, "SELECT * FROM pa.moved LIMIT 1", user="pa_reader")
+rc2, out2, err2 = psql(W1, "SELECT * FROM pa.moved LIMIT 1", user="pa_reader")
+check("a protected table rebuilt by alter_distributed_table stays protected (its label), on the "
+      "coordinator and the workers",
+      rc != 0 and "is protected" in err and rc2 != 0 and "is protected" in err2, f"{err} / {err2}")
+
 # a partitioned distributed table: protected with its partitions, on every node
 for sql in ("CREATE TABLE pa.visits (id int, y int, v int) PARTITION BY LIST (y)",
             "CREATE TABLE pa.visits_1 PARTITION OF pa.visits FOR VALUES IN (1)",
