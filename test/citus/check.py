@@ -903,7 +903,8 @@ q(COORD, "DROP TABLE pa.nl")   # Citus itself cannot move its shards either
 for sql in ("CREATE TABLE pa.moved (id int, v int)", "SELECT create_distributed_table('pa.moved', 'id')",
             "INSERT INTO pa.moved SELECT i, i FROM generate_series(1, 100) i",
             "GRANT SELECT ON pa.moved TO pa_reader", "SELECT dp_agg.protect('pa.moved')",
-            "SELECT alter_distributed_table('pa.moved', shard_count := 4)"):
+            "SELECT alter_distributed_table('pa.moved', shard_count := 4, "
+            "cascade_to_colocated := false)"):
     q(COORD, sql)
 rc, out, err = psql(COORD, "SELECT * FROM pa.moved LIMIT 1", user="pa_reader")
 rc2, out2, err2 = psql(W1, "SELECT * FROM pa.moved LIMIT 1", user="pa_reader")
