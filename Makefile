@@ -38,6 +38,9 @@ OBJS = \
 	src/selection_gaussian.o \
 	src/selection_mechanism.o \
 	src/selection.o \
+	src/dist_catalog.o \
+	src/dist_protect.o \
+	src/dist_session.o \
 	src/dist_token.o \
 	src/dist_replay.o \
 	src/dist_state.o \

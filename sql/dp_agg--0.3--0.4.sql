@@ -868,3 +868,20 @@ AS 'MODULE_PATHNAME', 'dp_unit_sampled'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.unit_sampled(anyelement, real, integer) IS
 'internal (privacy units): whether a unit is in the sample of the execution (TABLESAMPLE on a relation with a privacy unit); only in statements rewritten by dp_agg';
+
+
+--------------------------------------------------------------------------
+-- Citus: protected tables and privacy units on distributed tables
+--
+-- A DP statement on a Citus table whose rows have a privacy unit groups its
+-- inner statement by the unit too; dp_agg.dist_run then bounds each unit's
+-- contribution, once, on the coordinator, and keeps at most
+-- max_groups_contributed of its groups (README, "Citus").  Protected Citus
+-- tables need no new object: dp_agg.protect labels them (security label of
+-- provider dp_agg) so that Citus carries the protection to the workers.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.dist_run(text, integer) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_dist_run' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.dist_run(text, integer) IS
+'runs the distributed part of a priced and charged DP statement on a Citus table with a privacy unit, bounding each unit to the given number of groups (made by the planner, never called by hand)';

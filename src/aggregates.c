@@ -1176,10 +1176,15 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	DpAggState	st;
 	const DpRelease *r;
 
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		not_in_aggregate("dp_agg.dist_transfn");
+	/*
+	 * A state with a ticket was made below, in this aggregate: a state read
+	 * by the type's input function, or copied, has none.  So the aggregate
+	 * context is checked once, when the state is made.
+	 */
 	if (PG_ARGISNULL(0))
 	{
+		if (!AggCheckCallContext(fcinfo, &aggcontext))
+			not_in_aggregate("dp_agg.dist_transfn");
 		r = dp_release_for_call(fcinfo, "dp_agg.sum");
 		if (r->dist_nonce == NULL)
 			not_in_aggregate("dp_agg.dist_transfn");
@@ -1194,6 +1199,8 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 			not_in_aggregate("dp_agg.dist_transfn");
 	}
 
+	/* every row of the group that reaches the call (the private selection's count) */
+	ds->rows++;
 	if (r->call.kind == DP_COUNT_STAR)
 		ds->count++;
 	else if (PG_NARGS() < 3 || PG_ARGISNULL(2))
@@ -1281,6 +1288,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	s1->count += s2->count;
 	s1->sum += s2->sum;
 	s1->sumsq += s2->sumsq;
+	s1->rows += s2->rows;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -1419,26 +1427,6 @@ dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * round(c total / m), half up, for 0 <= c <= m, m > 0, |total| < 2^125:
- * total = q m + rem with 0 <= rem < m, so c total / m = c q + c rem / m,
- * c q and 2 c rem + m within 128 bits (c, m < 2^63, |q| < 2^63 here, as
- * total is at most m rows of at most 2^62 units)
- */
-static int128
-scale_total(int128 total, int64 c, int64 m)
-{
-	int128		q = total / m;
-	int128		rem = total % m;
-
-	if (rem < 0)
-	{
-		q -= 1;
-		rem += m;
-	}
-	return (int128) c * q + ((int128) 2 * c * rem + m) / ((int128) 2 * m);
-}
-
-/*
  * level 1 of dp_avg, dp_var and dp_stddev: the unit's clamped rows
  * weighted by c / m, c = min(m, max_rows_contributed) of its m rows: c rows'
  * worth at the unit's own mean, so count c and total round(c S / m) (and
@@ -1462,8 +1450,8 @@ dp_unit_bound_avg_final(PG_FUNCTION_ARGS)
 	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
 	if (rows > count)
 	{
-		sum = scale_total(sum, count, rows);
-		sumsq = scale_total(sumsq, count, rows);
+		sum = dp_scale_total(sum, count, rows);
+		sumsq = dp_scale_total(sumsq, count, rows);
 	}
 	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, sumsq));
 }

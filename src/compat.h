@@ -153,4 +153,13 @@
 #define DP_HAVE_RTEPERMINFO 1
 #endif
 
+/* ... and with them the columns a query reads of a relation (dist_exec.c) */
+#if PG_VERSION_NUM >= 160000
+#define DP_QUERY_RTE_SELECTED_COLS(query, rte) \
+	((rte)->perminfoindex == 0 ? NULL : \
+	 getRTEPermissionInfo((query)->rteperminfos, (rte))->selectedCols)
+#else
+#define DP_QUERY_RTE_SELECTED_COLS(query, rte) ((rte)->selectedCols)
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */

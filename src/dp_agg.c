@@ -17,7 +17,9 @@
 
 #include "budget.h"
 #include "catalog.h"
+#include "dist_protect.h"
 #include "dist_replay.h"
+#include "dist_session.h"
 #include "guc.h"
 #include "hooks.h"
 #include "inheritance.h"
@@ -42,6 +44,8 @@ _PG_init(void)
 	dp_preloaded = true;
 	dp_inheritance_init();
 	dp_protect_init();
+	dp_dist_protect_init();
+	dp_dist_session_init();
 	dp_unit_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();

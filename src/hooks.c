@@ -59,7 +59,6 @@
 #include "registry.h"
 #include "selection.h"
 #include "side_reads.h"
-#include "unit_catalog.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -116,7 +115,6 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *stmt;
 	bool		names_protected;
 	Oid			citus_relid;
-	DpUnit		unit;
 	List	   *fragment_specs = NIL;
 	void	   *side_reads;
 	bool		may_check;
@@ -134,22 +132,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
 	parse = dp_dist_rewrite(parse, &citus_relid);
-	if (OidIsValid(citus_relid))
-	{
-		if (dp_relation_protected(citus_relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DP statements on protected Citus tables are not supported"),
-					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
-					 errhint("Keep protected tables local, or undistribute the table.")));
-		if (dp_unit_of_read(citus_relid, false, &unit))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DP statements on Citus tables with a privacy unit are not supported"),
-					 errdetail("A privacy unit is bounded by aggregating its rows together, and Citus spreads a unit's rows over shards."),
-					 errhint("Clear the privacy unit with dp_agg.clear_privacy_unit, or keep the table local.")));
-	}
-	else if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+	/* a Citus statement's units and keys are handled by its rewrite (dist_plan.c) */
+	if (!OidIsValid(citus_relid) && !dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
 	{
 		/*
 		 * bound each privacy unit's contribution (privacy_unit.c), which
@@ -239,10 +223,15 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	List	   *fragments;
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
+	bool		dist_untrusted;
 
 	dp_stats_check_start(queryDesc->plannedstmt);
+	/* a DP statement on a Citus table reads it in dist_run (dist_exec.c) */
+	dist_untrusted = dp_dist_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
+										   queryDesc->instrument_options);
 	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 					 queryDesc->instrument_options, &protect);
+	protect.untrusted |= dist_untrusted;
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)

@@ -29,8 +29,8 @@
  * untrusted for the protected relation may not exceed the superuser
  * setting dp_agg.max_rows_contributed_limit (README, "Privacy units").
  */
-static int
-unit_rows(Oid relid)
+int
+dp_price_unit_rows(Oid relid)
 {
 	int			rows = dp_guc_max_rows_contributed;
 	int			limit = dp_guc_max_rows_contributed_limit;
@@ -75,7 +75,7 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
 										  c->finalize, &c->sampling, params,
 										  c->unit_groups,
-										  c->info->unit != DP_UNIT_NONE ? unit_rows(c->unit_relid) : 0);
+										  c->info->unit != DP_UNIT_NONE ? dp_price_unit_rows(c->unit_relid) : 0);
 
 		r->agg_node = c->agg;
 		releases = lappend(releases, r);

@@ -327,6 +327,19 @@ plan_row_work(Plan *plan, RowWork *w)
  * plus the bytes of their variable-length constants and parameters.
  */
 static void
+report_row_work(RowWork *w, Oid relid)
+{
+	if (w->size > dp_guc_protected_max_row_work)
+		ereport(ERROR,
+				(errcode(ERRCODE_STATEMENT_TOO_COMPLEX),
+				 errmsg("expressions on the rows of protected relation \"%s\" are too large",
+						get_rel_name(relid)),
+				 errdetail("They count %lld expression nodes and bytes of constants and parameters; dp_agg.protected_max_row_work allows %d.",
+						   (long long) w->size, dp_guc_protected_max_row_work),
+				 errhint("Evaluated only for some rows, a large expression would make the statement's duration tell whether they exist: use smaller expressions and constants.")));
+}
+
+static void
 check_row_work(PlannedStmt *stmt, ParamListInfo params, Oid relid)
 {
 	RowWork		w = {0, params};
@@ -335,14 +348,17 @@ check_row_work(PlannedStmt *stmt, ParamListInfo params, Oid relid)
 	plan_row_work(stmt->planTree, &w);
 	foreach(lc, stmt->subplans)
 		plan_row_work(lfirst(lc), &w);
-	if (w.size > dp_guc_protected_max_row_work)
-		ereport(ERROR,
-				(errcode(ERRCODE_STATEMENT_TOO_COMPLEX),
-				 errmsg("expressions on the rows of protected relation \"%s\" are too large",
-						get_rel_name(relid)),
-				 errdetail("They count %lld expression nodes and bytes of constants and parameters; dp_agg.protected_max_row_work allows %d.",
-						   (long long) w.size, dp_guc_protected_max_row_work),
-				 errhint("Evaluated only for some rows, a large expression would make the statement's duration tell whether they exist: use smaller expressions and constants.")));
+	report_row_work(&w, relid);
+}
+
+/* the refusals of instrumented plans (EXPLAIN, EXPLAIN ANALYZE) */
+static void
+check_not_explained(Oid relid, int eflags, int instrument_options)
+{
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
+	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
+		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
 }
 
 /*
@@ -372,10 +388,9 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		accepted_rtable = stmt->rtable;
 		return;
 	}
-	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
-	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))
-		dp_reject_protected(relid, "EXPLAIN ANALYZE, and auto_explain with log_analyze, show the numbers of rows read.");
+	if (dp_guc_citus_worker)
+		dp_reject_protected(relid, DP_PROTECTED_ON_WORKER);
+	check_not_explained(relid, eflags, instrument_options);
 
 	/*
 	 * A parallel worker runs a part of a plan its leader accepted here (a
@@ -404,6 +419,25 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	check_granted_as_owner(stmt, st);
 	accepted_rtable = stmt->rtable;
 	st->untrusted = true;
+}
+
+/*
+ * The inner statement of a DP statement on a Citus table (dist_exec.c),
+ * which reads protected relation relid for a role not trusted for it: the
+ * plan the role runs scans no protected relation (dist_run runs the inner
+ * statement through Citus), so the rules of the plan are checked on the
+ * inner statement instead: no EXPLAIN, and the bound on the work per row,
+ * counted on its expressions (those of the fragments the workers run).
+ */
+void
+dp_protect_start_inner(Query *inner, Oid relid, ParamListInfo params, int eflags,
+					   int instrument_options)
+{
+	RowWork		w = {0, params};
+
+	check_not_explained(relid, eflags, instrument_options);
+	(void) query_tree_walker(inner, row_work_walker, &w, 0);
+	report_row_work(&w, relid);
 }
 
 /*
@@ -462,6 +496,7 @@ dp_protect_check_rtable(List *rtable, bool ereport_on_violation)
 	if (ereport_on_violation && routed)
 		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	if (ereport_on_violation)
-		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
+		dp_reject_protected(relid, dp_guc_citus_worker ? DP_PROTECTED_ON_WORKER :
+							"Only queries that compute DP aggregates over it may read it.");
 	return false;
 }

@@ -805,6 +805,8 @@ dp_protect_guard_query(Query *query)
 	(void) find_walker((Node *) query, &fc);
 	if (OidIsValid(fc.untrusted))
 	{
+		if (dp_guc_citus_worker)
+			dp_reject_protected(fc.untrusted, DP_PROTECTED_ON_WORKER);
 		ctx.relid = fc.untrusted;
 		check_level(query, false, &ctx);
 	}

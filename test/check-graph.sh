@@ -18,8 +18,8 @@ cd "$top"
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
 0 compat guc calibrate random siphash
-1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance
-2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog estimate quantile_tree
+1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance dist_catalog dist_session
+2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog estimate quantile_tree dist_protect
 3 sampling selection_mechanism auto_bounds
 4 release selection error_bars
 5 registry release_rdp describe guard protect joint pld_state dist_plan

@@ -123,7 +123,8 @@ if want fuzz && [ -f test/fuzz/run.py ]; then
 fi
 
 # Citus: a coordinator and two workers of their own on ports port+2 ..
-# port+4 (test/citus/check.py prints "citus: N passed, M failed"); Citus
+# port+4, and a worker added late on port+5 (test/citus/check.py prints
+# "citus: N passed, M failed"); Citus
 # is built and installed by run-all.sh (test/lib.sh, dp_citus_install)
 if want citus; then
     if [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
