@@ -21,7 +21,7 @@ dp_log() { printf '== %s\n' "$*" >&2; }
 
 # Install the Debian packages we need, if any is missing.
 dp_install_deps() {
-    # libkissfft-dev and pkg-config: the FFTs of pld accounting (issue 13);
+    # libkissfft-dev and pkg-config: the FFTs of pld accounting;
     # python3-numpy: its independent reference (test/reference/pld.py)
     local pkgs="build-essential libssl-dev libipc-run-perl python3 ca-certificates libkissfft-dev pkg-config python3-numpy"
     [ "$DP_PG_PACKAGED" = 1 ] &&

@@ -13,7 +13,7 @@
 # enough for any run), so this measures the budget charge too: the charger
 # commits each charge durably before the result is released.
 #
-# Accounting (issue 13): the same Gaussian statement
+# Accounting (basic against pld): the same Gaussian statement
 #     SELECT dp_count(x, 0.01, 1e-10), dp_sum(x, 0, 100, 0.01, 1e-10) FROM dp_bench_t1000
 # charged under 'basic' accounting (role dp_bench, limits no run reaches)
 # and under 'pld' accounting (role dp_bench_pld, limits (5, 1e-6): basic

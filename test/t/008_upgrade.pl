@@ -12,11 +12,11 @@
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
-# private selection of GROUP BY keys and privacy units (issue 12), Gaussian thresholding and
-# the sums of each budget's selections (issue 12), and the calculators of
-# joint calibration and the subsampled Laplace, 'pld' accounting and the
-# column budget.pld (issue 13), and the objects of DP statements on Citus
-# tables (issue 14); a 'pld' role charges after the update.  Version 0.4
+# private selection of GROUP BY keys and privacy units, Gaussian
+# thresholding and the sums of each budget's selections, the calculators
+# of joint calibration and the subsampled Laplace, 'pld' accounting and the
+# column budget.pld, and the objects of DP statements on Citus tables; a
+# 'pld' role charges after the update.  Version 0.4
 # stores the allow-list by signature (pg_upgrade refuses regprocedure).
 # The database is updated to 0.2, then to 0.3, then to 0.4; a new install of 0.4 (0.1
 # plus the update scripts: there is no dp_agg--0.4.sql) has the same

@@ -1,6 +1,5 @@
 # dp_agg: the sums of an rdp role's private selections survive a crash of
-# the server right after the release (issue 12, Renyi accounting of
-# selections).
+# the server right after the release (Renyi accounting of selections).
 #
 # A GROUP BY statement's selection is composed beside the role's Renyi DP
 # curve: the charger adds its epsilon and delta to dp_agg.budget's
