@@ -113,3 +113,9 @@ mutants:
 .PHONY: check-graph
 check-graph: all
 	bash test/check-graph.sh
+
+# packaging: META.json, dp_agg.control, the update scripts, LICENSE and
+# CHANGELOG.md agree, and no tracker number is in the tree
+.PHONY: check-packaging
+check-packaging:
+	bash test/check-packaging.sh

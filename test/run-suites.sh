@@ -6,7 +6,7 @@
 # citus suite without Citus and without DP_CITUS_TARBALL) counts as
 # skipped, never as passed.
 # DP_SUITES chooses the suites (default: all of them):
-#   graph regress tap stat reference load fuzz citus mutants
+#   packaging graph regress tap stat reference load fuzz citus mutants
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -22,7 +22,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 total_pass=0
 total_fail=0
 total_skip=0
-suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz citus mutants} "
+suites=" ${DP_SUITES:-packaging graph regress tap stat reference load fuzz citus mutants} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed [skipped]
     local skipped=${4:-0}
@@ -35,6 +35,22 @@ record() {   # suite passed failed [skipped]
     total_fail=$((total_fail + $3))
     total_skip=$((total_skip + skipped))
 }
+
+# packaging (test/check-packaging.sh): META.json, dp_agg.control, the update
+# scripts, LICENSE and CHANGELOG.md agree; no tracker numbers in the tree.
+# It prints "packaging: N passed, M failed", one result per check
+if want packaging && [ -f test/check-packaging.sh ]; then
+    out=$(bash test/check-packaging.sh 2>&1)
+    echo "$out"
+    line=$(echo "$out" | grep -E '^packaging: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        kp=$(echo "$line" | sed -E 's/^packaging: ([0-9]+) passed.*/\1/')
+        kf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        kp=0; kf=1
+    fi
+    record "packaging" "$kp" "$kf"
+fi
 
 # the module graph (builds the objects in this copy of the tree)
 if want graph && [ -f test/check-graph.sh ]; then
