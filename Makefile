@@ -70,11 +70,20 @@ OBJS += \
 	src/joint.o \
 	src/rdp_laplace.o
 
+# the analyst's statistics: variance, quantiles, automatic bounds, error bars
+OBJS += \
+	src/estimators.o \
+	src/estimate.o \
+	src/error_bars.o \
+	src/quantile_tree.o \
+	src/quantile_aggregates.o \
+	src/auto_bounds.o
+
 # 0.1 is the install script; each later version is the update script from
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql sql/dp_agg--0.3--0.4.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack selection pld selection_rdp privacy_unit privacy_unit_group privacy_unit_tree side_reads noise priced_releases privacy_unit_keep charger selection_draws protect_floor
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_scope selection pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads noise priced_releases privacy_unit_keep charger selection_draws protect_floor
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

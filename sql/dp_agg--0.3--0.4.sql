@@ -196,3 +196,648 @@ END
 $$;
 COMMENT ON FUNCTION dp_agg.disallow_function(regprocedure) IS
 'removes a function from dp_agg.allowed_function (every entry that names it); false if it was not there';
+
+
+-- Protected tables: statistics refused only where they count protected rows.
+-- The planner calls the statistics of one relation (pg_stat_get_numscans(oid)
+-- and its kin) through dp_agg.relation_statistic, which checks the relation
+-- before calling the function, and filters the scans of pg_statistic and
+-- pg_statistic_ext_data with dp_agg.statistics_visible (README, "Protected
+-- tables", rule 5).
+CREATE FUNCTION dp_agg.relation_statistic(relation oid, statistic regprocedure, result anyelement)
+RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_relation_statistic'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.relation_statistic(oid, regprocedure, anyelement) IS
+'statistic(relation) if the current role may read the statistics of the relation (it is not protected, or the role is trusted for it or for statistics), else an error; result is a NULL of the statistic''s type. The planner puts it around calls of pg_stat_get_ functions of one relation';
+
+CREATE FUNCTION dp_agg.relation_statistic_volatile(relation oid, statistic regprocedure, result anyelement)
+RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_relation_statistic'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.relation_statistic_volatile(oid, regprocedure, anyelement) IS
+'dp_agg.relation_statistic for the volatile statistics functions (pg_stat_get_xact_*)';
+
+CREATE FUNCTION dp_agg.statistics_visible(catalog regclass, key oid)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_statistics_visible'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.statistics_visible(regclass, oid) IS
+'may the current role read this row of pg_statistic (key: starelid) or pg_statistic_ext_data (key: stxoid)? false for the statistics of a protected relation the role is not trusted for; the planner filters the scans of these catalogs with it';
+
+
+--------------------------------------------------------------------------
+-- The analyst's statistics: spread, quantiles, automatic bounds and error
+-- bars (README, "Aggregates", "Error bars" and "Privacy units").
+--
+-- dp_var and dp_stddev release the population variance and standard
+-- deviation of values clamped to [lower, upper] from a noisy count, a
+-- noisy centred sum and a noisy sum of centred squares (src/estimators.c,
+-- the split of epsilon in src/release.c).  Their transition functions run
+-- the C code of dp_avg's, which adds the squares when the ticket asks for
+-- them, under names of their own: PostgreSQL shares one transition state
+-- between aggregates of the same transition function and arguments whose
+-- final functions allow it (the internal aggregates of privacy units), and
+-- a variance must not share an average's state, which has no squares.
+-- The same combine, serialize and deserialize functions; under a privacy
+-- unit each unit contributes at most max_rows_contributed rows' worth at
+-- its own mean (as dp_avg now does).
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.var_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_var_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.var_float_finalfn(internal) IS 'releases a noisy population variance';
+
+CREATE FUNCTION dp_agg.var_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_var_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.var_numeric_finalfn(internal) IS 'releases a noisy population variance of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.stddev_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_stddev_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.stddev_float_finalfn(internal) IS 'releases a noisy population standard deviation';
+
+CREATE FUNCTION dp_agg.stddev_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_stddev_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.stddev_numeric_finalfn(internal) IS 'releases a noisy population standard deviation of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.unit_bound_var_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_var_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_var_finalfn(internal) IS
+'internal (privacy units): one unit''s count, total and sum of centred squares in a group, max_rows_contributed rows'' worth at the unit''s own mean';
+
+CREATE FUNCTION dp_agg.unit_bound_stddev_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_stddev_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_stddev_finalfn(internal) IS
+'internal (privacy units): one unit''s count, total and sum of centred squares in a group, max_rows_contributed rows'' worth at the unit''s own mean';
+
+DO $$
+DECLARE
+    t text;
+    tail text;
+    c text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+        c := 'dp_sum_' || t || '_trans';
+        FOREACH tail IN ARRAY ARRAY['', ', float8', ', float8, float8'] LOOP
+            EXECUTE pg_catalog.format(
+                'CREATE FUNCTION dp_agg.var_transfn(internal, %1$s, %1$s, %1$s%2$s) RETURNS internal '
+                'AS %3$L, %4$L LANGUAGE C PARALLEL SAFE', t, tail, 'MODULE_PATHNAME', c);
+            EXECUTE pg_catalog.format(
+                'COMMENT ON FUNCTION dp_agg.var_transfn(internal, %1$s, %1$s, %1$s%2$s) IS %3$L', t, tail,
+                'transition function of dp_var and dp_stddev(' || pg_catalog.format_type(t::regtype, NULL) ||
+                '): rows, their clamped sum and their centred squares');
+            EXECUTE pg_catalog.format(
+                'REVOKE ALL ON FUNCTION dp_agg.var_transfn(internal, %1$s, %1$s, %1$s%2$s) FROM PUBLIC', t, tail);
+            EXECUTE pg_catalog.format(
+                'CREATE FUNCTION dp_agg.unit_pick_var_transfn(internal, %1$s, %1$s, %1$s%2$s, bigint) '
+                'RETURNS internal AS %3$L, %4$L LANGUAGE C PARALLEL SAFE', t, tail, 'MODULE_PATHNAME',
+                'dp_unit_pick_trans');
+            EXECUTE pg_catalog.format(
+                'COMMENT ON FUNCTION dp_agg.unit_pick_var_transfn(internal, %1$s, %1$s, %1$s%2$s, bigint) IS %3$L',
+                t, tail, 'internal (privacy units): accumulates the rows of a unit''s smallest priority, with their squares');
+            EXECUTE pg_catalog.format(
+                'REVOKE ALL ON FUNCTION dp_agg.unit_pick_var_transfn(internal, %1$s, %1$s, %1$s%2$s, bigint) FROM PUBLIC',
+                t, tail);
+        END LOOP;
+    END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION dp_agg.var_float_finalfn(internal), dp_agg.var_numeric_finalfn(internal),
+    dp_agg.stddev_float_finalfn(internal), dp_agg.stddev_numeric_finalfn(internal),
+    dp_agg.unit_bound_var_finalfn(internal), dp_agg.unit_bound_stddev_finalfn(internal)
+FROM PUBLIC;
+
+-- The level-1 bounding of dp_avg now weights a unit's rows: the comment of
+-- its final function says so.
+COMMENT ON FUNCTION dp_agg.unit_bound_avg_finalfn(internal) IS
+'internal (privacy units): one unit''s count and total in a group, max_rows_contributed rows'' worth at the unit''s own mean';
+
+-- dp_var and dp_stddev of each value type, with bounds, with epsilon, with
+-- epsilon and delta; and for each, the internal aggregates of privacy
+-- units (as the 0.3 update made them for dp_count, dp_sum and dp_avg).
+DO $$
+DECLARE
+    t text;
+    stat text;
+    args text;
+    tail text;
+    result text;
+    finalfn text;
+    what text;
+BEGIN
+    FOREACH stat IN ARRAY ARRAY['var', 'stddev'] LOOP
+        FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+            result := CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float8' END;
+            finalfn := pg_catalog.format('dp_agg.%s_%s_finalfn', stat,
+                                         CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float' END);
+            what := CASE WHEN stat = 'var' THEN 'variance' ELSE 'standard deviation' END;
+            FOREACH tail IN ARRAY ARRAY['', ', float8', ', float8, float8'] LOOP
+                args := pg_catalog.format('%1$s, %1$s, %1$s%2$s', t, tail);
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE @extschema@.%I(%s) (SFUNC = dp_agg.var_transfn, STYPE = internal, '
+                    'SSPACE = 128, FINALFUNC = %s, COMBINEFUNC = dp_agg.combinefn, '
+                    'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, '
+                    'FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)',
+                    'dp_' || stat, args, finalfn);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE @extschema@.%I(%s) IS %L', 'dp_' || stat, args,
+                    'differentially private population ' || what || ' of values clamped to [lower, upper]: '
+                    'from a noisy count, centred sum and sum of centred squares (epsilon and delta split 0.371, 0.450, 0.179), '
+                    'never negative; ' ||
+                    CASE tail WHEN '' THEN 'epsilon and delta from the settings'
+                              WHEN ', float8' THEN 'with the given epsilon; delta from dp_agg.delta'
+                              ELSE 'with the given epsilon and delta' END);
+                -- privacy units: level 1, level 3, and the fused level 1 of k = 1
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.var_transfn, STYPE = internal, SSPACE = 128, '
+                    'FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+                    'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+                    'unit_bound_dp_' || stat, args, stat);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L', 'unit_bound_dp_' || stat, args,
+                    'internal (privacy units): one unit''s bounded contribution to dp_' || stat ||
+                    ' in one group; only in statements rewritten by dp_agg');
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE dp_agg.%I(bytea, %2$s, %2$s%3$s) (SFUNC = dp_agg.unit_collect_transfn, '
+                    'STYPE = internal, SSPACE = 128, FINALFUNC = %4$s, FINALFUNC_MODIFY = READ_WRITE, '
+                    'COMBINEFUNC = dp_agg.combinefn, SERIALFUNC = dp_agg.serialfn, '
+                    'DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+                    'unit_release_dp_' || stat, t, tail, finalfn);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE dp_agg.%I(bytea, %2$s, %2$s%3$s) IS %4$L',
+                    'unit_release_dp_' || stat, t, tail,
+                    'internal (privacy units): dp_' || stat ||
+                    ' over the bounded contributions of units; only in statements rewritten by dp_agg');
+                EXECUTE pg_catalog.format(
+                    'CREATE AGGREGATE dp_agg.%I(%s, bigint) (SFUNC = dp_agg.unit_pick_var_transfn, STYPE = internal, '
+                    'SSPACE = 144, FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+                    'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, PARALLEL = SAFE)',
+                    'unit_pick_bound_dp_' || stat, args, stat);
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON AGGREGATE dp_agg.%I(%s, bigint) IS %L', 'unit_pick_bound_dp_' || stat, args,
+                    'internal (privacy units): one unit''s bounded contribution to dp_' || stat ||
+                    ' in its group of smallest priority; only in statements rewritten by dp_agg');
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END
+$$;
+
+-- Error bars, in the statement that releases the value (README, "Preview
+-- and error bars").  dp_interval_low(x), dp_interval_high(x): the 95%
+-- interval of the release x, a DP aggregate or a sub-query's column that
+-- holds one; dp_noise_scale(x): the scale of its noise; dp_lower_bound(x),
+-- dp_upper_bound(x): the clamping bounds it used.  The planner hook
+-- (src/error_bars.c) makes the aggregate return a dp_agg.estimate (its
+-- value and error bar from the noise it drew) and every use of it read a
+-- part of that estimate, so the error bar costs nothing.  The functions'
+-- own bodies run only when their argument is not a release: they refuse.
+
+CREATE TYPE dp_agg.estimate;
+
+CREATE FUNCTION dp_agg.estimate_in(cstring) RETURNS dp_agg.estimate
+AS 'MODULE_PATHNAME', 'dp_estimate_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_in(cstring) IS
+'input of dp_agg.estimate: refuses, estimates are made by DP aggregates only';
+
+CREATE FUNCTION dp_agg.estimate_out(dp_agg.estimate) RETURNS cstring
+AS 'MODULE_PATHNAME', 'dp_estimate_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_out(dp_agg.estimate) IS
+'output of dp_agg.estimate: (value, low, high, noise scale, lower bound, upper bound)';
+
+CREATE TYPE dp_agg.estimate (
+    INPUT = dp_agg.estimate_in,
+    OUTPUT = dp_agg.estimate_out,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+COMMENT ON TYPE dp_agg.estimate IS
+'a released value with its error bar (95% interval, noise scale, clamping bounds), made by a DP aggregate whose error bars a statement asks for';
+
+CREATE FUNCTION dp_agg.estimate_part(dp_agg.estimate, integer, anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_estimate_part_sql' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_part(dp_agg.estimate, integer, anyelement) IS
+'a part of an estimate (0 the value, 1 and 2 the ends of its 95% interval, 3 and 4 the clamping bounds), of the type of the third argument (made by the rewrite of error bars)';
+
+CREATE FUNCTION dp_agg.estimate_scale(dp_agg.estimate) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_estimate_scale_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.estimate_scale(dp_agg.estimate) IS
+'the noise scale of an estimate (made by the rewrite of error bars)';
+
+CREATE FUNCTION @extschema@.dp_interval_low(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_interval_low(anyelement) IS
+'the low end of the 95% interval of a DP aggregate''s release (the aggregate, or a sub-query''s column that holds one), from the noise it drew, at no price';
+
+CREATE FUNCTION @extschema@.dp_interval_high(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_interval_high(anyelement) IS
+'the high end of the 95% interval of a DP aggregate''s release (the aggregate, or a sub-query''s column that holds one), from the noise it drew, at no price';
+
+CREATE FUNCTION @extschema@.dp_noise_scale(anyelement) RETURNS float8
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_noise_scale(anyelement) IS
+'the noise scale of a DP aggregate''s release: the Laplace scale or Gaussian sigma of a count or sum, the first-order standard deviation of the error of an average, variance or standard deviation, the scale of a quantile tree''s counts';
+
+CREATE FUNCTION @extschema@.dp_lower_bound(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_lower_bound(anyelement) IS
+'the lower clamping bound a DP aggregate''s release used (given, or estimated when the bounds were left out); NULL for a count';
+
+CREATE FUNCTION @extschema@.dp_upper_bound(anyelement) RETURNS anyelement
+AS 'MODULE_PATHNAME', 'dp_interval_outside' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.dp_upper_bound(anyelement) IS
+'the upper clamping bound a DP aggregate''s release used (given, or estimated when the bounds were left out); NULL for a count';
+
+-- the estimate of a call on a Citus table, released on the coordinator
+CREATE FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, dp_agg.estimate) RETURNS dp_agg.estimate
+AS 'MODULE_PATHNAME', 'dp_dist_release' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.dist_release(dp_agg.dist_state, integer, dp_agg.estimate) IS
+'noisy release of a DP aggregate on a Citus table with its error bar, on the coordinator (made by the planner)';
+
+-- Quantiles (README, "Quantiles"): dp_percentile(x, p, lower, upper
+-- [, epsilon]) with p a fraction or an array of them (one price for all),
+-- and dp_median(x, lower, upper [, epsilon]); without bounds the tree's
+-- leaves are log-linear over every value.  Epsilon-DP: the bounded
+-- quantile tree (src/quantile_tree.c), branching factor 16, height 3,
+-- 4096 leaves; its state is at most 16 kB whatever the rows, combined by
+-- addition in parallel plans.
+
+CREATE FUNCTION dp_agg.tree_combinefn(internal, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_tree_combine'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.tree_combinefn(internal, internal) IS 'combines partial quantile trees';
+
+CREATE FUNCTION dp_agg.tree_serialfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_tree_serialize_sql'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.tree_serialfn(internal) IS 'serializes a partial quantile tree (only between processes)';
+
+CREATE FUNCTION dp_agg.tree_deserialfn(bytea, internal)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_tree_deserialize_sql'
+LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.tree_deserialfn(bytea, internal) IS 'deserializes and validates a partial quantile tree (only between processes)';
+
+CREATE FUNCTION dp_agg.percentile_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_percentile_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_float_finalfn(internal) IS 'releases a noisy percentile';
+
+CREATE FUNCTION dp_agg.percentile_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_percentile_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_numeric_finalfn(internal) IS 'releases a noisy percentile of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.percentile_float_array_finalfn(internal)
+RETURNS double precision[] AS 'MODULE_PATHNAME', 'dp_percentile_float_array_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_float_array_finalfn(internal) IS 'releases noisy percentiles from one noisy tree';
+
+CREATE FUNCTION dp_agg.percentile_numeric_array_finalfn(internal)
+RETURNS numeric[] AS 'MODULE_PATHNAME', 'dp_percentile_numeric_array_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.percentile_numeric_array_finalfn(internal) IS 'releases noisy percentiles of numerics from one noisy tree, each rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.median_float_finalfn(internal)
+RETURNS double precision AS 'MODULE_PATHNAME', 'dp_median_float_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.median_float_finalfn(internal) IS 'releases a noisy median';
+
+CREATE FUNCTION dp_agg.median_numeric_finalfn(internal)
+RETURNS numeric AS 'MODULE_PATHNAME', 'dp_median_numeric_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.median_numeric_finalfn(internal) IS 'releases a noisy median of numerics, rounded to the precision of its noise';
+
+CREATE FUNCTION dp_agg.unit_bound_percentile_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_percentile_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_percentile_finalfn(internal) IS
+'internal (privacy units): max_rows_contributed of one unit''s rows in a group, chosen at random, as leaves of the quantile tree';
+
+CREATE FUNCTION dp_agg.unit_bound_median_finalfn(internal)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dp_unit_bound_median_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_bound_median_finalfn(internal) IS
+'internal (privacy units): max_rows_contributed of one unit''s rows in a group, chosen at random, as leaves of the quantile tree';
+
+REVOKE ALL ON FUNCTION dp_agg.tree_combinefn(internal, internal), dp_agg.tree_serialfn(internal),
+    dp_agg.tree_deserialfn(bytea, internal), dp_agg.percentile_float_finalfn(internal),
+    dp_agg.percentile_numeric_finalfn(internal), dp_agg.percentile_float_array_finalfn(internal),
+    dp_agg.percentile_numeric_array_finalfn(internal), dp_agg.median_float_finalfn(internal),
+    dp_agg.median_numeric_finalfn(internal), dp_agg.unit_bound_percentile_finalfn(internal),
+    dp_agg.unit_bound_median_finalfn(internal)
+FROM PUBLIC;
+
+-- For each value type: the transition functions, the aggregates with and
+-- without bounds, and (with bounds) the internal aggregates of privacy
+-- units.
+DO $$
+DECLARE
+    t text;
+    kind text;
+    pt text;
+    args text;
+    tail text;
+    body text;
+    result text;
+    finalfn text;
+    what text;
+    forms text[];
+    sargs text;
+    i int;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+        FOREACH kind IN ARRAY ARRAY['percentile', 'median'] LOOP
+            FOREACH pt IN ARRAY CASE kind WHEN 'percentile' THEN ARRAY['float8', 'float8[]'] ELSE ARRAY[''] END LOOP
+                -- the forms: (x[, p], lower, upper), with epsilon, and without bounds
+                body := CASE WHEN pt = '' THEN t ELSE t || ', ' || pt END;
+                forms := ARRAY[pg_catalog.format('%1$s, %2$s, %2$s', body, t),
+                               pg_catalog.format('%1$s, %2$s, %2$s, float8', body, t),
+                               body];
+                result := CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float8' END ||
+                          CASE WHEN pt = 'float8[]' THEN '[]' ELSE '' END;
+                finalfn := pg_catalog.format('dp_agg.%s_%s%s_finalfn', kind,
+                                             CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float' END,
+                                             CASE WHEN pt = 'float8[]' THEN '_array' ELSE '' END);
+                what := CASE WHEN kind = 'median' THEN 'median'
+                             WHEN pt = 'float8[]' THEN 'percentiles p (an array, one price for all)'
+                             ELSE 'percentile p' END;
+                FOR i IN 1 .. 3 LOOP
+                    args := forms[i];
+                    EXECUTE pg_catalog.format(
+                        'CREATE FUNCTION dp_agg.%I(internal, %s) RETURNS internal AS %L, %L '
+                        'LANGUAGE C PARALLEL SAFE', kind || '_transfn', args, 'MODULE_PATHNAME',
+                        'dp_tree_' || t || '_trans');
+                    EXECUTE pg_catalog.format(
+                        'COMMENT ON FUNCTION dp_agg.%I(internal, %s) IS %L', kind || '_transfn', args,
+                        'transition function of dp_' || kind || '(' || pg_catalog.format_type(t::regtype, NULL) ||
+                        '): the leaves of the quantile tree');
+                    EXECUTE pg_catalog.format(
+                        'REVOKE ALL ON FUNCTION dp_agg.%I(internal, %s) FROM PUBLIC', kind || '_transfn', args);
+                    EXECUTE pg_catalog.format(
+                        'CREATE AGGREGATE @extschema@.%I(%s) (SFUNC = dp_agg.%I, STYPE = internal, '
+                        'SSPACE = 16384, FINALFUNC = %s, COMBINEFUNC = dp_agg.tree_combinefn, '
+                        'SERIALFUNC = dp_agg.tree_serialfn, DESERIALFUNC = dp_agg.tree_deserialfn, '
+                        'FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)',
+                        'dp_' || kind, args, kind || '_transfn', finalfn);
+                    EXECUTE pg_catalog.format(
+                        'COMMENT ON AGGREGATE @extschema@.%I(%s) IS %L', 'dp_' || kind, args,
+                        'differentially private ' || what || ' of values ' ||
+                        CASE WHEN args = body THEN 'on log-linear leaves over every value (no bounds needed)'
+                             ELSE 'clamped to [lower, upper]' END ||
+                        ': a quantile tree (branching 16, height 3, discrete Laplace noise of scale 3 / epsilon on its counts), '
+                        'epsilon-DP (delta 0); ' ||
+                        CASE WHEN i = 2 THEN 'with the given epsilon (NULL bounds: log-linear leaves)'
+                             ELSE 'epsilon from dp_agg.epsilon' END);
+                    IF i < 3 THEN
+                        -- privacy units: level 1, level 3 and the fused level 1 of k = 1
+                        EXECUTE pg_catalog.format(
+                            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.%I, STYPE = internal, SSPACE = 512, '
+                            'FINALFUNC = dp_agg.unit_bound_%s_finalfn, COMBINEFUNC = dp_agg.tree_combinefn, '
+                            'SERIALFUNC = dp_agg.tree_serialfn, DESERIALFUNC = dp_agg.tree_deserialfn, PARALLEL = SAFE)',
+                            'unit_bound_dp_' || kind, args, kind || '_transfn', kind);
+                        EXECUTE pg_catalog.format(
+                            'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L', 'unit_bound_dp_' || kind, args,
+                            'internal (privacy units): one unit''s bounded contribution to dp_' || kind ||
+                            ' in one group; only in statements rewritten by dp_agg');
+                        -- level 3: the contribution in place of the value
+                        sargs := pg_catalog.regexp_replace(args, '^[^,]+', 'bytea');
+                        IF pg_catalog.to_regprocedure(pg_catalog.format('dp_agg.unit_collect_tree_transfn(internal, %s)', sargs)) IS NULL THEN
+                            EXECUTE pg_catalog.format(
+                                'CREATE FUNCTION dp_agg.unit_collect_tree_transfn(internal, %s) RETURNS internal '
+                                'AS %L, %L LANGUAGE C PARALLEL SAFE', sargs, 'MODULE_PATHNAME', 'dp_unit_collect_tree_trans');
+                            EXECUTE pg_catalog.format(
+                                'COMMENT ON FUNCTION dp_agg.unit_collect_tree_transfn(internal, %s) IS %L', sargs,
+                                'internal (privacy units): adds one unit''s bounded rows to a group''s quantile tree');
+                            EXECUTE pg_catalog.format(
+                                'REVOKE ALL ON FUNCTION dp_agg.unit_collect_tree_transfn(internal, %s) FROM PUBLIC', sargs);
+                        END IF;
+                        EXECUTE pg_catalog.format(
+                            'CREATE AGGREGATE dp_agg.%I(%s) (SFUNC = dp_agg.unit_collect_tree_transfn, '
+                            'STYPE = internal, SSPACE = 16384, FINALFUNC = %s, FINALFUNC_MODIFY = READ_WRITE, '
+                            'COMBINEFUNC = dp_agg.tree_combinefn, SERIALFUNC = dp_agg.tree_serialfn, '
+                            'DESERIALFUNC = dp_agg.tree_deserialfn, PARALLEL = SAFE)',
+                            'unit_release_dp_' || kind, sargs, finalfn);
+                        EXECUTE pg_catalog.format(
+                            'COMMENT ON AGGREGATE dp_agg.%I(%s) IS %L', 'unit_release_dp_' || kind, sargs,
+                            'internal (privacy units): dp_' || kind ||
+                            ' over the bounded contributions of units; only in statements rewritten by dp_agg');
+                        IF pg_catalog.to_regprocedure(pg_catalog.format('dp_agg.unit_pick_tree_transfn(internal, %s, bigint)', args)) IS NULL THEN
+                            EXECUTE pg_catalog.format(
+                                'CREATE FUNCTION dp_agg.unit_pick_tree_transfn(internal, %s, bigint) RETURNS internal '
+                                'AS %L, %L LANGUAGE C PARALLEL SAFE', args, 'MODULE_PATHNAME', 'dp_unit_pick_tree_trans');
+                            EXECUTE pg_catalog.format(
+                                'COMMENT ON FUNCTION dp_agg.unit_pick_tree_transfn(internal, %s, bigint) IS %L', args,
+                                'internal (privacy units): the rows of a unit''s smallest priority, in a quantile tree');
+                            EXECUTE pg_catalog.format(
+                                'REVOKE ALL ON FUNCTION dp_agg.unit_pick_tree_transfn(internal, %s, bigint) FROM PUBLIC', args);
+                        END IF;
+                        EXECUTE pg_catalog.format(
+                            'CREATE AGGREGATE dp_agg.%I(%s, bigint) (SFUNC = dp_agg.unit_pick_tree_transfn, '
+                            'STYPE = internal, SSPACE = 512, FINALFUNC = dp_agg.unit_bound_%s_finalfn, '
+                            'COMBINEFUNC = dp_agg.tree_combinefn, SERIALFUNC = dp_agg.tree_serialfn, '
+                            'DESERIALFUNC = dp_agg.tree_deserialfn, PARALLEL = SAFE)',
+                            'unit_pick_bound_dp_' || kind, args, kind);
+                        EXECUTE pg_catalog.format(
+                            'COMMENT ON AGGREGATE dp_agg.%I(%s, bigint) IS %L', 'unit_pick_bound_dp_' || kind, args,
+                            'internal (privacy units): one unit''s bounded contribution to dp_' || kind ||
+                            ' in its group of smallest priority; only in statements rewritten by dp_agg');
+                    END IF;
+                END LOOP;
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END
+$$;
+
+-- Automatic bounds (README, "Automatic bounds"): dp_sum, dp_avg, dp_var and
+-- dp_stddev without bounds (or with NULL bounds) spend a quarter of epsilon
+-- on a noisy histogram of the values by power of two (the approximate
+-- bounds of Google's differential privacy library, src/auto_bounds.c),
+-- which gives the bounds, and release the rest from partial sums by bin;
+-- NULL when too few rows give bounds.  dp_bounds(x [, epsilon]) returns the
+-- estimate itself, with all of its epsilon.
+
+CREATE TYPE dp_agg.bounds AS (lower float8, upper float8);
+COMMENT ON TYPE dp_agg.bounds IS
+'clamping bounds estimated by dp_bounds: the edges of the lowest and highest bins (powers of two) whose noisy counts pass the threshold';
+
+CREATE FUNCTION dp_agg.bounds_finalfn(internal)
+RETURNS dp_agg.bounds AS 'MODULE_PATHNAME', 'dp_bounds_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.bounds_finalfn(internal) IS 'releases bounds estimated from a noisy histogram of the values by power of two';
+REVOKE ALL ON FUNCTION dp_agg.bounds_finalfn(internal) FROM PUBLIC;
+
+DO $$
+DECLARE
+    t text;
+    stat text;
+    tail text;
+    finalfn text;
+    sfunc text;
+    what text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['int2', 'int4', 'int8', 'float4', 'float8', 'numeric'] LOOP
+        -- transition functions of one value (the C code of the bounded ones,
+        -- which keeps the rows by bin when the bounds are estimated)
+        FOREACH stat IN ARRAY ARRAY['sum', 'avg', 'var', 'bounds'] LOOP
+            FOREACH tail IN ARRAY CASE WHEN stat = 'bounds' THEN ARRAY['', ', float8'] ELSE ARRAY[''] END LOOP
+                EXECUTE pg_catalog.format(
+                    'CREATE FUNCTION dp_agg.%I(internal, %s%s) RETURNS internal AS %L, %L '
+                    'LANGUAGE C PARALLEL SAFE', stat || '_transfn', t, tail, 'MODULE_PATHNAME',
+                    'dp_sum_' || t || '_trans');
+                EXECUTE pg_catalog.format(
+                    'COMMENT ON FUNCTION dp_agg.%I(internal, %s%s) IS %L', stat || '_transfn', t, tail,
+                    'transition function of dp_' || stat || '(' || pg_catalog.format_type(t::regtype, NULL) ||
+                    ') without bounds: the rows by power of two, with their exact sums');
+                EXECUTE pg_catalog.format(
+                    'REVOKE ALL ON FUNCTION dp_agg.%I(internal, %s%s) FROM PUBLIC', stat || '_transfn', t, tail);
+            END LOOP;
+        END LOOP;
+        FOREACH stat IN ARRAY ARRAY['sum', 'avg', 'var', 'stddev'] LOOP
+            finalfn := CASE stat
+                WHEN 'sum' THEN CASE t WHEN 'numeric' THEN 'dp_agg.sum_numeric_finalfn'
+                                       WHEN 'float4' THEN 'dp_agg.sum_float_finalfn'
+                                       WHEN 'float8' THEN 'dp_agg.sum_float_finalfn'
+                                       ELSE 'dp_agg.sum_int_finalfn' END
+                ELSE pg_catalog.format('dp_agg.%s_%s_finalfn', stat,
+                                       CASE WHEN t = 'numeric' THEN 'numeric' ELSE 'float' END) END;
+            sfunc := CASE stat WHEN 'stddev' THEN 'var' ELSE stat END || '_transfn';
+            what := CASE stat WHEN 'sum' THEN 'sum' WHEN 'avg' THEN 'average'
+                              WHEN 'var' THEN 'population variance' ELSE 'population standard deviation' END;
+            EXECUTE pg_catalog.format(
+                'CREATE AGGREGATE @extschema@.%I(%s) (SFUNC = dp_agg.%I, STYPE = internal, SSPACE = 9300, '
+                'FINALFUNC = %s, COMBINEFUNC = dp_agg.combinefn, SERIALFUNC = dp_agg.serialfn, '
+                'DESERIALFUNC = dp_agg.deserialfn, FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)',
+                'dp_' || stat, t, sfunc, finalfn);
+            EXECUTE pg_catalog.format(
+                'COMMENT ON AGGREGATE @extschema@.%I(%s) IS %L', 'dp_' || stat, t,
+                'differentially private ' || what || ' with bounds estimated from the data: a quarter of epsilon '
+                'on a noisy histogram of the values by power of two, the rest on the release (NULL when too few rows); '
+                'epsilon and delta from the settings (NULL bounds in the other forms estimate them too)');
+        END LOOP;
+        FOREACH tail IN ARRAY ARRAY['', ', float8'] LOOP
+            EXECUTE pg_catalog.format(
+                'CREATE AGGREGATE @extschema@.dp_bounds(%s%s) (SFUNC = dp_agg.bounds_transfn, STYPE = internal, '
+                'SSPACE = 9300, FINALFUNC = dp_agg.bounds_finalfn, COMBINEFUNC = dp_agg.combinefn, '
+                'SERIALFUNC = dp_agg.serialfn, DESERIALFUNC = dp_agg.deserialfn, '
+                'FINALFUNC_MODIFY = READ_WRITE, PARALLEL = SAFE)', t, tail);
+            EXECUTE pg_catalog.format(
+                'COMMENT ON AGGREGATE @extschema@.dp_bounds(%s%s) IS %L', t, tail,
+                'differentially private clamping bounds of a column, (lower, upper): the edges of the lowest and highest '
+                'powers of two whose noisy counts pass a threshold (NULL when too few rows); epsilon-DP, ' ||
+                CASE tail WHEN '' THEN 'epsilon from dp_agg.epsilon' ELSE 'with the given epsilon' END);
+        END LOOP;
+    END LOOP;
+END
+$$;
+
+
+--------------------------------------------------------------------------
+-- The charger bounded and fair: the PLD certificate of the views
+--
+-- A 'pld' role's releases are composed by the backends of its statements,
+-- never by the charger, and the role's frontier (budget.pld_frontier)
+-- records a composition that meets the limits with its certificate
+-- (fit_epsilon).  The views report the certificate admission uses: the
+-- history's composition within the calculators' work limit, or the
+-- frontier's certificate when it covers the history and is smaller, else
+-- none (NULL: the other certificates answer).  They never raise an error
+-- for a history too wide to compose.
+-- my_budget gains the column pld_frontier (appended).
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.pld_budget_epsilon(pld jsonb, pld_frontier jsonb, delta float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_pld_budget_epsilon_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.pld_budget_epsilon(jsonb, jsonb, float8) IS
+'the PLD certificate at delta of a budget''s releases by kind (its column pld), as admission uses it: their composition within the calculators'' work limit, or the certificate of the frontier (column pld_frontier) if it covers them at this delta and is smaller; NULL if untracked or neither is available';
+
+CREATE OR REPLACE VIEW dp_agg.my_budget WITH (security_barrier) AS
+SELECT b.role,
+       b.accounting,
+       b.epsilon_limit,
+       b.delta_limit,
+       b.epsilon_spent,
+       b.delta_spent,
+       CASE WHEN b.accounting = 'pld' THEN LEAST(c.composed_epsilon, p.pld_epsilon)
+            ELSE c.composed_epsilon END AS composed_epsilon,
+       GREATEST(b.epsilon_limit - CASE WHEN b.accounting = 'rdp'
+                                       THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent))
+                                       WHEN b.accounting = 'pld'
+                                       THEN LEAST(b.epsilon_spent, coalesce(c.composed_epsilon, b.epsilon_spent),
+                                                  coalesce(p.pld_epsilon, b.epsilon_spent))
+                                       ELSE b.epsilon_spent END, 0::float8) AS epsilon_remaining,
+       GREATEST(b.delta_limit - b.delta_spent, 0::float8) AS delta_remaining,
+       b.rdp,
+       b.created_at,
+       b.updated_at,
+       p.pld_epsilon,
+       b.pld,
+       b.selection_epsilon,
+       b.selection_delta,
+       b.pld_frontier
+FROM dp_agg.budget b,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                          THEN dp_agg.hybrid_epsilon(b.rdp, b.selection_epsilon, b.selection_delta,
+                                                     b.delta_limit) END AS composed_epsilon) c,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                               AND (b.pld IS NOT NULL OR (b.epsilon_spent = 0 AND b.delta_spent = 0))
+                          THEN dp_agg.pld_budget_epsilon(coalesce(b.pld, '[]'::jsonb), b.pld_frontier,
+                                                         b.delta_limit) END AS pld_epsilon) p
+WHERE b.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_budget IS 'the privacy budget of the current role, with what remains (for rdp and pld accounting: of the limit, by the best of the certificates), the composed epsilon at delta_limit (the Renyi DP curve beside the sums of the private selections; for pld accounting the better of that and pld), the pld epsilon (the certificate admission uses; NULL when there is none), the sums of the private selections and the pld frontier';
+GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
+RETURNS float8
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    curve float8[];
+    releases jsonb;
+    frontier jsonb;
+    spent float8;
+    acct text;
+    sel_epsilon float8;
+    sel_delta float8;
+BEGIN
+    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta must be greater than 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
+    END IF;
+    -- one's own budget through the view; another role's needs the right to
+    -- read dp_agg.budget (superusers, or a DBA granted SELECT on it)
+    IF spent_epsilon.role::oid = (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user) THEN
+        SELECT b.rdp, b.pld, b.pld_frontier, b.epsilon_spent + b.delta_spent, b.accounting,
+               b.selection_epsilon, b.selection_delta
+        INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta FROM dp_agg.my_budget b;
+    ELSE
+        SELECT b.rdp, b.pld, b.pld_frontier, b.epsilon_spent + b.delta_spent, b.accounting,
+               b.selection_epsilon, b.selection_delta
+        INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
+        FROM dp_agg.budget b WHERE b.role = spent_epsilon.role;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
+    END IF;
+    RETURN LEAST(dp_agg.hybrid_epsilon(curve, sel_epsilon, sel_delta, spent_epsilon.delta),
+                 CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
+                      THEN dp_agg.pld_budget_epsilon(coalesce(releases, '[]'::jsonb), frontier,
+                                                     spent_epsilon.delta) END);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
+'the epsilon, at the given delta, of everything a role has released since its last reset: the Renyi DP composition of its releases beside the basic composition of its private selections (for pld accounting: the better of that and the PLD certificate admission uses, dp_agg.pld_budget_epsilon)';

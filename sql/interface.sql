@@ -16,7 +16,18 @@ FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid =
 WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
   AND d.deptype = 'e'
   AND NOT (p.pronamespace = 'dp_agg'::regnamespace
-           OR (p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace));
+           OR (p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace)
+           OR (p.proname IN ('dp_interval_low', 'dp_interval_high', 'dp_noise_scale',
+                             'dp_lower_bound', 'dp_upper_bound')
+               AND p.pronamespace = 'public'::regnamespace));
+
+-- Besides the aggregates, analysts call the error-bar functions unqualified.
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result, p.provolatile, p.proparallel
+FROM pg_proc p
+WHERE p.prokind = 'f' AND p.pronamespace = 'public'::regnamespace
+  AND p.proname LIKE 'dp\_%'
+ORDER BY 1;
 
 -- Every SQL object of the extension has a comment.
 SELECT pg_describe_object(d.classid, d.objid, 0) AS uncommented

@@ -73,8 +73,9 @@ SELECT count(DISTINCT patient) AS e_units,
         WHERE patient IS NOT NULL GROUP BY patient) s) AS e_sum_float,
        (SELECT sum(least(t, 300)) FROM (SELECT sum(least(amount, 300)) t FROM pu_visits
         WHERE patient IS NOT NULL GROUP BY patient) s) AS e_sum_numeric,
-       (SELECT sum(least(t, 50 * c)) / sum(c) FROM (SELECT least(count(*), 5) c, sum(least(age, 50)) t
-        FROM pu_visits WHERE patient IS NOT NULL GROUP BY patient) s) AS e_avg
+       (SELECT sum(floor(c * t::numeric / n + 0.5)) / sum(c)
+        FROM (SELECT count(*) n, least(count(*), 5) c, sum(least(age, 50)) t
+              FROM pu_visits WHERE patient IS NOT NULL GROUP BY patient) s) AS e_avg
 FROM pu_visits \gset
 
 -- semantics: one count per unit, rows without a unit left out
@@ -94,8 +95,9 @@ SELECT dp_sum(age, 0, 500) = :e_sum_int AS sum_int,
        abs(dp_sum(cost, 0, 300) - :e_sum_float) < 1e-4 AS sum_float,
        abs(dp_sum(amount, 0, 300) - :e_sum_numeric) < 1e-4 AS sum_numeric
 FROM pu_visits;
--- dp_avg: at most 5 rows per unit, the unit's total within 5 times the
--- bounds: the bounded sum over the bounded count
+-- dp_avg: each unit contributes c = min(n, 5) of its n rows' worth at its
+-- own mean: count c, total c t / n (rounded to the grid, here integers:
+-- ages use the grid 1 with Laplace noise), the average of the bounded rows
 SELECT abs(dp_avg(age, 0, 50) - :e_avg) < 1e-6 AS avg_bounded FROM pu_visits;
 
 -- bounding: the unit with 1,000 rows moves each release by at most its

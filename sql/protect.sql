@@ -427,9 +427,9 @@ SELECT pg_stat_get_tuples_fetched('pr.visits'::regclass) >= 0 AS fetched;
 SELECT pg_stat_get_xact_tuples_fetched('pr.visits'::regclass) >= 0 AS fetched;
 SELECT pg_stat_get_db_tuples_fetched(d.oid) >= 0 AS fetched FROM pg_database d WHERE d.datname = current_database();
 SELECT pr.fetched('pr.visits'::regclass) >= 0 AS fetched;
-SELECT count(n_live_tup) FROM pg_stat_user_tables;
-SELECT count(*) FROM pg_stat_xact_user_tables;
-SELECT sum(heap_blks_hit) >= 0 AS hits FROM pg_statio_user_tables;
+SELECT count(n_live_tup) FROM pg_stat_user_tables WHERE relname = 'visits';
+SELECT count(*) FROM pg_stat_xact_user_tables WHERE relname = 'visits';
+SELECT sum(heap_blks_hit) >= 0 AS hits FROM pg_statio_user_tables WHERE relname = 'visits';
 SELECT sum(tup_fetched) >= 0 AS fetched FROM pg_stat_database;
 -- (statistics the query does not compute are not refused)
 SELECT count(*) > 0 AS databases FROM pg_stat_database;

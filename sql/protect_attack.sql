@@ -381,7 +381,7 @@ SELECT dp_count(id, 1) FROM pa.people WHERE name ILIKE 'name1%';
 -- 147-152: statistics by other names: per-index scans, the database's
 -- counters, the functions' calls, the planner's statistics of
 -- expressions, a per-table function called directly
-SELECT idx_scan FROM pg_stat_user_indexes;
+SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'people_pkey';
 SELECT blks_hit FROM pg_stat_database;
 SELECT calls FROM pg_stat_user_functions;
 SELECT most_common_vals FROM pg_stats_ext_exprs;

@@ -35,7 +35,16 @@ static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+static Oid	relation_statistic_oid[2];	/* dp_agg.relation_statistic, its volatile twin */
+static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg.statistics_visible */
+/* error bars (error_bars.c, estimate.c); InvalidOid before 0.4 */
+static Oid	error_bar_oids[DP_BAR_SCALE + 1];
+static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
+static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
+static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
 static bool dp_calls_valid = false;
+
+static Oid	get_func_signature_first_arg(Oid funcid);
 static MemoryContext dp_cache_cxt = NULL;
 
 static void
@@ -138,7 +147,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		 * the fused level 1 of k = 1 (unit_pick.c): the priority is the last
 		 * argument, after those of the DP aggregate
 		 */
-		if (transsym != NULL && strcmp(transsym, "dp_unit_pick_trans") == 0)
+		if (transsym != NULL && (strcmp(transsym, "dp_unit_pick_trans") == 0 ||
+								 strcmp(transsym, "dp_unit_pick_tree_trans") == 0))
 		{
 			if (info->nargs < 1 || argtypes[info->nargs - 1] != INT8OID)
 				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
@@ -151,6 +161,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		/* level 3: a bounded contribution in place of the value */
 		info->unit = DP_UNIT_RELEASE;
 	}
+	info->p_arg = -1;
+	info->p_array = false;
 	if (strcmp(sym, "dp_count_final") == 0)
 	{
 		info->kind = info->nargs == 0 ? DP_COUNT_STAR : DP_COUNT;
@@ -160,24 +172,6 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 			info->epsilon_arg = 1;
 		if (info->nargs >= 3)
 			info->delta_arg = 2;
-	}
-	else if (strncmp(sym, "dp_sum_", 7) == 0 || strncmp(sym, "dp_avg_", 7) == 0)
-	{
-		info->kind = sym[3] == 's' ? DP_SUM : DP_AVG;
-		if (info->nargs < 3)
-			elog(ERROR, "dp_agg: aggregate %u has too few arguments", aggfnoid);
-		/* the value's type; at level 3 that of the bounds */
-		info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[1] : argtypes[0];
-		info->vclass = value_class(info->valtype);
-		info->lower_arg = 1;
-		info->upper_arg = 2;
-		if (info->nargs >= 4)
-			info->epsilon_arg = 3;
-		if (info->nargs >= 5)
-			info->delta_arg = 4;
-		if (info->vclass == DP_VALUE_NONE ||
-			argtypes[1] != info->valtype || argtypes[2] != info->valtype)
-			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
 	else if (strcmp(sym, "dp_select_final") == 0)
 	{
@@ -189,8 +183,89 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		if (info->nargs != 2 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
+	else if (strncmp(sym, "dp_bounds_", 10) == 0)
+	{
+		/* dp_bounds(value [, epsilon]): all of epsilon on the bounds */
+		info->kind = DP_BOUNDS;
+		info->valtype = argtypes[0];
+		info->vclass = value_class(info->valtype);
+		if (info->nargs >= 2)
+			info->epsilon_arg = 1;
+		if (info->vclass == DP_VALUE_NONE || info->nargs > 2)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 	else
-		elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
+	{
+		/*
+		 * The aggregates of a value and its clamping bounds:
+		 *   dp_sum, dp_avg, dp_var, dp_stddev (value, lower, upper [, epsilon [, delta]])
+		 *   dp_percentile (value, p, lower, upper [, epsilon])
+		 *   dp_median (value, lower, upper [, epsilon])
+		 * or, with the bounds estimated (auto_bounds.c), the value (and p)
+		 * only.  At level 3 of a privacy unit rewrite the value is a
+		 * bounded contribution (bytea): the value's type is the bounds'.
+		 */
+		int			first_bound = 1;
+		int			max_args = 5;
+
+		if (strncmp(sym, "dp_sum_", 7) == 0)
+			info->kind = DP_SUM;
+		else if (strncmp(sym, "dp_avg_", 7) == 0)
+			info->kind = DP_AVG;
+		else if (strncmp(sym, "dp_var_", 7) == 0)
+			info->kind = DP_VAR;
+		else if (strncmp(sym, "dp_stddev_", 10) == 0)
+			info->kind = DP_STDDEV;
+		else if (strncmp(sym, "dp_percentile_", 14) == 0)
+		{
+			info->kind = DP_PERCENTILE;
+			info->p_arg = 1;
+			first_bound = 2;
+		}
+		else if (strncmp(sym, "dp_median_", 10) == 0)
+		{
+			info->kind = DP_MEDIAN;
+			max_args = 4;
+		}
+		else
+			elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
+		if (DP_KIND_QUANTILE(info->kind))
+			max_args = first_bound + 3;
+		if (info->nargs < first_bound || info->nargs > max_args ||
+			info->nargs == first_bound + 1)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected arguments", aggfnoid);
+		if (info->p_arg >= 0)
+		{
+			if (argtypes[info->p_arg] == FLOAT8ARRAYOID)
+				info->p_array = true;
+			else if (argtypes[info->p_arg] != FLOAT8OID)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+		}
+		if (info->nargs > first_bound)
+		{
+			info->lower_arg = first_bound;
+			info->upper_arg = first_bound + 1;
+			if (info->nargs >= first_bound + 3)
+				info->epsilon_arg = first_bound + 2;
+			if (info->nargs >= first_bound + 4)
+				info->delta_arg = first_bound + 3;
+			/* the value's type; at level 3 that of the bounds */
+			info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[info->lower_arg] : argtypes[0];
+			if (argtypes[info->lower_arg] != info->valtype ||
+				argtypes[info->upper_arg] != info->valtype)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+		}
+		else
+		{
+			/* bounds estimated: no internal aggregates of privacy units */
+			if (info->unit != DP_UNIT_NONE)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+			info->valtype = argtypes[0];
+		}
+		info->vclass = value_class(info->valtype);
+		if (info->vclass == DP_VALUE_NONE)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 
 	if ((info->epsilon_arg >= 0 && argtypes[info->epsilon_arg] != FLOAT8OID) ||
 		(info->delta_arg >= 0 && argtypes[info->delta_arg] != FLOAT8OID) ||
@@ -228,6 +303,12 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	relation_statistic_oid[0] = relation_statistic_oid[1] = InvalidOid;
+	statistics_visible_oid = InvalidOid;
+	memset(error_bar_oids, 0, sizeof(error_bar_oids));
+	estimate_part_oid = InvalidOid;
+	estimate_scale_oid = InvalidOid;
+	estimate_type_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -248,9 +329,33 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
 				strcmp(get_func_name(d->objid), "unit_keep") == 0)
 				unit_keep_oid = d->objid;
-			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
-				strcmp(get_func_name(d->objid), "unit_priority") == 0)
-				unit_priority_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION)
+			{
+				const char *name = get_func_name(d->objid);
+				static const char *const bars[] = {NULL, "dp_interval_low", "dp_interval_high",
+				"dp_lower_bound", "dp_upper_bound", "dp_noise_scale"};
+
+				if (strcmp(name, "unit_priority") == 0)
+					unit_priority_oid = d->objid;
+				else if (strcmp(name, "estimate_part") == 0)
+				{
+					estimate_part_oid = d->objid;
+					estimate_type_oid = get_func_signature_first_arg(d->objid);
+				}
+				else if (strcmp(name, "estimate_scale") == 0)
+					estimate_scale_oid = d->objid;
+				else if (strcmp(name, "relation_statistic") == 0)
+					relation_statistic_oid[0] = d->objid;
+				else if (strcmp(name, "relation_statistic_volatile") == 0)
+					relation_statistic_oid[1] = d->objid;
+				else if (strcmp(name, "statistics_visible") == 0)
+					statistics_visible_oid = d->objid;
+				for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
+				{
+					if (strcmp(name, bars[b]) == 0)
+						error_bar_oids[b] = d->objid;
+				}
+			}
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -269,6 +374,20 @@ build_calls(void)
 		table_close(dep, AccessShareLock);
 	}
 	dp_calls_valid = true;
+}
+
+/* the type of a function's first argument */
+static Oid
+get_func_signature_first_arg(Oid funcid)
+{
+	Oid		   *argtypes;
+	int			nargs;
+	Oid			result;
+
+	(void) get_func_signature(funcid, &argtypes, &nargs);
+	result = nargs > 0 ? argtypes[0] : InvalidOid;
+	pfree(argtypes);
+	return result;
 }
 
 /* The DpCallInfo of a DP aggregate, NULL for any other function. */
@@ -326,6 +445,67 @@ dp_unit_priority_oid(void)
 	return unit_priority_oid;
 }
 
+/*
+ * dp_agg.relation_statistic (volatile: dp_agg.relation_statistic_volatile),
+ * which checks a relation before calling its statistics function
+ * (protect_stats.c); InvalidOid before 0.4
+ */
+Oid
+dp_relation_statistic_oid(bool is_volatile)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return relation_statistic_oid[is_volatile ? 1 : 0];
+}
+
+/* dp_agg.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
+Oid
+dp_statistics_visible_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return statistics_visible_oid;
+}
+
+/* which error-bar function funcid is, DP_BAR_NONE for any other */
+DpErrorBar
+dp_error_bar_function(Oid funcid)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
+	{
+		if (OidIsValid(error_bar_oids[b]) && error_bar_oids[b] == funcid)
+			return (DpErrorBar) b;
+	}
+	return DP_BAR_NONE;
+}
+
+/* the type dp_agg.estimate, and the functions reading it; InvalidOid before 0.4 */
+Oid
+dp_estimate_type(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_type_oid;
+}
+
+Oid
+dp_estimate_part_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_part_oid;
+}
+
+Oid
+dp_estimate_scale_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_scale_oid;
+}
+
 bool
 dp_extension_present(void)
 {
@@ -348,6 +528,16 @@ dp_kind_name(DpAggKind kind)
 			return "dp_avg";
 		case DP_SELECT:
 			return "dp_select";
+		case DP_VAR:
+			return "dp_var";
+		case DP_STDDEV:
+			return "dp_stddev";
+		case DP_PERCENTILE:
+			return "dp_percentile";
+		case DP_MEDIAN:
+			return "dp_median";
+		case DP_BOUNDS:
+			return "dp_bounds";
 	}
 	return "?";
 }
@@ -364,5 +554,7 @@ dp_arg_name(const DpCallInfo *info, int argno)
 		return "lower bound";
 	if (argno == info->upper_arg)
 		return "upper bound";
+	if (argno == info->p_arg)
+		return "percentile";
 	return "argument";
 }

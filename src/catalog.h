@@ -15,8 +15,23 @@ typedef enum DpAggKind
 	DP_COUNT,
 	DP_SUM,
 	DP_AVG,
-	DP_SELECT					/* the private selection of a group (selection.c) */
+	DP_SELECT,					/* the private selection of a group (selection.c) */
+	DP_VAR,						/* dp_var: population variance */
+	DP_STDDEV,					/* dp_stddev: its square root */
+	DP_PERCENTILE,				/* dp_percentile: quantiles (quantile_tree.c) */
+	DP_MEDIAN,					/* dp_median: the quantile 0.5 */
+	DP_BOUNDS					/* dp_bounds: clamping bounds (auto_bounds.c) */
 } DpAggKind;
+
+#define DP_KIND_MAX DP_BOUNDS
+
+/* kinds whose values are clamped to bounds and summed: sums and moments */
+#define DP_KIND_SUMS(kind) \
+	((kind) == DP_SUM || (kind) == DP_AVG || (kind) == DP_VAR || (kind) == DP_STDDEV)
+/* kinds that also sum squares (the variance, and its root) */
+#define DP_KIND_SQUARES(kind) ((kind) == DP_VAR || (kind) == DP_STDDEV)
+/* kinds released from a quantile tree */
+#define DP_KIND_QUANTILE(kind) ((kind) == DP_PERCENTILE || (kind) == DP_MEDIAN)
 
 /* how values are accumulated */
 typedef enum DpValueClass
@@ -62,8 +77,21 @@ typedef struct DpCallInfo
 	int			epsilon_arg;
 	int			delta_arg;
 	int			k_arg;			/* dp_select: max_groups_contributed */
+	int			p_arg;			/* dp_percentile: the percentile(s) */
+	bool		p_array;		/* ... given as an array: one value each */
 	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
+
+/* the error-bar functions analysts call on a DP aggregate (error_bars.c) */
+typedef enum DpErrorBar
+{
+	DP_BAR_NONE,
+	DP_BAR_LOW,					/* dp_interval_low */
+	DP_BAR_HIGH,				/* dp_interval_high */
+	DP_BAR_LOWER,				/* dp_lower_bound */
+	DP_BAR_UPPER,				/* dp_upper_bound */
+	DP_BAR_SCALE				/* dp_noise_scale */
+} DpErrorBar;
 
 extern void dp_catalog_init(void);
 extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
@@ -74,5 +102,11 @@ extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 extern Oid	dp_unit_keep_oid(void);
 extern Oid	dp_unit_pick_oid(void);
 extern Oid	dp_unit_priority_oid(void);
+extern Oid	dp_relation_statistic_oid(bool is_volatile);
+extern Oid	dp_statistics_visible_oid(void);
+extern DpErrorBar dp_error_bar_function(Oid funcid);
+extern Oid	dp_estimate_type(void);
+extern Oid	dp_estimate_part_oid(void);
+extern Oid	dp_estimate_scale_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

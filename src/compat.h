@@ -48,6 +48,15 @@
 #define DP_DEBUG_PARALLEL_SETTING "force_parallel_mode"
 #endif
 
+/* ExecInsertIndexTuples took an onlySummarizing argument in 16 (false: every index) */
+#if PG_VERSION_NUM >= 160000
+#define DP_INSERT_INDEX_TUPLES(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
+#else
+#define DP_INSERT_INDEX_TUPLES(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
 /* GROUP BY got a range table entry of its own, RTE_GROUP, in 18 */
 #if PG_VERSION_NUM >= 180000
 #define DP_HAVE_RTE_GROUP 1
@@ -80,6 +89,14 @@
 #define DP_PERMS_HOOK_PARAMS List *rangeTable, bool ereport_on_violation
 #define DP_PERMS_HOOK_ARGS rangeTable, ereport_on_violation
 #define DP_RTE_CHECK_AS_USER(stmt, rte) (&(rte)->checkAsUser)
+#endif
+
+/* the ACL checks of each kind of object became object_aclcheck in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_FUNCTION_ACLCHECK(fn, role) \
+	object_aclcheck(ProcedureRelationId, (fn), (role), ACL_EXECUTE)
+#else
+#define DP_FUNCTION_ACLCHECK(fn, role) pg_proc_aclcheck((fn), (role), ACL_EXECUTE)
 #endif
 
 /* InitMaterializedSRF was SetSingleFuncCall before 15.2 */

@@ -79,6 +79,7 @@
 
 #include "catalog.h"
 #include "compat.h"
+#include "describe.h"
 #include "dist_exec.h"
 #include "dist_fingerprint.h"
 #include "dist_plan.h"
@@ -357,6 +358,14 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 			r = dp_release_create((Aggref *) tle->expr, (Aggref *) tle->expr,
 								  dp_lookup_call(((Aggref *) tle->expr)->aggfnoid), true,
 								  &sampling, params, 0, 0);
+			/* partial states hold counts and sums only: no bins, no tree */
+			if (r->auto_bounds)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("DP aggregates without bounds are not supported on a Citus table"),
+						 errdetail("The partial states of a Citus table hold clamped sums, for bounds known when the statement is signed."),
+						 errhint("Give the clamping bounds; dp_bounds on a local copy of a sample can suggest them.")));
+			dp_plan_halfwidths(r);
 			r->agg_node = run;
 			tickets = lappend(tickets, r);
 		}
@@ -415,7 +424,7 @@ partial_units(const DpRelease *r)
 	info.vclass = DP_VALUE_NONE;
 	info.valtype = InvalidOid;
 	info.lower_arg = info.upper_arg = info.epsilon_arg = info.delta_arg = info.k_arg = -1;
-	return dp_release_for_fragment(&info, (Datum) 0, (Datum) 0, 0);
+	return dp_release_for_fragment(&info, (Datum) 0, (Datum) 0, 0, 0);
 }
 
 static DistRun *
@@ -502,6 +511,7 @@ sign_call(DistRun *dr, const DpRelease *r, Aggref *p, Oid relid, char *fragment)
 	spec.vclass = r->call.vclass;
 	spec.valtype = r->call.valtype;
 	spec.grid_exp = r->row_grid_exp;
+	spec.sq_shift = r->sq_shift;
 	spec.lower = bound_text(r, false);
 	spec.upper = bound_text(r, true);
 	spec.fingerprint = r->fingerprint;
@@ -1082,7 +1092,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 	info.vclass = (DpValueClass) spec.vclass;
 	info.valtype = spec.valtype;
 	info.lower_arg = info.upper_arg = info.epsilon_arg = info.delta_arg = -1;
-	if (spec.kind == DP_SUM || spec.kind == DP_AVG)
+	if (DP_KIND_SUMS(spec.kind))
 	{
 		Oid			typinput,
 					typioparam;
@@ -1091,7 +1101,7 @@ fragment_release(PlannedStmt *stmt, Aggref *aggref, Node *spec_expr, TimestampTz
 		lower = OidInputFunctionCall(typinput, spec.lower, typioparam, -1);
 		upper = OidInputFunctionCall(typinput, spec.upper, typioparam, -1);
 	}
-	r = dp_release_for_fragment(&info, lower, upper, spec.grid_exp);
+	r = dp_release_for_fragment(&info, lower, upper, spec.grid_exp, spec.sq_shift);
 	if (r->fingerprint != spec.fingerprint)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

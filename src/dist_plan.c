@@ -302,8 +302,25 @@ collect_aggrefs(Node *node, AggrefList *ctx)
 	if (IsA(node, Aggref))
 	{
 		Aggref	   *a = (Aggref *) node;
+		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
-		if (dp_lookup_call(a->aggfnoid) == NULL || a->aggdistinct != NIL ||
+		/*
+		 * partial states of Citus tables are counts and clamped sums: no
+		 * quantile tree, no bins of values for bounds to be estimated
+		 */
+		if (info != NULL && (DP_KIND_QUANTILE(info->kind) || info->kind == DP_BOUNDS))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s is not supported on a Citus table", dp_kind_name(info->kind)),
+					 errdetail("The partial states a worker sends hold counts and clamped sums only."),
+					 errhint("Run it on a local table (a copy of the data, or of a sample).")));
+		if (info != NULL && DP_KIND_SUMS(info->kind) && info->lower_arg < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP aggregates without bounds are not supported on a Citus table"),
+					 errdetail("The partial states of a Citus table hold clamped sums, for bounds known when the statement is signed."),
+					 errhint("Give the clamping bounds.")));
+		if (info == NULL || a->aggdistinct != NIL ||
 			a->aggorder != NIL || a->agglevelsup != 0)
 			ctx->other = true;
 		else if (!list_member(ctx->aggrefs, a))

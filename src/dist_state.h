@@ -28,6 +28,7 @@ typedef struct DpDistState
 	uint64		serial;			/* set by the coordinator: one per group */
 	int64		count;
 	int128		sum;			/* in units */
+	int128		sumsq;			/* dp_var, dp_stddev: centred squares, in units */
 	const void *release;		/* this process's ticket, or NULL */
 } DpDistState;
 

@@ -29,7 +29,7 @@
  * (dist_state.c), which makes them useless to whoever is not a node.
  *
  * Text form, fields separated by ':' (names and bounds hex-encoded):
- *   dpf2:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:fragment:tag
+ *   dpf3:nonce:expiry:schema:table:kind:vclass:valtype:k:shift:lower:upper:fingerprint:placements:fragment:tag
  *
  *-------------------------------------------------------------------------
  */
@@ -49,8 +49,8 @@
 #include "dist_token.h"
 #include "guc.h"
 
-#define DP_TOKEN_VERSION "dpf2"
-#define DP_TOKEN_FIELDS 15
+#define DP_TOKEN_VERSION "dpf3"
+#define DP_TOKEN_FIELDS 16
 #define DP_TAG_LEN 32			/* SHA-256 output, bytes */
 #define DP_KEY_MIN_LEN 32		/* 256 bits, the tag's strength */
 #define DP_KEY_MAX_LEN 1024
@@ -189,10 +189,10 @@ dp_fragment_sign(const DpFragmentSpec *spec)
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	initStringInfo(&s);
 	Assert(strlen(spec->fragment) == DP_FRAGMENT_FP_LEN);
-	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s:%s",
+	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%d:%s:%s:%016" PRIx64 ":%s:%s",
 					 DP_TOKEN_VERSION, nonce, (int64) expiry,
 					 hex_of(spec->nspname), hex_of(spec->relname),
-					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp,
+					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp, spec->sq_shift,
 					 hex_of(spec->lower), hex_of(spec->upper), spec->fingerprint,
 					 hex_of(spec->placements), spec->fragment);
 	appendStringInfo(&s, ":%s", tag_of(s.data));
@@ -240,13 +240,14 @@ dp_fragment_verify(const char *text, DpFragmentSpec *spec)
 	spec->vclass = atoi(field[6]);
 	spec->valtype = (Oid) strtoul(field[7], NULL, 10);
 	spec->grid_exp = atoi(field[8]);
-	spec->lower = unhex(field[9]);
-	spec->upper = unhex(field[10]);
-	spec->fingerprint = strtou64(field[11], NULL, 16);
-	spec->placements = unhex(field[12]);
-	if (strlen(field[13]) != DP_FRAGMENT_FP_LEN)
+	spec->sq_shift = atoi(field[9]);
+	spec->lower = unhex(field[10]);
+	spec->upper = unhex(field[11]);
+	spec->fingerprint = strtou64(field[12], NULL, 16);
+	spec->placements = unhex(field[13]);
+	if (strlen(field[14]) != DP_FRAGMENT_FP_LEN)
 		token_error("The fingerprint of the fragment is malformed.");
-	spec->fragment = pstrdup(field[13]);
+	spec->fragment = pstrdup(field[14]);
 
 	if (GetCurrentTimestamp() > spec->expiry)
 		ereport(ERROR,

@@ -33,6 +33,7 @@ typedef struct DpFragmentSpec
 	int			vclass;			/* DpValueClass */
 	Oid			valtype;		/* a built-in type, InvalidOid for counts */
 	int			grid_exp;
+	int			sq_shift;		/* dp_var, dp_stddev: the squares' (release.c) */
 	char	   *lower;			/* "" for counts */
 	char	   *upper;
 	uint64		fingerprint;

@@ -308,7 +308,7 @@ check_level(Query *q)
 			Aggref	   *a = lfirst(lc);
 			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 			int			argnos[] = {info->lower_arg, info->upper_arg,
-			info->epsilon_arg, info->delta_arg};
+				info->epsilon_arg, info->delta_arg, info->p_arg};
 
 			for (size_t i = 0; i < lengthof(argnos); i++)
 			{

@@ -33,6 +33,7 @@ static char *dp_guc_selection_delta_string = NULL;
 bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
+int			dp_guc_composition_nice = 10;
 int			dp_guc_max_databases = 8;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
 
@@ -43,6 +44,7 @@ static const struct config_enum_entry group_keys_options[] = {
 };
 double		dp_guc_protected_min_epsilon = 0.01;
 int			dp_guc_protected_max_row_work = 4096;
+char	   *dp_guc_stats_trusted_role = NULL;
 int			dp_guc_max_rows_contributed = 1;
 int			dp_guc_max_rows_contributed_limit = 1;
 int			dp_guc_max_groups_contributed = 0;
@@ -217,6 +219,19 @@ dp_guc_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("dp_agg.composition_nice",
+							"Nice value a backend takes when it first composes privacy loss distributions.",
+							"Compositions for 'pld' accounting run in the backends of the statements "
+							"that need them; a lower CPU priority (a higher nice value) keeps them "
+							"from taking CPU from other roles' statements when CPUs are scarce. The "
+							"backend keeps it until it exits (a process cannot raise its priority "
+							"again). 0 leaves the priority alone.",
+							&dp_guc_composition_nice,
+							10, 0, 19,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
 	/*
 	 * Protected tables (README, "Protected tables"): settings only a
 	 * superuser may change, as they limit untrusted roles.
@@ -241,6 +256,21 @@ dp_guc_init(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+
+	/*
+	 * Roles trusted for statistics: they read the counters of protected
+	 * relations (protect_stats.c).  PGC_SUSET: an untrusted role must not
+	 * name a role of its own.
+	 */
+	DefineCustomStringVariable("dp_agg.stats_trusted_role",
+							   "Role whose members may read the statistics that count the rows of protected relations.",
+							   "Roles with its privileges read the cumulative statistics of every relation "
+							   "(pg_stat_*); empty: superusers and each relation's trusted roles only.",
+							   &dp_guc_stats_trusted_role,
+							   "pg_read_all_stats",
+							   PGC_SUSET,
+							   0,
+							   NULL, NULL, NULL);
 
 	/* DP statements on Citus tables */
 	DefineCustomStringVariable("dp_agg.cluster_key_file",

@@ -21,9 +21,11 @@ typedef enum DpGroupKeys
 extern double dp_guc_delta;
 extern int	dp_guc_group_keys;
 extern int	dp_guc_charger_idle_ms;
+extern int	dp_guc_composition_nice;
 extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
+extern char *dp_guc_stats_trusted_role;
 
 /* DP statements on Citus tables */
 extern char *dp_guc_cluster_key_file;

@@ -13,8 +13,11 @@
  * statement with GROUP BY are put under private selection (selection.c; on
  * a Citus table in the rewrite of dist_plan.c).  At
  * executor start, protected relations are enforced first (protect_check.c,
- * also from the executor's permission hook, which COPY calls too; and
- * statistics, protect_stats.c).  At
+ * also from the executor's permission hook, which COPY calls too).  The
+ * statistics that count protected rows are checked where the executor
+ * initializes a function call (the object access hook) and, for one
+ * relation's, at each call of the checking function the planning puts in
+ * (protect_stats.c).  At
  * executor start, before a single row is read, the plan is checked again
  * and every DP aggregate call gets its ticket (price.c, release.c); the
  * statement is charged durably (budget.c); only then are the tickets
@@ -28,6 +31,8 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "optimizer/planner.h"
 
@@ -35,6 +40,7 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "error_bars.h"
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
@@ -55,6 +61,23 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/* Does the plan read a protected relation (one the planner added too)? */
+static bool
+reads_protected(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION && dp_relation_protected(rte->relid))
+			return true;
+	}
+	return false;
+}
 
 static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
@@ -66,11 +89,14 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	DpUnit		unit;
 	List	   *fragment_specs = NIL;
 	void	   *side_reads;
+	bool		may_check;
 
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
 	/* for every role: no function reads the rows beside the DP aggregates */
 	dp_side_reads_check_query(parse);
+	/* error bars: the DP aggregates they name return estimates (error_bars.c) */
+	dp_error_bars_rewrite(parse);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
@@ -99,6 +125,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		 */
 		dp_selection_rewrite(parse, 1);
 	}
+	/* the statistics of one relation are read through their check */
+	may_check = dp_stats_rewrite_query(parse);
 	side_reads = dp_side_reads_plan_begin(parse);
 	PG_TRY();
 	{
@@ -115,12 +143,34 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
-	 * PL/pgSQL evaluates simple expressions without the executor's start:
-	 * check their statistics calls here too (protect_stats.c)
+	 * Which plans depend on the role (README, "Protected tables", "What
+	 * protection changes").  A cached plan is used again only by the role
+	 * it was made for when dependsOnRole is set; a PL/pgSQL expression whose
+	 * plan sets it is never evaluated as a simple expression (plancache.c,
+	 * CachedPlanAllowsSimpleValidityCheck), but through the executor's start,
+	 * at a cost: a loop of i := i + 1 runs about 45 times slower, and
+	 * GET DIAGNOSTICS ROW_COUNT and error contexts follow the SPI path.  So
+	 * it is set only where something was decided for the role at planning,
+	 * or is checked only when an expression is initialized:
+	 *   - the statement names a protected relation, views expanded, also
+	 *     through a parent (names_protected): the stricter guard, and the
+	 *     planner's estimates without statistics, were applied for the role;
+	 *   - the plan reads a protected relation that planning added (a
+	 *     set-returning SQL function it inlined): the estimates again;
+	 *   - the plan calls statistics checked when its expression is
+	 *     initialized (protect_stats.c): a simple expression keeps that
+	 *     state for its transaction, across SET ROLE and SECURITY DEFINER
+	 *     calls.
+	 * Everything else is checked again at each execution with the role of
+	 * that moment: protected relations at the executor's start and in its
+	 * permission hook (and a plan with a relation is never a simple
+	 * expression), one relation's statistics at each call.  A plan made
+	 * before a relation was protected, or before a grant, a revocation, a
+	 * change of role membership or of a role's attributes, is made again:
+	 * protect.c resets the plan cache then.
 	 */
-	dp_stats_check_plan(stmt);
-	/* the checks depend on the role: a cached plan is made again for another */
-	if (names_protected || dp_any_protected())
+	if (names_protected || (may_check && dp_stats_finish_plan(stmt)) ||
+		(dp_any_protected() && reads_protected(stmt)))
 		stmt->dependsOnRole = true;
 	return stmt;
 }
@@ -148,7 +198,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
 
-	dp_stats_check_plan(queryDesc->plannedstmt);
+	dp_stats_check_start(queryDesc->plannedstmt);
 	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 					 queryDesc->instrument_options, &protect);
 	PG_TRY();
@@ -226,10 +276,24 @@ dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
 	if (!dp_protect_check_rtable(rangeTable, ereport_on_violation))
 		return false;
 	dp_side_reads_check_rtable(rangeTable);
-	dp_stats_check_rtable(rangeTable);
 	if (prev_ExecutorCheckPerms)
 		return prev_ExecutorCheckPerms(DP_PERMS_HOOK_ARGS);
 	return true;
+}
+
+/*
+ * The executor initializes a function call (also an operator's, an
+ * aggregate's support functions, a set-returning function's): statistics
+ * that count protected rows (protect_stats.c).
+ */
+static void
+dp_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
+				 void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_FUNCTION_EXECUTE && classId == ProcedureRelationId)
+		dp_stats_check_function(objectId);
 }
 
 void
@@ -245,6 +309,8 @@ dp_hooks_init(void)
 	ExecutorEnd_hook = dp_ExecutorEnd;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = dp_object_access;
 	dp_stats_planner_init();
 	dp_pick_key_init();
 }

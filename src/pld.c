@@ -1186,6 +1186,26 @@ epsilon_dir(const DpPldTerm *terms, int n, double delta, int dir, double *epsilo
 	return found;
 }
 
+/* the canonical order of terms: by kind, then count */
+static int
+term_cmp(const void *pa, const void *pb)
+{
+	const DpPldTerm *a = pa;
+	const DpPldTerm *b = pb;
+
+	if (a->kind.mechanism != b->kind.mechanism)
+		return a->kind.mechanism < b->kind.mechanism ? -1 : 1;
+	if (a->kind.scale != b->kind.scale)
+		return a->kind.scale < b->kind.scale ? -1 : 1;
+	if (a->kind.sens != b->kind.sens)
+		return a->kind.sens < b->kind.sens ? -1 : 1;
+	if (a->kind.rate != b->kind.rate)
+		return a->kind.rate < b->kind.rate ? -1 : 1;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	return 0;
+}
+
 /* the directions of neighbours to compose: both if a release is sampled */
 static int
 directions(const DpPldTerm *terms, int n)
@@ -1205,12 +1225,23 @@ directions(const DpPldTerm *terms, int n)
 bool
 dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon)
 {
+	DpPldTerm	sorted[DP_PLD_MAX_KINDS];
+
+	/*
+	 * in a canonical order: the rounding of a composition depends on the
+	 * order of its convolutions, and one state must get one answer
+	 * wherever it is asked (admission, the views, pld_state_epsilon)
+	 */
+	if (n > DP_PLD_MAX_KINDS)
+		return false;
+	memcpy(sorted, terms, sizeof(DpPldTerm) * n);
+	qsort(sorted, n, sizeof(DpPldTerm), term_cmp);
 	*epsilon = 0;
-	for (int dir = 0; dir < directions(terms, n); dir++)
+	for (int dir = 0; dir < directions(sorted, n); dir++)
 	{
 		double		e;
 
-		if (!epsilon_dir(terms, n, delta, dir, &e))
+		if (!epsilon_dir(sorted, n, delta, dir, &e))
 			return false;
 		*epsilon = Max(*epsilon, e);
 	}

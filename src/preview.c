@@ -260,7 +260,7 @@ dp_preview(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the statement has no DP aggregate"),
-				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
+				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum, dp_avg, dp_var, dp_stddev, dp_percentile, dp_median or dp_bounds.")));
 	memset(curve, 0, sizeof(curve));
 	dp_statement_add_rdp(priced, curve);
 	foreach(lc, priced)
@@ -272,9 +272,9 @@ dp_preview(PG_FUNCTION_ARGS)
 	foreach(lc, priced)
 	{
 		DpRelease  *r = lfirst(lc);
-		const DpNoiseSpec *parts[2];
-		const char *names[2];
-		int			nparts = 0;
+		const DpNoiseSpec *parts[DP_MAX_NOISES];
+		const char *names[DP_MAX_NOISES];
+		int			nparts;
 
 		call++;
 		if (r->call.kind == DP_SELECT)
@@ -282,26 +282,7 @@ dp_preview(PG_FUNCTION_ARGS)
 			selection_row(rsinfo, call, r, epsilon, delta, has_budget, affordable);
 			continue;
 		}
-		switch (r->call.kind)
-		{
-			case DP_COUNT_STAR:
-			case DP_COUNT:
-				parts[nparts] = &r->count;
-				names[nparts++] = "count";
-				break;
-			case DP_SUM:
-				parts[nparts] = &r->sum;
-				names[nparts++] = "sum";
-				break;
-			case DP_AVG:
-				parts[nparts] = &r->count;
-				names[nparts++] = "count";
-				parts[nparts] = &r->sum;
-				names[nparts++] = "centred_sum";
-				break;
-			case DP_SELECT:
-				break;			/* above */
-		}
+		nparts = dp_release_noises(r, parts, names);
 		for (int i = 0; i < nparts; i++)
 		{
 			const DpNoiseSpec *ns = parts[i];
@@ -321,6 +302,8 @@ dp_preview(PG_FUNCTION_ARGS)
 			values[6] = Float8GetDatum(ns->sensitivity);
 			values[7] = Float8GetDatum(ns->noise_scale);
 			values[8] = Float8GetDatum(ldexp(1.0, ns->grid_exp));
+			/* bounds estimated: the grid, and the noise in its units, follow them */
+			nulls[8] = nulls[10] = dp_grid_at_release(r, ns);
 			values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sampling.data));
 			values[10] = Float8GetDatum(dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE));
 			values[11] = Float8GetDatum(epsilon);

@@ -17,6 +17,7 @@
 #include "utils/lsyscache.h"
 
 #include "calibrate.h"
+#include "describe.h"
 #include "guard.h"
 #include "guc.h"
 #include "joint.h"
@@ -87,6 +88,9 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 
 		dp_joint_calibrate(dp_priced_releases(releases, &epsilon, &delta), releases);
 	}
+	/* the half-widths of the error bars, from the noise as calibrated */
+	foreach(lc, releases)
+		dp_plan_halfwidths(lfirst(lc));
 
 	/* say once why a sampled table gets no amplification */
 	foreach(lc, releases)

@@ -145,12 +145,17 @@ collect_level_aggrefs(Node *node, UnitRewrite *ur)
 	if (IsA(node, Aggref))
 	{
 		Aggref	   *a = (Aggref *) node;
+		const DpCallInfo *info;
 
 		if (a->agglevelsup != 0)
 			return false;
-		if (dp_lookup_call(a->aggfnoid) == NULL)
+		info = dp_lookup_call(a->aggfnoid);
+		if (info == NULL)
 			refuse("aggregates other than DP aggregates are not allowed with privacy units",
 				   "With a privacy unit, rows are bounded per unit before the DP aggregates see them; another aggregate would see them unbounded.");
+		if (info->lower_arg < 0 && info->kind != DP_COUNT && info->kind != DP_COUNT_STAR)
+			refuse("DP aggregates without bounds are not supported with privacy units",
+				   "Give the clamping bounds (NULL bounds of dp_percentile and dp_median are supported).");
 		if (!list_member(ur->aggrefs, a))
 			ur->aggrefs = lappend(ur->aggrefs, a);
 		return false;

@@ -76,6 +76,22 @@ static List *allowed_entries = NIL;	/* the entries: signatures (char *) */
 static List *allowed_oids = NIL;	/* or OIDs, with the catalog before 0.4 */
 static bool cache_valid = false;
 static bool allowed_valid = false;	/* allowed_functions is up to date */
+
+/*
+ * What every statement asks of each relation it names, cached per session:
+ * is it a partition, has it children (relispartition, relhassubclass)?  An
+ * entry is dropped when its relation's relcache entry is invalidated, as on
+ * any change of these flags (ATTACH, DETACH, CREATE TABLE ... INHERITS).
+ */
+typedef struct RelationShape
+{
+	Oid			relid;
+	bool		partition;
+	bool		children;
+} RelationShape;
+
+static HTAB *shapes = NULL;
+static RelationShape unknown_shape;	/* returned when not cached */
 static Oid	protected_catalog = InvalidOid;
 static Oid	access_catalog = InvalidOid;
 static Oid	allowed_catalog = InvalidOid;
@@ -90,6 +106,16 @@ static Oid	allowed_catalog = InvalidOid;
 static void
 invalidate_protected(Datum arg, Oid relid)
 {
+	if (shapes != NULL)
+	{
+		if (OidIsValid(relid))
+			hash_search(shapes, &relid, HASH_REMOVE, NULL);
+		else
+		{
+			hash_destroy(shapes);
+			shapes = NULL;
+		}
+	}
 	if (!OidIsValid(protected_catalog))
 		cache_valid = false;
 	else if (!OidIsValid(relid) || relid == protected_catalog ||
@@ -112,10 +138,17 @@ invalidate_allowed(Datum arg, int cacheid, uint32 hashvalue)
 	allowed_valid = false;
 }
 
-/* Role memberships changed: who is trusted may have changed. */
+/*
+ * Role memberships or attributes (superuser, inherit) changed: who is
+ * trusted may have changed, and plans that depend on the role were made
+ * for the trust of their role then (hooks.c).  While nothing is protected
+ * (as far as this session knows without reading a catalog) no plan does.
+ */
 static void
-invalidate_memberships(Datum arg, int cacheid, uint32 hashvalue)
+invalidate_roles(Datum arg, int cacheid, uint32 hashvalue)
 {
+	if (cache_valid && protected_rels != NULL && hash_get_num_entries(protected_rels) == 0)
+		return;
 	ResetPlanCache();
 }
 
@@ -123,7 +156,8 @@ void
 dp_protect_init(void)
 {
 	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
-	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_memberships, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_roles, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, invalidate_roles, (Datum) 0);
 	CacheRegisterSyscacheCallback(PROCOID, invalidate_allowed, (Datum) 0);
 }
 
@@ -355,10 +389,67 @@ dp_function_allowed(Oid funcid)
 	return hash_search(allowed_functions, &funcid, HASH_FIND, NULL) != NULL;
 }
 
+/* The shape of a relation (see RelationShape); a missing one has none. */
+static RelationShape *
+relation_shape(Oid relid)
+{
+	RelationShape *shape;
+	bool		found;
+
+	if (shapes == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RelationShape);
+		ctl.hcxt = TopMemoryContext;
+		shapes = hash_create("dp_agg relation shapes", 64, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	shape = hash_search(shapes, &relid, HASH_FIND, NULL);
+	if (shape == NULL)
+	{
+		/*
+		 * read the catalog before entering: reading it may process
+		 * invalidations, which remove entries or the whole table
+		 */
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		bool		partition = false;
+		bool		children = false;
+
+		if (HeapTupleIsValid(tup))
+		{
+			partition = ((Form_pg_class) GETSTRUCT(tup))->relispartition;
+			children = ((Form_pg_class) GETSTRUCT(tup))->relhassubclass;
+			ReleaseSysCache(tup);
+		}
+		/* all invalidated meanwhile: answered, not cached */
+		shape = shapes == NULL ? &unknown_shape :
+			hash_search(shapes, &relid, HASH_ENTER, &found);
+		shape->partition = partition;
+		shape->children = children;
+	}
+	return shape;
+}
+
+/*
+ * May the relation have partitions or inheritance children (relhassubclass,
+ * which the planner checks too: it may be true without any left, never
+ * false with some)?
+ */
+bool
+dp_relation_has_children(Oid relid)
+{
+	return relation_shape(relid)->children;
+}
+
 /* The relation and, if it is a partition, its ancestors, nearest first. */
 static List *
 relation_and_ancestors(Oid relid)
 {
+	if (!relation_shape(relid)->partition)
+		return list_make1_oid(relid);
 	return lcons_oid(relid, dp_relation_ancestors(relid, true));
 }
 
@@ -373,7 +464,10 @@ dp_relation_protected(Oid relid)
 		return false;
 	if (hash_search(protected_rels, &relid, HASH_FIND, NULL) != NULL)
 		return true;
-	rels = relation_and_ancestors(relid);
+	/* the common case, once per relation of every statement: no partition */
+	if (!relation_shape(relid)->partition)
+		return false;
+	rels = dp_relation_ancestors(relid, true);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);

@@ -13,6 +13,7 @@
 extern void dp_protect_init(void);
 extern bool dp_any_protected(void);
 extern bool dp_relation_protected(Oid relid);
+extern bool dp_relation_has_children(Oid relid);
 extern bool dp_role_granted(Oid relid, Oid roleid);
 extern bool dp_function_allowed(Oid funcid);
 extern Oid	dp_allowed_function_oid(const char *signature);

@@ -51,7 +51,11 @@
 #include "protect_check.h"
 #include "release.h"
 
-/* the range table of the statement being started, if it was accepted */
+/*
+ * the range table of the statement being started, if it was accepted, or
+ * if it names no protected relation the current user is untrusted for (the
+ * permission hook, called within the executor's start, need not look again)
+ */
 static List *accepted_rtable = NIL;
 
 /* Is rte a protected relation the current user is not trusted for? */
@@ -291,7 +295,10 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	st->untrusted = false;
 	accepted_rtable = NIL;
 	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
+	{
+		accepted_rtable = stmt->rtable;
 		return;
+	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		dp_reject_protected(relid, "EXPLAIN shows estimates drawn from its rows.");
 	if (instrument_options & (INSTRUMENT_TIMER | INSTRUMENT_ROWS))

@@ -57,6 +57,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "guc.h"
+#include "params.h"
 #include "protect.h"
 #include "protect_guard.h"
 #include "sampling.h"
@@ -98,11 +99,14 @@ typedef struct FindContext
 static void
 find_relation(Oid relid, bool inh, FindContext *fc)
 {
-	List	   *rels = list_make1_oid(relid);
+	List	   *rels;
 	ListCell   *lc;
 
-	if (inh)
+	/* without children (relhassubclass, as the planner checks) no search */
+	if (inh && dp_relation_has_children(relid))
 		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	else
+		rels = list_make1_oid(relid);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);
@@ -467,14 +471,32 @@ post_walker(Node *node, PostContext *pc)
 		if (a->aggorder != NIL || a->aggdistinct != NIL)
 			reject_construct(pc->ctx, "ORDER BY and DISTINCT inside DP aggregates are",
 							 "Their comparisons would run on the rows.", HINT_README);
-		(void) rows_walker((Node *) a->args, pc->ctx);
+		{
+			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
+			ListCell   *lc;
+			int			argno = 0;
+
+			foreach(lc, a->args)
+			{
+				/*
+				 * the percentiles of dp_percentile: of parameter form
+				 * (guard.c), evaluated when the statement is priced, before
+				 * a row is read (params.c), so that neither their value nor
+				 * an error can depend on a row; an array cast of them is
+				 * one (numeric[] to float8[])
+				 */
+				if (argno != info->p_arg || !dp_is_parameter_form((Node *) lfirst_node(TargetEntry, lc)->expr))
+					(void) rows_walker(lfirst(lc), pc->ctx);
+				argno++;
+			}
+		}
 		(void) rows_walker((Node *) a->aggfilter, pc->ctx);
 		return false;
 	}
 	if (IsA(node, Aggref))
 		reject_construct(pc->ctx, "aggregates other than DP aggregates are",
 						 "An exact aggregate releases exact values computed from the rows.",
-						 "Use dp_count, dp_sum or dp_avg.");
+						 "Use the DP aggregates: dp_count, dp_sum, dp_avg, dp_var, dp_stddev, dp_percentile, dp_median or dp_bounds.");
 	if (IsA(node, WindowFunc))
 		reject_construct(pc->ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);

@@ -6,7 +6,7 @@
 # citus suite without Citus and without DP_CITUS_TARBALL) counts as
 # skipped, never as passed.
 # DP_SUITES chooses the suites (default: all of them):
-#   packaging graph regress tap stat reference load fuzz citus mutants
+#   packaging graph regress tap stat reference load fuzz citus mutants core
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -22,7 +22,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 total_pass=0
 total_fail=0
 total_skip=0
-suites=" ${DP_SUITES:-packaging graph regress tap stat reference load fuzz citus mutants} "
+suites=" ${DP_SUITES:-packaging graph regress tap stat reference load fuzz citus mutants core} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed [skipped]
     local skipped=${4:-0}
@@ -197,6 +197,29 @@ if want mutants && [ -f test/mutants/run.py ]; then
     # a failing baseline, a timeout or a crash of the runner fails too
     [ "$rc" != 0 ] && [ "$mf" = 0 ] && mf=1
     record "mutants" "$mp" "$mf" "${ms:-0}"
+fi
+
+# PostgreSQL's own regression suite, with dp_agg created and a table
+# protected against a server without dp_agg, on ports port+5 and port+6
+# (test/core-regress.sh prints "core-regress: N passed, M failed", one per
+# test); DP_CORE_REGRESS_DIR is the built suite, which run-all.sh and
+# pg-matrix.sh prepare as root
+if want core; then
+    if [ -n "${DP_CORE_REGRESS_DIR:-}" ] && [ -x "$DP_CORE_REGRESS_DIR/pg_regress" ]; then
+        out=$(timeout 2400 bash test/core-regress.sh run "$DP_CORE_REGRESS_DIR" $((port + 5)) 2>&1)
+        echo "$out"
+        line=$(echo "$out" | grep -E '^core-regress: [0-9]+ passed, [0-9]+ failed' | tail -1)
+        if [ -n "$line" ]; then
+            kp=$(echo "$line" | sed -E 's/^core-regress: ([0-9]+) passed.*/\1/')
+            kf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+        else
+            kp=0; kf=1
+        fi
+    else
+        echo "core-regress: no built PostgreSQL regression suite (DP_CORE_REGRESS_DIR='${DP_CORE_REGRESS_DIR:-}')"
+        kp=0; kf=1
+    fi
+    record "core-regress" "$kp" "$kf"
 fi
 
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"

@@ -220,6 +220,71 @@ native = q(COORD, "SELECT sum(v) || '|' || count(*) FROM t WHERE g = 1") + "\n" 
 check("exact at epsilon 1e9: a prepared statement with parameters", rc == 0 and out == native,
       err or f"{out} != {native}")
 
+# ---------- the analyst's statistics (README, "Citus") ----------
+
+# dp_var and dp_stddev: the count, centred sum and sum of centred squares
+# are accumulated by the shards in signed fragments and released on the
+# coordinator; at epsilon 1e9 they are the population variance and
+# standard deviation
+STATS_EXACT = [
+    ("dp_var and dp_stddev, no GROUP BY",
+     "SELECT dp_var(v, 0, 100), dp_stddev(v, 0, 100), dp_var(x, 0, 10), dp_stddev(x, 0, 10), "
+     "dp_var(n, 0, 10), dp_stddev(n, 0, 10) FROM t",
+     "SELECT var_pop(v), stddev_pop(v), var_pop(x), stddev_pop(x), var_pop(n), stddev_pop(n) FROM t"),
+    ("dp_var and dp_stddev, GROUP BY another column",
+     "SELECT g, dp_var(v, 0, 100), dp_stddev(x, 0, 10), dp_var(n, 0, 10) FROM t GROUP BY g ORDER BY g",
+     "SELECT g, var_pop(v), stddev_pop(x), var_pop(n) FROM t GROUP BY g ORDER BY g"),
+    ("dp_var and dp_stddev, GROUP BY the distribution column",
+     "SELECT id % 7 AS k, dp_var(v, 0, 100), dp_stddev(v, 0, 100) FROM t GROUP BY 1 ORDER BY 1",
+     "SELECT id % 7 AS k, var_pop(v), stddev_pop(v) FROM t GROUP BY 1 ORDER BY 1"),
+]
+for name, dp_sql, native_sql in STATS_EXACT:
+    rc, out, err = analyst(COORD, dp_sql)
+    native = rows(q(COORD, native_sql))
+    got = rows(out) if rc == 0 else None
+    ok = got is not None and len(got) == len(native) and all(
+        len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-3 for x, y in zip(a, b))
+        for a, b in zip(got, native))
+    check(f"exact at epsilon 1e9: {name}", ok, err or f"{got} != {native}")
+
+# error bars in the same statement, one charge: at epsilon 1e9 every
+# interval holds the exact value; at epsilon 1 a count's is its release
+# +- the ledger's ci95
+before = ledger_count(COORD)
+c, s, a, v = "dp_count(*)", "dp_sum(x, 0, 10)", "dp_avg(x, 0, 10)", "dp_stddev(v, 0, 100)"
+rc, out, err = analyst(COORD, f"SELECT {c}, dp_interval_low({c}), dp_interval_high({c}), {s}, "
+                       f"dp_interval_low({s}), dp_interval_high({s}), {a}, dp_interval_low({a}), "
+                       f"dp_interval_high({a}), {v}, dp_interval_low({v}), dp_interval_high({v}), "
+                       f"dp_noise_scale({v}), dp_lower_bound({v}), dp_upper_bound({v}) FROM t")
+native = [float(z) for z in q(COORD, "SELECT count(*), sum(x), avg(x), stddev_pop(v) FROM t").split("|")]
+got = [float(z) if z else None for z in out.split("|")] if rc == 0 else None
+ok = got is not None and len(got) == 15 and all(
+    got[3 * i + 1] - 1e-6 <= e <= got[3 * i + 2] + 1e-6 and got[3 * i + 1] <= got[3 * i] <= got[3 * i + 2]
+    for i, e in enumerate(native)) and got[12] >= 0 and (got[13], got[14]) == (0, 100)
+check("error bars on a Citus table: at epsilon 1e9 every interval holds the exact value, one charge",
+      ok and ledger_count(COORD) == before + 1, err or f"{got} vs {native}")
+rc, out, err = psql(COORD, "SET dp_agg.epsilon = 1; SELECT g, dp_count(*), dp_interval_low(dp_count(*)), "
+                    "dp_interval_high(dp_count(*)) FROM t WHERE g = 1 GROUP BY g; "
+                    "SELECT (detail -> 0 ->> 'ci95')::float8 FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1",
+                    user="analyst")
+parts = out.replace("\n", "|").split("|")[1:] if rc == 0 else []
+check("error bars on a Citus table: a count's interval is its release +- the ledger's ci95",
+      len(parts) == 4 and float(parts[0]) - float(parts[1]) == float(parts[3]) ==
+      float(parts[2]) - float(parts[0]), err or out)
+
+# not on Citus tables (README, "Citus"): quantiles, dp_bounds and the forms
+# without bounds, refused before any charge
+for name, sql, msg in [
+        ("dp_percentile", "SELECT dp_percentile(x, 0.5, 0, 10) FROM t", "not supported on a Citus table"),
+        ("dp_median", "SELECT g, dp_median(v, 0, 100) FROM t GROUP BY g", "not supported on a Citus table"),
+        ("dp_bounds", "SELECT dp_bounds(x) FROM t", "not supported on a Citus table"),
+        ("dp_sum without bounds", "SELECT dp_sum(x) FROM t", "without bounds are not supported"),
+        ("dp_var with NULL bounds", "SELECT dp_var(x, NULL, NULL) FROM t", "without bounds are not supported")]:
+    before = ledger_count(COORD)
+    rc, out, err = analyst(COORD, sql)
+    check(f"refused: {name} on a Citus table, nothing charged",
+          rc != 0 and msg in err and out == "" and ledger_count(COORD) == before, err or out)
+
 # ---------- private group keys (README, "Private group keys", "Citus") ----------
 #
 # Table s, distributed by id: ids 1..4 hold 1000 rows each, spread over g =
@@ -535,7 +600,7 @@ def capture_fragment(sql, user="analyst"):
             for port in (W1, W2):
                 rc, out, err = psql(port, "SELECT query FROM pg_stat_activity WHERE usename = "
                                     "current_user AND pid <> pg_backend_pid() AND query LIKE "
-                                    "'%dpf2:%' LIMIT 1", user=user)
+                                    "'%dpf3:%' LIMIT 1", user=user)
                 if rc == 0 and out:
                     return out
             time.sleep(0.1)
@@ -607,7 +672,7 @@ check("refused: a fragment with another WHERE in a SQL function the planner inli
 rc, out, err = psql(holder, "EXPLAIN (ANALYZE, COSTS OFF) " + moved, user="analyst")
 check("refused: the unchanged fragment under EXPLAIN ANALYZE (its row counts)",
       rc != 0 and "cannot be run under EXPLAIN ANALYZE" in err, err or out)
-specs = re.findall(r"'dpf2:[^']*'", moved)
+specs = re.findall(r"'dpf3:[^']*'", moved)
 swapped = moved.replace(specs[0], "@0@").replace(specs[1], specs[0]).replace("@0@", specs[1])
 rc, out, err = psql(holder, swapped, user="analyst")
 check("refused: the fragment with its signed specifications swapped between its calls",
@@ -643,12 +708,12 @@ check("refused: a replayed fragment", rc != 0 and "sent again" in err, err or ou
 rc, out, err = psql(holder, frag.replace("WHERE true", "WHERE id = 1", 1))
 check("refused: a replayed fragment with another filter",
       rc != 0 and "differs from the fragment the coordinator signed" in err, err or out)
-forged = re.sub(r"(dpf2:[^']*:)[0-9a-f]{64}'", lambda m: m.group(1) + "0" * 64 + "'", frag)
+forged = re.sub(r"(dpf3:[^']*:)[0-9a-f]{64}'", lambda m: m.group(1) + "0" * 64 + "'", frag)
 rc, out, err = psql(holder, forged)
 check("refused: a forged signature", rc != 0 and "invalid signature" in err, err or out)
 rc, out, err = psql(holder, f"SELECT dp_agg.sum('x', v) FROM t_{shard}", user="analyst")
 check("refused: the partial dp_agg.sum without a signature", rc != 0 and out == "", err)
-rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf2:[^']*)'", frag).group(1) +
+rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf3:[^']*)'", frag).group(1) +
                     "', v) FROM t", user="analyst")
 check("refused: a signature from a worker's pg_stat_activity sent through the coordinator",
       rc != 0 and "cannot be called directly" in err, err or out)

@@ -77,6 +77,8 @@ FLOAT8_ARRAY_EXPRESSIONS = [
     "'{{2,3},{4,5}}'::float8[]",
     "'{1.0000001,NaN,Infinity,-Infinity,5e-324,1e300}'::float8[]",
     "'{0,-1,1}'::float8[]",
+    "'{0,0.25,0.5,0.75,1}'::float8[]",
+    "'{0.9,0.1,0.5,0.5}'::float8[]",
     "array_fill(2::float8, ARRAY[%d])" % N_BIG,
     "array_fill(%s::float8, ARRAY[%d])" % (FLOAT8_MAX, N_BIG),
     "array_fill(1.0000001::float8, ARRAY[%d])" % N_BIG,
@@ -84,7 +86,7 @@ FLOAT8_ARRAY_EXPRESSIONS = [
     "array_fill(NULL::float8, ARRAY[%d])" % N_BIG,
     "array_cat(array_fill(1e300::float8, ARRAY[%d]), ARRAY[5e-324::float8])" % (N_BIG - 1),
 ]
-FLOAT8_ARRAY_PAIRS = [0, 1, 4, 5, 6, 9, 12]     # indices into the list above
+FLOAT8_ARRAY_PAIRS = [0, 1, 4, 5, 6, 11, 14, 8]     # indices into the list above
 
 # regrole: the current role, another existing role, a name that does not
 # exist (an input error), OIDs of no role, NULL.
@@ -185,6 +187,9 @@ BASE_BY_TYPE = {
     "boolean": "true",
     "jsonb": "'{}'::jsonb",
 }
+
+# base fractions of the quantile aggregates, by the type of p
+P_BASE = {"double precision": "0.5::float8", "double precision[]": "'{0.1,0.5,0.9}'::float8[]"}
 
 # base bounds of the aggregates (lower, upper), by the value's type
 AGG_BOUNDS = {
