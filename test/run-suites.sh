@@ -181,8 +181,8 @@ fi
 # this PostgreSQL and run against its kill suites on port port+5 (Citus
 # port+6 .. port+8); every mutant must still apply.  Each killed mutant
 # counts as passed; a survivor, or a mutant that no longer applies or
-# builds, as failed; a mutant only the citus suite kills, as skipped where
-# that suite is (the runner prints "mutants: N skipped ...").
+# builds, as failed; a mutant only the citus suite kills, as skipped when
+# that suite is skipped (the runner prints "mutants: N skipped ...").
 if want mutants && [ -f test/mutants/run.py ]; then
     out=$(timeout 2400 python3 test/mutants/run.py --rotate "${DP_MUTANTS_PER_RUN:-3}" \
         --port $((port + 5)) 2>&1)
