@@ -841,3 +841,30 @@ END
 $$;
 COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
 'the epsilon, at the given delta, of everything a role has released since its last reset: the Renyi DP composition of its releases beside the basic composition of its private selections (for pld accounting: the better of that and the PLD certificate admission uses, dp_agg.pld_budget_epsilon)';
+
+
+--------------------------------------------------------------------------
+-- Everyday statement shapes on protected tables: the sample of privacy
+-- units
+--
+-- README, "Subsampling".  On a relation with a privacy unit, TABLESAMPLE
+-- dp_agg.secure_bernoulli (p), and BERNOULLI (p) without REPEATABLE, keep
+-- or drop each unit with all its rows: the rewrite of privacy units
+-- (src/privacy_unit.c) replaces the clause by the condition
+-- dp_agg.unit_sampled(unit, p, method), SipHash-2-4 of the unit's hash
+-- under a secret key drawn for each execution (src/unit_sample.c).  The
+-- releases are amplified at the level of units.  Lookup joins, privacy
+-- units through views, sub-queries and CTEs, DISTINCT inside DP
+-- aggregates over protected relations, INSERT ... SELECT and
+-- partitionwise aggregation need no SQL object.  dp_agg.unit_sampled
+-- stays executable by PUBLIC: the rewritten statement calls it as the
+-- analyst; the guard refuses it anywhere else, and a leader evaluates only
+-- the rewrite's calls.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.unit_sampled(anyelement, real, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_unit_sampled'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_sampled(anyelement, real, integer) IS
+'internal (privacy units): whether a unit is in the sample of the execution (TABLESAMPLE on a relation with a privacy unit); only in statements rewritten by dp_agg';

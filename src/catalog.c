@@ -42,6 +42,7 @@ static Oid	error_bar_oids[DP_BAR_SCALE + 1];
 static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
 static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
 static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
+static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, real, integer) */
 static bool dp_calls_valid = false;
 
 static Oid	get_func_signature_first_arg(Oid funcid);
@@ -309,6 +310,7 @@ build_calls(void)
 	estimate_part_oid = InvalidOid;
 	estimate_scale_oid = InvalidOid;
 	estimate_type_oid = InvalidOid;
+	unit_sampled_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -350,6 +352,8 @@ build_calls(void)
 					relation_statistic_oid[1] = d->objid;
 				else if (strcmp(name, "statistics_visible") == 0)
 					statistics_visible_oid = d->objid;
+				else if (strcmp(name, "unit_sampled") == 0)
+					unit_sampled_oid = d->objid;
 				for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
 				{
 					if (strcmp(name, bars[b]) == 0)
@@ -504,6 +508,15 @@ dp_estimate_scale_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return estimate_scale_oid;
+}
+
+/* dp_agg.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
+Oid
+dp_unit_sampled_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_sampled_oid;
 }
 
 bool

@@ -64,6 +64,22 @@ typedef enum DpUnitLevel
  */
 #define DP_UNIT_LOCATION (-0x5eed)
 
+/*
+ * The mark of a lookup table (lookup_join.c): a relation joined to the
+ * input of DP aggregates on a unique key of its own, so that each input
+ * row matches at most one of its rows.  The planner hook sets it on the
+ * relation's range table entry after checking the join, in the field
+ * ctelevelsup, which PostgreSQL reads for references to CTEs only: the
+ * parser, the rewriter and stored rules never set it on a relation (nor
+ * write it out for one), so an analyst cannot forge it, and the planner
+ * copies it into the plan's range table and into the entries of the
+ * relation's partitions.  Parallel workers' plans do not carry it; the
+ * leader checks the plan (guard.c).
+ */
+#define DP_LOOKUP_MARK ((Index) 0x5eed100c)
+#define DP_RTE_IS_LOOKUP(rte) \
+	((rte)->rtekind == RTE_RELATION && (rte)->ctelevelsup == DP_LOOKUP_MARK)
+
 /* What the catalog says about a DP aggregate: its kind and argument layout. */
 typedef struct DpCallInfo
 {
@@ -108,5 +124,6 @@ extern DpErrorBar dp_error_bar_function(Oid funcid);
 extern Oid	dp_estimate_type(void);
 extern Oid	dp_estimate_part_oid(void);
 extern Oid	dp_estimate_scale_oid(void);
+extern Oid	dp_unit_sampled_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

@@ -138,6 +138,16 @@
 #include "varatt.h"
 #endif
 
+/*
+ * get_ordering_op_properties reports the operator's comparison as a
+ * CompareType from 18, as a btree strategy number before (protect_guard.c)
+ */
+#if PG_VERSION_NUM >= 180000
+#define DP_ORDERING_KIND CompareType
+#else
+#define DP_ORDERING_KIND int16
+#endif
+
 /* 16 moved permission checks from range table entries to rteperminfos */
 #if PG_VERSION_NUM >= 160000
 #define DP_HAVE_RTEPERMINFO 1

@@ -138,6 +138,8 @@ dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 		return;
 	}
 	appendStringInfo(buf, "{\"method\": \"%s\", ", s->method ? s->method : "unknown");
+	if (s->units)
+		appendStringInfoString(buf, "\"units\": true, ");
 	json_number(buf, "rate", s->rate);
 	appendStringInfo(buf, ", \"amplified\": %s, ", s->amplified ? "true" : "false");
 	json_number(buf, "base_epsilon", ns->base_epsilon);

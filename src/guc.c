@@ -49,6 +49,7 @@ int			dp_guc_max_rows_contributed = 1;
 int			dp_guc_max_rows_contributed_limit = 1;
 int			dp_guc_max_groups_contributed = 0;
 char	   *dp_guc_unit_pick_key = NULL;
+char	   *dp_guc_unit_sample_key = NULL;
 
 /* DP statements on Citus tables (dist_token.c, dist_plan.c) */
 char	   *dp_guc_cluster_key_file = NULL;
@@ -127,22 +128,49 @@ check_selection_delta(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/* dp_agg.unit_pick_key: empty, or DP_PICK_KEY_HEX_LEN hexadecimal digits */
+/* a key of privacy units: empty, or DP_PICK_KEY_HEX_LEN hexadecimal digits */
+static bool
+valid_unit_key(const char *v)
+{
+	return v == NULL || v[0] == '\0' ||
+		(strlen(v) == DP_PICK_KEY_HEX_LEN &&
+		 strspn(v, "0123456789abcdef") == DP_PICK_KEY_HEX_LEN);
+}
+
+/* dp_agg.unit_pick_key */
 static bool
 check_unit_pick_key(char **newval, void **extra, GucSource source)
 {
-	const char *v = *newval;
-
-	if (v == NULL || v[0] == '\0')
+	if (valid_unit_key(*newval))
 		return true;
-	if (strlen(v) != DP_PICK_KEY_HEX_LEN || strspn(v, "0123456789abcdef") != DP_PICK_KEY_HEX_LEN)
-	{
-		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
-		GUC_check_errmsg("invalid value for %s", DP_PICK_KEY_SETTING);
-		GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
-		return false;
-	}
-	return true;
+	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+	GUC_check_errmsg("invalid value for %s", DP_PICK_KEY_SETTING);
+	GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
+	return false;
+}
+
+/* dp_agg.unit_sample_key */
+static bool
+check_unit_sample_key(char **newval, void **extra, GucSource source)
+{
+	if (valid_unit_key(*newval))
+		return true;
+	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+	GUC_check_errmsg("invalid value for %s", DP_SAMPLE_KEY_SETTING);
+	GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
+	return false;
+}
+
+/*
+ * SHOW, current_setting and pg_settings never show the key of a sample:
+ * amplification by subsampling holds only while the sample is secret
+ * (pick_key.c).  Parallel workers get the value itself, which PostgreSQL
+ * copies without the show hook.
+ */
+static const char *
+show_unit_sample_key(void)
+{
+	return dp_guc_unit_sample_key == NULL || dp_guc_unit_sample_key[0] == '\0' ? "" : "(secret)";
 }
 
 static bool
@@ -356,6 +384,17 @@ dp_guc_init(void)
 							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_NO_RESET_ALL |
 							   GUC_DISALLOW_IN_FILE | GUC_SUPERUSER_ONLY,
 							   check_unit_pick_key, NULL, NULL);
+	/* the key of the samples of privacy units (pick_key.c, unit_sample.c) */
+	DefineCustomStringVariable(DP_SAMPLE_KEY_SETTING,
+							   "Internal: the key that decides which privacy units a TABLESAMPLE keeps.",
+							   "Drawn by dp_agg for each execution of a DP statement that samples privacy "
+							   "units and passed to its parallel workers; never shown.",
+							   &dp_guc_unit_sample_key,
+							   "",
+							   PGC_SUSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_NO_RESET_ALL |
+							   GUC_DISALLOW_IN_FILE | GUC_SUPERUSER_ONLY,
+							   check_unit_sample_key, NULL, show_unit_sample_key);
 
 	MarkGUCPrefixReserved("dp_agg");
 }

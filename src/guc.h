@@ -46,6 +46,9 @@ extern int	dp_guc_max_groups_contributed;
 #define DP_PICK_KEY_SETTING "dp_agg.unit_pick_key"
 #define DP_PICK_KEY_HEX_LEN 32
 extern char *dp_guc_unit_pick_key;
+/* the key of the samples of privacy units (pick_key.c), hexadecimal, never shown */
+#define DP_SAMPLE_KEY_SETTING "dp_agg.unit_sample_key"
+extern char *dp_guc_unit_sample_key;
 
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);

@@ -7,7 +7,9 @@
  *
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
- * At planning the guard rejects statements it cannot price (guard.c), and
+ * At planning the joins of DP statements to lookup tables are checked and
+ * the lookup tables marked (lookup_join.c), the guard rejects statements
+ * it cannot price (guard.c), and
  * statements over relations with a privacy unit are rewritten to bound
  * each unit's contribution (privacy_unit.c), and the groups of a DP
  * statement with GROUP BY are put under private selection (selection.c; on
@@ -34,7 +36,9 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_proc.h"
 #include "executor/executor.h"
+#include "optimizer/cost.h"
 #include "optimizer/planner.h"
+#include "utils/guc.h"
 
 #include "budget.h"
 #include "compat.h"
@@ -44,6 +48,7 @@
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
+#include "lookup_join.h"
 #include "pick_key.h"
 #include "price.h"
 #include "privacy_unit.h"
@@ -79,6 +84,31 @@ reads_protected(PlannedStmt *stmt)
 	return false;
 }
 
+/*
+ * A DP statement is planned without partitionwise aggregation.  With
+ * enable_partitionwise_aggregate, the planner may aggregate each partition
+ * of a partitioned table on its own, below an Append: fully (each
+ * partition's groups released by their own aggregation node, each priced
+ * and noised on its own) or partially (partial states combined above the
+ * Append).  The guard accepts neither: the first would price one release
+ * per partition, and a DP aggregate below an Append is refused.  So the
+ * setting is turned off while such a statement is planned: the partitions
+ * are read through one Append, below one aggregation, as for any
+ * partitioned table.  Returns the GUC nest level to close, or -1.
+ */
+static int
+plan_without_partitionwise_aggregation(Query *parse)
+{
+	int			nestlevel;
+
+	if (!enable_partitionwise_aggregate || !dp_query_has_dp(parse))
+		return -1;
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_partitionwise_aggregate", "off", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
 static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
@@ -90,7 +120,10 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	List	   *fragment_specs = NIL;
 	void	   *side_reads;
 	bool		may_check;
+	int			gucs;
 
+	/* joins to lookup tables, which the guards then accept (lookup_join.c) */
+	dp_lookup_check_query(parse);
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
 	/* for every role: no function reads the rows beside the DP aggregates */
@@ -128,6 +161,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	/* the statistics of one relation are read through their check */
 	may_check = dp_stats_rewrite_query(parse);
 	side_reads = dp_side_reads_plan_begin(parse);
+	gucs = plan_without_partitionwise_aggregation(parse);
 	PG_TRY();
 	{
 		if (prev_planner_hook)
@@ -140,6 +174,9 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		dp_side_reads_plan_end(side_reads);
 	}
 	PG_END_TRY();
+	/* an error aborts the (sub)transaction, which restores the setting */
+	if (gucs >= 0)
+		AtEOXact_GUC(true, gucs);
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
@@ -175,15 +212,20 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	return stmt;
 }
 
-/* does the statement choose the groups of privacy units by priority? */
+/*
+ * Does the statement choose the groups of privacy units by priority, or
+ * sample units?  Then it draws its keys (pick_key.c).
+ */
 static bool
-picks_units(List *releases)
+keys_units(List *releases)
 {
 	ListCell   *lc;
 
 	foreach(lc, releases)
 	{
-		if (((DpRelease *) lfirst(lc))->call.unit == DP_UNIT_PICK)
+		DpRelease  *r = lfirst(lc);
+
+		if (r->call.unit == DP_UNIT_PICK || r->sampling.units)
 			return true;
 	}
 	return false;
@@ -229,7 +271,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (protect.untrusted && !worker)
 		dp_protect_check_epsilon(releases);
 	/* before any row is read and any worker starts (pick_key.c) */
-	if (!worker && picks_units(releases))
+	if (!worker && keys_units(releases))
 		dp_pick_key_renew(queryDesc);
 	/* a fragment is paid for on the coordinator: no charge here */
 	if (!worker && releases != NIL)

@@ -23,10 +23,10 @@ layers='
 3 sampling selection_mechanism auto_bounds
 4 release selection error_bars
 5 registry release_rdp describe guard protect joint pld_state dist_plan
-6 price charger protect_check protect_guard protect_stats dist_fingerprint estimators
+6 price charger protect_check protect_guard protect_stats dist_fingerprint estimators lookup_join
 7 privacy_unit dist_exec side_reads
 8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates
+9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample
 10 dp_agg
 '
 
