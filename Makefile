@@ -48,13 +48,13 @@ OBJS = \
 	src/dist_fingerprint.o \
 	src/dist_exec.o
 
-# issue 12: privacy units
+# privacy units: the rewrite into bounded contributions per unit
 OBJS += \
 	src/privacy_unit.o \
 	src/privacy_unit_api.o \
 	src/unit_keep.o
 
-# issue 12, units3: the fused path of privacy units with k = 1
+# privacy units with k = 1: the fused path, one aggregation by unit
 OBJS += \
 	src/siphash.o \
 	src/pick_key.o \
@@ -74,7 +74,8 @@ OBJS += \
 	src/lookup_join.o \
 	src/unit_sample.o
 
-# issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
+# tight accounting: joint calibration, the Renyi DP of the subsampled
+# discrete Laplace
 OBJS += \
 	src/joint.o \
 	src/rdp_laplace.o
@@ -100,7 +101,7 @@ ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output_iso --load-extension=dp_agg
 
 SHLIB_LINK += -lcrypto -lm
-# Issue 13 (pld accounting): FFTs from Debian's libkissfft-dev (float)
+# PLD accounting: FFTs from Debian's libkissfft-dev (float)
 KISSFFT_CFLAGS := $(shell pkg-config --cflags kissfft-float 2>/dev/null || echo -I/usr/include/kissfft -Dkiss_fft_scalar=float)
 KISSFFT_LIBS := $(shell pkg-config --libs kissfft-float 2>/dev/null || echo -lkissfft-float)
 PG_CPPFLAGS += $(KISSFFT_CFLAGS)
@@ -131,3 +132,9 @@ mutants:
 .PHONY: check-graph
 check-graph: all
 	bash test/check-graph.sh
+
+# packaging: META.json, dp_agg.control, the update scripts, LICENSE and
+# CHANGELOG.md agree, and no tracker number is in the tree
+.PHONY: check-packaging
+check-packaging:
+	bash test/check-packaging.sh

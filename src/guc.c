@@ -51,7 +51,7 @@ int			dp_guc_max_groups_contributed = 0;
 char	   *dp_guc_unit_pick_key = NULL;
 char	   *dp_guc_unit_sample_key = NULL;
 
-/* Issue 14: Citus (dist_token.c, dist_plan.c) */
+/* DP statements on Citus tables (dist_token.c, dist_plan.c) */
 char	   *dp_guc_cluster_key_file = NULL;
 bool		dp_guc_citus_worker = false;
 int			dp_guc_fragment_ttl_s = 60;
@@ -80,7 +80,7 @@ check_epsilon(char **newval, void **extra, GucSource source)
 
 /*
  * dp_agg.selection_epsilon and dp_agg.selection_delta: unset (empty) or a
- * number in their range; no default, like dp_agg.epsilon (issue 12).
+ * number in their range; no default, like dp_agg.epsilon.
  */
 static bool
 parse_setting(const char *s, double *v)
@@ -300,7 +300,7 @@ dp_guc_init(void)
 							   0,
 							   NULL, NULL, NULL);
 
-	/* Issue 14: Citus */
+	/* DP statements on Citus tables */
 	DefineCustomStringVariable("dp_agg.cluster_key_file",
 							   "File holding the key the nodes of a Citus cluster share to sign fragments.",
 							   "Empty (the default): DP statements on Citus tables are refused.",
@@ -373,7 +373,7 @@ dp_guc_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* Issue 12: the key of the priorities of privacy units (pick_key.c) */
+	/* privacy units: the key of the priorities of their groups (pick_key.c) */
 	DefineCustomStringVariable(DP_PICK_KEY_SETTING,
 							   "Internal: the key of the priorities that choose the group of each privacy unit.",
 							   "Drawn by dp_agg for each execution of a DP statement over privacy units and "

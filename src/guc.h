@@ -27,12 +27,12 @@ extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
 extern char *dp_guc_stats_trusted_role;
 
-/* Issue 14: Citus */
+/* DP statements on Citus tables */
 extern char *dp_guc_cluster_key_file;
 extern bool dp_guc_citus_worker;
 extern int	dp_guc_fragment_ttl_s;
 
-/* Issue 12: privacy units */
+/* privacy units */
 /*
  * Largest bound on the groups or rows of one privacy unit (2^16, the
  * CHECK of dp_agg.privacy_unit): k * R <= 2^32 keeps sensitivities in

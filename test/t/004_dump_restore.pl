@@ -28,12 +28,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node);
+
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $node = PostgreSQL::Test::Cluster->new('dump');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$node->start;
+my $node = preloaded_node('dump');
 
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql(
@@ -234,10 +235,7 @@ command_ok(
 	],
 	'pg_dumpall --roles-only');
 
-my $fresh = PostgreSQL::Test::Cluster->new('fresh');
-$fresh->init;
-$fresh->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$fresh->start;
+my $fresh = preloaded_node('fresh');
 # the roles first (the budget and ledger name them); "role postgres already
 # exists" is expected
 $fresh->psql('postgres', undef,
