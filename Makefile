@@ -64,6 +64,14 @@ OBJS += \
 	src/unit_catalog.o \
 	src/side_reads.o
 
+# public group keys: the domains of GROUP BY keys that need no selection
+OBJS += \
+	src/keyset.o \
+	src/bins.o \
+	src/domain_catalog.o \
+	src/public_domain.o \
+	src/domain_api.o
+
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \
 	src/joint.o \

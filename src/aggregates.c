@@ -61,6 +61,8 @@ PG_FUNCTION_INFO_V1(dp_avg_float_final);
 PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
+PG_FUNCTION_INFO_V1(dp_public_trans);
+PG_FUNCTION_INFO_V1(dp_public_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
 PG_FUNCTION_INFO_V1(dp_dist_final);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
@@ -267,6 +269,21 @@ dp_select_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * dp_agg.dp_public(internal, boolean, bigint): counts the group's rows of
+ * its public domain, those whose second argument is true (public_domain.c);
+ * the statement's other rows are skipped, NULL or false
+ */
+Datum
+dp_public_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+		st->count++;
+	PG_RETURN_POINTER(st);
+}
+
 /* ---------- parallel and partial aggregation ---------- */
 
 static void
@@ -418,7 +435,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	if (picked)
 		get_bytes(&p, &st->pick, 8);
 	if (version != (picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION) ||
-		kind > DP_SELECT || st->count < 0)
+		kind > DP_PUBLIC || st->count < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -458,6 +475,10 @@ draw_noise(DpAggState *st, const DpRelease *r)
 			break;
 		case DP_SELECT:
 			st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
+			break;
+		case DP_PUBLIC:
+			/* a group of the domain has its own row: no draw, nothing to hide */
+			st->noisy_count = st->count > 0 ? 1 : 0;
 			break;
 	}
 	st->released = true;
@@ -953,6 +974,20 @@ dp_select_final(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(st->noisy_count != 0);
 }
 
+/*
+ * true to release the group: it is a key of the statement's public domain,
+ * whatever its rows (public_domain.c)
+ */
+Datum
+dp_public_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_BOOL(st->noisy_count != 0);
+}
+
 /* ---------- privacy units (privacy_unit.c) ---------- */
 
 /*
@@ -1099,6 +1134,7 @@ pick_inner_transition(const DpRelease *r)
 			}
 			break;
 		case DP_SELECT:
+		case DP_PUBLIC:
 			break;
 	}
 	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);

@@ -35,6 +35,8 @@ static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
+static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -189,6 +191,19 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		if (info->nargs != 2 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
+	else if (strcmp(sym, "dp_public_final") == 0)
+	{
+		/*
+		 * dp_agg.dp_public(internal, boolean, bigint): whether a group holds
+		 * a key of its public domain; no SQL expression has type internal
+		 */
+		info->kind = DP_PUBLIC;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		if (info->nargs != 3 || argtypes[0] != INTERNALOID || argtypes[1] != BOOLOID ||
+			argtypes[2] != INT8OID)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 	else
 		elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
 
@@ -228,6 +243,8 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	domain_index_oid = InvalidOid;
+	domain_key_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -251,6 +268,12 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
 				strcmp(get_func_name(d->objid), "unit_priority") == 0)
 				unit_priority_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strcmp(get_func_name(d->objid), "domain_index") == 0)
+				domain_index_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strcmp(get_func_name(d->objid), "domain_key") == 0)
+				domain_key_oid = d->objid;
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -326,6 +349,43 @@ dp_unit_priority_oid(void)
 	return unit_priority_oid;
 }
 
+/* The aggregate dp_agg.dp_public, InvalidOid before version 0.4. */
+Oid
+dp_public_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_PUBLIC)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
+/* dp_agg.domain_index (keyset.c); InvalidOid before 0.4 */
+Oid
+dp_domain_index_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return domain_index_oid;
+}
+
+/* dp_agg.domain_key (keyset.c); InvalidOid before 0.4 */
+Oid
+dp_domain_key_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return domain_key_oid;
+}
+
 bool
 dp_extension_present(void)
 {
@@ -348,6 +408,8 @@ dp_kind_name(DpAggKind kind)
 			return "dp_avg";
 		case DP_SELECT:
 			return "dp_select";
+		case DP_PUBLIC:
+			return "dp_public";
 	}
 	return "?";
 }

@@ -15,7 +15,8 @@ typedef enum DpAggKind
 	DP_COUNT,
 	DP_SUM,
 	DP_AVG,
-	DP_SELECT					/* the private selection of a group (selection.c) */
+	DP_SELECT,					/* the private selection of a group (selection.c) */
+	DP_PUBLIC					/* a group of a public domain (public_domain.c) */
 } DpAggKind;
 
 /* how values are accumulated */
@@ -74,5 +75,8 @@ extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 extern Oid	dp_unit_keep_oid(void);
 extern Oid	dp_unit_pick_oid(void);
 extern Oid	dp_unit_priority_oid(void);
+extern Oid	dp_public_aggregate(void);
+extern Oid	dp_domain_index_oid(void);
+extern Oid	dp_domain_key_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

@@ -164,6 +164,12 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 		dp_selection_describe(buf, r);
 		return;
 	}
+	if (r->call.kind == DP_PUBLIC)
+	{
+		/* the groups of a public domain: every key, no selection, no price */
+		appendStringInfo(buf, "{\"public_domain\": {\"keys\": " INT64_FORMAT "}}", r->public_keys);
+		return;
+	}
 	appendStringInfo(buf, "{\"aggregate\": \"%s\", ", dp_kind_name(r->call.kind));
 	if (OidIsValid(r->call.valtype))
 	{
@@ -209,7 +215,8 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 			describe_noise(buf, "centred_sum", r, &r->sum);
 			break;
 		case DP_SELECT:
-			break;				/* dp_selection_describe */
+		case DP_PUBLIC:
+			break;				/* above */
 	}
 	appendStringInfoString(buf, "]}");
 }

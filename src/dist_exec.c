@@ -86,6 +86,7 @@
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
+#include "price.h"
 #include "random.h"
 #include "registry.h"
 #include "selection_mechanism.h"
@@ -360,6 +361,7 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 			r->agg_node = run;
 			tickets = lappend(tickets, r);
 		}
+		dp_price_selection_shares(tickets);
 		check_inner_selection(inner, tickets);
 		releases = list_concat(releases, tickets);
 	}

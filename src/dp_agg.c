@@ -18,6 +18,7 @@
 #include "budget.h"
 #include "catalog.h"
 #include "dist_replay.h"
+#include "domain_catalog.h"
 #include "guc.h"
 #include "hooks.h"
 #include "inheritance.h"
@@ -43,6 +44,7 @@ _PG_init(void)
 	dp_inheritance_init();
 	dp_protect_init();
 	dp_unit_catalog_init();
+	dp_domain_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();
 	dp_replay_init();

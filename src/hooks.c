@@ -45,6 +45,7 @@
 #include "protect_check.h"
 #include "protect_guard.h"
 #include "protect_stats.h"
+#include "public_domain.h"
 #include "registry.h"
 #include "selection.h"
 #include "side_reads.h"
@@ -57,8 +58,8 @@ static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
 
 static PlannedStmt *
-dp_planner(Query *parse, const char *query_string, int cursorOptions,
-		   ParamListInfo boundParams)
+dp_plan(Query *parse, const char *query_string, int cursorOptions,
+		ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
@@ -74,6 +75,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
+	/* the public domains of GROUP BY keys (public_domain.c) */
+	dp_domain_resolve(parse);
 	parse = dp_dist_rewrite(parse, &citus_relid);
 	if (OidIsValid(citus_relid))
 	{
@@ -90,14 +93,21 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 					 errdetail("A privacy unit is bounded by aggregating its rows together, and Citus spreads a unit's rows over shards."),
 					 errhint("Clear the privacy unit with dp_agg.clear_privacy_unit, or keep the table local.")));
 	}
-	else if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+	else
 	{
-		/*
-		 * bound each privacy unit's contribution (privacy_unit.c), which
-		 * also selects the group keys of a statement it rewrites, with its
-		 * k; otherwise a unit is a row, in one group
-		 */
-		dp_selection_rewrite(parse, 1);
+		/* the levels with a public domain group by the index of their keys */
+		dp_domain_apply(parse);
+		if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+		{
+			/*
+			 * bound each privacy unit's contribution (privacy_unit.c), which
+			 * also selects the group keys of a statement it rewrites, with
+			 * its k; otherwise a unit is a row, in one group
+			 */
+			dp_selection_rewrite(parse, 1);
+		}
+		/* ... and read the domain's rows beside the table's */
+		dp_domain_inject(parse);
 	}
 	side_reads = dp_side_reads_plan_begin(parse);
 	PG_TRY();
@@ -122,6 +132,25 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	/* the checks depend on the role: a cached plan is made again for another */
 	if (names_protected || dp_any_protected())
 		stmt->dependsOnRole = true;
+	return stmt;
+}
+
+static PlannedStmt *
+dp_planner(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	void	   *domains = dp_domain_begin();
+
+	PG_TRY();
+	{
+		stmt = dp_plan(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		dp_domain_end(domains);
+	}
+	PG_END_TRY();
 	return stmt;
 }
 

@@ -80,6 +80,8 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		releases = lappend(releases, r);
 	}
 
+	dp_price_selection_shares(releases);
+
 	/* the Gaussian releases of the statement share its price (joint.c) */
 	{
 		double		epsilon,
@@ -106,6 +108,50 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		}
 	}
 	return releases;
+}
+
+/*
+ * The epsilon of the private selections whose price is a share of their
+ * node's (dp_agg.selection_share while dp_agg.selection_epsilon is unset,
+ * release.c): a selection at share s of a node whose releases cost E costs
+ * s E / (1 - s), so that it is the share s of the node's total.  Called once
+ * every ticket of the statement is made, by dp_price_plan and for Citus
+ * statements (dist_exec.c).
+ */
+void
+dp_price_selection_shares(List *releases)
+{
+	double		epsilon,
+				delta;
+	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
+	ListCell   *lc;
+
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+		double		node_epsilon = 0;
+		double		share = dp_guc_selection_share;
+		ListCell   *lc2;
+
+		if (!r->selection_share)
+			continue;
+		foreach(lc2, priced)
+		{
+			DpRelease  *p = lfirst(lc2);
+
+			if (p->agg_node == r->agg_node && !p->selection_share &&
+				p->call.kind != DP_SELECT)
+				node_epsilon = dp_add_up(node_epsilon, p->epsilon);
+		}
+		if (!(node_epsilon > 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("dp_agg.selection_epsilon is not set"),
+					 errdetail("While it is unset, the private selection of GROUP BY keys costs dp_agg.selection_share of the price of the releases of its groups, and these groups release nothing."),
+					 errhint("SET dp_agg.selection_epsilon to the privacy loss of the selection.")));
+		r->selection_share = false;
+		dp_release_plan_selection(r, dp_mul_up(node_epsilon, share / (1 - share)));
+	}
 }
 
 /*

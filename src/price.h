@@ -15,5 +15,6 @@
 
 extern List *dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate);
 extern List *dp_priced_releases(List *releases, double *epsilon, double *delta);
+extern void dp_price_selection_shares(List *releases);
 
 #endif							/* DP_AGG_PRICE_H */

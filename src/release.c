@@ -641,27 +641,45 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 
 /*
  * The ticket of the private selection of a statement's groups (dp_select,
- * put there by selection.c): its price comes from dp_agg.selection_epsilon
- * and dp_agg.selection_delta, which have no defaults, and max_groups_contributed
- * from its constant argument.  It reads the rows as they come: a sampled
- * table gives the selection no amplification.
+ * put there by selection.c): its delta is dp_agg.selection_delta (1e-7
+ * unless set), its epsilon dp_agg.selection_epsilon, or while that is unset
+ * a share of the price of the node's releases, decided once every ticket of
+ * the statement is made (price.c, dp_release_plan_selection);
+ * max_groups_contributed is its constant argument.  It reads the rows as
+ * they come: a sampled table gives the selection no amplification.
  */
 static void
 plan_selection(DpRelease *r, Aggref *args_from)
 {
 	Node	   *karg = call_arg(args_from, r->call.k_arg);
+	double		epsilon;
 
 	if (!IsA(karg, Const) || ((Const *) karg)->constisnull)
 		elog(ERROR, "dp_agg: dp_select without a constant max_groups_contributed");
-	if (!dp_guc_selection(&r->epsilon, &r->delta))
+	if (!dp_guc_selection_delta(&r->delta))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("dp_agg.selection_epsilon and dp_agg.selection_delta must be set for a DP statement with GROUP BY"),
-				 errdetail("Its groups are released only by a private selection, which costs its own epsilon and delta."),
-				 errhint("SET dp_agg.selection_epsilon and dp_agg.selection_delta, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+				 errmsg("dp_agg.selection_delta is not set"),
+				 errdetail("The keys of a GROUP BY without a public domain are released by a private selection, which needs a delta: the probability that a group of one unit is released."),
+				 errhint("SET dp_agg.selection_delta = %s (its default), or RESET it.",
+						 DP_DEFAULT_SELECTION_DELTA)));
 	r->sampling = dp_no_sampling;
-	dp_selection_plan(&r->selection, r->epsilon, r->delta,
-					  DatumGetInt32(((Const *) karg)->constvalue));
+	r->selection.max_groups = DatumGetInt32(((Const *) karg)->constvalue);
+	r->selection.delta = r->delta;
+	r->selection_share = !dp_guc_selection_epsilon(&epsilon);
+	if (!r->selection_share)
+		dp_release_plan_selection(r, epsilon);
+}
+
+/*
+ * Decide the mechanism of a private selection whose epsilon is known now
+ * (plan_selection, or price.c for a share of the statement's price).
+ */
+void
+dp_release_plan_selection(DpRelease *r, double epsilon)
+{
+	r->epsilon = epsilon;
+	dp_selection_plan(&r->selection, r->epsilon, r->delta, r->selection.max_groups);
 }
 
 /* seed of the fingerprint hash: "dpag" in ASCII */
@@ -698,6 +716,22 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	r->unit_rows = info->unit != DP_UNIT_NONE ? unit_rows : 0;
 	r->aggref = aggref;
 	r->finalize = finalize;
+	if (info->kind == DP_PUBLIC)
+	{
+		/* the groups of a public domain (public_domain.c): no noise, no price */
+		Node	   *n = call_arg(args_from, 2);
+		int64		fp[2];
+
+		if (!IsA(n, Const) || ((Const *) n)->constisnull)
+			elog(ERROR, "dp_agg: dp_public without a constant number of keys");
+		r->public_keys = DatumGetInt64(((Const *) n)->constvalue);
+		r->sampling = dp_no_sampling;
+		fp[0] = info->kind;
+		fp[1] = r->public_keys;
+		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
+											 FINGERPRINT_SEED);
+		return r;
+	}
 	if (info->kind == DP_SELECT)
 	{
 		int64		fp[2];

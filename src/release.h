@@ -73,6 +73,9 @@ typedef struct DpRelease
 	DpNoiseSpec sum;			/* dp_sum, and the centred sum of dp_avg */
 	DpSampling	sampling;
 	DpSelectionSpec selection;	/* dp_select: the private selection */
+	bool		selection_share;	/* its epsilon is a share of the node's
+									 * price (dp_agg.selection_share) */
+	int64		public_keys;	/* dp_public: the keys of the public domain */
 	bool		shared_sample;	/* amplified with the statement's other
 								 * releases from the same sample (joint.c) */
 
@@ -97,5 +100,6 @@ extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper,
 										  int k);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
+extern void dp_release_plan_selection(DpRelease *r, double epsilon);
 
 #endif							/* DP_AGG_RELEASE_H */

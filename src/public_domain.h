@@ -1,0 +1,38 @@
+/*-------------------------------------------------------------------------
+ *
+ * public_domain.h
+ *	  Public domains of GROUP BY keys: every key released, no selection.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_PUBLIC_DOMAIN_H
+#define DP_AGG_PUBLIC_DOMAIN_H
+
+#include "nodes/parsenodes.h"
+
+/*
+ * The parse location of the nodes the rewrite of public domains makes
+ * (domain_index, domain_key, the domain's generate_series, the FILTER that
+ * keeps the domain's rows out of the DP aggregates, dp_public): the parser
+ * gives locations >= -1 only, so the plan guard knows them (guard.c).
+ */
+#define DP_DOMAIN_LOCATION (-0x5ee0)
+
+/* the public domain of a query level's GROUP BY keys */
+typedef struct DpDomain
+{
+	Const	   *keyset;			/* the keys (keyset.c), a bytea constant */
+	int			nkeys;
+	List	   *keys;			/* the GROUP BY expressions, in order */
+	const char *source;			/* where the keys come from, for the ledger */
+} DpDomain;
+
+extern void *dp_domain_begin(void);
+extern void dp_domain_end(void *saved);
+extern void dp_domain_resolve(Query *query);
+extern const DpDomain *dp_domain_of_level(Query *level);
+extern void dp_domain_apply(Query *query);
+extern void dp_domain_inject(Query *query);
+extern bool dp_domain_level_public(Query *level);
+
+#endif							/* DP_AGG_PUBLIC_DOMAIN_H */
