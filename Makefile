@@ -68,6 +68,7 @@ OBJS += \
 OBJS += \
 	src/keyset.o \
 	src/bins.o \
+	src/key_list.o \
 	src/domain_catalog.o \
 	src/public_domain.o \
 	src/domain_api.o

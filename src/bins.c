@@ -478,8 +478,8 @@ date_trunc_keys(FuncExpr *f, List *quals, int max_keys, List **keys)
 	/* a range on x itself, or on the date x is cast from */
 	ranged = range_of(x, quals, timestamp_bound, &lo, &hi);
 	if (!ranged && IsA(strip(x), FuncExpr) &&
-		(((FuncExpr *) strip(x))->funcid == F_DATE_TIMESTAMP ||
-		 ((FuncExpr *) strip(x))->funcid == F_DATE_TIMESTAMPTZ))
+		(((FuncExpr *) strip(x))->funcid == F_TIMESTAMP_DATE ||
+		 ((FuncExpr *) strip(x))->funcid == F_TIMESTAMPTZ_DATE))
 	{
 		FuncExpr   *cast = (FuncExpr *) strip(x);
 		int64		dlo,
@@ -489,7 +489,7 @@ date_trunc_keys(FuncExpr *f, List *quals, int max_keys, List **keys)
 		if (!range_of(linitial(cast->args), quals, date_bound, &dlo, &dhi) ||
 			dlo < -TS_LIMIT / USECS_PER_DAY || dhi > TS_LIMIT / USECS_PER_DAY)
 			return false;
-		if (cast->funcid == F_DATE_TIMESTAMP)
+		if (cast->funcid == F_TIMESTAMP_DATE)
 		{
 			lo = date2timestamp_opt_overflow((DateADT) dlo, &overflow);
 			hi = date2timestamp_opt_overflow((DateADT) dhi, &overflow);
@@ -721,7 +721,7 @@ null_only_if_null(Oid funcid)
 		funcid == F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4 ||
 		funcid == F_DATE_TRUNC_TEXT_TIMESTAMP || funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ ||
 		funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT ||
-		funcid == F_DATE_TIMESTAMP || funcid == F_DATE_TIMESTAMPTZ ||
+		funcid == F_TIMESTAMP_DATE || funcid == F_TIMESTAMPTZ_DATE ||
 		funcid == F_FLOAT8_INT2 || funcid == F_FLOAT8_INT4 || funcid == F_FLOAT8_INT8 ||
 		funcid == F_INT4_NUMERIC || funcid == F_INT8_NUMERIC || funcid == F_INT2_NUMERIC;
 }

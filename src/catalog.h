@@ -50,6 +50,14 @@ typedef enum DpUnitLevel
  */
 #define DP_UNIT_LOCATION (-0x5eed)
 
+/*
+ * The same for the nodes the rewrite of public domains makes
+ * (public_domain.c, key_list.c): domain_index, domain_key, the domain's
+ * generate_series, the FILTER that keeps the domain's rows out of the DP
+ * aggregates, dp_public.
+ */
+#define DP_DOMAIN_LOCATION (-0x5ee0)
+
 /* What the catalog says about a DP aggregate: its kind and argument layout. */
 typedef struct DpCallInfo
 {

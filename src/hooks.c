@@ -68,6 +68,8 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 	List	   *fragment_specs = NIL;
 	void	   *side_reads;
 
+	/* key lists of the statement (key_list.c), before the guards see their joins */
+	dp_domain_prepare(parse);
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
 	/* for every role: no function reads the rows beside the DP aggregates */

@@ -75,6 +75,7 @@
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
@@ -84,23 +85,27 @@
 #include "compat.h"
 #include "domain_catalog.h"
 #include "guc.h"
+#include "key_list.h"
 #include "keyset.h"
 #include "public_domain.h"
 #include "unit_catalog.h"
 
-/* the domain of some of a level's keys: tuples of constants */
+/*
+ * The domain of some columns of a level's key set: tuples of constants (a
+ * key list's, or one key's alone); the domain is their product
+ */
 typedef struct Factor
 {
-	List	   *cols;			/* the GROUP BY keys it covers (0-based), in order */
-	List	   *tuples;			/* Const ** of list_length(cols) + npayload */
-	int			npayload;		/* listed columns that are not keys */
-	List	   *payload;		/* their Vars' types: Const (NULL) of each */
+	List	   *cols;			/* the key set's columns it gives, in order */
+	List	   *tuples;			/* Const ** of list_length(cols) each */
 } Factor;
 
 /* a DP query level with GROUP BY */
 typedef struct Level
 {
 	Query	   *q;
+	DpKeyList  *list;			/* its key list (key_list.c), or NULL */
+	int		   *list_col;		/* each list column's key set column, or -1 */
 	bool		public;
 	DpDomain	domain;
 	List	   *consumed;		/* the WHERE conjuncts the domain replaces */
@@ -206,6 +211,30 @@ walk_levels(Query *q, LevelFn fn)
 			walk_levels(rte->subquery, fn);
 	}
 	fn(q);
+}
+
+static void
+prepare_level(Query *q)
+{
+	DpKeyList  *kl;
+
+	if (q->groupClause == NIL || !is_dp_level(q))
+		return;
+	kl = dp_key_list_normalize(q);
+	if (kl != NULL)
+		level_of(q)->list = kl;
+}
+
+/*
+ * Before the guards: the key lists of the statement's levels (key_list.c),
+ * whose joins the guards would refuse.
+ */
+void
+dp_domain_prepare(Query *query)
+{
+	if (current == NULL || query->commandType == CMD_UTILITY || !dp_extension_present())
+		return;
+	walk_levels(query, prepare_level);
 }
 
 /* ---------- small helpers ---------- */
@@ -690,6 +719,19 @@ free_var_walker(Node *node, void *context)
 	return expression_tree_walker(node, free_var_walker, context);
 }
 
+/* placeholders of a key list (key_list.c) as NULL constants */
+static Node *
+placeholder_null_mutator(Node *node, void *context)
+{
+	int			col;
+
+	if (node == NULL)
+		return NULL;
+	if (dp_key_list_placeholder(node, &col))
+		return (Node *) makeNullConst(exprType(node), -1, InvalidOid);
+	return expression_tree_mutator(node, placeholder_null_mutator, context);
+}
+
 /*
  * Does the level compute its output from its keys and aggregates only (not
  * from a column that depends on a grouped primary key, say)?
@@ -702,8 +744,8 @@ output_from_keys(Query *q, List *keys)
 
 	foreach(lc, keys)
 		r.to = lappend(r.to, makeNullConst(exprType(lfirst(lc)), -1, InvalidOid));
-	return !free_var_walker(replace_mutator((Node *) q->targetList, &r), NULL) &&
-		!free_var_walker(replace_mutator(q->havingQual, &r), NULL);
+	return !free_var_walker(replace_mutator(placeholder_null_mutator((Node *) q->targetList, NULL), &r), NULL) &&
+		!free_var_walker(replace_mutator(placeholder_null_mutator(q->havingQual, NULL), &r), NULL);
 }
 
 /* ---------- resolving a level ---------- */
@@ -752,25 +794,53 @@ too_many_keys(int64 n)
 			 errhint("SET dp_agg.max_public_keys to at least " INT64_FORMAT ", or list fewer keys.", n)));
 }
 
-/* the tuples of the product of the keys' domains, into the key set */
+/* the tuples of the product of the factors, into the key set */
 static void
-add_product(DpKeysetBuilder *b, List *domains, int j, Datum *values, bool *nulls)
+add_product(DpKeysetBuilder *b, List *factors, int f, Datum *values, bool *nulls)
 {
+	Factor	   *fa;
 	ListCell   *lc;
 
-	if (j == list_length(domains))
+	if (f == list_length(factors))
 	{
 		dp_keyset_add(b, values, nulls);
 		return;
 	}
-	foreach(lc, (List *) list_nth(domains, j))
+	fa = list_nth(factors, f);
+	foreach(lc, fa->tuples)
 	{
-		Const	   *c = lfirst(lc);
+		Const	  **t = lfirst(lc);
+		int			i = 0;
+		ListCell   *lc2;
 
-		values[j] = c->constvalue;
-		nulls[j] = c->constisnull;
-		add_product(b, domains, j + 1, values, nulls);
+		foreach(lc2, fa->cols)
+		{
+			values[lfirst_int(lc2)] = t[i]->constvalue;
+			nulls[lfirst_int(lc2)] = t[i]->constisnull;
+			i++;
+		}
+		add_product(b, factors, f + 1, values, nulls);
 	}
+}
+
+/* the column of a key list that key is joined to, -1 if none */
+static int
+matched_column(DpKeyList *kl, Node *key)
+{
+	for (int c = 0; c < kl->ncols; c++)
+		if (kl->matched[c] != NULL && equal(kl->matched[c], key))
+			return c;
+	return -1;
+}
+
+static void
+list_refused(const char *message, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg_internal("%s", message),
+			 errdetail_internal("%s", detail),
+			 errhint("Group by the list's columns, and give the other keys a public domain too, or group by the list's columns alone.")));
 }
 
 /* find the domain of a DP level with GROUP BY (the file's comment) */
@@ -778,8 +848,12 @@ static void
 resolve_level(Query *q)
 {
 	Level	   *l;
-	List	   *keys = NIL;
-	List	   *domains = NIL;
+	DpKeyList  *kl;
+	List	   *keys = NIL;		/* the hashed keys: GROUP BY expressions */
+	List	   *coltypes = NIL;	/* every column's type: Const NULLs */
+	List	   *payload = NIL;	/* the key list's other columns grouped, list columns */
+	List	   *factors = NIL;
+	Factor	   *listfactor = NULL;
 	List	   *quals;
 	Base		b;
 	ListCell   *lc;
@@ -799,9 +873,20 @@ resolve_level(Query *q)
 		!OidIsValid(dp_domain_key_oid()))
 		return;					/* the SQL objects of 0.3: private selection */
 	l = level_of(q);
+	kl = l->list;
 	flatten_group_rte(q);
 	b = base_of(q);
 	quals = conjuncts(q->jointree->quals);
+	if (kl != NULL)
+	{
+		listfactor = palloc0(sizeof(Factor));
+		factors = lappend(factors, listfactor);
+		l->list_col = palloc(sizeof(int) * Max(kl->ncols, 1));
+		for (int c = 0; c < kl->ncols; c++)
+			l->list_col[c] = -1;
+		listed = true;
+		source = "list";
+	}
 	foreach(lc, q->groupClause)
 	{
 		SortGroupClause *gc = lfirst_node(SortGroupClause, lc);
@@ -809,21 +894,118 @@ resolve_level(Query *q)
 		List	   *d;
 		const char *s;
 		bool		lst;
+		int			c;
+		Factor	   *f;
 
-		if (!usable_key(q, gc, key) || !key_domain(l, &b, quals, key, &d, &s, &lst))
+		if (kl != NULL && dp_key_list_placeholder(key, &c))
 		{
+			/* a listed column joined to no row expression: its value is the key's */
+			if (!list_member_int(payload, c))
+				payload = lappend_int(payload, c);
+			continue;
+		}
+		if (!usable_key(q, gc, key))
+		{
+			if (kl != NULL)
+				list_refused("a GROUP BY key of a statement with a key list cannot be listed",
+							 psprintf("Keys of type %s cannot be in a public domain: they need binary send and receive functions, a hash operator class, and a deterministic collation.",
+									  format_type_be(exprType(key))));
+			l->consumed = NIL;
+			return;
+		}
+		if (kl != NULL && (c = matched_column(kl, key)) >= 0)
+		{
+			if (l->list_col[c] < 0)
+			{
+				l->list_col[c] = list_length(keys);
+				keys = lappend(keys, key);
+				coltypes = lappend(coltypes, makeNullConst(exprType(key), exprTypmod(key),
+														   exprCollation(key)));
+			}
+			continue;
+		}
+		if (!key_domain(l, &b, quals, key, &d, &s, &lst))
+		{
+			if (kl != NULL)
+				list_refused("a GROUP BY key of a statement with a key list has no public domain",
+							 "With a key list, every key of the list is released, so every key of the GROUP BY needs a public domain: the list, a list of its own, a domain declared by a DBA, or one derived from the statement's constants.");
 			l->consumed = NIL;
 			return;
 		}
 		listed |= lst;
 		source = source == NULL ? s : psprintf("%s, %s", source, s);
+		f = palloc0(sizeof(Factor));
+		f->cols = list_make1_int(list_length(keys));
+		{
+			ListCell   *lc2;
+
+			foreach(lc2, d)
+			{
+				Const	  **t = palloc(sizeof(Const *));
+
+				t[0] = lfirst(lc2);
+				f->tuples = lappend(f->tuples, t);
+			}
+		}
+		factors = lappend(factors, f);
 		keys = lappend(keys, key);
-		domains = lappend(domains, d);
-		n *= Max(list_length(d), 1);
+		coltypes = lappend(coltypes, makeNullConst(exprType(key), exprTypmod(key), exprCollation(key)));
+	}
+	if (kl != NULL)
+	{
+		int			hashed = 0;
+
+		/* every listed column joined to the rows is a key: its rows are a group */
+		for (int c = 0; c < kl->ncols; c++)
+		{
+			if (kl->matched[c] != NULL && l->list_col[c] < 0)
+				list_refused("every column of a key list joined to the rows must be a GROUP BY key",
+							 "Each listed key is a group: the rows whose expressions equal it.");
+			if (l->list_col[c] >= 0)
+				hashed++;
+		}
+		if (hashed == 0)
+			list_refused("a key list must be joined to the rows",
+						 "Each listed key is a group: the rows whose expressions equal it.");
+		/* the list's columns, keys first, then its other columns the GROUP BY names */
+		foreach(lc, payload)
+		{
+			int			c = lfirst_int(lc);
+			l->list_col[c] = list_length(keys) + foreach_current_index(lc);
+		}
+		for (int c = 0; c < kl->ncols; c++)
+			if (l->list_col[c] >= 0 && l->list_col[c] < list_length(keys))
+				listfactor->cols = lappend_int(listfactor->cols, l->list_col[c]);
+		foreach(lc, payload)
+		{
+			listfactor->cols = lappend_int(listfactor->cols, l->list_col[lfirst_int(lc)]);
+			coltypes = lappend(coltypes, copyObject(list_nth(kl->types, lfirst_int(lc))));
+		}
+		foreach(lc, kl->tuples)
+		{
+			Const	  **lt = lfirst(lc);
+			Const	  **t = palloc(sizeof(Const *) * Max(list_length(listfactor->cols), 1));
+			int			i = 0;
+
+			for (int c = 0; c < kl->ncols; c++)
+				if (l->list_col[c] >= 0 && l->list_col[c] < list_length(keys))
+					t[i++] = lt[c];
+			{
+				ListCell   *lc2;
+
+				foreach(lc2, payload)
+					t[i++] = lt[lfirst_int(lc2)];
+			}
+			listfactor->tuples = lappend(listfactor->tuples, t);
+		}
+	}
+	foreach(lc, factors)
+	{
+		n *= Max(list_length(((Factor *) lfirst(lc))->tuples), 1);
 		if (n > DP_KEYSET_MAX_KEYS)
 			n = (int64) DP_KEYSET_MAX_KEYS + 1;
 	}
-	if (n > dp_guc_max_public_keys || list_length(keys) > 32)
+	if (n > dp_guc_max_public_keys || list_length(coltypes) > 32)
 	{
 		l->consumed = NIL;
 		if (listed)
@@ -832,30 +1014,52 @@ resolve_level(Query *q)
 	}
 	if (!output_from_keys(q, keys))
 	{
+		if (kl != NULL)
+			list_refused("a statement with a key list may name the rows' columns only inside DP aggregates",
+						 "Outside them, it releases the keys of its groups only.");
 		l->consumed = NIL;
 		return;
 	}
 
-	m = list_length(keys);
+	m = list_length(coltypes);
 	cols = palloc(sizeof(DpKeysetColumn) * m);
 	values = palloc(sizeof(Datum) * m);
 	nulls = palloc(sizeof(bool) * m);
 	for (int j = 0; j < m; j++)
 	{
-		Node	   *key = list_nth(keys, j);
+		Const	   *t = list_nth(coltypes, j);
 
-		cols[j].type = exprType(key);
-		cols[j].typmod = exprTypmod(key);
-		cols[j].collation = exprCollation(key);
+		cols[j].type = t->consttype;
+		cols[j].typmod = t->consttypmod;
+		cols[j].collation = t->constcollid;
 	}
-	kb = dp_keyset_begin(m, m, cols);
-	add_product(kb, domains, 0, values, nulls);
+	for (int j = list_length(keys); j < m; j++)
+		if (!dp_keyset_type_ok(cols[j].type, cols[j].collation))
+			list_refused("a column of a key list cannot be a GROUP BY key",
+						 psprintf("Its type %s cannot be in a public domain.", format_type_be(cols[j].type)));
+	kb = dp_keyset_begin(m, list_length(keys), cols);
+	add_product(kb, factors, 0, values, nulls);
 	l->domain.nkeys = dp_keyset_count(kb);
 	l->domain.keyset = makeConst(BYTEAOID, -1, InvalidOid, -1,
 								 PointerGetDatum(dp_keyset_finish(kb, &dup)), false, false);
 	if (dup >= 0)
-		elog(ERROR, "dp_agg: a public domain repeats a key");
+	{
+		if (kl == NULL)
+			elog(ERROR, "dp_agg: a public domain repeats a key");
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a key list repeats a key"),
+				 errdetail("Its key number %d equals an earlier one: each listed key is one group, and a row is in one group.", dup + 1),
+				 errhint("List each key once.")));
+	}
+	if (l->domain.nkeys == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the public domain of the GROUP BY keys has no key"),
+				 errdetail("Its keys are listed in the statement, and none is left."),
+				 errhint("List at least one key.")));
 	l->domain.keys = keys;
+	l->domain.coltypes = coltypes;
 	l->domain.source = source;
 	l->public = true;
 }
@@ -886,7 +1090,7 @@ dp_domain_of_level(Query *level)
 static FuncExpr *
 domain_key_call(const DpDomain *d, Node *index, int col)
 {
-	Node	   *key = list_nth(d->keys, col);
+	Node	   *key = list_nth(d->coltypes, col);
 	FuncExpr   *f;
 
 	f = makeFuncExpr(dp_domain_key_oid(), exprType(key),
@@ -903,13 +1107,36 @@ domain_key_call(const DpDomain *d, Node *index, int col)
 static Node *
 domain_key_expr(const DpDomain *d, Node *index, int col)
 {
-	Node	   *key = list_nth(d->keys, col);
+	Node	   *key = list_nth(d->coltypes, col);
 	Node	   *f = (Node *) domain_key_call(d, index, col);
 
 	if (exprTypmod(key) != -1)
 		f = (Node *) makeRelabelType((Expr *) f, exprType(key), exprTypmod(key),
 									 exprCollation(key), COERCE_IMPLICIT_CAST);
 	return f;
+}
+
+/* the placeholders of a key list's columns (key_list.c), filled */
+typedef struct Fill
+{
+	Level	   *l;
+	Node	   *gi;
+} Fill;
+
+static Node *
+fill_mutator(Node *node, Fill *f)
+{
+	int			col;
+
+	if (node == NULL)
+		return NULL;
+	if (dp_key_list_placeholder(node, &col))
+	{
+		if (col < 0 || col >= f->l->list->ncols || f->l->list_col[col] < 0)
+			elog(ERROR, "dp_agg: a column of a key list that is not a GROUP BY key");
+		return domain_key_expr(&f->l->domain, f->gi, f->l->list_col[col]);
+	}
+	return expression_tree_mutator(node, fill_mutator, f);
 }
 
 static Index
@@ -967,6 +1194,14 @@ apply_level(Query *q)
 	}
 	q->targetList = (List *) replace_mutator((Node *) q->targetList, &r);
 	q->havingQual = replace_mutator(q->havingQual, &r);
+	/* a key list's other columns too */
+	if (l->list != NULL)
+	{
+		Fill		fill = {l, (Node *) gi};
+
+		q->targetList = (List *) fill_mutator((Node *) q->targetList, &fill);
+		q->havingQual = fill_mutator(q->havingQual, &fill);
+	}
 
 	tle = makeTargetEntry((Expr *) copyObject(gi), list_length(q->targetList) + 1,
 						  pstrdup("dp_domain_index"), true);

@@ -10,25 +10,22 @@
 
 #include "nodes/parsenodes.h"
 
-/*
- * The parse location of the nodes the rewrite of public domains makes
- * (domain_index, domain_key, the domain's generate_series, the FILTER that
- * keeps the domain's rows out of the DP aggregates, dp_public): the parser
- * gives locations >= -1 only, so the plan guard knows them (guard.c).
- */
-#define DP_DOMAIN_LOCATION (-0x5ee0)
+#include "catalog.h"
 
 /* the public domain of a query level's GROUP BY keys */
 typedef struct DpDomain
 {
 	Const	   *keyset;			/* the keys (keyset.c), a bytea constant */
 	int			nkeys;
-	List	   *keys;			/* the GROUP BY expressions, in order */
+	List	   *keys;			/* the GROUP BY expressions, hashed, in order */
+	List	   *coltypes;		/* each column's type: a Const NULL; the keys,
+								 * then a key list's other columns */
 	const char *source;			/* where the keys come from, for the ledger */
 } DpDomain;
 
 extern void *dp_domain_begin(void);
 extern void dp_domain_end(void *saved);
+extern void dp_domain_prepare(Query *query);
 extern void dp_domain_resolve(Query *query);
 extern const DpDomain *dp_domain_of_level(Query *level);
 extern void dp_domain_apply(Query *query);

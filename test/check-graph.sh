@@ -19,7 +19,7 @@ cd "$top"
 layers='
 0 compat guc calibrate random siphash
 1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance keyset
-2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog bins domain_catalog
+2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog bins domain_catalog key_list
 3 sampling selection_mechanism public_domain
 4 release selection
 5 registry release_rdp describe guard protect joint pld_state dist_plan
