@@ -71,7 +71,8 @@ OBJS += \
 	src/key_list.o \
 	src/domain_catalog.o \
 	src/public_domain.o \
-	src/domain_api.o
+	src/domain_api.o \
+	src/top_k.o
 
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \

@@ -322,3 +322,61 @@ CREATE EVENT TRIGGER dp_agg_public_domain_forget_dropped ON sql_drop
 EXECUTE FUNCTION dp_agg.public_domain_forget_dropped();
 COMMENT ON EVENT TRIGGER dp_agg_public_domain_forget_dropped IS
 'removes the public domains of dropped relations from dp_agg.public_domain';
+
+-- top-k (src/top_k.c): HAVING dp_agg.top_k(k [, epsilon]) in a DP statement
+-- with GROUP BY keeps the k groups with the most units, chosen by k rounds
+-- of report noisy max over the groups the statement would release.  The
+-- planner hook takes the condition out of HAVING and adds the internal
+-- aggregate dp_agg.dp_top_k (each group's count, kept by the execution)
+-- and the window function dp_agg.top_k_rank (which ranks them all at
+-- once): analysts call neither.
+CREATE FUNCTION dp_agg.top_k(k integer)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_top_k_condition'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k(integer) IS
+'HAVING dp_agg.top_k(k) in a DP statement with GROUP BY: release only the k groups with the most units, chosen privately at dp_agg.selection_epsilon (or its default share of the statement''s price)';
+
+CREATE FUNCTION dp_agg.top_k(k integer, epsilon float8)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_top_k_condition'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k(integer, float8) IS
+'HAVING dp_agg.top_k(k, epsilon) in a DP statement with GROUP BY: release only the k groups with the most units, chosen privately at epsilon';
+
+CREATE FUNCTION dp_agg.top_k_transfn(internal, internal, integer, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_select_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k_transfn(internal, internal, integer, float8) IS
+'transition function of dp_agg.dp_top_k: counts the rows (units) of a group';
+
+CREATE FUNCTION dp_agg.top_k_finalfn(internal)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dp_top_k_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k_finalfn(internal) IS
+'keeps the count of a group for top-k and returns a handle to it';
+
+CREATE AGGREGATE dp_agg.dp_top_k(internal, integer, float8) (
+    SFUNC = dp_agg.top_k_transfn,
+    FINALFUNC = dp_agg.top_k_finalfn,
+    STYPE = internal,
+    SSPACE = 96,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_agg.dp_top_k(internal, integer, float8) IS
+'the count of a group for top-k (internal: put in DP statements by dp_agg, never called directly); k, then epsilon (NULL for the default)';
+
+CREATE FUNCTION dp_agg.top_k_rank(bigint)
+RETURNS integer AS 'MODULE_PATHNAME', 'dp_top_k_rank'
+LANGUAGE C WINDOW VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.top_k_rank(bigint) IS
+'window function over the groups of a DP statement with top-k: ranks them all by report noisy max, once; NULL outside the k (internal: made by dp_agg''s planner)';
+
+CREATE FUNCTION dp_agg.top_k_sample(counts bigint[], k integer, epsilon float8, draws integer)
+RETURNS SETOF integer[] AS 'MODULE_PATHNAME', 'dp_top_k_sample'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k_sample(bigint[], integer, float8, integer) IS
+'the ranks the top-k mechanism gives counts at epsilon, in each of draws runs (0 outside the k), for tests and audits';
+REVOKE ALL ON FUNCTION dp_agg.top_k_sample(bigint[], integer, float8, integer) FROM PUBLIC;

@@ -41,6 +41,7 @@
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
+#include "top_k.h"
 
 PG_FUNCTION_INFO_V1(dp_count_star_trans);
 PG_FUNCTION_INFO_V1(dp_count_trans);
@@ -63,6 +64,7 @@ PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
 PG_FUNCTION_INFO_V1(dp_public_trans);
 PG_FUNCTION_INFO_V1(dp_public_final);
+PG_FUNCTION_INFO_V1(dp_top_k_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
 PG_FUNCTION_INFO_V1(dp_dist_final);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
@@ -435,7 +437,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	if (picked)
 		get_bytes(&p, &st->pick, 8);
 	if (version != (picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION) ||
-		kind > DP_PUBLIC || st->count < 0)
+		kind > DP_TOP_K || st->count < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -479,6 +481,10 @@ draw_noise(DpAggState *st, const DpRelease *r)
 		case DP_PUBLIC:
 			/* a group of the domain has its own row: no draw, nothing to hide */
 			st->noisy_count = st->count > 0 ? 1 : 0;
+			break;
+		case DP_TOP_K:
+			/* the count goes to the store of top-k, which ranks all groups at once */
+			st->noisy_count = dp_top_k_handle(r, st->count);
 			break;
 	}
 	st->released = true;
@@ -988,6 +994,20 @@ dp_public_final(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(st->noisy_count != 0);
 }
 
+/*
+ * dp_agg.dp_top_k(internal, integer, float8): the handle of the group's
+ * count in the store of top-k (top_k.c), which tells nothing about it
+ */
+Datum
+dp_top_k_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_INT64((int64) st->noisy_count);
+}
+
 /* ---------- privacy units (privacy_unit.c) ---------- */
 
 /*
@@ -1135,6 +1155,7 @@ pick_inner_transition(const DpRelease *r)
 			break;
 		case DP_SELECT:
 		case DP_PUBLIC:
+		case DP_TOP_K:
 			break;
 	}
 	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);

@@ -37,6 +37,7 @@ static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) *
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
 static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
 static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
+static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg.top_k_rank(bigint) */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -204,6 +205,22 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 			argtypes[2] != INT8OID)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
+	else if (strcmp(sym, "dp_top_k_final") == 0)
+	{
+		/*
+		 * dp_agg.dp_top_k(internal, integer, float8): the count of a group,
+		 * for the top-k mechanism (top_k.c); k, then epsilon (NULL: the
+		 * selection's default)
+		 */
+		info->kind = DP_TOP_K;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		info->k_arg = 1;
+		info->epsilon_arg = 2;
+		if (info->nargs != 3 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID ||
+			argtypes[2] != FLOAT8OID)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 	else
 		elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
 
@@ -245,6 +262,7 @@ build_calls(void)
 	unit_priority_oid = InvalidOid;
 	domain_index_oid = InvalidOid;
 	domain_key_oid = InvalidOid;
+	top_k_rank_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -265,6 +283,9 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
 				strcmp(get_func_name(d->objid), "unit_keep") == 0)
 				unit_keep_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
+				strcmp(get_func_name(d->objid), "top_k_rank") == 0)
+				top_k_rank_oid = d->objid;
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
 				strcmp(get_func_name(d->objid), "unit_priority") == 0)
 				unit_priority_oid = d->objid;
@@ -368,6 +389,34 @@ dp_public_aggregate(void)
 	return result;
 }
 
+/* The aggregate dp_agg.dp_top_k, InvalidOid before version 0.4. */
+Oid
+dp_top_k_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_TOP_K)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
+/* dp_agg.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
+Oid
+dp_top_k_rank_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return top_k_rank_oid;
+}
+
 /* dp_agg.domain_index (keyset.c); InvalidOid before 0.4 */
 Oid
 dp_domain_index_oid(void)
@@ -410,6 +459,8 @@ dp_kind_name(DpAggKind kind)
 			return "dp_select";
 		case DP_PUBLIC:
 			return "dp_public";
+		case DP_TOP_K:
+			return "dp_top_k";
 	}
 	return "?";
 }
@@ -420,6 +471,8 @@ dp_arg_name(const DpCallInfo *info, int argno)
 {
 	if (argno == info->epsilon_arg)
 		return "epsilon";
+	if (argno == info->k_arg && info->kind == DP_TOP_K)
+		return "k";
 	if (argno == info->delta_arg)
 		return "delta";
 	if (argno == info->lower_arg)

@@ -16,7 +16,8 @@ typedef enum DpAggKind
 	DP_SUM,
 	DP_AVG,
 	DP_SELECT,					/* the private selection of a group (selection.c) */
-	DP_PUBLIC					/* a group of a public domain (public_domain.c) */
+	DP_PUBLIC,					/* a group of a public domain (public_domain.c) */
+	DP_TOP_K					/* the count of a group for top-k (top_k.c) */
 } DpAggKind;
 
 /* how values are accumulated */
@@ -70,7 +71,7 @@ typedef struct DpCallInfo
 	int			upper_arg;
 	int			epsilon_arg;
 	int			delta_arg;
-	int			k_arg;			/* dp_select: max_groups_contributed */
+	int			k_arg;			/* dp_select: max_groups_contributed; dp_top_k: k */
 	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
 
@@ -86,5 +87,7 @@ extern Oid	dp_unit_priority_oid(void);
 extern Oid	dp_public_aggregate(void);
 extern Oid	dp_domain_index_oid(void);
 extern Oid	dp_domain_key_oid(void);
+extern Oid	dp_top_k_aggregate(void);
+extern Oid	dp_top_k_rank_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

@@ -334,7 +334,8 @@ internal_walker(Node *node, void *context)
 	{
 		const DpCallInfo *info = dp_lookup_call(((Aggref *) node)->aggfnoid);
 
-		if (info != NULL && (info->unit != DP_UNIT_NONE || info->kind == DP_PUBLIC))
+		if (info != NULL && (info->unit != DP_UNIT_NONE || info->kind == DP_PUBLIC ||
+							 info->kind == DP_TOP_K))
 			return true;
 		if (((Aggref *) node)->aggfnoid == dp_unit_pick_oid())
 			return true;
@@ -346,7 +347,8 @@ internal_walker(Node *node, void *context)
 	}
 	else if (IsA(node, WindowFunc))
 	{
-		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid())
+		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid() ||
+			((WindowFunc *) node)->winfnoid == dp_top_k_rank_oid())
 			return true;
 	}
 	else if (IsA(node, Query))
@@ -359,7 +361,7 @@ static void
 reject_internal(void)
 {
 	reject_msg("internal functions of dp_agg are not allowed in statements",
-			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick* and dp_agg.unit_priority are made by the rewrite of privacy units only, dp_agg.dp_public by the rewrite of public domains.");
+			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick* and dp_agg.unit_priority are made by the rewrite of privacy units only, dp_agg.dp_public by the rewrite of public domains, dp_agg.dp_top_k and dp_agg.top_k_rank by that of top-k.");
 }
 
 /*
@@ -946,8 +948,11 @@ aggrefs_unit_level(PlanWalk *w, List *aggrefs)
 		Aggref	   *a = lfirst(lc);
 		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
-		if (info->kind == DP_SELECT || info->kind == DP_PUBLIC)
+		if (info->kind == DP_SELECT || info->kind == DP_PUBLIC || info->kind == DP_TOP_K)
 		{
+			/* top-k counts the units of level 3 as the selection does */
+			if (info->kind == DP_TOP_K && w->validate && a->location != DP_DOMAIN_LOCATION)
+				reject_internal();
 			selects = true;
 			continue;
 		}

@@ -49,6 +49,7 @@
 #include "registry.h"
 #include "selection.h"
 #include "side_reads.h"
+#include "top_k.h"
 #include "unit_catalog.h"
 
 static planner_hook_type prev_planner_hook = NULL;
@@ -70,6 +71,8 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 
 	/* key lists of the statement (key_list.c), before the guards see their joins */
 	dp_domain_prepare(parse);
+	/* its conditions HAVING dp_agg.top_k(k) (top_k.c) */
+	dp_top_k_prepare(parse);
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
 	/* for every role: no function reads the rows beside the DP aggregates */
@@ -88,6 +91,12 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 					 errmsg("DP statements on protected Citus tables are not supported"),
 					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
 					 errhint("Keep protected tables local, or undistribute the table.")));
+		if (dp_top_k_requested())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("top-k is not supported on Citus tables"),
+					 errdetail("The groups of a DP statement on a Citus table are combined on the coordinator by dp_agg.dist_run, which ranks none."),
+					 errhint("Release the groups' noisy counts and order them by those: ORDER BY dp_count(*) DESC LIMIT k.")));
 		if (dp_unit_of_read(citus_relid, false, &unit))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -110,6 +119,8 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 		}
 		/* ... and read the domain's rows beside the table's */
 		dp_domain_inject(parse);
+		/* the levels with top-k rank their groups */
+		dp_top_k_rewrite(parse);
 	}
 	side_reads = dp_side_reads_plan_begin(parse);
 	PG_TRY();
@@ -143,6 +154,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *stmt;
 	void	   *domains = dp_domain_begin();
+	void	   *top_k = dp_top_k_begin();
 
 	PG_TRY();
 	{
@@ -150,6 +162,7 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	}
 	PG_FINALLY();
 	{
+		dp_top_k_end(top_k);
 		dp_domain_end(domains);
 	}
 	PG_END_TRY();

@@ -200,7 +200,8 @@ caller_budget(double epsilon, double delta, const double *curve,
  * at most that many groups, each by one); Gaussian thresholding's sigma as
  * the noise scale; no grid or interval (dp_agg.selection_probability gives
  * its accuracy).  The groups of a public domain have a row of their own:
- * release "public_keys", mechanism "none", no price.
+ * release "public_keys", mechanism "none", no price; so does top-k
+ * (release "top_k"), with the noise scale of its rounds.
  */
 static void
 selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilon,
@@ -211,7 +212,17 @@ selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilo
 
 	values[0] = Int32GetDatum(call);
 	values[1] = CStringGetTextDatum(dp_kind_name(r->call.kind));
-	if (r->call.kind == DP_PUBLIC)
+	if (r->call.kind == DP_TOP_K)
+	{
+		/* each of the k rounds: Laplace noise on counts of sensitivity 1 */
+		values[2] = CStringGetTextDatum("top_k");
+		values[3] = CStringGetTextDatum("report_noisy_max");
+		values[4] = Float8GetDatum(r->epsilon);
+		values[5] = Float8GetDatum(0);
+		values[6] = Float8GetDatum(1);
+		values[7] = Float8GetDatum(r->count.noise_scale);
+	}
+	else if (r->call.kind == DP_PUBLIC)
 	{
 		values[2] = CStringGetTextDatum("public_keys");
 		values[3] = CStringGetTextDatum("none");
@@ -289,7 +300,7 @@ dp_preview(PG_FUNCTION_ARGS)
 		int			nparts = 0;
 
 		call++;
-		if (r->call.kind == DP_SELECT || r->call.kind == DP_PUBLIC)
+		if (r->call.kind == DP_SELECT || r->call.kind == DP_PUBLIC || r->call.kind == DP_TOP_K)
 		{
 			selection_row(rsinfo, call, r, epsilon, delta, has_budget, affordable);
 			continue;
@@ -313,6 +324,7 @@ dp_preview(PG_FUNCTION_ARGS)
 				break;
 			case DP_SELECT:
 			case DP_PUBLIC:
+			case DP_TOP_K:
 				break;			/* above */
 		}
 		for (int i = 0; i < nparts; i++)

@@ -140,17 +140,21 @@ dp_price_selection_shares(List *releases)
 			DpRelease  *p = lfirst(lc2);
 
 			if (p->agg_node == r->agg_node && !p->selection_share &&
-				p->call.kind != DP_SELECT)
+				p->call.kind != DP_SELECT && p->call.kind != DP_PUBLIC &&
+				p->call.kind != DP_TOP_K)
 				node_epsilon = dp_add_up(node_epsilon, p->epsilon);
 		}
 		if (!(node_epsilon > 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("dp_agg.selection_epsilon is not set"),
-					 errdetail("While it is unset, the private selection of GROUP BY keys costs dp_agg.selection_share of the price of the releases of its groups, and these groups release nothing."),
+					 errdetail("While it is unset, the private selection of GROUP BY keys, and top-k, cost dp_agg.selection_share of the price of the releases of their groups, and these groups release nothing."),
 					 errhint("SET dp_agg.selection_epsilon to the privacy loss of the selection.")));
 		r->selection_share = false;
-		dp_release_plan_selection(r, dp_mul_up(node_epsilon, share / (1 - share)));
+		if (r->call.kind == DP_TOP_K)
+			dp_release_plan_top_k(r, dp_mul_up(node_epsilon, share / (1 - share)));
+		else
+			dp_release_plan_selection(r, dp_mul_up(node_epsilon, share / (1 - share)));
 	}
 }
 

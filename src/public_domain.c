@@ -1563,6 +1563,20 @@ dp_domain_inject(Query *query)
 	walk_levels(query, inject_level);
 }
 
+/*
+ * The FILTER that keeps a public domain's own rows out of an aggregate of
+ * a level (top_k.c), NULL if the level has no public domain
+ */
+Node *
+dp_domain_row_filter(Query *level)
+{
+	Level	   *l = find_level(level);
+
+	if (l == NULL || !l->applied)
+		return NULL;
+	return not_domain_row();
+}
+
 /* is this level's grouping a public domain's (selection.c skips it)? */
 bool
 dp_domain_level_public(Query *level)

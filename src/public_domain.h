@@ -31,5 +31,6 @@ extern const DpDomain *dp_domain_of_level(Query *level);
 extern void dp_domain_apply(Query *query);
 extern void dp_domain_inject(Query *query);
 extern bool dp_domain_level_public(Query *level);
+extern Node *dp_domain_row_filter(Query *level);
 
 #endif							/* DP_AGG_PUBLIC_DOMAIN_H */

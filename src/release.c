@@ -682,6 +682,49 @@ dp_release_plan_selection(DpRelease *r, double epsilon)
 	dp_selection_plan(&r->selection, r->epsilon, r->delta, r->selection.max_groups);
 }
 
+/*
+ * The ticket of top-k (dp_top_k, put there by top_k.c): k and epsilon are
+ * its constant arguments; epsilon NULL is dp_agg.selection_epsilon, or
+ * while that is unset a share of the price of the node's releases, as for
+ * the private selection (price.c).  Each of the k rounds of report noisy
+ * max adds discrete Laplace noise of scale k / epsilon to counts of
+ * sensitivity 1 (top_k.c).
+ */
+static void
+plan_top_k(DpRelease *r, Aggref *args_from)
+{
+	Node	   *karg = call_arg(args_from, r->call.k_arg);
+	Node	   *earg = call_arg(args_from, r->call.epsilon_arg);
+	double		epsilon;
+
+	if (!IsA(karg, Const) || ((Const *) karg)->constisnull || !IsA(earg, Const))
+		elog(ERROR, "dp_agg: dp_top_k without a constant k and epsilon");
+	r->top_k = DatumGetInt32(((Const *) karg)->constvalue);
+	r->sampling = dp_no_sampling;
+	r->delta = 0;
+	if (!((Const *) earg)->constisnull)
+	{
+		dp_release_plan_top_k(r, DatumGetFloat8(((Const *) earg)->constvalue));
+		return;
+	}
+	r->selection_share = !dp_guc_selection_epsilon(&epsilon);
+	if (!r->selection_share)
+		dp_release_plan_top_k(r, epsilon);
+}
+
+/* the noise of top-k whose epsilon is known now (plan_top_k, price.c) */
+void
+dp_release_plan_top_k(DpRelease *r, double epsilon)
+{
+	if (!(epsilon > 0) || !isfinite(epsilon))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon of dp_agg.top_k must be a positive finite number"),
+				 errdetail("epsilon is %g.", epsilon)));
+	r->epsilon = epsilon;
+	plan_noise(&r->count, "dp_agg.top_k", epsilon / r->top_k, 0, 1, 0, &dp_no_sampling);
+}
+
 /* seed of the fingerprint hash: "dpag" in ASCII */
 #define FINGERPRINT_SEED 0x64706167
 
@@ -728,6 +771,17 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 		r->sampling = dp_no_sampling;
 		fp[0] = info->kind;
 		fp[1] = r->public_keys;
+		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
+											 FINGERPRINT_SEED);
+		return r;
+	}
+	if (info->kind == DP_TOP_K)
+	{
+		int64		fp[2];
+
+		plan_top_k(r, args_from);
+		fp[0] = info->kind;
+		fp[1] = r->top_k;
 		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
 											 FINGERPRINT_SEED);
 		return r;

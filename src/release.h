@@ -76,6 +76,7 @@ typedef struct DpRelease
 	bool		selection_share;	/* its epsilon is a share of the node's
 									 * price (dp_agg.selection_share) */
 	int64		public_keys;	/* dp_public: the keys of the public domain */
+	int			top_k;			/* dp_top_k: k; its noise per round is count */
 	bool		shared_sample;	/* amplified with the statement's other
 								 * releases from the same sample (joint.c) */
 
@@ -101,5 +102,6 @@ extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, D
 										  int k);
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
 extern void dp_release_plan_selection(DpRelease *r, double epsilon);
+extern void dp_release_plan_top_k(DpRelease *r, double epsilon);
 
 #endif							/* DP_AGG_RELEASE_H */

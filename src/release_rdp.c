@@ -155,8 +155,27 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 static void
 release_add_rdp(const DpRelease *r, double *curve)
 {
-	if (r->call.kind == DP_SELECT)
+	if (r->call.kind == DP_SELECT || r->call.kind == DP_PUBLIC)
 		return;
+	if (r->call.kind == DP_TOP_K)
+	{
+		/*
+		 * k rounds of report noisy max, each e0-DP with e0 = 1/b for the
+		 * Laplace scale b the sampler uses (top_k.c): each is at most
+		 * min(e0, alpha e0^2 / 2) (Bun & Steinke 2016, Proposition 3.3)
+		 */
+		int			norders;
+		const double *orders = dp_rdp_orders(&norders);
+		double		e0 = dp_div_up((double) r->count.laplace.s, (double) r->count.laplace.t);
+
+		for (int i = 0; i < norders; i++)
+		{
+			double		v = Min(e0, dp_mul_up(dp_mul_up(orders[i], e0), e0) / 2);
+
+			curve[i] = dp_add_up(curve[i], dp_mul_up(dp_mul_up(v, (double) r->top_k), RDP_MARGIN));
+		}
+		return;
+	}
 	if (r->call.kind != DP_SUM)
 		add_noise_rdp(&r->count, &r->sampling, curve);
 	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)

@@ -22,7 +22,7 @@ layers='
 2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog bins domain_catalog key_list
 3 sampling selection_mechanism public_domain
 4 release selection
-5 registry release_rdp describe guard protect joint pld_state dist_plan
+5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
 6 price charger protect_check protect_guard protect_stats dist_fingerprint
 7 privacy_unit dist_exec side_reads
 8 budget
