@@ -323,6 +323,13 @@ EXECUTE FUNCTION dp_agg.public_domain_forget_dropped();
 COMMENT ON EVENT TRIGGER dp_agg_public_domain_forget_dropped IS
 'removes the public domains of dropped relations from dp_agg.public_domain';
 
+-- a DP statement on a Citus table whose GROUP BY keys have a public domain:
+-- dist_run gets the domain's key set, and returns one row per key
+CREATE FUNCTION dp_agg.dist_run(text, bytea) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_dist_run' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.dist_run(text, bytea) IS
+'runs the distributed part of a priced and charged DP statement on a Citus table whose GROUP BY keys have a public domain, the key set (made by the planner, never called by hand)';
+
 -- top-k (src/top_k.c): HAVING dp_agg.top_k(k [, epsilon]) in a DP statement
 -- with GROUP BY keeps the k groups with the most units, chosen by k rounds
 -- of report noisy max over the groups the statement would release.  The

@@ -719,6 +719,7 @@ null_only_if_null(Oid funcid)
 	return is_int_div(funcid) || is_int_mul(funcid) ||
 		funcid == F_WIDTH_BUCKET_FLOAT8_FLOAT8_FLOAT8_INT4 ||
 		funcid == F_WIDTH_BUCKET_NUMERIC_NUMERIC_NUMERIC_INT4 ||
+		funcid == F_WIDTH_BUCKET_ANYCOMPATIBLE_ANYCOMPATIBLEARRAY ||
 		funcid == F_DATE_TRUNC_TEXT_TIMESTAMP || funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ ||
 		funcid == F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT ||
 		funcid == F_TIMESTAMP_DATE || funcid == F_TIMESTAMPTZ_DATE ||

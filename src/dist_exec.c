@@ -23,7 +23,10 @@
  *   mechanism of a local statement (selection_mechanism.c: the optimal one
  *   of Desfontaines, Voss, Gipson & Mandayam 2022, Theorem 1, for k = 1),
  *   and returns the selected groups only, without that count: a group it
- *   suppresses releases nothing.
+ *   suppresses releases nothing.  With a public domain (its key set the
+ *   second argument of dist_run), it returns one row per key of the
+ *   domain instead: each group of the domain with the domain's own keys,
+ *   and a row of empty states for each key that no worker returned.
  * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
  *   nonce: a state of another statement has none) and the slot where its
  *   release is kept, so a group's release is drawn once however often the
@@ -86,6 +89,7 @@
 #include "dist_token.h"
 #include "guard.h"
 #include "guc.h"
+#include "keyset.h"
 #include "price.h"
 #include "random.h"
 #include "registry.h"
@@ -128,7 +132,7 @@ state_walker(Node *node, StateCheck *c)
 	{
 		FuncExpr   *f = (FuncExpr *) node;
 
-		if (f->funcid == c->run_oid)
+		if (f->funcid == c->run_oid || dp_is_dist_function(f->funcid, "dist_run"))
 			state_escapes();
 		if (dp_is_dist_function(f->funcid, "dist_release"))
 		{
@@ -226,7 +230,13 @@ inner_of(FuncExpr *run)
 	RangeTblEntry *rte;
 	ListCell   *lc;
 
-	if (list_length(run->args) != 1 || !IsA(arg, Const) || arg->constisnull)
+	if (list_length(run->args) < 1 || list_length(run->args) > 2 || !IsA(arg, Const) ||
+		arg->constisnull)
+		bad_inner();
+	/* the key set of a public domain (dist_plan.c), a constant */
+	if (list_length(run->args) == 2 &&
+		(!IsA(lsecond(run->args), Const) || ((Const *) lsecond(run->args))->constisnull ||
+		 ((Const *) lsecond(run->args))->consttype != BYTEAOID))
 		bad_inner();
 	inner = (Query *) stringToNode(TextDatumGetCString(arg->constvalue));
 	if (!IsA(inner, Query) || inner->commandType != CMD_SELECT || inner->havingQual != NULL ||
@@ -271,14 +281,15 @@ check_bindable(Query *inner, ParamListInfo params)
 /*
  * The private selection of an inner statement's groups: present when it
  * has GROUP BY and the keys are private (dist_plan.c put it there at
- * planning), with k = 1 (rows are the units on a Citus table).  A plan made
+ * planning), with k = 1 (rows are the units on a Citus table); absent
+ * when they are the keys of a public domain (dist_run's key set).  A plan made
  * with dp_agg.group_keys = 'public' and run after it changed is refused, as
  * the guard refuses a local one (guard.c), not run without selection.
  */
 static void
-check_inner_selection(Query *inner, List *tickets)
+check_inner_selection(Query *inner, List *tickets, bool public_domain)
 {
-	bool		selected = false;
+	bool		selected = public_domain;
 	ListCell   *lc;
 
 	foreach(lc, tickets)
@@ -287,7 +298,7 @@ check_inner_selection(Query *inner, List *tickets)
 
 		if (r->call.kind != DP_SELECT)
 			continue;
-		if (selected || inner->groupClause == NIL || r->selection.max_groups != 1)
+		if (selected || inner->groupClause == NIL || r->selection.max_groups != 1 || public_domain)
 			bad_inner();
 		selected = true;
 	}
@@ -362,7 +373,7 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 			tickets = lappend(tickets, r);
 		}
 		dp_price_selection_shares(tickets);
-		check_inner_selection(inner, tickets);
+		check_inner_selection(inner, tickets, list_length(run->args) == 2);
 		releases = list_concat(releases, tickets);
 	}
 	return releases;
@@ -666,6 +677,25 @@ selected(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls)
 	return dp_selection_draw(&dr->tickets[dr->select]->selection, st->count);
 }
 
+/*
+ * A group of the inner statement with a public domain (dist_plan.c): true
+ * if its keys (the first columns) are a key of the domain, which then
+ * replaces them (the domain's own values, whatever the workers' spelling
+ * of an equal value) and is marked seen
+ */
+static bool
+domain_key(DpKeyset *ks, bool *seen, Datum *values, bool *nulls)
+{
+	int			index = dp_keyset_lookup(ks, values, nulls);
+
+	if (index < 0 || seen[index])
+		return false;
+	seen[index] = true;
+	for (int c = 0; c < dp_keyset_hashed(ks); c++)
+		values[c] = dp_keyset_value(ks, index, c, &nulls[c]);
+	return true;
+}
+
 Datum
 dp_dist_run(PG_FUNCTION_ARGS)
 {
@@ -686,6 +716,8 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	uint64		serial = 0;
 	char	   *fragment;
 	const char *why;
+	DpKeyset   *ks = NULL;
+	bool	   *seen = NULL;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -736,6 +768,15 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment);
 	}
 
+	/* the key set of a public domain: opened before any row is read */
+	if (PG_NARGS() > 1 && !PG_ARGISNULL(1))
+	{
+		ks = dp_keyset_open(PG_GETARG_BYTEA_PP(1), estate->es_query_cxt);
+		if (dp_keyset_hashed(ks) > rsinfo->expectedDesc->natts - dr->ncalls)
+			bad_inner();
+		seen = palloc0(sizeof(bool) * Max(dp_keyset_size(ks), 1));
+	}
+
 	raw = run_inner(inner, estate);
 
 	desc = rsinfo->expectedDesc;
@@ -747,12 +788,35 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	{
 		slot_getallattrs(slot);
 		number_states(dr, desc, slot->tts_values, slot->tts_isnull, ++serial);
+		if (ks != NULL && !domain_key(ks, seen, slot->tts_values, slot->tts_isnull))
+		{
+			ExecClearTuple(slot);
+			continue;
+		}
 		if (selected(dr, desc, slot->tts_values, slot->tts_isnull))
 			tuplestore_putvalues(out, desc, slot->tts_values, slot->tts_isnull);
 		ExecClearTuple(slot);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	tuplestore_end(raw);
+	/* every key of the domain no worker returned: empty states */
+	if (ks != NULL)
+	{
+		Datum	   *values = palloc0(sizeof(Datum) * desc->natts);
+		bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+
+		for (int i = 0; i < dp_keyset_size(ks); i++)
+		{
+			if (seen[i])
+				continue;
+			for (int c = 0; c < desc->natts; c++)
+				nulls[c] = true;
+			for (int c = 0; c < dp_keyset_hashed(ks); c++)
+				values[c] = dp_keyset_value(ks, i, c, &nulls[c]);
+			number_states(dr, desc, values, nulls, ++serial);
+			tuplestore_putvalues(out, desc, values, nulls);
+		}
+	}
 
 	rsinfo->returnMode = SFRM_Materialize;
 	rsinfo->setResult = out;

@@ -35,6 +35,13 @@
  * selected groups only (dist_exec.c).  k is 1: each row is a unit, in one
  * group (privacy units on Citus tables are refused, hooks.c).
  *
+ * With GROUP BY keys of a public domain (public_domain.c), the inner
+ * statement gets no selection but keeps only rows whose keys are among the
+ * domain's (key = ANY (constants), one conjunct per key), and dist_run,
+ * given the domain's key set, returns one row per key of the domain: the
+ * groups of the workers with the domain's own keys, and a row of empty
+ * states for each key no worker returned, so that every key is released.
+ *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
  * dist_run replaces them by dp_agg.sum calls with signed specifications
@@ -66,14 +73,18 @@
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "catalog.h"
 #include "dist_plan.h"
 #include "guc.h"
+#include "keyset.h"
+#include "public_domain.h"
 #include "selection.h"
 
 /* pg_dist_partition.logicalrelid, Citus's catalog of its tables */
@@ -431,21 +442,89 @@ make_inner(Query *q, OuterContext *ctx)
 	return inner;
 }
 
-/* FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...) */
-static RangeTblEntry *
-make_run_rte(Query *inner, Oid state_type)
+/*
+ * The rows of a public domain: each key's values among the domain's keys
+ * (key = ANY (constants), or IS NULL too), added to the inner statement's
+ * WHERE; dist_run keeps the groups of the domain's keys only.
+ */
+static void
+domain_filter(Query *inner, const DpDomain *d)
 {
-	Oid			argtype = TEXTOID;
+	DpKeyset   *ks = dp_keyset_open(DatumGetByteaPP(d->keyset->constvalue), CurrentMemoryContext);
+	List	   *quals = inner->jointree->quals != NULL ? list_make1(inner->jointree->quals) : NIL;
+	int			j = 0;
+	ListCell   *lc;
+
+	if (list_length(d->coltypes) != list_length(d->keys))
+		refuse("the columns of a key list that are not joined to the rows are not supported on a Citus table");
+	foreach(lc, d->keys)
+	{
+		Node	   *key = lfirst(lc);
+		Oid			type = exprType(key);
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Datum	   *values = palloc(sizeof(Datum) * Max(dp_keyset_size(ks), 1));
+		int			n = 0;
+		bool		has_null = false;
+		ScalarArrayOpExpr *sa = makeNode(ScalarArrayOpExpr);
+		ArrayType  *arr;
+		Node	   *cond;
+
+		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+		for (int i = 0; i < dp_keyset_size(ks); i++)
+		{
+			bool		isnull;
+			Datum		v = dp_keyset_value(ks, i, j, &isnull);
+
+			if (isnull)
+				has_null = true;
+			else
+				values[n++] = v;
+		}
+		arr = construct_array(values, n, type, typlen, typbyval, typalign);
+		sa->opno = lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
+		sa->opfuncid = get_opcode(sa->opno);
+		sa->useOr = true;
+		sa->inputcollid = exprCollation(key);
+		sa->args = list_make2(copyObject(key),
+							  makeConst(get_array_type(type), -1, exprCollation(key), -1,
+										PointerGetDatum(arr), false, false));
+		sa->location = -1;
+		cond = (Node *) sa;
+		if (has_null)
+		{
+			NullTest   *nt = makeNode(NullTest);
+
+			nt->arg = (Expr *) copyObject(key);
+			nt->nulltesttype = IS_NULL;
+			nt->argisrow = false;
+			nt->location = -1;
+			cond = (Node *) makeBoolExpr(OR_EXPR, list_make2(cond, nt), -1);
+		}
+		quals = lappend(quals, cond);
+		j++;
+	}
+	inner->jointree->quals = (Node *) make_ands_explicit(quals);
+}
+
+/* FROM dp_agg.dist_run('<inner>' [, keyset]) AS dp_dist(g1, ..., p1, ...) */
+static RangeTblEntry *
+make_run_rte(Query *inner, Oid state_type, const DpDomain *domain)
+{
+	Oid			argtypes[2] = {TEXTOID, BYTEAOID};
 	FuncExpr   *run;
 	RangeTblFunction *rtf = makeNode(RangeTblFunction);
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
 	ListCell   *lc;
 
-	run = makeFuncExpr(dp_dist_func("dist_run", 1, &argtype), RECORDOID,
+	run = makeFuncExpr(dp_dist_func("dist_run", domain != NULL ? 2 : 1, argtypes), RECORDOID,
 					   list_make1(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
 											CStringGetTextDatum(nodeToString(inner)),
 											false, false)),
 					   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	if (domain != NULL)
+		run->args = lappend(run->args, copyObject(domain->keyset));
 	run->funcretset = true;
 	rtf->funcexpr = (Node *) run;
 	foreach(lc, inner->targetList)
@@ -480,6 +559,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	ScanContext scan = {false, InvalidOid, false, false};
 	AggrefList	calls = {NIL, false};
 	OuterContext ctx = {NIL, NIL, InvalidOid};
+	const DpDomain *domain;
 	Query	   *inner;
 	Query	   *outer;
 	ListCell   *lc;
@@ -512,7 +592,8 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 
 	check_shape(q, &calls);
 	ctx.calls = calls.aggrefs;
-	if (q->groupClause != NIL)
+	domain = dp_domain_of_level(q);
+	if (q->groupClause != NIL && domain == NULL)
 	{
 		Aggref	   *select = dp_selection_call(1);
 
@@ -522,13 +603,15 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	}
 	ctx.state_type = dp_dist_state_type();
 	inner = make_inner(q, &ctx);
+	if (domain != NULL)
+		domain_filter(inner, domain);
 
 	outer = makeNode(Query);
 	outer->commandType = CMD_SELECT;
 	outer->querySource = q->querySource;
 	outer->queryId = q->queryId;
 	outer->canSetTag = q->canSetTag;
-	outer->rtable = list_make1(make_run_rte(inner, ctx.state_type));
+	outer->rtable = list_make1(make_run_rte(inner, ctx.state_type, domain));
 	{
 		RangeTblRef *rtr = makeNode(RangeTblRef);
 

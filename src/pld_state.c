@@ -126,7 +126,10 @@ dp_release_add_pld(const DpRelease *r, DpPldState *state)
 		k.scale = dp_div_up((double) r->count.laplace.s, (double) r->count.laplace.t);
 		k.sens = 1;
 		k.rate = 1;
-		dp_pld_state_add(state, &k, (double) r->top_k);
+		if (k.scale > PLD_MAX_RR_EPSILON)
+			state->saturated = true;	/* beyond any budget: basic composition decides */
+		else
+			dp_pld_state_add(state, &k, (double) r->top_k);
 		if (state->saturated)
 			state->n = 0;
 		return;

@@ -114,7 +114,9 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
  * The epsilon of the private selections whose price is a share of their
  * node's (dp_agg.selection_share while dp_agg.selection_epsilon is unset,
  * release.c): a selection at share s of a node whose releases cost E costs
- * s E / (1 - s), so that it is the share s of the node's total.  Called once
+ * s E / (1 - s), so that it is the share s of the node's total (E is
+ * dp_agg.epsilon when the planner dropped every release of the node: an
+ * outer query uses none).  Called once
  * every ticket of the statement is made, by dp_price_plan and for Citus
  * statements (dist_exec.c).
  */
@@ -144,11 +146,16 @@ dp_price_selection_shares(List *releases)
 				p->call.kind != DP_TOP_K)
 				node_epsilon = dp_add_up(node_epsilon, p->epsilon);
 		}
-		if (!(node_epsilon > 0))
+		/*
+		 * a node whose releases the planner dropped (an outer query uses
+		 * none of them): the share of dp_agg.epsilon, the price of one
+		 * release
+		 */
+		if (!(node_epsilon > 0) && !dp_guc_epsilon(&node_epsilon))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("dp_agg.selection_epsilon is not set"),
-					 errdetail("While it is unset, the private selection of GROUP BY keys, and top-k, cost dp_agg.selection_share of the price of the releases of their groups, and these groups release nothing."),
+					 errdetail("While it is unset, the private selection of GROUP BY keys, and top-k, cost dp_agg.selection_share of the price of the releases of their groups, or of dp_agg.epsilon; the groups release nothing and dp_agg.epsilon is not set either."),
 					 errhint("SET dp_agg.selection_epsilon to the privacy loss of the selection.")));
 		r->selection_share = false;
 		if (r->call.kind == DP_TOP_K)
