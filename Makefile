@@ -71,6 +71,7 @@ OBJS += \
 	src/key_list.o \
 	src/domain_catalog.o \
 	src/public_domain.o \
+	src/domain_exec.o \
 	src/domain_api.o \
 	src/top_k.o
 

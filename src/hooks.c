@@ -35,6 +35,7 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "domain_exec.h"
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
@@ -222,6 +223,8 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 	if (protect.untrusted && !worker)
 		dp_protect_check_epsilon(releases);
+	/* key sets of public domains: opened before any row is read */
+	dp_domain_exec_open(queryDesc);
 	/* before any row is read and any worker starts (pick_key.c) */
 	if (!worker && picks_units(releases))
 		dp_pick_key_renew(queryDesc);

@@ -23,7 +23,7 @@ layers='
 3 sampling selection_mechanism public_domain
 4 release selection
 5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
-6 price charger protect_check protect_guard protect_stats dist_fingerprint
+6 price charger protect_check protect_guard protect_stats dist_fingerprint domain_exec
 7 privacy_unit dist_exec side_reads
 8 budget
 9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick domain_api
