@@ -28,7 +28,9 @@
  *     public_domain.c fills with the key of the group's index;
  *   - conditions on the list's columns alone select the listed keys (they
  *     are evaluated on each key, at planning), conditions on the rows
- *     alone are the rows' WHERE.
+ *     alone are the rows' WHERE;
+ *   - as under the join's equality, a row whose expression is NULL matches
+ *     no key (a listed NULL is released, empty).
  *
  * The keys must be constants of the statement (immutable expressions of
  * constants, no parameters): never a sub-query, a table or a function of
@@ -538,6 +540,20 @@ dp_key_list_normalize(Query *q)
 					   "Each listed key is a group; the rows of a group are those whose expression equals the key.",
 					   HINT_LIST);
 			kl->matched[key->varattno - 1] = expr;
+
+			/*
+			 * as the equality of the join, no row's NULL equals a key, a
+			 * listed NULL too (which is then released empty)
+			 */
+			{
+				NullTest   *nt = makeNode(NullTest);
+
+				nt->arg = (Expr *) copyObject(expr);
+				nt->nulltesttype = IS_NOT_NULL;
+				nt->argisrow = false;
+				nt->location = -1;
+				rowquals = lappend(rowquals, nt);
+			}
 		}
 		else if (s.in_list)
 			keyquals = lappend(keyquals, c);
