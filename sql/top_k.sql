@@ -89,6 +89,7 @@ SELECT has_function_privilege('public', 'dp_agg.top_k_sample(bigint[], integer, 
        AS public_sample;
 SELECT dp_agg.top_k_sample(ARRAY[1, 2]::bigint[], 3, 1, 10);
 SELECT dp_agg.top_k_sample(ARRAY[1, 2]::bigint[], 1, 0, 10);
+SELECT dp_agg.top_k_sample(array_fill(1::bigint, ARRAY[1000]), 1000, 1, 3);
 
 -- 4. accounting: each of the k rounds is e0-DP with e0 = k / epsilon's
 -- inverse (the sampler's scale); Renyi: k min(e0, alpha e0^2 / 2); PLD: k

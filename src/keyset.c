@@ -334,6 +334,9 @@ dp_keyset_open(bytea *raw, MemoryContext cxt)
 			fmgr_info(get_opcode(tc->eq_opr), &ks->eq[i]);
 		}
 	}
+	/* each value takes at least its null flag: no allocation beyond the input's size */
+	if ((int64) ks->ntuples * ks->ncols > (int64) (end - p))
+		corrupt();
 	ks->values = palloc(sizeof(Datum) * Max(ks->ntuples, 1) * ks->ncols);
 	ks->nulls = palloc(sizeof(bool) * Max(ks->ntuples, 1) * ks->ncols);
 	for (int t = 0; t < ks->ntuples; t++)

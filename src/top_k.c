@@ -76,6 +76,7 @@
 #include "utils/memutils.h"
 #include "windowapi.h"
 
+#include "calibrate.h"
 #include "catalog.h"
 #include "compat.h"
 #include "noise.h"
@@ -84,6 +85,9 @@
 #include "random.h"
 #include "release.h"
 #include "top_k.h"
+
+/* most noise draws of one call of top_k_sample (half a calculator call's steps) */
+#define TOP_K_SAMPLE_MAX_DRAWS (DP_CALCULATOR_MAX_STEPS / 2)
 
 PG_FUNCTION_INFO_V1(dp_top_k_condition);
 PG_FUNCTION_INFO_V1(dp_top_k_rank);
@@ -343,6 +347,14 @@ dp_top_k_sample(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("top_k_sample takes 1 to 1000 counts, k from 1 to their number, a positive epsilon and 1 to 1000000 draws")));
+	/* noise draws: k n - k (k - 1) / 2 per run, as the calculators' steps */
+	if ((int64) draws * ((int64) k * n - (int64) k * (k - 1) / 2) > TOP_K_SAMPLE_MAX_DRAWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the computation exceeds the work limit of one call"),
+				 errdetail("One call of top_k_sample may draw at most %lld noise values, k n - k (k - 1) / 2 per run.",
+						   (long long) TOP_K_SAMPLE_MAX_DRAWS),
+				 errhint("Ask for fewer draws in one call.")));
 	counts = palloc(sizeof(int64) * n);
 	for (int i = 0; i < n; i++)
 	{
