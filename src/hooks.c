@@ -218,13 +218,17 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
 	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt, queryDesc->instrument_options);
 	MemoryContextSwitchTo(oldcxt);
+	/*
+	 * key sets of public domains: opened before any row is read, also by a
+	 * parallel worker whose part of the plan has no DP aggregate
+	 */
+	if (releases != NIL || fragments != NIL || worker)
+		dp_domain_exec_open(queryDesc);
 	if (releases == NIL && fragments == NIL)
 		return;
 
 	if (protect.untrusted && !worker)
 		dp_protect_check_epsilon(releases);
-	/* key sets of public domains: opened before any row is read */
-	dp_domain_exec_open(queryDesc);
 	/* before any row is read and any worker starts (pick_key.c) */
 	if (!worker && picks_units(releases))
 		dp_pick_key_renew(queryDesc);
