@@ -6,6 +6,7 @@ MODULE_big = dp_agg
 OBJS = \
 	src/dp_agg.o \
 	src/guc.o \
+	src/relcache_watch.o \
 	src/random.o \
 	src/noise.o \
 	src/calibrate.o \

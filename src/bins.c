@@ -43,6 +43,7 @@
 #include "access/stratnum.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "datatype/timestamp.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -61,6 +62,7 @@
 #include "utils/timestamp.h"
 
 #include "bins.h"
+#include "compat.h"
 
 /* ---------- expressions and constants ---------- */
 
@@ -193,12 +195,11 @@ bounds_of(Node *x, List *quals)
 			commuted = true;
 		else
 			continue;
-		interps = get_op_btree_interpretation(op->opno);
+		interps = DP_OP_BTREE_STRATEGIES(op->opno);
 		foreach(lc2, interps)
 		{
-			OpBtreeInterpretation *i = lfirst(lc2);
 			Bound	   *b;
-			int			s = i->strategy;
+			int			s = lfirst_int(lc2);
 
 			if (s < BTLessStrategyNumber || s > BTGreaterStrategyNumber)
 				continue;
@@ -811,7 +812,7 @@ dp_bins_never_null(Node *expr, List *quals, Oid relid, Index varno)
 		{
 			set_opfuncid((OpExpr *) e);
 			if (!null_only_if_null(((OpExpr *) e)->opfuncid) &&
-				get_op_btree_interpretation(((OpExpr *) e)->opno) == NIL)
+				DP_OP_BTREE_STRATEGIES(((OpExpr *) e)->opno) == NIL)
 				return false;
 			args = ((OpExpr *) e)->args;
 		}

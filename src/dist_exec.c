@@ -91,6 +91,7 @@
 #include "guc.h"
 #include "keyset.h"
 #include "price.h"
+#include "public_domain.h"
 #include "random.h"
 #include "registry.h"
 #include "selection_mechanism.h"
@@ -375,6 +376,20 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		dp_price_selection_shares(tickets);
 		check_inner_selection(inner, tickets, list_length(run->args) == 2);
 		releases = list_concat(releases, tickets);
+		/* a public domain's keys: recorded as on a local table, at no price */
+		if (list_length(run->args) == 2)
+		{
+			Const	   *ks = lsecond(run->args);
+			Aggref	   *pub;
+			DpRelease  *r;
+
+			if (!IsA(ks, Const) || ks->constisnull)
+				bad_inner();
+			pub = dp_domain_public_call(dp_keyset_header_keys(DatumGetByteaPP(ks->constvalue)));
+			r = dp_release_create(pub, pub, dp_lookup_call(pub->aggfnoid), true, &dp_no_sampling,
+								  params, 0, 0);
+			releases = lappend(releases, r);
+		}
 	}
 	return releases;
 }

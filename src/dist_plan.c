@@ -72,8 +72,9 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
-#include "utils/builtins.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -329,6 +330,8 @@ static void
 check_shape(Query *q, AggrefList *calls)
 {
 	RangeTblRef *rtr;
+	ListCell   *lc;
+	int			nread = 0;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		refuse("DP aggregates on a Citus table are supported in SELECT only");
@@ -336,7 +339,13 @@ check_shape(Query *q, AggrefList *calls)
 		q->hasWindowFuncs || q->hasTargetSRFs || q->groupingSets != NIL ||
 		q->rowMarks != NIL || q->hasForUpdate)
 		refuse("this DP statement is not supported on a Citus table");
-	if (list_length(q->rtable) != 1 || list_length(q->jointree->fromlist) != 1 ||
+	/* a key list joined to the table left empty entries (key_list.c) */
+	foreach(lc, q->rtable)
+	{
+		if (((RangeTblEntry *) lfirst(lc))->rtekind != RTE_RESULT)
+			nread++;
+	}
+	if (nread != 1 || list_length(q->jointree->fromlist) != 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
 		refuse("a DP statement on a Citus table must read the table directly");
 	rtr = linitial_node(RangeTblRef, q->jointree->fromlist);
@@ -440,6 +449,24 @@ make_inner(Query *q, OuterContext *ctx)
 	inner->limitCount = NULL;
 	inner->limitOffset = NULL;
 	return inner;
+}
+
+/*
+ * The inner statement reads one range table entry, the table: the empty
+ * entries a key list left (key_list.c) are dropped and the table's
+ * entry numbered 1.
+ */
+static void
+compact_rtable(Query *inner)
+{
+	RangeTblRef *rtr = linitial_node(RangeTblRef, inner->jointree->fromlist);
+	int			r = rtr->rtindex;
+
+	if (list_length(inner->rtable) == 1)
+		return;
+	inner->rtable = list_make1(rt_fetch(r, inner->rtable));
+	if (r != 1)
+		ChangeVarNodes((Node *) inner, r, 1, 0);
 }
 
 /*
@@ -605,6 +632,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	inner = make_inner(q, &ctx);
 	if (domain != NULL)
 		domain_filter(inner, domain);
+	compact_rtable(inner);
 
 	outer = makeNode(Query);
 	outer->commandType = CMD_SELECT;

@@ -58,6 +58,7 @@
 
 #include "domain_catalog.h"
 #include "inheritance.h"
+#include "relcache_watch.h"
 
 /* columns of dp_agg.public_domain */
 #define ANUM_DOMAIN_RELATION 1
@@ -81,7 +82,7 @@ static bool cache_valid = false;
 static Oid	domain_catalog = InvalidOid;
 
 static void
-invalidate_domains(Datum arg, Oid relid)
+invalidate_domains(Oid relid)
 {
 	if (!OidIsValid(domain_catalog))
 		cache_valid = false;
@@ -95,7 +96,7 @@ invalidate_domains(Datum arg, Oid relid)
 void
 dp_domain_catalog_init(void)
 {
-	CacheRegisterRelcacheCallback(invalidate_domains, (Datum) 0);
+	dp_relcache_watch(invalidate_domains);
 }
 
 static void

@@ -55,6 +55,7 @@
 #include "utils/typcache.h"
 
 #include "catalog.h"
+#include "compat.h"
 #include "key_list.h"
 
 #define HINT_LIST "Write FROM (VALUES (key), ...) k(col) LEFT JOIN t ON t.col = k.col, or unnest(ARRAY[key, ...]) as the list."
@@ -320,6 +321,33 @@ replace_mutator(Node *node, Replace *r)
 	return expression_tree_mutator(node, replace_mutator, r);
 }
 
+/*
+ * The level no longer has the outer join: no Var of it is made NULL by
+ * one (varnullingrels), at any depth of sub-queries
+ */
+static bool
+clear_nullingrels_walker(Node *node, int *depth)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		if (((Var *) node)->varlevelsup == *depth)
+			DP_CLEAR_NULLINGRELS((Var *) node);
+		return false;
+	}
+	if (IsA(node, Query))
+	{
+		bool		result;
+
+		(*depth)++;
+		result = query_tree_walker((Query *) node, clear_nullingrels_walker, depth, 0);
+		(*depth)--;
+		return result;
+	}
+	return expression_tree_walker(node, clear_nullingrels_walker, depth);
+}
+
 /* a condition on the list alone, on one of its keys: true, false or not a constant */
 typedef struct OnKey
 {
@@ -481,6 +509,16 @@ dp_key_list_normalize(Query *q)
 		q->havingQual = flatten_mutator(q->havingQual, &f);
 		q->jointree->quals = flatten_mutator(q->jointree->quals, &f);
 		j->quals = flatten_mutator(j->quals, &f);
+#ifdef DP_HAVE_RTE_GROUP
+		/* the grouped expressions, which the target list names through it */
+		foreach(lc, q->rtable)
+		{
+			RangeTblEntry *g = lfirst(lc);
+
+			if (g->rtekind == RTE_GROUP)
+				g->groupexprs = (List *) flatten_mutator((Node *) g->groupexprs, &f);
+		}
+#endif
 		if (f.failed)
 			elog(ERROR, "dp_agg: a column of a join with a key list has no alias");
 	}
@@ -589,6 +627,15 @@ dp_key_list_normalize(Query *q)
 	r.aggdepth = 0;
 	q->targetList = (List *) replace_mutator((Node *) q->targetList, &r);
 	q->havingQual = replace_mutator(q->havingQual, &r);
+#ifdef DP_HAVE_RTE_GROUP
+	foreach(lc, q->rtable)
+	{
+		RangeTblEntry *g = lfirst(lc);
+
+		if (g->rtekind == RTE_GROUP)
+			g->groupexprs = (List *) replace_mutator((Node *) g->groupexprs, &r);
+	}
+#endif
 	ref = makeNode(RangeTblRef);
 	ref->rtindex = rows;
 	q->jointree = makeFromExpr(list_make1(ref),
@@ -596,5 +643,10 @@ dp_key_list_normalize(Query *q)
 	list_nth_cell(q->rtable, list - 1)->ptr_value = result_rte();
 	if (j != NULL && j->rtindex != 0)
 		list_nth_cell(q->rtable, j->rtindex - 1)->ptr_value = result_rte();
+	{
+		int			depth = 0;
+
+		(void) query_tree_walker(q, clear_nullingrels_walker, &depth, 0);
+	}
 	return kl;
 }

@@ -281,6 +281,23 @@ dp_keyset_lookup(const DpKeyset *ks, const Datum *values, const bool *nulls)
 	}
 }
 
+/* the number of keys of a key set, from its header alone */
+int
+dp_keyset_header_keys(bytea *raw)
+{
+	const char *p = VARDATA_ANY(raw);
+	const char *end = p + VARSIZE_ANY_EXHDR(raw);
+	uint32		magic;
+	int			ntuples;
+
+	memcpy(&magic, take(&p, end, sizeof(magic)), sizeof(magic));
+	(void) take(&p, end, 2 * sizeof(int));
+	memcpy(&ntuples, take(&p, end, sizeof(int)), sizeof(int));
+	if (magic != KEYSET_MAGIC || ntuples < 0 || ntuples > DP_KEYSET_MAX_KEYS)
+		corrupt();
+	return ntuples;
+}
+
 /*
  * Decode a key set into cxt: every value through its type's receive
  * function, then the hash table of the hashed columns (see the file's

@@ -38,6 +38,7 @@ extern bytea *dp_keyset_finish(DpKeysetBuilder *b, int *duplicate);
 extern bool dp_keyset_type_ok(Oid type, Oid collation);
 
 extern DpKeyset *dp_keyset_open(bytea *ks, MemoryContext cxt);
+extern int	dp_keyset_header_keys(bytea *ks);
 extern int	dp_keyset_size(const DpKeyset *ks);
 extern int	dp_keyset_columns(const DpKeyset *ks);
 extern int	dp_keyset_hashed(const DpKeyset *ks);

@@ -60,6 +60,7 @@
 
 #include "inheritance.h"
 #include "protect.h"
+#include "relcache_watch.h"
 
 /* a row of dp_agg.access, the key of the grants cache */
 typedef struct GrantKey
@@ -88,7 +89,7 @@ static Oid	allowed_catalog = InvalidOid;
  * all made again (and when the catalogs appear, by build_cache).
  */
 static void
-invalidate_protected(Datum arg, Oid relid)
+invalidate_protected(Oid relid)
 {
 	if (!OidIsValid(protected_catalog))
 		cache_valid = false;
@@ -122,7 +123,7 @@ invalidate_memberships(Datum arg, int cacheid, uint32 hashvalue)
 void
 dp_protect_init(void)
 {
-	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
+	dp_relcache_watch(invalidate_protected);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_memberships, (Datum) 0);
 	CacheRegisterSyscacheCallback(PROCOID, invalidate_allowed, (Datum) 0);
 }

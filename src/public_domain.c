@@ -1433,6 +1433,20 @@ filter_mutator(Node *node, void *context)
 
 /* dp_agg.dp_public(NULL::internal, dom, N) */
 static Aggref *
+make_public(int nkeys);
+
+/*
+ * The release call of a public domain of nkeys keys, for the ticket of a
+ * statement that releases the domain's keys without it (a Citus
+ * statement's, whose coordinator adds the empty keys: dist_exec.c)
+ */
+Aggref *
+dp_domain_public_call(int nkeys)
+{
+	return make_public(nkeys);
+}
+
+static Aggref *
 make_public(int nkeys)
 {
 	Aggref	   *a = makeNode(Aggref);

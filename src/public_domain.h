@@ -32,5 +32,6 @@ extern void dp_domain_apply(Query *query);
 extern void dp_domain_inject(Query *query);
 extern bool dp_domain_level_public(Query *level);
 extern Node *dp_domain_row_filter(Query *level);
+extern Aggref *dp_domain_public_call(int nkeys);
 
 #endif							/* DP_AGG_PUBLIC_DOMAIN_H */

@@ -637,7 +637,7 @@ rewrite_level(TopKLevel *l)
 	s->hasDistinctOn = false;
 	s->limitCount = NULL;
 	s->limitOffset = NULL;
-	s->limitOption = LIMIT_OPTION_DEFAULT;
+	s->limitOption = DP_LIMIT_OPTION_NONE;
 	s->targetList = NIL;
 	foreach(lc, q->targetList)
 	{

@@ -17,7 +17,7 @@ cd "$top"
 
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
-0 compat guc calibrate random siphash
+0 compat guc calibrate random siphash relcache_watch
 1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance keyset
 2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog bins domain_catalog key_list
 3 sampling selection_mechanism public_domain

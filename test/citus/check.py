@@ -376,7 +376,6 @@ def public_keys(sql):
                 "SET dp_agg.selection_delta = ''; " + sql, user="keys")
 
 
-q(COORD, "SELECT dp_agg.set_public_domain('s', 'g', ARRAY[1, 3, 99, 500])")
 PUBLIC = [
     ("a key list on another column",
      "SELECT k.g, dp_count(*), dp_sum(s.v, 0, 100) FROM (VALUES (0), (2), (7)) k(g) "
@@ -396,18 +395,24 @@ PUBLIC = [
      "SELECT g, dp_count(*) FROM s GROUP BY g ORDER BY g",
      "SELECT k, count(s.g) FROM unnest(ARRAY[1, 3, 99, 500]) k LEFT JOIN s ON s.g = k "
      "GROUP BY k ORDER BY k", 4),
+    # (v may be NULL: the NULL key is in the domain too)
     ("a histogram",
      "SELECT width_bucket(v, 0, 100, 4), dp_count(*) FROM s GROUP BY 1 ORDER BY 1",
      "SELECT b, count(r.w) FROM generate_series(0, 5) b LEFT JOIN "
-     "(SELECT width_bucket(v, 0, 100, 4) AS w FROM s) r ON r.w = b GROUP BY b ORDER BY b", 6),
+     "(SELECT width_bucket(v, 0, 100, 4) AS w FROM s) r ON r.w = b GROUP BY b "
+     "UNION ALL SELECT NULL, 0 ORDER BY 1", 7),
 ]
 for name, dp_sql, native_sql, nkeys in PUBLIC:
+    # the DBA's domain of g comes before a range of g: declared for its case only
+    if name == "a DBA's domain":
+        q(COORD, "SELECT dp_agg.set_public_domain('s', 'g', ARRAY[1, 3, 99, 500])")
     before = ledger_count(COORD)
     rc, out, err = public_keys(dp_sql)
     native = rows(q(COORD, native_sql))
     got = rows(out) if rc == 0 else None
     ok = got is not None and len(got) == len(native) == nkeys and all(
-        len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-3 for x, y in zip(a, b))
+        len(a) == len(b) and all(x == y == "" or (x != "" and y != "" and abs(float(x) - float(y)) <= 1e-3)
+                                 for x, y in zip(a, b))
         for a, b in zip(got, native))
     detail = q(COORD, "SELECT detail FROM dp_agg.ledger ORDER BY id DESC LIMIT 1")
     check(f"public keys, {name}: every key released exactly, the rows outside dropped, "
@@ -415,7 +420,8 @@ for name, dp_sql, native_sql, nkeys in PUBLIC:
           ok and ledger_count(COORD) == before + 1 and f'"public_domain": {{"keys": {nkeys}}}' in detail
           and '"selection"' not in detail,
           err or f"{got} != {native}; {detail}")
-q(COORD, "SELECT dp_agg.clear_public_domain('s', 'g')")
+    if name == "a DBA's domain":
+        q(COORD, "SELECT dp_agg.clear_public_domain('s', 'g')")
 
 before = ledger_count(COORD)
 rc, out, err = public_keys("SELECT g, dp_count(*) FROM s WHERE g BETWEEN 0 AND 3 "
