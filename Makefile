@@ -6,6 +6,7 @@ MODULE_big = dp_agg
 OBJS = \
 	src/dp_agg.o \
 	src/guc.o \
+	src/relcache_watch.o \
 	src/random.o \
 	src/noise.o \
 	src/calibrate.o \
@@ -74,6 +75,17 @@ OBJS += \
 	src/lookup_join.o \
 	src/unit_sample.o
 
+# public group keys: the domains of GROUP BY keys that need no selection
+OBJS += \
+	src/keyset.o \
+	src/bins.o \
+	src/key_list.o \
+	src/domain_catalog.o \
+	src/public_domain.o \
+	src/domain_exec.o \
+	src/domain_api.o \
+	src/top_k.o
+
 # tight accounting: joint calibration, the Renyi DP of the subsampled
 # discrete Laplace
 OBJS += \
@@ -93,7 +105,7 @@ OBJS += \
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql sql/dp_agg--0.3--0.4.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_scope selection pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases privacy_unit_keep charger selection_draws protect_floor
+REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases privacy_unit_keep charger selection_draws protect_floor
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

@@ -127,8 +127,8 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
 -- GROUP BY with a privacy unit: its keys are released only by a private
--- selection, which counts units (README, "Private group keys"), and
--- needs its settings
+-- selection, which counts units (README, "Private group keys"), at its
+-- default price
 SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);
 -- A generous selection: at epsilon 1e9, delta 1e-10 and k = 7 a group of
 -- 2 or more units is released with probability 1 - 1e-16 or more, one of 1

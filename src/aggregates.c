@@ -47,6 +47,7 @@
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
+#include "top_k.h"
 
 PG_FUNCTION_INFO_V1(dp_count_star_trans);
 PG_FUNCTION_INFO_V1(dp_count_trans);
@@ -74,6 +75,9 @@ PG_FUNCTION_INFO_V1(dp_unit_bound_var_final);
 PG_FUNCTION_INFO_V1(dp_unit_bound_stddev_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
+PG_FUNCTION_INFO_V1(dp_public_trans);
+PG_FUNCTION_INFO_V1(dp_public_final);
+PG_FUNCTION_INFO_V1(dp_top_k_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
 PG_FUNCTION_INFO_V1(dp_dist_final);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
@@ -336,6 +340,21 @@ dp_select_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * dp_agg.dp_public(internal, boolean, bigint): counts the group's rows of
+ * its public domain, those whose second argument is true (public_domain.c);
+ * the statement's other rows are skipped, NULL or false
+ */
+Datum
+dp_public_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+		st->count++;
+	PG_RETURN_POINTER(st);
+}
+
 /* ---------- parallel and partial aggregation ---------- */
 
 static void
@@ -583,6 +602,14 @@ draw_noise(DpAggState *st, const DpRelease *r)
 		case DP_MEDIAN:
 		case DP_BOUNDS:
 			elog(ERROR, "dp_agg: %s has no sums to release", dp_kind_name(r->call.kind));
+			break;
+		case DP_PUBLIC:
+			/* a group of the domain has its own row: no draw, nothing to hide */
+			st->noisy_count = st->count > 0 ? 1 : 0;
+			break;
+		case DP_TOP_K:
+			/* the count goes to the store of top-k, which ranks all groups at once */
+			st->noisy_count = dp_top_k_handle(r, st->count);
 			break;
 	}
 	st->released = true;
@@ -1348,6 +1375,34 @@ dp_select_final(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(st->noisy_count != 0);
 }
 
+/*
+ * true to release the group: it is a key of the statement's public domain,
+ * whatever its rows (public_domain.c)
+ */
+Datum
+dp_public_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_BOOL(st->noisy_count != 0);
+}
+
+/*
+ * dp_agg.dp_top_k(internal, integer, float8): the handle of the group's
+ * count in the store of top-k (top_k.c), which tells nothing about it
+ */
+Datum
+dp_top_k_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_INT64((int64) st->noisy_count);
+}
+
 /* ---------- privacy units (privacy_unit.c) ---------- */
 
 /*
@@ -1537,6 +1592,8 @@ pick_inner_transition(const DpRelease *r)
 		case DP_MEDIAN:
 		case DP_BOUNDS:
 		case DP_SELECT:
+		case DP_PUBLIC:
+		case DP_TOP_K:
 			break;
 	}
 	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);

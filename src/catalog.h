@@ -20,10 +20,12 @@ typedef enum DpAggKind
 	DP_STDDEV,					/* dp_stddev: its square root */
 	DP_PERCENTILE,				/* dp_percentile: quantiles (quantile_tree.c) */
 	DP_MEDIAN,					/* dp_median: the quantile 0.5 */
-	DP_BOUNDS					/* dp_bounds: clamping bounds (auto_bounds.c) */
+	DP_BOUNDS,					/* dp_bounds: clamping bounds (auto_bounds.c) */
+	DP_PUBLIC,					/* a group of a public domain (public_domain.c) */
+	DP_TOP_K					/* the count of a group for top-k (top_k.c) */
 } DpAggKind;
 
-#define DP_KIND_MAX DP_BOUNDS
+#define DP_KIND_MAX DP_TOP_K
 
 /* kinds whose values are clamped to bounds and summed: sums and moments */
 #define DP_KIND_SUMS(kind) \
@@ -80,6 +82,14 @@ typedef enum DpUnitLevel
 #define DP_RTE_IS_LOOKUP(rte) \
 	((rte)->rtekind == RTE_RELATION && (rte)->ctelevelsup == DP_LOOKUP_MARK)
 
+/*
+ * The parse location of the nodes the rewrite of public domains makes
+ * (public_domain.c, key_list.c): domain_index, domain_key, the domain's
+ * generate_series, the FILTER that keeps the domain's rows out of the DP
+ * aggregates, dp_public.
+ */
+#define DP_DOMAIN_LOCATION (-0x5ee0)
+
 /* What the catalog says about a DP aggregate: its kind and argument layout. */
 typedef struct DpCallInfo
 {
@@ -92,9 +102,9 @@ typedef struct DpCallInfo
 	int			upper_arg;
 	int			epsilon_arg;
 	int			delta_arg;
-	int			k_arg;			/* dp_select: max_groups_contributed */
 	int			p_arg;			/* dp_percentile: the percentile(s) */
 	bool		p_array;		/* ... given as an array: one value each */
+	int			k_arg;			/* dp_select: max_groups_contributed; dp_top_k: k */
 	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
 
@@ -125,5 +135,10 @@ extern Oid	dp_estimate_type(void);
 extern Oid	dp_estimate_part_oid(void);
 extern Oid	dp_estimate_scale_oid(void);
 extern Oid	dp_unit_sampled_oid(void);
+extern Oid	dp_public_aggregate(void);
+extern Oid	dp_domain_index_oid(void);
+extern Oid	dp_domain_key_oid(void);
+extern Oid	dp_top_k_aggregate(void);
+extern Oid	dp_top_k_rank_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

@@ -32,7 +32,10 @@
  *   mechanism of a local statement (selection_mechanism.c: the optimal one
  *   of Desfontaines, Voss, Gipson & Mandayam 2022, Theorem 1, for k = 1),
  *   and returns the selected groups only, without that count: a group it
- *   suppresses releases nothing.
+ *   suppresses releases nothing.  With a public domain (its key set the
+ *   second argument of dist_run), it returns one row per key of the
+ *   domain instead: each group of the domain with the domain's own keys,
+ *   and a row of empty states for each key that no worker returned.
  * - dp_dist_slot finds, for dist_release, the ticket of a state (by its
  *   nonce: a state of another statement has none) and the slot where its
  *   release is kept, so a group's release is drawn once however often the
@@ -107,9 +110,11 @@
 #include "guard.h"
 #include "guc.h"
 #include "inheritance.h"
+#include "keyset.h"
 #include "price.h"
 #include "protect.h"
 #include "protect_check.h"
+#include "public_domain.h"
 #include "random.h"
 #include "registry.h"
 #include "selection_mechanism.h"
@@ -152,7 +157,7 @@ state_walker(Node *node, StateCheck *c)
 	{
 		FuncExpr   *f = (FuncExpr *) node;
 
-		if (f->funcid == c->run_oid)
+		if (f->funcid == c->run_oid || dp_is_dist_function(f->funcid, "dist_run"))
 			state_escapes();
 		if (dp_is_dist_function(f->funcid, "dist_release"))
 		{
@@ -253,18 +258,28 @@ inner_query(FuncExpr *run, int *unit_groups)
 	RangeTblEntry *rte;
 
 	*unit_groups = 0;
-	if (list_length(run->args) == 2 && IsA(lsecond(run->args), Const) &&
-		!((Const *) lsecond(run->args))->constisnull &&
-		((Const *) lsecond(run->args))->consttype == INT4OID)
+	if (list_length(run->args) < 1 || list_length(run->args) > 2 || !IsA(arg, Const) ||
+		arg->constisnull)
+		bad_inner();
+	if (list_length(run->args) == 2)
 	{
-		*unit_groups = DatumGetInt32(((Const *) lsecond(run->args))->constvalue);
-		if (*unit_groups < 1 || *unit_groups > DP_MAX_UNIT_BOUND)
+		/*
+		 * the k of a privacy unit, or the key set of a public domain
+		 * (dist_plan.c): a constant
+		 */
+		Const	   *second = lsecond(run->args);
+
+		if (!IsA(second, Const) || second->constisnull)
+			bad_inner();
+		if (second->consttype == INT4OID)
+		{
+			*unit_groups = DatumGetInt32(second->constvalue);
+			if (*unit_groups < 1 || *unit_groups > DP_MAX_UNIT_BOUND)
+				bad_inner();
+		}
+		else if (second->consttype != BYTEAOID)
 			bad_inner();
 	}
-	else if (list_length(run->args) != 1)
-		bad_inner();
-	if (!IsA(arg, Const) || arg->constisnull)
-		bad_inner();
 	inner = (Query *) stringToNode(TextDatumGetCString(arg->constvalue));
 	if (!IsA(inner, Query) || inner->commandType != CMD_SELECT || inner->havingQual != NULL ||
 		list_length(inner->rtable) != 1 || !inner->hasAggs)
@@ -486,14 +501,15 @@ check_bindable(Query *inner, ParamListInfo params)
 /*
  * The private selection of an inner statement's groups: present when it
  * has GROUP BY and the keys are private (dist_plan.c put it there at
- * planning), with the k of its privacy unit (1 when rows are the units).  A plan made
+ * planning), with the k of its privacy unit (1 when rows are the units);
+ * absent when they are the keys of a public domain (dist_run's key set).  A plan made
  * with dp_agg.group_keys = 'public' and run after it changed is refused, as
  * the guard refuses a local one (guard.c), not run without selection.
  */
 static void
-check_inner_selection(Query *inner, List *tickets, int unit_groups)
+check_inner_selection(Query *inner, List *tickets, int unit_groups, bool public_domain)
 {
-	bool		selected = false;
+	bool		selected = public_domain;
 	ListCell   *lc;
 
 	foreach(lc, tickets)
@@ -503,7 +519,7 @@ check_inner_selection(Query *inner, List *tickets, int unit_groups)
 		if (r->call.kind != DP_SELECT)
 			continue;
 		if (selected || list_length(inner->groupClause) <= (unit_groups > 0 ? 1 : 0) ||
-			r->selection.max_groups != Max(unit_groups, 1))
+			r->selection.max_groups != Max(unit_groups, 1) || public_domain)
 			bad_inner();
 		selected = true;
 	}
@@ -553,6 +569,8 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 		FuncExpr   *run = lfirst(lc);
 		int			unit_groups;
 		Query	   *inner = inner_of(run, &unit_groups);
+		/* the second argument is the k of a unit, or a public domain's key set */
+		bool		public_domain = list_length(run->args) == 2 && unit_groups == 0;
 		RangeTblEntry *rte = linitial_node(RangeTblEntry, inner->rtable);
 		int			unit_rows = unit_groups > 0 ? dp_price_unit_rows(rte->relid) : 0;
 		List	   *tickets = NIL;
@@ -592,8 +610,23 @@ dp_dist_price(PlannedStmt *stmt, ParamListInfo params)
 			r->agg_node = run;
 			tickets = lappend(tickets, r);
 		}
-		check_inner_selection(inner, tickets, unit_groups);
+		dp_price_selection_shares(tickets);
+		check_inner_selection(inner, tickets, unit_groups, public_domain);
 		releases = list_concat(releases, tickets);
+		/* a public domain's keys: recorded as on a local table, at no price */
+		if (public_domain)
+		{
+			Const	   *ks = lsecond(run->args);
+			Aggref	   *pub;
+			DpRelease  *r;
+
+			if (!IsA(ks, Const) || ks->constisnull)
+				bad_inner();
+			pub = dp_domain_public_call(dp_keyset_header_keys(DatumGetByteaPP(ks->constvalue)));
+			r = dp_release_create(pub, pub, dp_lookup_call(pub->aggfnoid), true, &dp_no_sampling,
+								  params, 0, 0);
+			releases = lappend(releases, r);
+		}
 	}
 	return releases;
 }
@@ -1362,6 +1395,25 @@ bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
 	return out;
 }
 
+/*
+ * A group of the inner statement with a public domain (dist_plan.c): true
+ * if its keys (the first columns) are a key of the domain, which then
+ * replaces them (the domain's own values, whatever the workers' spelling
+ * of an equal value) and is marked seen
+ */
+static bool
+domain_key(DpKeyset *ks, bool *seen, Datum *values, bool *nulls)
+{
+	int			index = dp_keyset_lookup(ks, values, nulls);
+
+	if (index < 0 || seen[index])
+		return false;
+	seen[index] = true;
+	for (int c = 0; c < dp_keyset_hashed(ks); c++)
+		values[c] = dp_keyset_value(ks, index, c, &nulls[c]);
+	return true;
+}
+
 Datum
 dp_dist_run(PG_FUNCTION_ARGS)
 {
@@ -1388,6 +1440,10 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	bool	   *nulls;
 	Oid			run_as;
 	char	   *placements;
+	DpKeyset   *ks = NULL;
+	bool	   *seen = NULL;
+	int			unit_groups = 0;
+	bytea	   *keyset = NULL;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize) || rsinfo->expectedDesc == NULL ||
@@ -1404,7 +1460,16 @@ dp_dist_run(PG_FUNCTION_ARGS)
 	if (tickets == NIL)
 		bad_inner();
 
-	dr = new_run(estate, run_expr, tickets, PG_NARGS() > 1 ? PG_GETARG_INT32(1) : 0);
+	/* the second argument: the k of a privacy unit, or a public domain's key set */
+	if (PG_NARGS() > 1 && get_fn_expr_argtype(fcinfo->flinfo, 1) == INT4OID)
+		unit_groups = PG_GETARG_INT32(1);
+	else if (PG_NARGS() > 1 && !PG_ARGISNULL(1))
+	{
+		if (get_fn_expr_argtype(fcinfo->flinfo, 1) != BYTEAOID)
+			bad_inner();
+		keyset = PG_GETARG_BYTEA_PP(1);
+	}
+	dr = new_run(estate, run_expr, tickets, unit_groups);
 	inner = (Query *) stringToNode(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	relid = linitial_node(RangeTblEntry, inner->rtable)->relid;
 	ncalls = dr->ncalls;
@@ -1469,6 +1534,16 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			sign_call(dr, dr->units[call++], (Aggref *) tle->expr, relid, fragment, placements);
 	}
 
+	/* the key set of a public domain: opened before any row is read */
+	if (keyset != NULL)
+	{
+		ks = dp_keyset_open(keyset, estate->es_query_cxt);
+		if (dp_keyset_hashed(ks) > rsinfo->expectedDesc->natts - dr->ncalls)
+			bad_inner();
+		seen = palloc0(sizeof(bool) * Max(dp_keyset_size(ks), 1));
+	}
+
+
 	/*
 	 * As the owner if the current user is untrusted now (a cursor may be
 	 * fetched by another role than the one that opened it): its
@@ -1502,12 +1577,35 @@ dp_dist_run(PG_FUNCTION_ARGS)
 		memcpy(values, slot->tts_values, sizeof(Datum) * rawdesc->natts);
 		memcpy(nulls, slot->tts_isnull, sizeof(bool) * rawdesc->natts);
 		number_states(dr, desc, values, nulls, ++serial);
+		if (ks != NULL && !domain_key(ks, seen, values, nulls))
+		{
+			ExecClearTuple(slot);
+			continue;
+		}
 		if (selected(dr, desc, values, nulls))
 			tuplestore_putvalues(out, desc, values, nulls);
 		ExecClearTuple(slot);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	tuplestore_end(raw);
+	/* every key of the domain no worker returned: empty states */
+	if (ks != NULL)
+	{
+		for (int i = 0; i < dp_keyset_size(ks); i++)
+		{
+			if (seen[i])
+				continue;
+			for (int c = 0; c < desc->natts; c++)
+			{
+				values[c] = (Datum) 0;
+				nulls[c] = true;
+			}
+			for (int c = 0; c < dp_keyset_hashed(ks); c++)
+				values[c] = dp_keyset_value(ks, i, c, &nulls[c]);
+			number_states(dr, desc, values, nulls, ++serial);
+			tuplestore_putvalues(out, desc, values, nulls);
+		}
+	}
 
 	rsinfo->returnMode = SFRM_Materialize;
 	rsinfo->setResult = out;

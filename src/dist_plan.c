@@ -37,6 +37,13 @@
  * groups by the unit, dist_run is called with the unit's k and bounds each
  * unit, and the selection counts units, as privacy_unit.c's level 3 does.
  *
+ * With GROUP BY keys of a public domain (public_domain.c), the inner
+ * statement gets no selection but keeps only rows whose keys are among the
+ * domain's (key = ANY (constants), one conjunct per key), and dist_run,
+ * given the domain's key set, returns one row per key of the domain: the
+ * groups of the workers with the domain's own keys, and a row of empty
+ * states for each key no worker returned, so that every key is released.
+ *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
  * dist_run replaces them by dp_agg.sum calls with signed specifications
@@ -68,16 +75,21 @@
 #include "parser/parse_func.h"
 #include "parser/parse_oper.h"
 #include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "catalog.h"
 #include "dist_catalog.h"
 #include "dist_plan.h"
 #include "guc.h"
+#include "keyset.h"
+#include "public_domain.h"
 #include "selection.h"
 #include "unit_catalog.h"
 
@@ -227,6 +239,8 @@ static void
 check_shape(Query *q, AggrefList *calls)
 {
 	RangeTblRef *rtr;
+	ListCell   *lc;
+	int			nread = 0;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		refuse("DP aggregates on a Citus table are supported in SELECT only");
@@ -234,7 +248,13 @@ check_shape(Query *q, AggrefList *calls)
 		q->hasWindowFuncs || q->hasTargetSRFs || q->groupingSets != NIL ||
 		q->rowMarks != NIL || q->hasForUpdate)
 		refuse("this DP statement is not supported on a Citus table");
-	if (list_length(q->rtable) != 1 || list_length(q->jointree->fromlist) != 1 ||
+	/* a key list joined to the table left empty entries (key_list.c) */
+	foreach(lc, q->rtable)
+	{
+		if (((RangeTblEntry *) lfirst(lc))->rtekind != RTE_RESULT)
+			nread++;
+	}
+	if (nread != 1 || list_length(q->jointree->fromlist) != 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
 		refuse("a DP statement on a Citus table must read the table directly");
 	rtr = linitial_node(RangeTblRef, q->jointree->fromlist);
@@ -418,12 +438,97 @@ make_inner(Query *q, OuterContext *ctx)
 }
 
 /*
- * FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...), or with a
+ * The inner statement reads one range table entry, the table: the empty
+ * entries a key list left (key_list.c) are dropped and the table's
+ * entry numbered 1.
+ */
+static void
+compact_rtable(Query *inner)
+{
+	RangeTblRef *rtr = linitial_node(RangeTblRef, inner->jointree->fromlist);
+	int			r = rtr->rtindex;
+
+	if (list_length(inner->rtable) == 1)
+		return;
+	inner->rtable = list_make1(rt_fetch(r, inner->rtable));
+	if (r != 1)
+		ChangeVarNodes((Node *) inner, r, 1, 0);
+}
+
+/*
+ * The rows of a public domain: each key's values among the domain's keys
+ * (key = ANY (constants), or IS NULL too), added to the inner statement's
+ * WHERE; dist_run keeps the groups of the domain's keys only.
+ */
+static void
+domain_filter(Query *inner, const DpDomain *d)
+{
+	DpKeyset   *ks = dp_keyset_open(DatumGetByteaPP(d->keyset->constvalue), CurrentMemoryContext);
+	List	   *quals = inner->jointree->quals != NULL ? list_make1(inner->jointree->quals) : NIL;
+	int			j = 0;
+	ListCell   *lc;
+
+	if (list_length(d->coltypes) != list_length(d->keys))
+		refuse("the columns of a key list that are not joined to the rows are not supported on a Citus table");
+	foreach(lc, d->keys)
+	{
+		Node	   *key = lfirst(lc);
+		Oid			type = exprType(key);
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Datum	   *values = palloc(sizeof(Datum) * Max(dp_keyset_size(ks), 1));
+		int			n = 0;
+		bool		has_null = false;
+		ScalarArrayOpExpr *sa = makeNode(ScalarArrayOpExpr);
+		ArrayType  *arr;
+		Node	   *cond;
+
+		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+		for (int i = 0; i < dp_keyset_size(ks); i++)
+		{
+			bool		isnull;
+			Datum		v = dp_keyset_value(ks, i, j, &isnull);
+
+			if (isnull)
+				has_null = true;
+			else
+				values[n++] = v;
+		}
+		arr = construct_array(values, n, type, typlen, typbyval, typalign);
+		sa->opno = lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
+		sa->opfuncid = get_opcode(sa->opno);
+		sa->useOr = true;
+		sa->inputcollid = exprCollation(key);
+		sa->args = list_make2(copyObject(key),
+							  makeConst(get_array_type(type), -1, exprCollation(key), -1,
+										PointerGetDatum(arr), false, false));
+		sa->location = -1;
+		cond = (Node *) sa;
+		if (has_null)
+		{
+			NullTest   *nt = makeNode(NullTest);
+
+			nt->arg = (Expr *) copyObject(key);
+			nt->nulltesttype = IS_NULL;
+			nt->argisrow = false;
+			nt->location = -1;
+			cond = (Node *) makeBoolExpr(OR_EXPR, list_make2(cond, nt), -1);
+		}
+		quals = lappend(quals, cond);
+		j++;
+	}
+	inner->jointree->quals = (Node *) make_ands_explicit(quals);
+}
+
+/*
+ * FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...); with a
  * privacy unit dp_agg.dist_run('<inner>', k): the unit column of the inner
- * statement is not among the columns dist_run returns.
+ * statement is not among the columns dist_run returns; with a public
+ * domain of the GROUP BY keys dp_agg.dist_run('<inner>', keyset).
  */
 static RangeTblEntry *
-make_run_rte(Query *inner, OuterContext *ctx)
+make_run_rte(Query *inner, OuterContext *ctx, const DpDomain *domain)
 {
 	Oid			argtypes[2] = {TEXTOID, INT4OID};
 	List	   *args;
@@ -438,6 +543,11 @@ make_run_rte(Query *inner, OuterContext *ctx)
 	if (ctx->unit != NULL)
 		args = lappend(args, makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
 									   Int32GetDatum(ctx->unit_groups), false, true));
+	else if (domain != NULL)
+	{
+		argtypes[1] = BYTEAOID;
+		args = lappend(args, copyObject(domain->keyset));
+	}
 	run = makeFuncExpr(dp_dist_func("dist_run", list_length(args), argtypes), RECORDOID, args,
 					   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	run->funcretset = true;
@@ -477,6 +587,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	ScanContext scan = {false, InvalidOid, false, false};
 	AggrefList	calls = {NIL, false};
 	OuterContext ctx = {NIL, NIL, InvalidOid, NULL, 0};
+	const DpDomain *domain;
 	Query	   *inner;
 	Query	   *outer;
 	ListCell   *lc;
@@ -510,7 +621,14 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	check_shape(q, &calls);
 	check_unit(q, &ctx);
 	ctx.calls = calls.aggrefs;
-	if (q->groupClause != NIL)
+	domain = dp_domain_of_level(q);
+	if (domain != NULL && ctx.unit != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("public domains of GROUP BY keys are not supported on a Citus table with a privacy unit"),
+				 errdetail("On a Citus table, a privacy unit's groups are bounded on the coordinator, which does not yet add the keys of a public domain."),
+				 errhint("Group by the keys without a key list or domain (their private selection), or query a local copy of the table.")));
+	if (q->groupClause != NIL && domain == NULL)
 	{
 		Aggref	   *select = dp_selection_call(ctx.unit != NULL ? ctx.unit_groups : 1);
 
@@ -520,13 +638,16 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	}
 	ctx.state_type = dp_dist_state_type();
 	inner = make_inner(q, &ctx);
+	if (domain != NULL)
+		domain_filter(inner, domain);
+	compact_rtable(inner);
 
 	outer = makeNode(Query);
 	outer->commandType = CMD_SELECT;
 	outer->querySource = q->querySource;
 	outer->queryId = q->queryId;
 	outer->canSetTag = q->canSetTag;
-	outer->rtable = list_make1(make_run_rte(inner, &ctx));
+	outer->rtable = list_make1(make_run_rte(inner, &ctx, domain));
 	{
 		RangeTblRef *rtr = makeNode(RangeTblRef);
 

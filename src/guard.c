@@ -33,6 +33,7 @@
 
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "compat.h"
@@ -40,6 +41,7 @@
 #include "guc.h"
 #include "inheritance.h"
 #include "params.h"
+#include "public_domain.h"
 #include "sampling.h"
 #include "unit_catalog.h"
 
@@ -395,7 +397,8 @@ internal_walker(Node *node, void *context)
 	{
 		const DpCallInfo *info = dp_lookup_call(((Aggref *) node)->aggfnoid);
 
-		if (info != NULL && info->unit != DP_UNIT_NONE)
+		if (info != NULL && (info->unit != DP_UNIT_NONE || info->kind == DP_PUBLIC ||
+							 info->kind == DP_TOP_K))
 			return true;
 		if (((Aggref *) node)->aggfnoid == dp_unit_pick_oid())
 			return true;
@@ -408,7 +411,8 @@ internal_walker(Node *node, void *context)
 	}
 	else if (IsA(node, WindowFunc))
 	{
-		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid())
+		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid() ||
+			((WindowFunc *) node)->winfnoid == dp_top_k_rank_oid())
 			return true;
 	}
 	else if (IsA(node, Query))
@@ -421,7 +425,7 @@ static void
 reject_internal(void)
 {
 	reject_msg("internal functions of dp_agg are not allowed in statements",
-			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick*, dp_agg.unit_priority and dp_agg.unit_sampled are made by the rewrite of privacy units only.");
+			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick*, dp_agg.unit_priority and dp_agg.unit_sampled are made by the rewrite of privacy units only, dp_agg.dp_public by the rewrite of public domains, dp_agg.dp_top_k and dp_agg.top_k_rank by that of top-k.");
 }
 
 /*
@@ -459,6 +463,7 @@ typedef struct InputWalk
 	List	   *lookups;		/* Scan *: the lookup tables joined to it */
 	bool		inheritance;	/* under an Append of one partitioned table */
 	List	   *partial_aggrefs;	/* DP Aggrefs of partial Agg nodes */
+	List	   *domains;		/* the public domain's rows (public_domain.c) */
 } InputWalk;
 
 static void
@@ -689,6 +694,8 @@ collect_cte_plans(PlanWalk *w, Plan *plan)
 		collect_cte_plans(w, lfirst(lc));
 }
 
+static void walk_input(PlanWalk *w, Plan *plan, InputWalk *in);
+
 /* Is an Append over one partitioned (or inheritance) table? */
 static bool
 append_is_inheritance(PlanWalk *w, Bitmapset *apprelids)
@@ -751,6 +758,79 @@ lookup_only(PlanWalk *w, Plan *plan, List **lookups)
 	{
 		if (!lookup_only(w, lfirst(lc), lookups))
 			return false;
+	}
+	return true;
+}
+
+/*
+ * The rows of a public domain (public_domain.c): a scan of
+ * generate_series(0, N - 1) of constants, made by the rewrite (its parse
+ * location says so where the plan is validated), maybe under a node that
+ * projects it.  Quals on it (a HAVING on the keys that the planner pushed
+ * down) only drop keys of the domain.  NULL if plan is not one.
+ */
+static Plan *
+domain_rows_scan(PlanWalk *w, Plan *plan)
+{
+	RangeTblFunction *rtf;
+	FuncExpr   *f;
+
+	while (plan != NULL && IsA(plan, Result) && ((Result *) plan)->resconstantqual == NULL &&
+		   plan->lefttree != NULL)
+		plan = plan->lefttree;
+	while (plan != NULL && IsA(plan, SubqueryScan))
+		plan = ((SubqueryScan *) plan)->subplan;
+	if (plan == NULL || !IsA(plan, FunctionScan) ||
+		list_length(((FunctionScan *) plan)->functions) != 1)
+		return NULL;
+	rtf = linitial_node(RangeTblFunction, ((FunctionScan *) plan)->functions);
+	if (!IsA(rtf->funcexpr, FuncExpr))
+		return NULL;
+	f = (FuncExpr *) rtf->funcexpr;
+	if (f->funcid != F_GENERATE_SERIES_INT4_INT4 || list_length(f->args) != 2 ||
+		!IsA(linitial(f->args), Const) || !IsA(lsecond(f->args), Const))
+		return NULL;
+	if (w->validate && f->location != DP_DOMAIN_LOCATION)
+		return NULL;
+	return plan;
+}
+
+/*
+ * An Append (or MergeAppend) of the rows of a public domain and of the
+ * table's rows (public_domain.c): its children but the domain's rows are
+ * walked as the input; false if it is not one.
+ */
+static bool
+walk_domain_union(PlanWalk *w, Plan *plan, Bitmapset *apprelids, InputWalk *in)
+{
+	List	   *children = dp_plan_children(plan);
+	Plan	   *domain = NULL;
+	ListCell   *lc;
+	int			rti = -1;
+
+	foreach(lc, children)
+	{
+		if (domain_rows_scan(w, lfirst(lc)) == NULL)
+			continue;
+		if (domain != NULL)
+			plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+		domain = lfirst(lc);
+	}
+	if (domain == NULL)
+		return false;
+	in->domains = lappend(in->domains, domain);
+	/* the table's branch may read a partitioned table's partitions */
+	while ((rti = bms_next_member(apprelids, rti)) >= 0)
+	{
+		RangeTblEntry *rte = rt_fetch(rti, w->stmt->rtable);
+
+		if (rte->rtekind == RTE_RELATION && rte->inh)
+			in->inheritance = true;
+	}
+	foreach(lc, children)
+	{
+		if (lfirst(lc) != domain)
+			walk_input(w, lfirst(lc), in);
 	}
 	return true;
 }
@@ -837,11 +917,15 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 				break;
 			}
 		case T_Append:
+			if (walk_domain_union(w, plan, ((Append *) plan)->apprelids, in))
+				return;
 			if (!append_is_inheritance(w, ((Append *) plan)->apprelids))
 				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
 			in->inheritance = true;
 			break;
 		case T_MergeAppend:
+			if (walk_domain_union(w, plan, ((MergeAppend *) plan)->apprelids, in))
+				return;
 			if (!append_is_inheritance(w, ((MergeAppend *) plan)->apprelids))
 				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
 			in->inheritance = true;
@@ -924,8 +1008,22 @@ check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
 	foreach(lc, aggrefs)
 	{
 		Aggref	   *a = lfirst(lc);
+		DpAggKind	kind = dp_lookup_call(a->aggfnoid)->kind;
 
-		if (dp_lookup_call(a->aggfnoid)->kind != DP_SELECT)
+		if (kind == DP_PUBLIC)
+		{
+			/*
+			 * the groups of a public domain (public_domain.c): released only
+			 * if they hold a row of the domain, whatever the table's rows
+			 */
+			if (!list_member_ptr(agg->plan.qual, a))
+				elog(ERROR, "dp_agg: the groups of a public domain that are not a condition of their aggregation");
+			if (w->validate && a->location != DP_DOMAIN_LOCATION)
+				reject_internal();
+			selected = true;
+			continue;
+		}
+		if (kind != DP_SELECT)
 			continue;
 		if (!list_member_ptr(agg->plan.qual, a))
 			elog(ERROR, "dp_agg: a private selection that is not a condition of its aggregation");
@@ -957,7 +1055,8 @@ check_dp_input(PlanWalk *w, Plan *input, InputWalk *in, DpSampling *sampling)
 
 	if (w->validate)
 	{
-		if (in->scans == NIL)
+		/* with a public domain, the table's rows may be none at all (WHERE false) */
+		if (in->scans == NIL && in->domains == NIL)
 			reject_msg("a DP aggregate must read a table",
 					   "A DP aggregate reads exactly one table (or a view of one).");
 		if (list_length(in->scans) > 1)
@@ -1001,8 +1100,11 @@ aggrefs_unit_level(PlanWalk *w, List *aggrefs)
 		Aggref	   *a = lfirst(lc);
 		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
-		if (info->kind == DP_SELECT)
+		if (info->kind == DP_SELECT || info->kind == DP_PUBLIC || info->kind == DP_TOP_K)
 		{
+			/* top-k counts the units of level 3 as the selection does */
+			if (info->kind == DP_TOP_K && w->validate && a->location != DP_DOMAIN_LOCATION)
+				reject_internal();
 			selects = true;
 			continue;
 		}
@@ -1120,6 +1222,32 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 {
 	while (plan != NULL)
 	{
+		if (IsA(plan, Append) || IsA(plan, MergeAppend))
+		{
+			/* the rows of a public domain beside the units' (public_domain.c) */
+			List	   *children = dp_plan_children(plan);
+			Plan	   *units = NULL;
+			ListCell   *lc;
+
+			foreach(lc, children)
+			{
+				if (domain_rows_scan(w, lfirst(lc)) != NULL)
+					continue;
+				if (units != NULL)
+				{
+					plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+					return;
+				}
+				units = lfirst(lc);
+			}
+			if (list_length(children) < 2 || units == NULL)
+			{
+				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+				return;
+			}
+			plan = units;
+			continue;
+		}
 		if (IsA(plan, WindowAgg))
 		{
 			if (ui->groups != 0)
@@ -1300,7 +1428,9 @@ selections_only(List *aggrefs)
 
 	foreach(lc, aggrefs)
 	{
-		if (dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid)->kind != DP_SELECT)
+		DpAggKind	kind = dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid)->kind;
+
+		if (kind != DP_SELECT && kind != DP_PUBLIC)
 			return false;
 	}
 	return true;
@@ -1410,7 +1540,7 @@ check_unit_sample(PlanWalk *w, InputWalk *in, const DpSampling *sampling, bool u
 static void
 visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 {
-	InputWalk	in = {NIL, NIL, false, NIL};
+	InputWalk	in = {NIL, NIL, false, NIL, NIL};
 	DpSampling	sampling = dp_no_sampling;
 	DpUnitLevel level = aggrefs_unit_level(w, aggrefs);
 

@@ -10,10 +10,13 @@
  * Laplace mechanism).  Both are read when a statement is priced, never while
  * it runs.
  *
- * The private selection of GROUP BY keys (selection.c) has the same rule:
- * dp_agg.selection_epsilon and dp_agg.selection_delta have no defaults, and
- * dp_agg.group_keys says whether keys are selected privately (the default)
- * or are public knowledge.
+ * The private selection of GROUP BY keys (selection.c) has documented
+ * defaults instead, so that a GROUP BY runs with dp_agg.epsilon alone: while
+ * dp_agg.selection_epsilon is unset the selection costs the share
+ * dp_agg.selection_share of the statement's epsilon (price.c), and
+ * dp_agg.selection_delta is 1e-7 unless set (a DBA changes both per role
+ * with ALTER ROLE ... SET).  dp_agg.group_keys says whether keys are
+ * selected privately (the default) or are public knowledge.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,6 +39,8 @@ int			dp_guc_charger_idle_ms = 2000;
 int			dp_guc_composition_nice = 10;
 int			dp_guc_max_databases = 8;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
+double		dp_guc_selection_share = DP_DEFAULT_SELECTION_SHARE;
+int			dp_guc_max_public_keys = 100000;
 
 static const struct config_enum_entry group_keys_options[] = {
 	{"private", DP_GROUP_KEYS_PRIVATE, false},
@@ -209,7 +214,8 @@ dp_guc_init(void)
 
 	DefineCustomStringVariable("dp_agg.selection_epsilon",
 							   "Privacy loss epsilon of the private selection of GROUP BY keys.",
-							   "Empty (the default) means unset: a DP statement with GROUP BY is then an error.",
+							   "Empty (the default): the selection costs dp_agg.selection_share of the "
+							   "statement's epsilon.",
 							   &dp_guc_selection_epsilon_string,
 							   "",
 							   PGC_USERSET,
@@ -218,12 +224,34 @@ dp_guc_init(void)
 
 	DefineCustomStringVariable("dp_agg.selection_delta",
 							   "Privacy parameter delta of the private selection of GROUP BY keys.",
-							   "Empty (the default) means unset: a DP statement with GROUP BY is then an error.",
+							   "A group of one unit is released with probability delta; empty means unset, "
+							   "and a DP statement with private GROUP BY keys is then an error.",
 							   &dp_guc_selection_delta_string,
-							   "",
+							   DP_DEFAULT_SELECTION_DELTA,
 							   PGC_USERSET,
 							   0,
 							   check_selection_delta, NULL, NULL);
+
+	DefineCustomRealVariable("dp_agg.selection_share",
+							 "Share of a statement's epsilon that the private selection of its GROUP BY keys "
+							 "costs while dp_agg.selection_epsilon is unset.",
+							 "With share s, a statement whose releases cost epsilon E pays s E / (1 - s) "
+							 "for the selection: E at the default 0.5.",
+							 &dp_guc_selection_share,
+							 DP_DEFAULT_SELECTION_SHARE, 0.01, 0.99,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.max_public_keys",
+							"Most keys of the public domain of a DP statement's GROUP BY.",
+							"Every key of a public domain is released; a domain derived from the "
+							"statement's constants that has more keys leaves them to private selection.",
+							&dp_guc_max_public_keys,
+							100000, 1, 10000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("dp_agg.group_keys",
 							 "Whether GROUP BY keys of DP statements are selected privately or public.",
@@ -411,17 +439,22 @@ dp_guc_epsilon(double *epsilon)
 	return true;
 }
 
-/*
- * The values of dp_agg.selection_epsilon and dp_agg.selection_delta, false
- * if either is unset.
- */
+/* The value of dp_agg.selection_epsilon, false if it is unset. */
 bool
-dp_guc_selection(double *epsilon, double *delta)
+dp_guc_selection_epsilon(double *epsilon)
 {
-	if (dp_guc_selection_epsilon_string == NULL || dp_guc_selection_epsilon_string[0] == '\0' ||
-		dp_guc_selection_delta_string == NULL || dp_guc_selection_delta_string[0] == '\0')
+	if (dp_guc_selection_epsilon_string == NULL || dp_guc_selection_epsilon_string[0] == '\0')
 		return false;
 	*epsilon = strtod(dp_guc_selection_epsilon_string, NULL);
+	return true;
+}
+
+/* The value of dp_agg.selection_delta, false if it was set to empty. */
+bool
+dp_guc_selection_delta(double *delta)
+{
+	if (dp_guc_selection_delta_string == NULL || dp_guc_selection_delta_string[0] == '\0')
+		return false;
 	*delta = strtod(dp_guc_selection_delta_string, NULL);
 	return true;
 }

@@ -20,6 +20,16 @@ typedef enum DpGroupKeys
 
 extern double dp_guc_delta;
 extern int	dp_guc_group_keys;
+
+/*
+ * The defaults of the private selection of GROUP BY keys (README, "Private
+ * group keys"): its share of a statement's epsilon while
+ * dp_agg.selection_epsilon is unset, and dp_agg.selection_delta
+ */
+#define DP_DEFAULT_SELECTION_SHARE 0.5
+#define DP_DEFAULT_SELECTION_DELTA "1e-7"
+extern double dp_guc_selection_share;
+extern int	dp_guc_max_public_keys;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_composition_nice;
 extern int	dp_guc_max_databases;
@@ -52,6 +62,7 @@ extern char *dp_guc_unit_sample_key;
 
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
-extern bool dp_guc_selection(double *epsilon, double *delta);
+extern bool dp_guc_selection_epsilon(double *epsilon);
+extern bool dp_guc_selection_delta(double *delta);
 
 #endif							/* DP_AGG_GUC_H */

@@ -44,6 +44,7 @@
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "domain_exec.h"
 #include "error_bars.h"
 #include "guard.h"
 #include "guc.h"
@@ -56,9 +57,11 @@
 #include "protect_check.h"
 #include "protect_guard.h"
 #include "protect_stats.h"
+#include "public_domain.h"
 #include "registry.h"
 #include "selection.h"
 #include "side_reads.h"
+#include "top_k.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -109,8 +112,8 @@ plan_without_partitionwise_aggregation(Query *parse)
 }
 
 static PlannedStmt *
-dp_planner(Query *parse, const char *query_string, int cursorOptions,
-		   ParamListInfo boundParams)
+dp_plan(Query *parse, const char *query_string, int cursorOptions,
+		ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
@@ -120,6 +123,10 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	bool		may_check;
 	int			gucs;
 
+	/* key lists of the statement (key_list.c), before the guards see their joins */
+	dp_domain_prepare(parse);
+	/* its conditions HAVING dp_agg.top_k(k) (top_k.c) */
+	dp_top_k_prepare(parse);
 	/* joins to lookup tables, which the guards then accept (lookup_join.c) */
 	dp_lookup_check_query(parse);
 	dp_guard_query(parse);
@@ -131,16 +138,36 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
+	/* the public domains of GROUP BY keys (public_domain.c) */
+	dp_domain_resolve(parse);
 	parse = dp_dist_rewrite(parse, &citus_relid);
-	/* a Citus statement's units and keys are handled by its rewrite (dist_plan.c) */
-	if (!OidIsValid(citus_relid) && !dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+	if (OidIsValid(citus_relid))
 	{
-		/*
-		 * bound each privacy unit's contribution (privacy_unit.c), which
-		 * also selects the group keys of a statement it rewrites, with its
-		 * k; otherwise a unit is a row, in one group
-		 */
-		dp_selection_rewrite(parse, 1);
+		/* a Citus statement's units and keys are handled by its rewrite (dist_plan.c) */
+		if (dp_top_k_requested())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("top-k is not supported on Citus tables"),
+					 errdetail("The groups of a DP statement on a Citus table are combined on the coordinator by dp_agg.dist_run, which ranks none."),
+					 errhint("Release the groups' noisy counts and order them by those: ORDER BY dp_count(*) DESC LIMIT k.")));
+	}
+	else
+	{
+		/* the levels with a public domain group by the index of their keys */
+		dp_domain_apply(parse);
+		if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+		{
+			/*
+			 * bound each privacy unit's contribution (privacy_unit.c), which
+			 * also selects the group keys of a statement it rewrites, with
+			 * its k; otherwise a unit is a row, in one group
+			 */
+			dp_selection_rewrite(parse, 1);
+		}
+		/* ... and read the domain's rows beside the table's */
+		dp_domain_inject(parse);
+		/* the levels with top-k rank their groups */
+		dp_top_k_rewrite(parse);
 	}
 	/* the statistics of one relation are read through their check */
 	may_check = dp_stats_rewrite_query(parse);
@@ -193,6 +220,27 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	if (names_protected || (may_check && dp_stats_finish_plan(stmt)) ||
 		(dp_any_protected() && reads_protected(stmt)))
 		stmt->dependsOnRole = true;
+	return stmt;
+}
+
+static PlannedStmt *
+dp_planner(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	void	   *domains = dp_domain_begin();
+	void	   *top_k = dp_top_k_begin();
+
+	PG_TRY();
+	{
+		stmt = dp_plan(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		dp_top_k_end(top_k);
+		dp_domain_end(domains);
+	}
+	PG_END_TRY();
 	return stmt;
 }
 
@@ -254,6 +302,12 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
 	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt, queryDesc->instrument_options);
 	MemoryContextSwitchTo(oldcxt);
+	/*
+	 * key sets of public domains: opened before any row is read, also by a
+	 * parallel worker whose part of the plan has no DP aggregate
+	 */
+	if (releases != NIL || fragments != NIL || worker)
+		dp_domain_exec_open(queryDesc);
 	if (releases == NIL && fragments == NIL)
 		return;
 

@@ -63,6 +63,7 @@
 #include "dist_protect.h"
 #include "inheritance.h"
 #include "protect.h"
+#include "relcache_watch.h"
 
 /* a row of dp_agg.access, the key of the grants cache */
 typedef struct GrantKey
@@ -107,7 +108,7 @@ static Oid	allowed_catalog = InvalidOid;
  * all made again (and when the catalogs appear, by build_cache).
  */
 static void
-invalidate_protected(Datum arg, Oid relid)
+invalidate_protected(Oid relid)
 {
 	if (shapes != NULL)
 	{
@@ -161,7 +162,7 @@ invalidate_roles(Datum arg, int cacheid, uint32 hashvalue)
 void
 dp_protect_init(void)
 {
-	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
+	dp_relcache_watch(invalidate_protected);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_roles, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHOID, invalidate_roles, (Datum) 0);
 	CacheRegisterSyscacheCallback(PROCOID, invalidate_allowed, (Datum) 0);

@@ -19,8 +19,14 @@ Checks (one line each, then "citus: N passed, M failed"):
     suppressed, each group decided once with probability pi(1) (a
     binomial test), one charge with the selection's price and ledger
     object, preview's selection row, the same budget and ledger entry as
-    on a local copy under rdp and pld accounting, the settings' error, a
-    plan made with public keys refused under private ones;
+    on a local copy under rdp and pld accounting, the defaults of the
+    selection's price and the error naming the setting, a plan made with
+    public keys refused under private ones;
+  - public group keys: every key of a key list (VALUES, unnest, on the
+    distribution column and on another), of a range, of a DBA's domain and
+    of a histogram's bins released exactly, a noisy zero where no row has
+    it, the rows outside dropped, one charge without selection; top-k
+    refused;
   - a worker refuses a DP aggregate on a shard, also with Citus's
     application_name, a replayed fragment (as is, or with another filter),
     a fragment reading a function instead of the shard, a forged signature; the coordinator refuses dist_run called by hand and
@@ -58,6 +64,7 @@ late), as the postgres user, with PATH holding PostgreSQL's binaries and
 Citus installed.
 """
 import atexit
+import json
 import math
 import os
 import re
@@ -427,13 +434,91 @@ for name, key in (("on the distribution column", "id"), ("on another column", "g
           rc == 0 and lo <= len(got) <= hi and all(c == "1" for _, c in got),
           err or f"{len(got)} released, not in [{lo}, {hi}]")
 
+# the defaults: with only dp_agg.epsilon set, the selection costs as much
+# as the releases (dp_agg.selection_share 0.5) at delta 1e-7
 before = ledger_count(COORD)
 rc, out, err = psql(COORD, "SET dp_agg.epsilon = 1e9; SET dp_agg.group_keys = 'private'; "
-                    "RESET dp_agg.selection_epsilon; SELECT g, dp_count(*) FROM s GROUP BY g",
+                    "SELECT g, dp_count(*) FROM s GROUP BY g ORDER BY g", user="keys")
+detail = selection_detail()
+sel = json.loads(detail) if rc == 0 and detail else {}
+check("private keys with only dp_agg.epsilon set: the default selection, one charge",
+      rc == 0 and out == "0|1000\n1|1000\n2|1000\n3|1000" and ledger_count(COORD) == before + 1
+      and sel.get("epsilon") == 1e9 and abs(sel.get("delta", 0) - 1e-7) < 1e-20,
+      err or f"{out} {detail}")
+before = ledger_count(COORD)
+rc, out, err = psql(COORD, "SET dp_agg.epsilon = 1e9; SET dp_agg.group_keys = 'private'; "
+                    "SET dp_agg.selection_delta = ''; SELECT g, dp_count(*) FROM s GROUP BY g",
                     user="keys")
-check("refused: private keys without dp_agg.selection_epsilon, nothing charged",
-      rc != 0 and "must be set for a DP statement with GROUP BY" in err and out == ""
+check("refused: private keys with dp_agg.selection_delta set to empty, naming it, nothing charged",
+      rc != 0 and "dp_agg.selection_delta is not set" in err and out == ""
       and ledger_count(COORD) == before, err or out)
+
+# ---------- public group keys (README, "Public group keys") ----------
+#
+# Every key of the domain is released, exactly at epsilon 1e9 (0 where no
+# row has it), the rows outside are dropped (the row of g = 99), one
+# charge, no selection: on the distribution column and on another, from a
+# key list, a range, a DBA's domain and a histogram's bins.
+
+
+def public_keys(sql):
+    return psql(COORD, "SET dp_agg.epsilon = 1e9; SET dp_agg.group_keys = 'private'; "
+                "SET dp_agg.selection_delta = ''; " + sql, user="keys")
+
+
+PUBLIC = [
+    ("a key list on another column",
+     "SELECT k.g, dp_count(*), dp_sum(s.v, 0, 100) FROM (VALUES (0), (2), (7)) k(g) "
+     "LEFT JOIN s ON s.g = k.g GROUP BY k.g ORDER BY 1",
+     "SELECT k.g, count(s.g), coalesce(sum(s.v), 0) FROM (VALUES (0), (2), (7)) k(g) "
+     "LEFT JOIN s ON s.g = k.g GROUP BY k.g ORDER BY 1", 3),
+    ("a key list on the distribution column",
+     "SELECT k.id, dp_count(*) FROM unnest(ARRAY[1, 4, 9]) k(id) LEFT JOIN s USING (id) "
+     "GROUP BY k.id ORDER BY 1",
+     "SELECT k.id, count(s.id) FROM unnest(ARRAY[1, 4, 9]) k(id) LEFT JOIN s USING (id) "
+     "GROUP BY k.id ORDER BY 1", 3),
+    ("a range",
+     "SELECT g, dp_count(*), dp_avg(v, 0, 100) FROM s WHERE g BETWEEN 2 AND 5 GROUP BY g ORDER BY g",
+     "SELECT k, count(s.g), coalesce(avg(s.v), 50) FROM generate_series(2, 5) k "
+     "LEFT JOIN s ON s.g = k GROUP BY k ORDER BY k", 4),
+    ("a DBA's domain",
+     "SELECT g, dp_count(*) FROM s GROUP BY g ORDER BY g",
+     "SELECT k, count(s.g) FROM unnest(ARRAY[1, 3, 99, 500]) k LEFT JOIN s ON s.g = k "
+     "GROUP BY k ORDER BY k", 4),
+    # (v may be NULL: the NULL key is in the domain too)
+    ("a histogram",
+     "SELECT width_bucket(v, 0, 100, 4), dp_count(*) FROM s GROUP BY 1 ORDER BY 1",
+     "SELECT b, count(r.w) FROM generate_series(0, 5) b LEFT JOIN "
+     "(SELECT width_bucket(v, 0, 100, 4) AS w FROM s) r ON r.w = b GROUP BY b "
+     "UNION ALL SELECT NULL, 0 ORDER BY 1", 7),
+]
+for name, dp_sql, native_sql, nkeys in PUBLIC:
+    # the DBA's domain of g comes before a range of g: declared for its case only
+    if name == "a DBA's domain":
+        q(COORD, "SELECT dp_agg.set_public_domain('s', 'g', ARRAY[1, 3, 99, 500])")
+    before = ledger_count(COORD)
+    rc, out, err = public_keys(dp_sql)
+    native = rows(q(COORD, native_sql))
+    got = rows(out) if rc == 0 else None
+    ok = got is not None and len(got) == len(native) == nkeys and all(
+        len(a) == len(b) and all(x == y == "" or (x != "" and y != "" and abs(float(x) - float(y)) <= 1e-3)
+                                 for x, y in zip(a, b))
+        for a, b in zip(got, native))
+    detail = q(COORD, "SELECT detail FROM dp_agg.ledger ORDER BY id DESC LIMIT 1")
+    check(f"public keys, {name}: every key released exactly, the rows outside dropped, "
+          "one charge, no selection",
+          ok and ledger_count(COORD) == before + 1 and f'"public_domain": {{"keys": {nkeys}}}' in detail
+          and '"selection"' not in detail,
+          err or f"{got} != {native}; {detail}")
+    if name == "a DBA's domain":
+        q(COORD, "SELECT dp_agg.clear_public_domain('s', 'g')")
+
+before = ledger_count(COORD)
+rc, out, err = public_keys("SELECT g, dp_count(*) FROM s WHERE g BETWEEN 0 AND 3 "
+                           "GROUP BY g HAVING dp_agg.top_k(2, 1000)")
+print(f"-- top-k on a Citus table: rc {rc} {err.strip()[:300]}")
+check("refused: top-k on a Citus table, nothing charged",
+      rc != 0 and "top-k" in err and out == "" and ledger_count(COORD) == before, err or out)
 # the Renyi / PLD bookkeeping of a selection is a local statement's: the same
 # statement on s and on a local copy of it, each by a fresh role of rdp or
 # pld accounting, leaves the same budget (spent amounts, Renyi curve, PLD
