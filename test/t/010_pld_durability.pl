@@ -87,9 +87,9 @@ is( $node->safe_psql(
 SET ROLE tight;
 SELECT accounting || '|' || (pld_epsilon <= epsilon_limit) || '|'
        || (epsilon_spent > epsilon_limit) || '|' || (composed_epsilon = pld_epsilon)
-FROM dp_agg.my_budget}),
+FROM dp_agg.my_budget_curves}),
 	'pld|true|true|true',
-	'my_budget shows the pld epsilon within the limit, beyond basic composition');
+	'my_budget_curves shows the pld epsilon within the limit, beyond basic composition');
 my ($ret, $stdout, $stderr) = $node->psql('postgres',
 	"SET ROLE tight; $release",
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
