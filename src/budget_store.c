@@ -630,7 +630,7 @@ new_value(const DpBudgetRow *row, BudgetColumn c, bool frontier, Datum *value, b
 			if (row->pld.n == 0 && !row->pld.saturated)
 				*isnull = true;
 			else
-				*value = jsonb_datum(dp_pld_state_encode(&row->pld));
+				*value = dp_pld_state_jsonb(&row->pld);
 			return true;
 		case BC_PLD_FRONTIER:
 			if (!frontier)
