@@ -313,7 +313,8 @@ budget_name(const DpChargeReply *reply)
 
 /* ERROR: a budget that pays for the statement cannot pay for it */
 static void
-report_exhausted(const DpChargeReply *reply, double epsilon, double delta)
+report_exhausted(const DpChargeReply *reply, double epsilon, double delta,
+				 double selection_delta)
 {
 	const char *name = budget_name(reply);
 	DpBudgetKind kind = (DpBudgetKind) reply->budget_kind;
@@ -359,7 +360,16 @@ report_exhausted(const DpChargeReply *reply, double epsilon, double delta)
 						 "the budget has epsilon %g and delta %g left. "
 						 "Nothing was charged or released.",
 						 epsilon, delta, reply->epsilon_remaining, reply->delta_remaining),
-			 reply->has_window
+			 /*
+			  * the delta of a private selection the budget cannot pay: say
+			  * where it comes from
+			  */
+			 selection_delta > 0 && reply->delta_remaining < delta
+			 ? errhint("The private selection of the GROUP BY keys costs delta %g "
+					   "(dp_agg.selection_delta): group by keys with a public domain, "
+					   "which need no selection, or ask for a budget with a delta.",
+					   selection_delta)
+			 : reply->has_window
 			 ? errhint("The budget renews at %s. Spend less per statement (a smaller epsilon, "
 					   "fewer DP aggregates), or ask for a larger budget.", renews)
 			 : errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
@@ -417,14 +427,15 @@ report_capped(const DpChargeReply *reply)
 
 /* ERROR with the charger's reason for not charging the statement of role */
 static void
-report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta)
+report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta,
+			   double selection_delta)
 {
 	const char *rolename = role_name(role);
 
 	switch (reply->result)
 	{
 		case DP_CHARGE_DENIED:
-			report_exhausted(reply, epsilon, delta);
+			report_exhausted(reply, epsilon, delta, selection_delta);
 			break;
 		case DP_CHARGE_CAPPED:
 			report_capped(reply);
@@ -696,6 +707,6 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	reply = palloc(sizeof(DpChargeReply));
 	req = charge_round_trips(req, reply);
 	if (reply->result != DP_CHARGE_OK)
-		report_refusal(req->role, reply, epsilon, delta);
+		report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
 	wait_durable(reply->commit_lsn);
 }

@@ -81,7 +81,7 @@ typedef struct DpChargeRequest
 	double		epsilon;
 	double		delta;
 	double		selection_epsilon;	/* of epsilon and delta: the private */
-	double		selection_delta;	/* selections */
+	double		selection_delta;	/* selections of GROUP BY keys */
 	double		call_epsilon;	/* the largest price of one of its calls */
 	double		call_delta;
 	int32		query_len;
