@@ -22,19 +22,31 @@
 #
 # Why it holds: the charger never composes (src/charger.c, admits): its work
 # per request is a comparison of counts.  The attacker's compositions run
-# in its own backends, one at a time per role (src/budget.c), so they keep
-# at most one CPU busy; the bystander's statement, its backend and the
-# charger have the other.  Assumptions: at least two CPUs, and no other
-# heavy load on the machine while the test runs (CI's machine: two CPUs, one
-# test at a time).  The second is checked: when the load average before the
-# measurement exceeds the number of CPUs (other work keeps them busy, and
-# every extra process, the attacker's too, then takes a share of the
-# bystander's CPU time), the 80% assertion is skipped with its measured
-# value, and only a ratio above 25% is asserted, and the p99 latency beside
-# the attacker is held to at most 3 times the p99 alone (or 50 ms); the
-# other assertions always run.  Before the charger stopped composing, the
-# bystander waited seconds for every composition the charger ran (1,454 ->
-# 8 statements per second, waits up to 7.8 s): both assertions fail then.
+# in its own backends, one at a time per role (src/budget.c), at a lower
+# CPU priority (dp_agg.composition_nice), so they keep at most one CPU busy
+# and yield it to the bystander; the bystander's statement, its backend and
+# the charger have the other.  Measured apart on the shared development
+# machine (README, "Charging"): the attacker's refusals through the charger
+# (about 1,200 a second) double the charger's CPU time (from 6% to 12% of
+# one CPU) but leave the bystander's throughput and p99 latency as they
+# are; its admitted statements share the WAL flushes with the bystander;
+# its compositions run at the lower priority.
+#
+# Assumptions: at least two CPUs, and no work on the machine but this
+# test's (CI's machine: two CPUs, one test at a time).  The second is
+# measured, not assumed: in every window the CPU time the machine spent
+# outside this test's processes (the cluster's, the clients', this
+# script's) is read from /proc.  When it is above a quarter of a CPU in
+# the median window, other work takes a share of the CPUs that depends on
+# how many processes run (the attacker's too), and the 80% assertion is
+# skipped with its measured value; only a ratio above 25% is asserted then,
+# and the p99 latency beside the attacker is held to at most 3 times the
+# p99 alone (or 50 ms).  The other assertions always run.  (A load average
+# read before the measurement, as this test did before, also counted the
+# test run just before this one, and skipped the assertion on CI.)  Before
+# the charger stopped composing, the bystander waited seconds for every
+# composition the charger ran (1,454 -> 8 statements per second, waits up
+# to 7.8 s): both assertions fail then.
 use strict;
 use warnings;
 
@@ -149,15 +161,47 @@ sub p99
 	return $v[ int(0.99 * (@v - 1) + 0.5) ];
 }
 
-# the load of the machine before the test adds its own (1-minute average)
-my ($load_before) = split ' ', slurp_file('/proc/loadavg');
 my $ncpu = () = slurp_file('/proc/cpuinfo') =~ /^processor\s*:/mg;
-note "load average $load_before on $ncpu CPUs before the measurement";
+note "load average " . (split ' ', slurp_file('/proc/loadavg'))[0] . " on $ncpu CPUs before the measurement";
+
+# CPU time in clock ticks: of the whole machine (busy, steal included: a
+# hypervisor's other guests take CPUs too), and of this test's processes
+# (the postmaster, the children it has and has reaped, the given clients,
+# this script)
+sub ticks_of
+{
+	my ($pid, $children) = @_;
+	open(my $f, '<', "/proc/$pid/stat") or return (0, 0);
+	my $line = <$f>;
+	close $f;
+	$line =~ s/^.*\) //;    # after "pid (comm) "
+	my @f = split ' ', $line;    # $f[0] is field 3 (state), $f[1] the ppid
+	return ($f[11] + $f[12] + ($children ? $f[13] + $f[14] : 0), $f[1]);
+}
+
+sub cpu_sample
+{
+	my @clients = @_;
+	my $postmaster = $node->{_pid};
+	my ($own) = ticks_of($postmaster, 1);
+	opendir(my $d, '/proc') or die;
+	for my $pid (grep { /^\d+$/ } readdir $d)
+	{
+		my ($t, $ppid) = ticks_of($pid, 0);
+		$own += $t if $ppid == $postmaster;
+	}
+	closedir $d;
+	$own += (ticks_of($_, 1))[0] for ($$, @clients);
+	my @c = split ' ', (split /\n/, slurp_file('/proc/stat'))[0];
+	my $busy = $c[1] + $c[2] + $c[3] + $c[6] + $c[7] + ($c[8] // 0);
+	return [ $busy, $own ];
+}
 
 my $att = start_attackers();
 my @pids = client_pids($att);
 kill 'STOP', @pids;
-my $total = $window * $windows + 2;
+# pgbench runs 2 seconds beyond the last window, so that no window is cut short
+my $total = $window * $windows + 4;
 my $bystander = IPC::Run::start(
 	[
 		'pgbench', '-n', '-c', '1', '-T', $total, '-f',
@@ -167,13 +211,19 @@ my $bystander = IPC::Run::start(
 	'>', "$dir/bystander.out", '2>', "$dir/bystander.err",    # files: pipes would fill
 	IPC::Run::timeout(10 * $total));
 sleep 2;    # the bystander is connected and running
+my @clients = (@pids, map { $_->{PID} } @{ $bystander->{KIDS} });
 my @edges;
+my @foreign;    # CPUs used by other work than this test's, per window
 for my $w (0 .. $windows - 1)
 {
 	my $on = $w % 2;
 	kill($on ? 'CONT' : 'STOP', @pids);
 	push @edges, [ time(), $on ];
+	my $before = cpu_sample(@clients);
 	Time::HiRes::sleep($window);
+	my $after = cpu_sample(@clients);
+	my $ticks = ($after->[0] - $before->[0]) - ($after->[1] - $before->[1]);
+	push @foreign, $ticks / 100.0 / $window;    # USER_HZ is 100 on Linux
 }
 push @edges, [ time(), -1 ];
 kill 'CONT', @pids;
@@ -232,17 +282,20 @@ note sprintf(
 	p99(@lat_off),
 	join(', ', map { sprintf('%.0f', $_) } @rate_on),
 	$p99, $ratio);
+my $busy = median(@foreign) > 0.25;
+note sprintf("CPUs used by other work than this test's, per window: %s (median %.2f)",
+	join(', ', map { sprintf('%.2f', $_) } @foreign), median(@foreign));
 cmp_ok($ratio, '>', 0.25, 'the bystander is never starved beside the attacker');
 SKIP:
 {
-	# the assumption, checked: the machine had no other heavy load
-	skip "the machine was busy with other work (load average $load_before on $ncpu CPUs); "
-	  . "the throughput ratio was $ratio", 1
-	  if $load_before > $ncpu + 0.5;
+	# the assumption, measured: no other work on the machine
+	skip sprintf("the machine was busy with other work (%.2f CPUs in the median window, on %d CPUs); "
+		  . "the throughput ratio was %.3f", median(@foreign), $ncpu, $ratio), 1
+	  if $busy;
 	cmp_ok($ratio, '>', 0.8,
 		'the bystander keeps more than 80% of its throughput beside the attacker');
 }
-if ($load_before > $ncpu + 0.5)
+if ($busy)
 {
 	# a busy machine stretches every latency: the attacker must not stretch
 	# the bystander's tail much beyond what the machine does alone (a
