@@ -101,6 +101,8 @@ typedef struct DpAggMore
 {
 	uint64		fingerprint;	/* the accumulation units it was built in */
 	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
+	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
+								 * group's rows, for a fused selection */
 	bool		released;		/* noise drawn: the fields below are final */
 	int128		noisy_count;
 	int128		noisy_sum;
@@ -139,12 +141,13 @@ typedef struct DpAggEmpty
 /*
  * Serialized form (between the processes of one server only): version,
  * flags (bit 0: picked; bit 1: bins follow, with squares if bit 2),
- * fingerprint, count, sum, sum of squares, priority, then the bins.  The
+ * fingerprint, count, rows skipped, sum, sum of squares, priority, then
+ * the bins.  The
  * kind of the call is in its fingerprint (release.c), which combining
  * checks.
  */
 #define DP_STATE_SERIAL_VERSION 4
-#define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 16 + 16 + 8)
+#define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 8 + 16 + 16 + 8)
 #define DP_STATE_FLAG_PICKED 1
 #define DP_STATE_FLAG_BINS 2
 #define DP_STATE_FLAG_SQUARES 4
@@ -181,6 +184,19 @@ static inline int128
 state_sumsq(const DpAggState *st)
 {
 	return st->more ? st->more->sumsq : 0;
+}
+
+static inline int64
+state_skipped(const DpAggState *st)
+{
+	return st->more ? st->more->skipped : 0;
+}
+
+/* a row the call does not count (NULL, NaN): the cold path */
+static pg_noinline void
+skip_row(DpAggState *st, const DpRelease *r)
+{
+	state_more(st, r)->skipped++;
 }
 
 static inline bool
@@ -255,6 +271,8 @@ dp_count_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		st->count++;
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -303,7 +321,10 @@ static inline void
 accumulate_float(DpAggState *st, const DpRelease *r, double v)
 {
 	if (isnan(v))
-		return;					/* skipped, and not counted by dp_avg */
+	{
+		skip_row(st, r);		/* not counted by dp_avg */
+		return;
+	}
 	if (unlikely(r->auto_bounds))
 	{
 		dp_bins_add(st->more->bins, v);
@@ -324,6 +345,8 @@ dp_sum_int2_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT16(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -334,6 +357,8 @@ dp_sum_int4_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT32(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -344,6 +369,8 @@ dp_sum_int8_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT64(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -354,6 +381,8 @@ dp_sum_float4_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT4(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -364,6 +393,8 @@ dp_sum_float8_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT8(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -391,7 +422,10 @@ accumulate_numeric(DpAggState *st, const DpRelease *r, Datum d)
 	/* the rest with numeric arithmetic (NaN is skipped, infinities clamped) */
 	v = DatumGetNumeric(d);
 	if (numeric_is_nan(v))
+	{
+		skip_row(st, r);
 		return;
+	}
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 										  NumericGetDatum(r->lower_num))) < 0)
 		v = r->lower_num;
@@ -408,6 +442,8 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		accumulate_numeric(st, call_release(fcinfo), PG_GETARG_DATUM(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -495,6 +531,7 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 		s1->count = 0;
 		s1->sum = 0;
 		s1->more->sumsq = 0;
+		s1->more->skipped = 0;
 	}
 	if ((state_bins(s1) != NULL || state_bins(s2) != NULL) != r->auto_bounds)
 		invalid_partial_state(r, "Only aggregates whose bounds are estimated keep their rows by bin.");
@@ -510,6 +547,8 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 	s1->sum += s2->sum;
 	if (state_sumsq(s2) != 0)
 		state_more(s1, r)->sumsq += s2->more->sumsq;
+	if (state_skipped(s2) != 0)
+		state_more(s1, r)->skipped += s2->more->skipped;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -556,6 +595,7 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	uint64		fingerprint;
 	int128		sumsq;
 	int64		pick;
+	int64		skipped;
 
 	check_split(fcinfo, true, "dp_agg.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
@@ -570,6 +610,7 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	fingerprint = st->more->fingerprint;
 	sumsq = state_sumsq(st);
 	pick = state_pick(st);
+	skipped = state_skipped(st);
 
 	result = (bytea *) palloc(VARHDRSZ + size);
 	SET_VARSIZE(result, VARHDRSZ + size);
@@ -578,6 +619,7 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	put_bytes(&p, &flags, 1);
 	put_bytes(&p, &fingerprint, 8);
 	put_bytes(&p, &st->count, 8);
+	put_bytes(&p, &skipped, 8);
 	put_bytes(&p, &st->sum, 16);
 	put_bytes(&p, &sumsq, 16);
 	put_bytes(&p, &pick, 8);
@@ -616,6 +658,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	get_bytes(&p, &flags, 1);
 	get_bytes(&p, &m->fingerprint, 8);
 	get_bytes(&p, &st->count, 8);
+	get_bytes(&p, &m->skipped, 8);
 	get_bytes(&p, &st->sum, 16);
 	get_bytes(&p, &m->sumsq, 16);
 	get_bytes(&p, &m->pick, 8);
@@ -638,7 +681,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 				 errmsg("invalid serialized dp_agg state")));
 	if (version != DP_STATE_SERIAL_VERSION ||
 		(flags & ~(DP_STATE_FLAG_PICKED | DP_STATE_FLAG_BINS | DP_STATE_FLAG_SQUARES)) != 0 ||
-		st->count < 0 || (!m->picked && m->pick != 0))
+		st->count < 0 || m->skipped < 0 || (!m->picked && m->pick != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -700,6 +743,38 @@ draw_noise(DpAggState *st, const DpRelease *r)
 }
 
 /*
+ * A fused selection (selection.c): its own state counted no row (FILTER
+ * (WHERE false)); the rows of its group are those the host's final
+ * function gave, just before, for the same group: exactly one host release
+ * since the selection's last one.  Drawn once: a state released already
+ * keeps its draw.
+ */
+static void
+fed_rows(DpAggState *st, const DpRelease *r)
+{
+	DpSelectionFeed *f = r->feed;
+
+	if (st->count != 0 || state_skipped(st) != 0)
+		elog(ERROR, "dp_agg: a fused private selection counted rows of its own");
+	if (st->more != NULL && st->more->released)
+		return;
+	if (f->finals != f->selects + 1)
+		elog(ERROR, "dp_agg: a private selection without the rows of its group");
+	f->selects++;
+	st->count = f->rows;
+}
+
+/* a host's rows of the group it releases, for the fused selection next */
+static void
+feed_rows(const DpAggState *st, const DpRelease *r)
+{
+	if (r->feed == NULL)
+		return;
+	r->feed->rows = st->count + state_skipped(st);
+	r->feed->finals++;
+}
+
+/*
  * The state to release, with its noise drawn (once).  An empty input gives
  * a NULL state: the release is then the noise alone.
  */
@@ -728,6 +803,8 @@ released_state(FunctionCallInfo fcinfo, DpAggEmpty *empty, const DpRelease **rp)
 	else
 		st = (DpAggState *) PG_GETARG_POINTER(0);
 	check_units(st, r);
+	if (r->call.kind == DP_SELECT && r->feed != NULL)
+		fed_rows(st, r);
 	/* with estimated bounds, the noise follows the bounds (auto_release) */
 	if (!r->auto_bounds)
 		draw_noise(st, r);
@@ -1145,6 +1222,7 @@ final_release(FunctionCallInfo fcinfo)
 
 	if (r->auto_bounds)
 		return auto_release(fcinfo, st, r);
+	feed_rows(st, r);
 	return release_datum(st, r, wants_estimate(fcinfo));
 }
 

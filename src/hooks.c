@@ -142,6 +142,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	PG_END_TRY();
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
+	else if (!OidIsValid(citus_relid))
+		dp_selection_fuse(stmt);	/* a selection reads its rows from a DP aggregate */
 	/*
 	 * Which plans depend on the role (README, "Protected tables", "What
 	 * protection changes").  A cached plan is used again only by the role
