@@ -841,3 +841,239 @@ END
 $$;
 COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
 'the epsilon, at the given delta, of everything a role has released since its last reset: the Renyi DP composition of its releases beside the basic composition of its private selections (for pld accounting: the better of that and the PLD certificate admission uses, dp_agg.pld_budget_epsilon)';
+
+
+--------------------------------------------------------------------------
+-- Everyday statement shapes on protected tables: the sample of privacy
+-- units
+--
+-- README, "Subsampling".  On a relation with a privacy unit, TABLESAMPLE
+-- dp_agg.secure_bernoulli (p), and BERNOULLI (p) without REPEATABLE, keep
+-- or drop each unit with all its rows: the rewrite of privacy units
+-- (src/privacy_unit.c) replaces the clause by the condition
+-- dp_agg.unit_sampled(unit, p, method), SipHash-2-4 of the unit's hash
+-- under a secret key drawn for each execution (src/unit_sample.c).  The
+-- releases are amplified at the level of units.  Lookup joins, privacy
+-- units through views, sub-queries and CTEs, DISTINCT inside DP
+-- aggregates over protected relations, INSERT ... SELECT and
+-- partitionwise aggregation need no SQL object.  dp_agg.unit_sampled
+-- stays executable by PUBLIC: the rewritten statement calls it as the
+-- analyst; the guard refuses it anywhere else, and a leader evaluates only
+-- the rewrite's calls.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.unit_sampled(anyelement, real, integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_unit_sampled'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.unit_sampled(anyelement, real, integer) IS
+'internal (privacy units): whether a unit is in the sample of the execution (TABLESAMPLE on a relation with a privacy unit); only in statements rewritten by dp_agg';
+
+
+--------------------------------------------------------------------------
+-- Citus: protected tables and privacy units on distributed tables
+--
+-- A DP statement on a Citus table whose rows have a privacy unit groups its
+-- inner statement by the unit too; dp_agg.dist_run then bounds each unit's
+-- contribution, once, on the coordinator, and keeps at most
+-- max_groups_contributed of its groups (README, "Citus").  Protected Citus
+-- tables need no new object: dp_agg.protect labels them (security label of
+-- provider dp_agg) so that Citus carries the protection to the workers.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.dist_run(text, integer) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_dist_run' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.dist_run(text, integer) IS
+'runs the distributed part of a priced and charged DP statement on a Citus table with a privacy unit, bounding each unit to the given number of groups (made by the planner, never called by hand)';
+
+
+--------------------------------------------------------------------------
+-- Public group keys: GROUP BY keys with a public domain (listed in the
+-- statement, declared by a DBA, or derived from the statement's constants:
+-- histograms and time series), defaults for the private selection of the
+-- others, and top-k
+--
+-- README, "Public group keys".  A DP statement whose GROUP BY keys have a
+-- public domain releases every key of the domain (a noisy zero where no row
+-- has it) and drops the rows outside it, with no private selection: the
+-- planner hook (src/public_domain.c) groups its rows by the index of their
+-- key in the domain (dp_agg.domain_index over the domain's keys, a bytea
+-- constant of the plan, src/keyset.c), adds one row of its own for each
+-- key, which no DP aggregate counts, and releases only groups holding such
+-- a row (dp_agg.dp_public, which takes dp_select's place and costs
+-- nothing).  Its first argument has type internal: analysts cannot call
+-- it.  dp_agg.public_domain holds the domains DBAs declare.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.public_transfn(internal, internal, boolean, bigint)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_public_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.public_transfn(internal, internal, boolean, bigint) IS
+'transition function of dp_agg.dp_public: counts the rows of a group that belong to its public domain';
+
+CREATE FUNCTION dp_agg.public_finalfn(internal)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_public_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.public_finalfn(internal) IS
+'true for a group of a public domain: one of the domain''s own rows is in it';
+
+CREATE AGGREGATE dp_agg.dp_public(internal, boolean, bigint) (
+    SFUNC = dp_agg.public_transfn,
+    FINALFUNC = dp_agg.public_finalfn,
+    STYPE = internal,
+    SSPACE = 96,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_agg.dp_public(internal, boolean, bigint) IS
+'the groups of a public domain (internal: put in DP statements by dp_agg, never called directly); true for a group that holds one of the domain''s own rows; the third argument is the number of keys';
+
+CREATE FUNCTION dp_agg.domain_index(keyset bytea, VARIADIC "any")
+RETURNS integer AS 'MODULE_PATHNAME', 'dp_domain_index'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.domain_index(bytea, "any") IS
+'the index of a key in the key set of a public domain, NULL if it is not there (made by dp_agg''s planner)';
+
+CREATE FUNCTION dp_agg.domain_key(keyset bytea, index integer, col integer, anyelement)
+RETURNS anyelement AS 'MODULE_PATHNAME', 'dp_domain_key'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.domain_key(bytea, integer, integer, anyelement) IS
+'column col of the key of an index in the key set of a public domain (made by dp_agg''s planner; the last argument gives the type)';
+
+-- the domains DBAs declare: the keys a column, or an expression of the
+-- columns, of a relation can take
+CREATE TABLE dp_agg.public_domain (
+    relation regclass NOT NULL,
+    key text NOT NULL,
+    key_type regtype NOT NULL,
+    keys text[] NOT NULL,
+    set_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (relation, key)
+);
+COMMENT ON TABLE dp_agg.public_domain IS
+'public domains of GROUP BY keys declared by DBAs: a DP statement grouping the rows of relation by key releases every one of keys (and drops the rows with other keys), without private selection';
+COMMENT ON COLUMN dp_agg.public_domain.relation IS 'the relation (its partitions and inheritance children too)';
+COMMENT ON COLUMN dp_agg.public_domain.key IS 'a column of the relation, or an expression of its columns, as declared (parsed with search_path pg_catalog, pg_temp)';
+COMMENT ON COLUMN dp_agg.public_domain.key_type IS 'the type of the key';
+COMMENT ON COLUMN dp_agg.public_domain.keys IS 'the keys, as text written with DateStyle ISO, TimeZone UTC and IntervalStyle postgres';
+COMMENT ON COLUMN dp_agg.public_domain.set_at IS 'when the domain was last declared';
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.public_domain', '');
+REVOKE ALL ON dp_agg.public_domain FROM PUBLIC;
+GRANT SELECT ON dp_agg.public_domain TO PUBLIC;
+
+CREATE FUNCTION dp_agg.public_domain_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'dp_public_domain_changed'
+LANGUAGE C;
+COMMENT ON FUNCTION dp_agg.public_domain_changed() IS
+'trigger: tells every backend that dp_agg.public_domain changed, so that plans made under the old domains are made again';
+REVOKE ALL ON FUNCTION dp_agg.public_domain_changed() FROM PUBLIC;
+
+CREATE TRIGGER public_domain_changed
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_agg.public_domain
+FOR EACH STATEMENT EXECUTE FUNCTION dp_agg.public_domain_changed();
+
+CREATE FUNCTION dp_agg.set_public_domain(relation regclass, key text, keys anyarray)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_set_public_domain'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.set_public_domain(regclass, text, anyarray) IS
+'declares the keys a column or expression of a relation can take (superusers and roles with the privileges of its owner): DP statements grouping by it release every key, without private selection; returns the number of keys';
+REVOKE ALL ON FUNCTION dp_agg.set_public_domain(regclass, text, anyarray) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.clear_public_domain(relation regclass, key text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_clear_public_domain'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dp_agg.clear_public_domain(regclass, text) IS
+'removes a declared public domain; false if there was none';
+REVOKE ALL ON FUNCTION dp_agg.clear_public_domain(regclass, text) FROM PUBLIC;
+
+-- a dropped relation leaves no domain behind (its OID could be reused)
+CREATE FUNCTION dp_agg.public_domain_forget_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM dp_agg.public_domain p
+    USING pg_event_trigger_dropped_objects() d
+    WHERE d.classid = 'pg_class'::regclass AND d.objid = p.relation::oid AND d.objsubid = 0;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.public_domain_forget_dropped() IS
+'event trigger: removes the public domains of dropped relations from dp_agg.public_domain';
+REVOKE ALL ON FUNCTION dp_agg.public_domain_forget_dropped() FROM PUBLIC;
+
+CREATE EVENT TRIGGER dp_agg_public_domain_forget_dropped ON sql_drop
+EXECUTE FUNCTION dp_agg.public_domain_forget_dropped();
+COMMENT ON EVENT TRIGGER dp_agg_public_domain_forget_dropped IS
+'removes the public domains of dropped relations from dp_agg.public_domain';
+
+-- a DP statement on a Citus table whose GROUP BY keys have a public domain:
+-- dist_run gets the domain's key set, and returns one row per key
+CREATE FUNCTION dp_agg.dist_run(text, bytea) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_dist_run' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dp_agg.dist_run(text, bytea) IS
+'runs the distributed part of a priced and charged DP statement on a Citus table whose GROUP BY keys have a public domain, the key set (made by the planner, never called by hand)';
+
+-- top-k (src/top_k.c): HAVING dp_agg.top_k(k [, epsilon]) in a DP statement
+-- with GROUP BY keeps the k groups with the most units, chosen by k rounds
+-- of report noisy max over the groups the statement would release.  The
+-- planner hook takes the condition out of HAVING and adds the internal
+-- aggregate dp_agg.dp_top_k (each group's count, kept by the execution)
+-- and the window function dp_agg.top_k_rank (which ranks them all at
+-- once): analysts call neither.
+CREATE FUNCTION dp_agg.top_k(k integer)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_top_k_condition'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k(integer) IS
+'HAVING dp_agg.top_k(k) in a DP statement with GROUP BY: release only the k groups with the most units, chosen privately at dp_agg.selection_epsilon (or its default share of the statement''s price)';
+
+CREATE FUNCTION dp_agg.top_k(k integer, epsilon float8)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_top_k_condition'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k(integer, float8) IS
+'HAVING dp_agg.top_k(k, epsilon) in a DP statement with GROUP BY: release only the k groups with the most units, chosen privately at epsilon';
+
+CREATE FUNCTION dp_agg.top_k_transfn(internal, internal, integer, float8)
+RETURNS internal AS 'MODULE_PATHNAME', 'dp_select_trans'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k_transfn(internal, internal, integer, float8) IS
+'transition function of dp_agg.dp_top_k: counts the rows (units) of a group';
+
+CREATE FUNCTION dp_agg.top_k_finalfn(internal)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dp_top_k_final'
+LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k_finalfn(internal) IS
+'keeps the count of a group for top-k and returns a handle to it';
+
+CREATE AGGREGATE dp_agg.dp_top_k(internal, integer, float8) (
+    SFUNC = dp_agg.top_k_transfn,
+    FINALFUNC = dp_agg.top_k_finalfn,
+    STYPE = internal,
+    SSPACE = 96,
+    COMBINEFUNC = dp_agg.combinefn,
+    SERIALFUNC = dp_agg.serialfn,
+    DESERIALFUNC = dp_agg.deserialfn,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE dp_agg.dp_top_k(internal, integer, float8) IS
+'the count of a group for top-k (internal: put in DP statements by dp_agg, never called directly); k, then epsilon (NULL for the default)';
+
+CREATE FUNCTION dp_agg.top_k_rank(bigint)
+RETURNS integer AS 'MODULE_PATHNAME', 'dp_top_k_rank'
+LANGUAGE C WINDOW VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.top_k_rank(bigint) IS
+'window function over the groups of a DP statement with top-k: ranks them all by report noisy max, once; NULL outside the k (internal: made by dp_agg''s planner)';
+
+CREATE FUNCTION dp_agg.top_k_sample(counts bigint[], k integer, epsilon float8, draws integer)
+RETURNS SETOF integer[] AS 'MODULE_PATHNAME', 'dp_top_k_sample'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.top_k_sample(bigint[], integer, float8, integer) IS
+'the ranks the top-k mechanism gives counts at epsilon, in each of draws runs (0 outside the k), for tests and audits';
+REVOKE ALL ON FUNCTION dp_agg.top_k_sample(bigint[], integer, float8, integer) FROM PUBLIC;

@@ -127,8 +127,8 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
 -- GROUP BY with a privacy unit: its keys are released only by a private
--- selection, which counts units (README, "Private group keys"), and
--- needs its settings
+-- selection, which counts units (README, "Private group keys"), at its
+-- default price
 SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept$$);
 -- A generous selection: at epsilon 1e9, delta 1e-10 and k = 7 a group of
 -- 2 or more units is released with probability 1 - 1e-16 or more, one of 1
@@ -357,10 +357,14 @@ RESET dp_agg.selection_epsilon;
 RESET dp_agg.selection_delta;
 DROP TABLE pu_one, pu_one_with, pu_one_without;
 
+-- through a view, a sub-query, and a sample of all units, the unit is
+-- bounded as when the relation is read directly (more shapes in
+-- privacy_unit_source and unit_sample)
+SELECT dp_count(*) AS direct FROM pu_visits \gset
+SELECT dp_count(*) = :direct AS through_view FROM pu_view;
+SELECT dp_count(*) = :direct AS through_sub_query FROM (SELECT * FROM pu_visits WHERE age > 3) s;
+SELECT dp_count(*) = :direct AS sampled_whole FROM pu_visits TABLESAMPLE BERNOULLI (100);
 -- what is refused (fail closed)
-SELECT pu_try($$SELECT dp_count(*) FROM pu_view$$);
-SELECT pu_try($$SELECT dp_count(*) FROM (SELECT * FROM pu_visits WHERE age > 3) s$$);
-SELECT pu_try($$SELECT dp_count(*) FROM pu_visits TABLESAMPLE BERNOULLI (50)$$);
 SELECT pu_try($$SELECT dp_count(*), count(*) FROM pu_visits$$);
 -- the internal functions are the rewrite's only
 SELECT pu_try($$SELECT dp_agg.unit_release_dp_count(dp_agg.unit_bound_dp_count(*)) FROM pu_visits$$);

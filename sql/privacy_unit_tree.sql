@@ -109,10 +109,13 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET dp_agg.group_keys;
 
--- a view or sub-query over a partition is refused like one over the parent
+-- a view or sub-query over a partition finds the unit like one over the
+-- parent: the same releases as read directly
 CREATE VIEW pt_view AS SELECT * FROM pt_a1;
-SELECT pt_try($$SELECT dp_count(*) FROM pt_view$$);
-SELECT pt_try($$SELECT dp_count(*) FROM (SELECT * FROM pt_b) s$$);
+SELECT dp_count(*) AS direct_a1 FROM pt_a1 \gset
+SELECT dp_count(*) AS direct_b FROM pt_b \gset
+SELECT dp_count(*) = :direct_a1 AS through_view FROM pt_view;
+SELECT dp_count(*) = :direct_b AS through_sub_query FROM (SELECT * FROM pt_b) s;
 
 -- the same unit set again below: the smallest max_groups_contributed
 -- applies (the ledger's), on the relation and what it holds

@@ -55,6 +55,7 @@
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
+#include "top_k.h"
 
 PG_FUNCTION_INFO_V1(dp_count_star_trans);
 PG_FUNCTION_INFO_V1(dp_count_trans);
@@ -82,6 +83,9 @@ PG_FUNCTION_INFO_V1(dp_unit_bound_var_final);
 PG_FUNCTION_INFO_V1(dp_unit_bound_stddev_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
+PG_FUNCTION_INFO_V1(dp_public_trans);
+PG_FUNCTION_INFO_V1(dp_public_final);
+PG_FUNCTION_INFO_V1(dp_top_k_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
 PG_FUNCTION_INFO_V1(dp_dist_final);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
@@ -460,6 +464,21 @@ dp_select_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * dp_agg.dp_public(internal, boolean, bigint): counts the group's rows of
+ * its public domain, those whose second argument is true (public_domain.c);
+ * the statement's other rows are skipped, NULL or false
+ */
+Datum
+dp_public_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+		st->count++;
+	PG_RETURN_POINTER(st);
+}
+
 /* ---------- parallel and partial aggregation ---------- */
 
 static void
@@ -737,6 +756,14 @@ draw_noise(DpAggState *st, const DpRelease *r)
 		case DP_MEDIAN:
 		case DP_BOUNDS:
 			elog(ERROR, "dp_agg: %s has no sums to release", dp_kind_name(r->call.kind));
+			break;
+		case DP_PUBLIC:
+			/* a group of the domain has its own row: no draw, nothing to hide */
+			m->noisy_count = st->count > 0 ? 1 : 0;
+			break;
+		case DP_TOP_K:
+			/* the count goes to the store of top-k, which ranks all groups at once */
+			m->noisy_count = dp_top_k_handle(r, st->count);
 			break;
 	}
 	m->released = true;
@@ -1369,10 +1396,15 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	DpAggMore	more;
 	const DpRelease *r;
 
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		not_in_aggregate("dp_agg.dist_transfn");
+	/*
+	 * A state with a ticket was made below, in this aggregate: a state read
+	 * by the type's input function, or copied, has none.  So the aggregate
+	 * context is checked once, when the state is made.
+	 */
 	if (PG_ARGISNULL(0))
 	{
+		if (!AggCheckCallContext(fcinfo, &aggcontext))
+			not_in_aggregate("dp_agg.dist_transfn");
 		r = dp_release_for_call(fcinfo, "dp_agg.sum");
 		if (r->dist_nonce == NULL)
 			not_in_aggregate("dp_agg.dist_transfn");
@@ -1387,6 +1419,8 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 			not_in_aggregate("dp_agg.dist_transfn");
 	}
 
+	/* every row of the group that reaches the call (the private selection's count) */
+	ds->rows++;
 	if (r->call.kind == DP_COUNT_STAR)
 		ds->count++;
 	else if (PG_NARGS() < 3 || PG_ARGISNULL(2))
@@ -1475,6 +1509,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	s1->count += s2->count;
 	s1->sum += s2->sum;
 	s1->sumsq += s2->sumsq;
+	s1->rows += s2->rows;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -1534,6 +1569,34 @@ dp_select_final(PG_FUNCTION_ARGS)
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
 	PG_RETURN_BOOL(st->more->noisy_count != 0);
+}
+
+/*
+ * true to release the group: it is a key of the statement's public domain,
+ * whatever its rows (public_domain.c)
+ */
+Datum
+dp_public_final(PG_FUNCTION_ARGS)
+{
+	DpAggEmpty	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_BOOL(st->more->noisy_count != 0);
+}
+
+/*
+ * dp_agg.dp_top_k(internal, integer, float8): the handle of the group's
+ * count in the store of top-k (top_k.c), which tells nothing about it
+ */
+Datum
+dp_top_k_final(PG_FUNCTION_ARGS)
+{
+	DpAggEmpty	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_INT64((int64) st->more->noisy_count);
 }
 
 /* ---------- privacy units (privacy_unit.c) ---------- */
@@ -1615,26 +1678,6 @@ dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * round(c total / m), half up, for 0 <= c <= m, m > 0, |total| < 2^125:
- * total = q m + rem with 0 <= rem < m, so c total / m = c q + c rem / m,
- * c q and 2 c rem + m within 128 bits (c, m < 2^63, |q| < 2^63 here, as
- * total is at most m rows of at most 2^62 units)
- */
-static int128
-scale_total(int128 total, int64 c, int64 m)
-{
-	int128		q = total / m;
-	int128		rem = total % m;
-
-	if (rem < 0)
-	{
-		q -= 1;
-		rem += m;
-	}
-	return (int128) c * q + ((int128) 2 * c * rem + m) / ((int128) 2 * m);
-}
-
-/*
  * level 1 of dp_avg, dp_var and dp_stddev: the unit's clamped rows
  * weighted by c / m, c = min(m, max_rows_contributed) of its m rows: c rows'
  * worth at the unit's own mean, so count c and total round(c S / m) (and
@@ -1658,8 +1701,8 @@ dp_unit_bound_avg_final(PG_FUNCTION_ARGS)
 	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
 	if (rows > count)
 	{
-		sum = scale_total(sum, count, rows);
-		sumsq = scale_total(sumsq, count, rows);
+		sum = dp_scale_total(sum, count, rows);
+		sumsq = dp_scale_total(sumsq, count, rows);
 	}
 	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, sumsq));
 }
@@ -1748,6 +1791,8 @@ pick_inner_transition(const DpRelease *r)
 		case DP_MEDIAN:
 		case DP_BOUNDS:
 		case DP_SELECT:
+		case DP_PUBLIC:
+		case DP_TOP_K:
 			break;
 	}
 	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);

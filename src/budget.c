@@ -193,7 +193,8 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 
 /* ERROR with the charger's reason for not charging role */
 static void
-report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta)
+report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta,
+			   double selection_delta)
 {
 	const char *rolename = GetUserNameFromId(role, true);
 
@@ -229,8 +230,17 @@ report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delt
 								 "the budget has epsilon %g and delta %g left. "
 								 "Nothing was charged or released.",
 								 epsilon, delta, reply->epsilon_remaining, reply->delta_remaining),
-					 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
-							 "or ask for a larger budget.")));
+					 /*
+					  * the delta of a private selection the budget cannot pay:
+					  * say where it comes from
+					  */
+					 selection_delta > 0 && reply->delta_remaining < delta
+					 ? errhint("The private selection of the GROUP BY keys costs delta %g "
+							   "(dp_agg.selection_delta): group by keys with a public domain, "
+							   "which need no selection, or ask for a budget with a delta.",
+							   selection_delta)
+					 : errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
+							   "or ask for a larger budget.")));
 			break;
 		case DP_CHARGE_NO_BUDGET:
 			ereport(ERROR,
@@ -458,6 +468,6 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	reply = palloc(sizeof(DpChargeReply));
 	req = charge_round_trips(req, reply);
 	if (reply->result != DP_CHARGE_OK)
-		report_refusal(req->role, reply, epsilon, delta);
+		report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
 	wait_durable(reply->commit_lsn);
 }

@@ -42,6 +42,10 @@ static Oid	error_bar_oids[DP_BAR_SCALE + 1];
 static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
 static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
 static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
+static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, real, integer) */
+static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
+static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
+static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg.top_k_rank(bigint) */
 static bool dp_calls_valid = false;
 
 static Oid	get_func_signature_first_arg(Oid funcid);
@@ -194,6 +198,35 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		if (info->vclass == DP_VALUE_NONE || info->nargs > 2)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
+	else if (strcmp(sym, "dp_public_final") == 0)
+	{
+		/*
+		 * dp_agg.dp_public(internal, boolean, bigint): whether a group holds
+		 * a key of its public domain; no SQL expression has type internal
+		 */
+		info->kind = DP_PUBLIC;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		if (info->nargs != 3 || argtypes[0] != INTERNALOID || argtypes[1] != BOOLOID ||
+			argtypes[2] != INT8OID)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
+	else if (strcmp(sym, "dp_top_k_final") == 0)
+	{
+		/*
+		 * dp_agg.dp_top_k(internal, integer, float8): the count of a group,
+		 * for the top-k mechanism (top_k.c); k, then epsilon (NULL: the
+		 * selection's default)
+		 */
+		info->kind = DP_TOP_K;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		info->k_arg = 1;
+		info->epsilon_arg = 2;
+		if (info->nargs != 3 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID ||
+			argtypes[2] != FLOAT8OID)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 	else
 	{
 		/*
@@ -309,6 +342,10 @@ build_calls(void)
 	estimate_part_oid = InvalidOid;
 	estimate_scale_oid = InvalidOid;
 	estimate_type_oid = InvalidOid;
+	unit_sampled_oid = InvalidOid;
+	domain_index_oid = InvalidOid;
+	domain_key_oid = InvalidOid;
+	top_k_rank_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -329,6 +366,9 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
 				strcmp(get_func_name(d->objid), "unit_keep") == 0)
 				unit_keep_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
+				strcmp(get_func_name(d->objid), "top_k_rank") == 0)
+				top_k_rank_oid = d->objid;
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION)
 			{
 				const char *name = get_func_name(d->objid);
@@ -350,6 +390,12 @@ build_calls(void)
 					relation_statistic_oid[1] = d->objid;
 				else if (strcmp(name, "statistics_visible") == 0)
 					statistics_visible_oid = d->objid;
+				else if (strcmp(name, "unit_sampled") == 0)
+					unit_sampled_oid = d->objid;
+				else if (strcmp(name, "domain_index") == 0)
+					domain_index_oid = d->objid;
+				else if (strcmp(name, "domain_key") == 0)
+					domain_key_oid = d->objid;
 				for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
 				{
 					if (strcmp(name, bars[b]) == 0)
@@ -506,6 +552,80 @@ dp_estimate_scale_oid(void)
 	return estimate_scale_oid;
 }
 
+/* dp_agg.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
+Oid
+dp_unit_sampled_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_sampled_oid;
+}
+
+/* The aggregate dp_agg.dp_public, InvalidOid before version 0.4. */
+Oid
+dp_public_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_PUBLIC)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
+/* The aggregate dp_agg.dp_top_k, InvalidOid before version 0.4. */
+Oid
+dp_top_k_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_TOP_K)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
+/* dp_agg.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
+Oid
+dp_top_k_rank_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return top_k_rank_oid;
+}
+
+/* dp_agg.domain_index (keyset.c); InvalidOid before 0.4 */
+Oid
+dp_domain_index_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return domain_index_oid;
+}
+
+/* dp_agg.domain_key (keyset.c); InvalidOid before 0.4 */
+Oid
+dp_domain_key_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return domain_key_oid;
+}
+
 bool
 dp_extension_present(void)
 {
@@ -538,6 +658,10 @@ dp_kind_name(DpAggKind kind)
 			return "dp_median";
 		case DP_BOUNDS:
 			return "dp_bounds";
+		case DP_PUBLIC:
+			return "dp_public";
+		case DP_TOP_K:
+			return "dp_top_k";
 	}
 	return "?";
 }
@@ -548,6 +672,8 @@ dp_arg_name(const DpCallInfo *info, int argno)
 {
 	if (argno == info->epsilon_arg)
 		return "epsilon";
+	if (argno == info->k_arg && info->kind == DP_TOP_K)
+		return "k";
 	if (argno == info->delta_arg)
 		return "delta";
 	if (argno == info->lower_arg)

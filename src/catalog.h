@@ -20,10 +20,12 @@ typedef enum DpAggKind
 	DP_STDDEV,					/* dp_stddev: its square root */
 	DP_PERCENTILE,				/* dp_percentile: quantiles (quantile_tree.c) */
 	DP_MEDIAN,					/* dp_median: the quantile 0.5 */
-	DP_BOUNDS					/* dp_bounds: clamping bounds (auto_bounds.c) */
+	DP_BOUNDS,					/* dp_bounds: clamping bounds (auto_bounds.c) */
+	DP_PUBLIC,					/* a group of a public domain (public_domain.c) */
+	DP_TOP_K					/* the count of a group for top-k (top_k.c) */
 } DpAggKind;
 
-#define DP_KIND_MAX DP_BOUNDS
+#define DP_KIND_MAX DP_TOP_K
 
 /* kinds whose values are clamped to bounds and summed: sums and moments */
 #define DP_KIND_SUMS(kind) \
@@ -64,6 +66,30 @@ typedef enum DpUnitLevel
  */
 #define DP_UNIT_LOCATION (-0x5eed)
 
+/*
+ * The mark of a lookup table (lookup_join.c): a relation joined to the
+ * input of DP aggregates on a unique key of its own, so that each input
+ * row matches at most one of its rows.  The planner hook sets it on the
+ * relation's range table entry after checking the join, in the field
+ * ctelevelsup, which PostgreSQL reads for references to CTEs only: the
+ * parser, the rewriter and stored rules never set it on a relation (nor
+ * write it out for one), so an analyst cannot forge it, and the planner
+ * copies it into the plan's range table and into the entries of the
+ * relation's partitions.  Parallel workers' plans do not carry it; the
+ * leader checks the plan (guard.c).
+ */
+#define DP_LOOKUP_MARK ((Index) 0x5eed100c)
+#define DP_RTE_IS_LOOKUP(rte) \
+	((rte)->rtekind == RTE_RELATION && (rte)->ctelevelsup == DP_LOOKUP_MARK)
+
+/*
+ * The parse location of the nodes the rewrite of public domains makes
+ * (public_domain.c, key_list.c): domain_index, domain_key, the domain's
+ * generate_series, the FILTER that keeps the domain's rows out of the DP
+ * aggregates, dp_public.
+ */
+#define DP_DOMAIN_LOCATION (-0x5ee0)
+
 /* What the catalog says about a DP aggregate: its kind and argument layout. */
 typedef struct DpCallInfo
 {
@@ -76,9 +102,9 @@ typedef struct DpCallInfo
 	int			upper_arg;
 	int			epsilon_arg;
 	int			delta_arg;
-	int			k_arg;			/* dp_select: max_groups_contributed */
 	int			p_arg;			/* dp_percentile: the percentile(s) */
 	bool		p_array;		/* ... given as an array: one value each */
+	int			k_arg;			/* dp_select: max_groups_contributed; dp_top_k: k */
 	DpUnitLevel unit;			/* which level of a rewrite, if any */
 } DpCallInfo;
 
@@ -108,5 +134,11 @@ extern DpErrorBar dp_error_bar_function(Oid funcid);
 extern Oid	dp_estimate_type(void);
 extern Oid	dp_estimate_part_oid(void);
 extern Oid	dp_estimate_scale_oid(void);
+extern Oid	dp_unit_sampled_oid(void);
+extern Oid	dp_public_aggregate(void);
+extern Oid	dp_domain_index_oid(void);
+extern Oid	dp_domain_key_oid(void);
+extern Oid	dp_top_k_aggregate(void);
+extern Oid	dp_top_k_rank_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

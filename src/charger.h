@@ -62,7 +62,7 @@ typedef struct DpChargeRequest
 	double		epsilon;
 	double		delta;
 	double		selection_epsilon;	/* of epsilon and delta: the private */
-	double		selection_delta;	/* selections (issue 12) */
+	double		selection_delta;	/* selections of GROUP BY keys */
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;

@@ -138,9 +138,80 @@
 #include "varatt.h"
 #endif
 
+/*
+ * get_ordering_op_properties reports the operator's comparison as a
+ * CompareType from 18, as a btree strategy number before (protect_guard.c)
+ */
+#if PG_VERSION_NUM >= 180000
+#define DP_ORDERING_KIND CompareType
+#else
+#define DP_ORDERING_KIND int16
+#endif
+
+/*
+ * The btree interpretations of an operator became index interpretations in
+ * 18, of every index method, with compare types numbered as the btree
+ * strategies (bins.c): DP_OP_BTREE_STRATEGIES lists the btree strategy
+ * numbers (ints) of the operator, NIL when it has none.
+ */
+#if PG_VERSION_NUM >= 180000
+#include "catalog/pg_am_d.h"
+#include "utils/lsyscache.h"
+static inline List *
+DP_OP_BTREE_STRATEGIES(Oid opno)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, get_op_index_interpretation(opno))
+	{
+		OpIndexInterpretation *i = lfirst(lc);
+
+		if (get_opfamily_method(i->opfamily_id) == BTREE_AM_OID)
+			result = lappend_int(result, (int) i->cmptype);
+	}
+	return result;
+}
+#else
+#include "utils/lsyscache.h"
+static inline List *
+DP_OP_BTREE_STRATEGIES(Oid opno)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, get_op_btree_interpretation(opno))
+		result = lappend_int(result, ((OpBtreeInterpretation *) lfirst(lc))->strategy);
+	return result;
+}
+#endif
+
+/* a query without LIMIT: LIMIT_OPTION_DEFAULT went in 16 (COUNT, with no count) */
+#if PG_VERSION_NUM >= 160000
+#define DP_LIMIT_OPTION_NONE LIMIT_OPTION_COUNT
+#else
+#define DP_LIMIT_OPTION_NONE LIMIT_OPTION_DEFAULT
+#endif
+
+/* Vars name the outer joins that can make them NULL (varnullingrels) since 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_CLEAR_NULLINGRELS(var) ((var)->varnullingrels = NULL)
+#else
+#define DP_CLEAR_NULLINGRELS(var) ((void) (var))
+#endif
+
 /* 16 moved permission checks from range table entries to rteperminfos */
 #if PG_VERSION_NUM >= 160000
 #define DP_HAVE_RTEPERMINFO 1
+#endif
+
+/* ... and with them the columns a query reads of a relation (dist_exec.c) */
+#if PG_VERSION_NUM >= 160000
+#define DP_QUERY_RTE_SELECTED_COLS(query, rte) \
+	((rte)->perminfoindex == 0 ? NULL : \
+	 getRTEPermissionInfo((query)->rteperminfos, (rte))->selectedCols)
+#else
+#define DP_QUERY_RTE_SELECTED_COLS(query, rte) ((rte)->selectedCols)
 #endif
 
 #endif							/* DP_AGG_COMPAT_H */

@@ -138,6 +138,8 @@ dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 		return;
 	}
 	appendStringInfo(buf, "{\"method\": \"%s\", ", s->method ? s->method : "unknown");
+	if (s->units)
+		appendStringInfoString(buf, "\"units\": true, ");
 	json_number(buf, "rate", s->rate);
 	appendStringInfo(buf, ", \"amplified\": %s, ", s->amplified ? "true" : "false");
 	json_number(buf, "base_epsilon", ns->base_epsilon);
@@ -205,6 +207,22 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	if (r->call.kind == DP_SELECT)
 	{
 		dp_selection_describe(buf, r);
+		return;
+	}
+	if (r->call.kind == DP_TOP_K)
+	{
+		/* top-k: k rounds of report noisy max (top_k.c) */
+		appendStringInfo(buf, "{\"top_k\": {\"mechanism\": \"report_noisy_max\", \"k\": %d, ", r->top_k);
+		json_number(buf, "epsilon", r->epsilon);
+		appendStringInfoString(buf, ", ");
+		json_number(buf, "noise_scale", r->count.noise_scale);
+		appendStringInfoString(buf, ", \"noise\": \"laplace\"}}");
+		return;
+	}
+	if (r->call.kind == DP_PUBLIC)
+	{
+		/* the groups of a public domain: every key, no selection, no price */
+		appendStringInfo(buf, "{\"public_domain\": {\"keys\": " INT64_FORMAT "}}", r->public_keys);
 		return;
 	}
 	appendStringInfo(buf, "{\"aggregate\": \"%s\", ", dp_kind_name(r->call.kind));

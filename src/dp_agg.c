@@ -17,7 +17,10 @@
 
 #include "budget.h"
 #include "catalog.h"
+#include "dist_protect.h"
 #include "dist_replay.h"
+#include "dist_session.h"
+#include "domain_catalog.h"
 #include "guc.h"
 #include "hooks.h"
 #include "inheritance.h"
@@ -42,7 +45,10 @@ _PG_init(void)
 	dp_preloaded = true;
 	dp_inheritance_init();
 	dp_protect_init();
+	dp_dist_protect_init();
+	dp_dist_session_init();
 	dp_unit_catalog_init();
+	dp_domain_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();
 	dp_replay_init();

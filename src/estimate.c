@@ -32,6 +32,7 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
+#include "compat.h"
 #include "estimate.h"
 
 PG_FUNCTION_INFO_V1(dp_estimate_in);

@@ -7,7 +7,9 @@
  *
  *   plan -> guard -> price -> charge -> aggregate -> noise -> release
  *
- * At planning the guard rejects statements it cannot price (guard.c), and
+ * At planning the joins of DP statements to lookup tables are checked and
+ * the lookup tables marked (lookup_join.c), the guard rejects statements
+ * it cannot price (guard.c), and
  * statements over relations with a privacy unit are rewritten to bound
  * each unit's contribution (privacy_unit.c), and the groups of a DP
  * statement with GROUP BY are put under private selection (selection.c; on
@@ -34,16 +36,20 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_proc.h"
 #include "executor/executor.h"
+#include "optimizer/cost.h"
 #include "optimizer/planner.h"
+#include "utils/guc.h"
 
 #include "budget.h"
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_plan.h"
+#include "domain_exec.h"
 #include "error_bars.h"
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
+#include "lookup_join.h"
 #include "pick_key.h"
 #include "price.h"
 #include "privacy_unit.h"
@@ -51,10 +57,11 @@
 #include "protect_check.h"
 #include "protect_guard.h"
 #include "protect_stats.h"
+#include "public_domain.h"
 #include "registry.h"
 #include "selection.h"
 #include "side_reads.h"
-#include "unit_catalog.h"
+#include "top_k.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
@@ -79,18 +86,49 @@ reads_protected(PlannedStmt *stmt)
 	return false;
 }
 
+/*
+ * A DP statement is planned without partitionwise aggregation.  With
+ * enable_partitionwise_aggregate, the planner may aggregate each partition
+ * of a partitioned table on its own, below an Append: fully (each
+ * partition's groups released by their own aggregation node, each priced
+ * and noised on its own) or partially (partial states combined above the
+ * Append).  The guard accepts neither: the first would price one release
+ * per partition, and a DP aggregate below an Append is refused.  So the
+ * setting is turned off while such a statement is planned: the partitions
+ * are read through one Append, below one aggregation, as for any
+ * partitioned table.  Returns the GUC nest level to close, or -1.
+ */
+static int
+plan_without_partitionwise_aggregation(Query *parse)
+{
+	int			nestlevel;
+
+	if (!enable_partitionwise_aggregate || !dp_query_has_dp(parse))
+		return -1;
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_partitionwise_aggregate", "off", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
 static PlannedStmt *
-dp_planner(Query *parse, const char *query_string, int cursorOptions,
-		   ParamListInfo boundParams)
+dp_plan(Query *parse, const char *query_string, int cursorOptions,
+		ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
 	Oid			citus_relid;
-	DpUnit		unit;
 	List	   *fragment_specs = NIL;
 	void	   *side_reads;
 	bool		may_check;
+	int			gucs;
 
+	/* key lists of the statement (key_list.c), before the guards see their joins */
+	dp_domain_prepare(parse);
+	/* its conditions HAVING dp_agg.top_k(k) (top_k.c) */
+	dp_top_k_prepare(parse);
+	/* joins to lookup tables, which the guards then accept (lookup_join.c) */
+	dp_lookup_check_query(parse);
 	dp_guard_query(parse);
 	names_protected = dp_protect_guard_query(parse);
 	/* for every role: no function reads the rows beside the DP aggregates */
@@ -100,34 +138,41 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
+	/* the public domains of GROUP BY keys (public_domain.c) */
+	dp_domain_resolve(parse);
 	parse = dp_dist_rewrite(parse, &citus_relid);
 	if (OidIsValid(citus_relid))
 	{
-		if (dp_relation_protected(citus_relid))
+		/* a Citus statement's units and keys are handled by its rewrite (dist_plan.c) */
+		if (dp_top_k_requested())
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DP statements on protected Citus tables are not supported"),
-					 errdetail("The rules of protected tables are checked on one node's plan; a Citus table is read on its workers."),
-					 errhint("Keep protected tables local, or undistribute the table.")));
-		if (dp_unit_of_read(citus_relid, false, &unit))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DP statements on Citus tables with a privacy unit are not supported"),
-					 errdetail("A privacy unit is bounded by aggregating its rows together, and Citus spreads a unit's rows over shards."),
-					 errhint("Clear the privacy unit with dp_agg.clear_privacy_unit, or keep the table local.")));
+					 errmsg("top-k is not supported on Citus tables"),
+					 errdetail("The groups of a DP statement on a Citus table are combined on the coordinator by dp_agg.dist_run, which ranks none."),
+					 errhint("Release the groups' noisy counts and order them by those: ORDER BY dp_count(*) DESC LIMIT k.")));
 	}
-	else if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+	else
 	{
-		/*
-		 * bound each privacy unit's contribution (privacy_unit.c), which
-		 * also selects the group keys of a statement it rewrites, with its
-		 * k; otherwise a unit is a row, in one group
-		 */
-		dp_selection_rewrite(parse, 1);
+		/* the levels with a public domain group by the index of their keys */
+		dp_domain_apply(parse);
+		if (!dp_privacy_unit_rewrite(parse) && dp_query_has_dp(parse))
+		{
+			/*
+			 * bound each privacy unit's contribution (privacy_unit.c), which
+			 * also selects the group keys of a statement it rewrites, with
+			 * its k; otherwise a unit is a row, in one group
+			 */
+			dp_selection_rewrite(parse, 1);
+		}
+		/* ... and read the domain's rows beside the table's */
+		dp_domain_inject(parse);
+		/* the levels with top-k rank their groups */
+		dp_top_k_rewrite(parse);
 	}
 	/* the statistics of one relation are read through their check */
 	may_check = dp_stats_rewrite_query(parse);
 	side_reads = dp_side_reads_plan_begin(parse);
+	gucs = plan_without_partitionwise_aggregation(parse);
 	PG_TRY();
 	{
 		if (prev_planner_hook)
@@ -140,6 +185,9 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		dp_side_reads_plan_end(side_reads);
 	}
 	PG_END_TRY();
+	/* an error aborts the (sub)transaction, which restores the setting */
+	if (gucs >= 0)
+		AtEOXact_GUC(true, gucs);
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	else if (!OidIsValid(citus_relid))
@@ -177,15 +225,41 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 	return stmt;
 }
 
-/* does the statement choose the groups of privacy units by priority? */
+static PlannedStmt *
+dp_planner(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	void	   *domains = dp_domain_begin();
+	void	   *top_k = dp_top_k_begin();
+
+	PG_TRY();
+	{
+		stmt = dp_plan(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		dp_top_k_end(top_k);
+		dp_domain_end(domains);
+	}
+	PG_END_TRY();
+	return stmt;
+}
+
+/*
+ * Does the statement choose the groups of privacy units by priority, or
+ * sample units?  Then it draws its keys (pick_key.c).
+ */
 static bool
-picks_units(List *releases)
+keys_units(List *releases)
 {
 	ListCell   *lc;
 
 	foreach(lc, releases)
 	{
-		if (((DpRelease *) lfirst(lc))->call.unit == DP_UNIT_PICK)
+		DpRelease  *r = lfirst(lc);
+
+		if (r->call.unit == DP_UNIT_PICK || r->sampling.units)
 			return true;
 	}
 	return false;
@@ -199,10 +273,15 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	List	   *fragments;
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
+	bool		dist_untrusted;
 
 	dp_stats_check_start(queryDesc->plannedstmt);
+	/* a DP statement on a Citus table reads it in dist_run (dist_exec.c) */
+	dist_untrusted = dp_dist_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
+										   queryDesc->instrument_options);
 	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 					 queryDesc->instrument_options, &protect);
+	protect.untrusted |= dist_untrusted;
 	PG_TRY();
 	{
 		if (prev_ExecutorStart)
@@ -225,13 +304,19 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	releases = list_concat(releases, dp_dist_price(queryDesc->plannedstmt, queryDesc->params));
 	fragments = dp_dist_fragment_releases(queryDesc->plannedstmt, queryDesc->instrument_options);
 	MemoryContextSwitchTo(oldcxt);
+	/*
+	 * key sets of public domains: opened before any row is read, also by a
+	 * parallel worker whose part of the plan has no DP aggregate
+	 */
+	if (releases != NIL || fragments != NIL || worker)
+		dp_domain_exec_open(queryDesc);
 	if (releases == NIL && fragments == NIL)
 		return;
 
 	if (protect.untrusted && !worker)
 		dp_protect_check_epsilon(releases);
 	/* before any row is read and any worker starts (pick_key.c) */
-	if (!worker && picks_units(releases))
+	if (!worker && keys_units(releases))
 		dp_pick_key_renew(queryDesc);
 	/* a fragment is paid for on the coordinator: no charge here */
 	if (!worker && releases != NIL)

@@ -41,6 +41,7 @@
 #include "utils/rel.h"
 
 #include "inheritance.h"
+#include "relcache_watch.h"
 
 /* relid -> its ancestors (a List in ancestors_cxt) */
 typedef struct AncestorsEntry
@@ -54,7 +55,7 @@ static HTAB *ancestors_cache = NULL;
 static bool cache_enabled = false;
 
 static void
-invalidate_ancestors(Datum arg, Oid relid)
+invalidate_ancestors(Oid relid)
 {
 	if (ancestors_cxt != NULL)
 		MemoryContextReset(ancestors_cxt);
@@ -64,7 +65,7 @@ invalidate_ancestors(Datum arg, Oid relid)
 void
 dp_inheritance_init(void)
 {
-	CacheRegisterRelcacheCallback(invalidate_ancestors, (Datum) 0);
+	dp_relcache_watch(invalidate_ancestors);
 	cache_enabled = true;
 }
 

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * pick_key.c
- *	  The key of the priorities that choose each privacy unit's group:
- *	  drawn from the CSPRNG for each execution, passed to parallel workers.
+ *	  The keys of an execution over privacy units: of the priorities that
+ *	  choose each unit's group, and of the sample of units; drawn from the
+ *	  CSPRNG for each execution, passed to parallel workers.
  *
  * README, "Privacy units".  The fused path of the rewrite (privacy_unit.c,
  * k = 1) gives each (unit, group) the priority SipHash-2-4 under this key
@@ -37,6 +38,18 @@
  * Untrusted roles cannot set it (PGC_SUSET) nor read it
  * (GUC_SUPERUSER_ONLY).
  *
+ * The key of the sample of units (unit_sample.c: TABLESAMPLE on a relation
+ * with a privacy unit keeps a unit when SipHash-2-4 of its hash under this
+ * key falls below the rate) is drawn with it, independently, and lives in
+ * dp_agg.unit_sample_key the same way.  Its secrecy does matter:
+ * amplification by subsampling holds because whether a unit is in the
+ * sample is unknown to whoever sees the release.  So no one can read it:
+ * its show hook (guc.c) hides it from SHOW, current_setting and
+ * pg_settings, for superusers too; PostgreSQL passes the value itself to
+ * parallel workers.  Only superusers can set it, and an execution sets its
+ * own before reading a row (a superuser who sets it from inside the
+ * statement chooses its sample, as a superuser can read the rows anyway).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -49,22 +62,26 @@
 #include "pick_key.h"
 #include "random.h"
 
-/* a running statement that drew a key, newest first */
+/* a running statement that drew keys, newest first */
 typedef struct KeyOwner
 {
 	const void *owner;			/* its QueryDesc */
 	SubTransactionId subid;		/* the subtransaction it started in */
-	char		hex[DP_PICK_KEY_HEX_LEN + 1];
+	char		hex[DP_PICK_KEY_HEX_LEN + 1];	/* of the priorities */
+	char		sample_hex[DP_PICK_KEY_HEX_LEN + 1];	/* of the sample */
 	struct KeyOwner *next;
 } KeyOwner;
 
 static KeyOwner *owners = NULL;
 
+/* the keys of a statement (or none) become the settings' values */
 static void
-set_key(const char *hex)
+set_keys(KeyOwner *o)
 {
-	(void) set_config_option(DP_PICK_KEY_SETTING, hex, PGC_SUSET, PGC_S_SESSION,
-							 GUC_ACTION_SET, true, ERROR, false);
+	(void) set_config_option(DP_PICK_KEY_SETTING, o != NULL ? o->hex : "", PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_SET, true, ERROR, false);
+	(void) set_config_option(DP_SAMPLE_KEY_SETTING, o != NULL ? o->sample_hex : "", PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_SET, true, ERROR, false);
 }
 
 static void
@@ -74,35 +91,46 @@ forget(KeyOwner **p)
 
 	*p = o->next;
 	explicit_bzero(o->hex, sizeof(o->hex));
+	explicit_bzero(o->sample_hex, sizeof(o->sample_hex));
 	pfree(o);
 }
 
-/*
- * Draw a fresh key for the statement owner and make it the value of
- * dp_agg.unit_pick_key until dp_pick_key_release(owner).
- */
-void
-dp_pick_key_renew(const void *owner)
+/* a fresh key from the CSPRNG, in hexadecimal */
+static void
+draw_key(char *hex)
 {
 	uint8		key[DP_SIPHASH_KEY_LEN];
-	KeyOwner   *o = MemoryContextAllocZero(TopMemoryContext, sizeof(KeyOwner));
 
 	StaticAssertStmt(DP_PICK_KEY_HEX_LEN == 2 * DP_SIPHASH_KEY_LEN,
 					 "two hexadecimal digits per key byte");
 	dp_random_fill(key, sizeof(key));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
-		snprintf(o->hex + 2 * i, 3, "%02x", key[i]);
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
 	explicit_bzero(key, sizeof(key));
+}
+
+/*
+ * Draw fresh keys for the statement owner and make them the values of
+ * dp_agg.unit_pick_key and dp_agg.unit_sample_key until
+ * dp_pick_key_release(owner).
+ */
+void
+dp_pick_key_renew(const void *owner)
+{
+	KeyOwner   *o = MemoryContextAllocZero(TopMemoryContext, sizeof(KeyOwner));
+
+	draw_key(o->hex);
+	draw_key(o->sample_hex);
 	o->owner = owner;
 	o->subid = GetCurrentSubTransactionId();
 	o->next = owners;
 	owners = o;
-	set_key(o->hex);
+	set_keys(o);
 }
 
 /*
- * The statement owner ends: its key leaves the setting, for the key of
- * the newest statement still running that drew one, or none.
+ * The statement owner ends: its keys leave the settings, for the keys of
+ * the newest statement still running that drew some, or none.
  */
 void
 dp_pick_key_release(const void *owner)
@@ -114,7 +142,7 @@ dp_pick_key_release(const void *owner)
 		if ((*p)->owner == owner)
 		{
 			forget(p);
-			set_key(owners != NULL ? owners->hex : "");
+			set_keys(owners);
 			return;
 		}
 	}
@@ -138,7 +166,7 @@ pick_key_xact(XactEvent event, void *arg)
 	while (owners != NULL)
 		forget(&owners);
 	if (commit)
-		set_key("");
+		set_keys(NULL);
 }
 
 /* A subtransaction aborts: forget the statements that started in it. */
@@ -172,7 +200,7 @@ hex_digit(char c)
 	return c <= '9' ? c - '0' : c - 'a' + 10;
 }
 
-/* The key of this execution; an error if there is none (fail closed). */
+/* The key of the priorities of this execution; an error if there is none (fail closed). */
 void
 dp_pick_key_read(uint8 *key)
 {
@@ -185,6 +213,22 @@ dp_pick_key_read(uint8 *key)
 				 errmsg("no key for the priorities of privacy units"),
 				 errdetail("The key is drawn when a DP statement over privacy units starts."),
 				 errhint("dp_agg.unit_priority runs only in statements rewritten by dp_agg.")));
+	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
+		key[i] = (uint8) (hex_digit(hex[2 * i]) * 16 + hex_digit(hex[2 * i + 1]));
+}
+
+/* The key of the sample of units of this execution; an error if there is none. */
+void
+dp_sample_key_read(uint8 *key)
+{
+	const char *hex = dp_guc_unit_sample_key;
+
+	if (hex == NULL || strlen(hex) != DP_PICK_KEY_HEX_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no key for the sample of privacy units"),
+				 errdetail("The key is drawn when a DP statement that samples privacy units starts."),
+				 errhint("dp_agg.unit_sampled runs only in statements rewritten by dp_agg.")));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
 		key[i] = (uint8) (hex_digit(hex[2 * i]) * 16 + hex_digit(hex[2 * i + 1]));
 }

@@ -199,6 +199,20 @@ laplace_delta(double b, double d, double eps)
 	return best;
 }
 
+/*
+ * delta(eps) of randomized response at e0, eps >= 0: the pair (p, 1 - p),
+ * (1 - p, p) with p = e^e0 / (1 + e^e0) has H_x = p - x (1 - p) for
+ * 1 <= x <= e^e0, 0 beyond.  Every e0-DP mechanism is dominated by it
+ * (Kairouz, Oh & Viswanath 2015, Theorem 2.1), report noisy max too.
+ */
+static double
+rr_delta(double e0, double eps)
+{
+	if (eps >= e0)
+		return 0;
+	return (expm1(e0) - expm1(eps)) / (1 + exp(e0));
+}
+
 /* delta of the base mechanism (A, B) at s >= 0, an upper bound */
 static double
 base_delta_pos(const DpPldKind *k, double s)
@@ -209,6 +223,8 @@ base_delta_pos(const DpPldKind *k, double s)
 	dp_work_step();
 	if (k->mechanism == DP_PLD_LAPLACE)
 		d = laplace_delta(k->scale, k->sens, s);
+	else if (k->mechanism == DP_PLD_RR)
+		d = rr_delta(k->scale, s);
 	else
 		d = dp_discrete_gaussian_delta(k->scale, s, k->sens);
 	return Min(d, 1.0);
@@ -975,7 +991,7 @@ build_kinds(const DpPldTerm *terms, int n, int dir, KindPld *kinds, double *h)
 	for (int i = 0; i < n; i++)
 		if (kinds[i].omega != NULL)
 			sd = Min(sd, sqrt(kinds[i].var) /
-					 (terms[i].kind.mechanism == DP_PLD_LAPLACE
+					 (terms[i].kind.mechanism != DP_PLD_GAUSSIAN
 					  ? PLD_BINS_PER_SD_LAPLACE : PLD_BINS_PER_SD_GAUSSIAN));
 	if (!isfinite(sd) || sd <= 0)
 		return true;

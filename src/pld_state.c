@@ -75,6 +75,7 @@
 #define PLD_MAX_GAUSSIAN_SCALE 281474976710656.0	/* 2^48 */
 #define PLD_MAX_SENS 9007199254740992.0 /* 2^53: exact in a double */
 #define PLD_MIN_RATE (1.0 / 4294967296.0)	/* 2^-32, BERNOULLI's finest */
+#define PLD_MAX_RR_EPSILON 64.0	/* e^64: far beyond any use, finite in doubles */
 
 /* ---------- the kinds of a priced call ---------- */
 
@@ -124,6 +125,23 @@ dp_release_add_pld(const DpRelease *r, DpPldState *state)
 	 * subsampled mechanism, not several independently subsampled ones:
 	 * composing them as independent would understate their loss.
 	 */
+	if (r->call.kind == DP_PUBLIC)
+		return;					/* no noise, nothing released that depends on the rows */
+	if (r->call.kind == DP_TOP_K)
+	{
+		/* k rounds, each e0-DP: randomized response at e0 dominates each (top_k.c) */
+		k.mechanism = DP_PLD_RR;
+		k.scale = dp_div_up((double) r->count.laplace.s, (double) r->count.laplace.t);
+		k.sens = 1;
+		k.rate = 1;
+		if (k.scale > PLD_MAX_RR_EPSILON)
+			state->saturated = true;	/* beyond any budget: basic composition decides */
+		else
+			dp_pld_state_add(state, &k, (double) r->top_k);
+		if (state->saturated)
+			state->n = 0;
+		return;
+	}
 	/*
 	 * A quantile tree under a privacy unit: a unit moves the counts of a
 	 * level by at most c = k R in all, perhaps spread over several nodes;
@@ -273,15 +291,37 @@ parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
 
 	if (m == NULL || m->type != jbvString)
 		bad_input("a release description has no \"mechanism\"",
-				  "\"mechanism\" must be \"laplace\", \"gaussian\" or \"none\".");
+				  "\"mechanism\" must be \"laplace\", \"gaussian\", \"randomized_response\" or \"none\".");
 	mech = pnstrdup(m->val.string.val, m->val.string.len);
 	rate = sampling_rate(obj, rate);
 	count = count_field(obj, count);
 	if (strcmp(mech, "none") == 0)
 		return;
+	if (strcmp(mech, "randomized_response") == 0)
+	{
+		/* top-k's rounds (top_k.c): an epsilon, sensitivity 1, never sampled */
+		double		e0 = number_field(obj, "epsilon", NAN);
+
+		if (!(e0 > 0 && e0 <= PLD_MAX_RR_EPSILON))
+			bad_input("a randomized response's epsilon is out of range",
+					  psprintf("\"epsilon\" is %g; it must be positive and at most %g.", e0,
+							   PLD_MAX_RR_EPSILON));
+		if (count == 0)
+			return;
+		k.mechanism = DP_PLD_RR;
+		k.scale = e0;
+		k.sens = 1;
+		k.rate = 1;
+		dp_pld_state_add(state, &k, count);
+		if (state->saturated)
+			bad_input("too many kinds of releases",
+					  psprintf("At most %d different releases (mechanism, noise scale, sensitivity "
+							   "and rate) can be composed at once.", DP_PLD_MAX_KINDS));
+		return;
+	}
 	if (strcmp(mech, "laplace") != 0 && strcmp(mech, "gaussian") != 0)
 		bad_input("a release description has an unknown mechanism",
-				  psprintf("The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\" or \"none\".",
+				  psprintf("The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\", \"randomized_response\" or \"none\".",
 						   mech));
 	k.mechanism = strcmp(mech, "laplace") == 0 ? DP_PLD_LAPLACE : DP_PLD_GAUSSIAN;
 	grid = number_field(obj, "grid", 1);
@@ -411,11 +451,16 @@ dp_pld_state_encode(const DpPldState *state)
 	{
 		const DpPldTerm *t = &state->terms[i];
 
-		appendStringInfo(&buf, "%s{\"mechanism\": \"%s\", \"sensitivity\": %.17g, "
-						 "\"noise_scale\": %.17g, \"rate\": %.17g, \"count\": %.0f}",
-						 i > 0 ? ", " : "",
-						 t->kind.mechanism == DP_PLD_LAPLACE ? "laplace" : "gaussian",
-						 t->kind.sens, t->kind.scale, t->kind.rate, t->count);
+		if (t->kind.mechanism == DP_PLD_RR)
+			appendStringInfo(&buf, "%s{\"mechanism\": \"randomized_response\", \"epsilon\": %.17g, "
+							 "\"rate\": 1, \"count\": %.0f}",
+							 i > 0 ? ", " : "", t->kind.scale, t->count);
+		else
+			appendStringInfo(&buf, "%s{\"mechanism\": \"%s\", \"sensitivity\": %.17g, "
+							 "\"noise_scale\": %.17g, \"rate\": %.17g, \"count\": %.0f}",
+							 i > 0 ? ", " : "",
+							 t->kind.mechanism == DP_PLD_LAPLACE ? "laplace" : "gaussian",
+							 t->kind.sens, t->kind.scale, t->kind.rate, t->count);
 	}
 	appendStringInfoChar(&buf, ']');
 	return buf.data;

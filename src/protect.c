@@ -14,7 +14,9 @@
  * Partitions are resolved when asked (pg_inherits, inheritance.c): a
  * partition is protected when it or an ancestor is, and a grant on an
  * ancestor covers it.  A plain inheritance child is protected on its own
- * (README, "Protected tables").
+ * (README, "Protected tables").  On a Citus cluster a relation is also
+ * protected when it carries dp_agg's security label, and a shard when its
+ * table is (dist_protect.c): that is how a worker knows.
  *
  * The allow-list dp_agg.allowed_function names functions by signature
  * (text such as 'pg_catalog.int4pl(integer,integer)'), not by OID: the
@@ -58,8 +60,10 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "dist_protect.h"
 #include "inheritance.h"
 #include "protect.h"
+#include "relcache_watch.h"
 
 /* a row of dp_agg.access, the key of the grants cache */
 typedef struct GrantKey
@@ -104,7 +108,7 @@ static Oid	allowed_catalog = InvalidOid;
  * all made again (and when the catalogs appear, by build_cache).
  */
 static void
-invalidate_protected(Datum arg, Oid relid)
+invalidate_protected(Oid relid)
 {
 	if (shapes != NULL)
 	{
@@ -116,6 +120,8 @@ invalidate_protected(Datum arg, Oid relid)
 			shapes = NULL;
 		}
 	}
+	/* any relation may have got or lost dp_agg's security label */
+	dp_dist_invalidate_labels();
 	if (!OidIsValid(protected_catalog))
 		cache_valid = false;
 	else if (!OidIsValid(relid) || relid == protected_catalog ||
@@ -147,7 +153,8 @@ invalidate_allowed(Datum arg, int cacheid, uint32 hashvalue)
 static void
 invalidate_roles(Datum arg, int cacheid, uint32 hashvalue)
 {
-	if (cache_valid && protected_rels != NULL && hash_get_num_entries(protected_rels) == 0)
+	if (cache_valid && protected_rels != NULL && hash_get_num_entries(protected_rels) == 0 &&
+		!dp_dist_maybe_protected())
 		return;
 	ResetPlanCache();
 }
@@ -155,7 +162,7 @@ invalidate_roles(Datum arg, int cacheid, uint32 hashvalue)
 void
 dp_protect_init(void)
 {
-	CacheRegisterRelcacheCallback(invalidate_protected, (Datum) 0);
+	dp_relcache_watch(invalidate_protected);
 	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, invalidate_roles, (Datum) 0);
 	CacheRegisterSyscacheCallback(AUTHOID, invalidate_roles, (Datum) 0);
 	CacheRegisterSyscacheCallback(PROCOID, invalidate_allowed, (Datum) 0);
@@ -340,12 +347,15 @@ ensure_cache(void)
 		build_cache();
 }
 
-/* Is any relation of this database protected? */
+/*
+ * Is any relation of this database protected?  On a Citus cluster also
+ * those a node knows by their security label (dist_protect.c).
+ */
 bool
 dp_any_protected(void)
 {
 	ensure_cache();
-	return hash_get_num_entries(protected_rels) > 0;
+	return hash_get_num_entries(protected_rels) > 0 || dp_dist_any_protected();
 }
 
 /*
@@ -359,6 +369,7 @@ dp_untrusted_protected(Oid roleid)
 	HASH_SEQ_STATUS seq;
 	Oid		   *relid;
 	Oid			found = InvalidOid;
+	ListCell   *lc;
 
 	if (!dp_any_protected())
 		return InvalidOid;
@@ -367,6 +378,12 @@ dp_untrusted_protected(Oid roleid)
 	{
 		if ((!OidIsValid(found) || *relid < found) && !dp_role_trusted(*relid, roleid))
 			found = *relid;
+	}
+	foreach(lc, dp_dist_labeled_relations())
+	{
+		if ((!OidIsValid(found) || lfirst_oid(lc) < found) &&
+			!dp_role_trusted(lfirst_oid(lc), roleid))
+			found = lfirst_oid(lc);
 	}
 	return found;
 }
@@ -444,13 +461,26 @@ dp_relation_has_children(Oid relid)
 	return relation_shape(relid)->children;
 }
 
-/* The relation and, if it is a partition, its ancestors, nearest first. */
+/*
+ * The relation and, if it is a partition, its ancestors, nearest first;
+ * for a shard of a Citus table, then the table and its ancestors
+ * (dist_protect.c): a shard holds rows of its table.
+ */
 static List *
 relation_and_ancestors(Oid relid)
 {
-	if (!relation_shape(relid)->partition)
-		return list_make1_oid(relid);
-	return lcons_oid(relid, dp_relation_ancestors(relid, true));
+	List	   *rels = list_make1_oid(relid);
+	Oid			table = dp_dist_table_of_shard(relid);
+
+	if (relation_shape(relid)->partition)
+		rels = list_concat(rels, dp_relation_ancestors(relid, true));
+	if (OidIsValid(table))
+	{
+		rels = lappend_oid(rels, table);
+		if (relation_shape(table)->partition)
+			rels = list_concat(rels, dp_relation_ancestors(table, true));
+	}
+	return rels;
 }
 
 /* Is the relation, or a partitioned table it is a partition of, protected? */
@@ -464,18 +494,17 @@ dp_relation_protected(Oid relid)
 		return false;
 	if (hash_search(protected_rels, &relid, HASH_FIND, NULL) != NULL)
 		return true;
-	/* the common case, once per relation of every statement: no partition */
-	if (!relation_shape(relid)->partition)
-		return false;
-	rels = dp_relation_ancestors(relid, true);
+	/* the relation itself (labeled on a Citus node), its ancestors, its table */
+	rels = relation_and_ancestors(relid);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);
 
-		if (hash_search(protected_rels, &r, HASH_FIND, NULL) != NULL)
+		if (hash_search(protected_rels, &r, HASH_FIND, NULL) != NULL || dp_dist_labeled(r))
 			return true;
 	}
-	return false;
+	/* a worker that cannot tell whether it is protected denies (dist_protect.c) */
+	return dp_dist_unknown(relid);
 }
 
 /* Was the role granted access to the relation or to one of its ancestors? */

@@ -10,6 +10,9 @@
 
 #include "compat.h"
 
+/* the detail of a refusal on a Citus worker (dist_protect.c) */
+#define DP_PROTECTED_ON_WORKER "On a Citus worker only roles trusted for a protected table read it or its shards: run DP statements on the coordinator, which sends their fragments to the workers as the table's owner."
+
 extern void dp_protect_init(void);
 extern bool dp_any_protected(void);
 extern bool dp_relation_protected(Oid relid);

@@ -28,6 +28,10 @@
  *     collation is refused (LEAKPROOF, yet it fails at each call);
  *   - TABLESAMPLE only by dp_agg.secure_bernoulli, BERNOULLI REPEATABLE or
  *     SYSTEM (check_tablesample);
+ *   - no ORDER BY inside DP aggregates; DISTINCT inside them with its
+ *     operators and comparison function held to the rules of rows
+ *     (check_distinct); the row-level security policies of lookup tables
+ *     (lookup_join.c) held to them too;
  *   - a level above the DP aggregates, or of a statement without any, may
  *     not read the protected relation: refused here, before the planner
  *     passes its statistics to the statement's operators.
@@ -42,6 +46,7 @@
  */
 #include "postgres.h"
 
+#include "access/nbtree.h"
 #include "access/transam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
@@ -459,6 +464,36 @@ contains_level_var(Node *node, int sublevels)
 	return level_var_walker(node, &sublevels);
 }
 
+/*
+ * DISTINCT inside a DP aggregate: its values are sorted and compared, with
+ * the equality and ordering operators of the DISTINCT clause and the
+ * comparison function of their btree family, on the rows: each is held to
+ * the rules of functions on rows (the arguments vary with the row).
+ */
+static void
+check_distinct(Aggref *a, GuardContext *ctx)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->aggdistinct)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Oid			opfamily;
+		Oid			opcintype;
+		DP_ORDERING_KIND strategy;
+
+		if (OidIsValid(sgc->eqop))
+			check_operator(sgc->eqop, get_opcode(sgc->eqop), (Node *) a->args, a->inputcollid, ctx);
+		if (OidIsValid(sgc->sortop))
+		{
+			check_operator(sgc->sortop, get_opcode(sgc->sortop), (Node *) a->args, a->inputcollid, ctx);
+			if (get_ordering_op_properties(sgc->sortop, &opfamily, &opcintype, &strategy))
+				check_call(get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC),
+						   (Node *) a->args, a->inputcollid, ctx);
+		}
+	}
+}
+
 static bool
 post_walker(Node *node, PostContext *pc)
 {
@@ -468,9 +503,11 @@ post_walker(Node *node, PostContext *pc)
 	{
 		Aggref	   *a = (Aggref *) node;
 
-		if (a->aggorder != NIL || a->aggdistinct != NIL)
-			reject_construct(pc->ctx, "ORDER BY and DISTINCT inside DP aggregates are",
-							 "Their comparisons would run on the rows.", HINT_README);
+		if (a->aggorder != NIL)
+			reject_construct(pc->ctx, "ORDER BY inside DP aggregates is",
+							 "Its comparisons would run on the rows, and the order changes no DP aggregate.",
+							 "Remove the ORDER BY.");
+		check_distinct(a, pc->ctx);
 		{
 			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 			ListCell   *lc;
@@ -548,6 +585,17 @@ check_from(Query *q, bool rows, GuardContext *ctx)
 		{
 			case RTE_SUBQUERY:
 				check_level(rte->subquery, rows, ctx);
+				break;
+			case RTE_RELATION:
+
+				/*
+				 * The row-level security policies of a lookup table
+				 * (lookup_join.c), which may be the role's own table, run
+				 * for each of its rows read, once per row of the input in
+				 * a nested loop: they are held to the rules of rows.
+				 */
+				if (DP_RTE_IS_LOOKUP(rte))
+					(void) rows_walker((Node *) rte->securityQuals, ctx);
 				break;
 			case RTE_FUNCTION:
 				(void) rows_walker((Node *) rte->functions, ctx);
@@ -757,6 +805,8 @@ dp_protect_guard_query(Query *query)
 	(void) find_walker((Node *) query, &fc);
 	if (OidIsValid(fc.untrusted))
 	{
+		if (dp_guc_citus_worker)
+			dp_reject_protected(fc.untrusted, DP_PROTECTED_ON_WORKER);
 		ctx.relid = fc.untrusted;
 		check_level(query, false, &ctx);
 	}

@@ -83,7 +83,9 @@ dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **na
 			ADD(&r->histogram, "histogram");
 			break;
 		case DP_SELECT:
-			break;
+		case DP_PUBLIC:
+		case DP_TOP_K:
+			break;				/* no noise of a value (top_k: its rounds, top_k.c) */
 	}
 #undef ADD
 	return n;
@@ -945,27 +947,88 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 
 /*
  * The ticket of the private selection of a statement's groups (dp_select,
- * put there by selection.c): its price comes from dp_agg.selection_epsilon
- * and dp_agg.selection_delta, which have no defaults, and max_groups_contributed
- * from its constant argument.  It reads the rows as they come: a sampled
- * table gives the selection no amplification.
+ * put there by selection.c): its delta is dp_agg.selection_delta (1e-7
+ * unless set), its epsilon dp_agg.selection_epsilon, or while that is unset
+ * a share of the price of the node's releases, decided once every ticket of
+ * the statement is made (price.c, dp_release_plan_selection);
+ * max_groups_contributed is its constant argument.  It reads the rows as
+ * they come: a sampled table gives the selection no amplification.
  */
 static void
 plan_selection(DpRelease *r, Aggref *args_from)
 {
 	Node	   *karg = call_arg(args_from, r->call.k_arg);
+	double		epsilon;
 
 	if (!IsA(karg, Const) || ((Const *) karg)->constisnull)
 		elog(ERROR, "dp_agg: dp_select without a constant max_groups_contributed");
-	if (!dp_guc_selection(&r->epsilon, &r->delta))
+	if (!dp_guc_selection_delta(&r->delta))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("dp_agg.selection_epsilon and dp_agg.selection_delta must be set for a DP statement with GROUP BY"),
-				 errdetail("Its groups are released only by a private selection, which costs its own epsilon and delta."),
-				 errhint("SET dp_agg.selection_epsilon and dp_agg.selection_delta, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+				 errmsg("dp_agg.selection_delta is not set"),
+				 errdetail("The keys of a GROUP BY without a public domain are released by a private selection, which needs a delta: the probability that a group of one unit is released."),
+				 errhint("SET dp_agg.selection_delta = %s (its default), or RESET it.",
+						 DP_DEFAULT_SELECTION_DELTA)));
 	r->sampling = dp_no_sampling;
-	dp_selection_plan(&r->selection, r->epsilon, r->delta,
-					  DatumGetInt32(((Const *) karg)->constvalue));
+	r->selection.max_groups = DatumGetInt32(((Const *) karg)->constvalue);
+	r->selection.delta = r->delta;
+	r->selection_share = !dp_guc_selection_epsilon(&epsilon);
+	if (!r->selection_share)
+		dp_release_plan_selection(r, epsilon);
+}
+
+/*
+ * Decide the mechanism of a private selection whose epsilon is known now
+ * (plan_selection, or price.c for a share of the statement's price).
+ */
+void
+dp_release_plan_selection(DpRelease *r, double epsilon)
+{
+	r->epsilon = epsilon;
+	dp_selection_plan(&r->selection, r->epsilon, r->delta, r->selection.max_groups);
+}
+
+/*
+ * The ticket of top-k (dp_top_k, put there by top_k.c): k and epsilon are
+ * its constant arguments; epsilon NULL is dp_agg.selection_epsilon, or
+ * while that is unset a share of the price of the node's releases, as for
+ * the private selection (price.c).  Each of the k rounds of report noisy
+ * max adds discrete Laplace noise of scale k / epsilon to counts of
+ * sensitivity 1 (top_k.c).
+ */
+static void
+plan_top_k(DpRelease *r, Aggref *args_from)
+{
+	Node	   *karg = call_arg(args_from, r->call.k_arg);
+	Node	   *earg = call_arg(args_from, r->call.epsilon_arg);
+	double		epsilon;
+
+	if (!IsA(karg, Const) || ((Const *) karg)->constisnull || !IsA(earg, Const))
+		elog(ERROR, "dp_agg: dp_top_k without a constant k and epsilon");
+	r->top_k = DatumGetInt32(((Const *) karg)->constvalue);
+	r->sampling = dp_no_sampling;
+	r->delta = 0;
+	if (!((Const *) earg)->constisnull)
+	{
+		dp_release_plan_top_k(r, DatumGetFloat8(((Const *) earg)->constvalue));
+		return;
+	}
+	r->selection_share = !dp_guc_selection_epsilon(&epsilon);
+	if (!r->selection_share)
+		dp_release_plan_top_k(r, epsilon);
+}
+
+/* the noise of top-k whose epsilon is known now (plan_top_k, price.c) */
+void
+dp_release_plan_top_k(DpRelease *r, double epsilon)
+{
+	if (!(epsilon > 0) || !isfinite(epsilon))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epsilon of dp_agg.top_k must be a positive finite number"),
+				 errdetail("epsilon is %g.", epsilon)));
+	r->epsilon = epsilon;
+	plan_noise(&r->count, "dp_agg.top_k", epsilon / r->top_k, 0, 1, 0, &dp_no_sampling);
 }
 
 /*
@@ -1201,6 +1264,33 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 	r->unit_rows = info->unit != DP_UNIT_NONE ? unit_rows : 0;
 	r->aggref = aggref;
 	r->finalize = finalize;
+	if (info->kind == DP_PUBLIC)
+	{
+		/* the groups of a public domain (public_domain.c): no noise, no price */
+		Node	   *n = call_arg(args_from, 2);
+		int64		fp[2];
+
+		if (!IsA(n, Const) || ((Const *) n)->constisnull)
+			elog(ERROR, "dp_agg: dp_public without a constant number of keys");
+		r->public_keys = DatumGetInt64(((Const *) n)->constvalue);
+		r->sampling = dp_no_sampling;
+		fp[0] = info->kind;
+		fp[1] = r->public_keys;
+		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
+											 FINGERPRINT_SEED);
+		return r;
+	}
+	if (info->kind == DP_TOP_K)
+	{
+		int64		fp[2];
+
+		plan_top_k(r, args_from);
+		fp[0] = info->kind;
+		fp[1] = r->top_k;
+		r->fingerprint = hash_bytes_extended((const unsigned char *) fp, sizeof(fp),
+											 FINGERPRINT_SEED);
+		return r;
+	}
 	if (info->kind == DP_SELECT)
 	{
 		int64		fp[2];

@@ -129,6 +129,10 @@ typedef struct DpRelease
 											 * (describe.c) */
 	DpSampling	sampling;
 	DpSelectionSpec selection;	/* dp_select: the private selection */
+	bool		selection_share;	/* its epsilon is a share of the node's
+									 * price (dp_agg.selection_share) */
+	int64		public_keys;	/* dp_public: the keys of the public domain */
+	int			top_k;			/* dp_top_k: k; its noise per round is count */
 	bool		shared_sample;	/* amplified with the statement's other
 								 * releases from the same sample (joint.c) */
 
@@ -158,5 +162,7 @@ extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, D
 extern int128 dp_noise_draw(const DpNoiseSpec *spec);
 extern void dp_release_tree_tails(DpRelease *r);
 extern bool dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *out);
+extern void dp_release_plan_selection(DpRelease *r, double epsilon);
+extern void dp_release_plan_top_k(DpRelease *r, double epsilon);
 
 #endif							/* DP_AGG_RELEASE_H */

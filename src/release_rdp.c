@@ -161,8 +161,28 @@ static void
 release_add_rdp(const DpRelease *r, double *curve)
 {
 	const DpNoiseSpec *specs[DP_MAX_NOISES];
-	int			n = dp_release_noises(r, specs, NULL);
+	int			n;
 
+	if (r->call.kind == DP_TOP_K)
+	{
+		/*
+		 * k rounds of report noisy max, each e0-DP with e0 = 1/b for the
+		 * Laplace scale b the sampler uses (top_k.c): each is at most
+		 * min(e0, alpha e0^2 / 2) (Bun & Steinke 2016, Proposition 3.3)
+		 */
+		int			norders;
+		const double *orders = dp_rdp_orders(&norders);
+		double		e0 = dp_div_up((double) r->count.laplace.s, (double) r->count.laplace.t);
+
+		for (int i = 0; i < norders; i++)
+		{
+			double		v = Min(e0, dp_mul_up(dp_mul_up(orders[i], e0), e0) / 2);
+
+			curve[i] = dp_add_up(curve[i], dp_mul_up(dp_mul_up(v, (double) r->top_k), RDP_MARGIN));
+		}
+		return;
+	}
+	n = dp_release_noises(r, specs, NULL);
 	for (int i = 0; i < n; i++)
 		add_noise_rdp(specs[i], &r->sampling, curve);
 }

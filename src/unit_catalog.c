@@ -50,6 +50,7 @@
 #include "utils/syscache.h"
 
 #include "inheritance.h"
+#include "relcache_watch.h"
 #include "unit_catalog.h"
 
 /* columns of dp_agg.privacy_unit; unit_attnum is found by name (0.4) */
@@ -81,7 +82,7 @@ static bool by_attnum = false;	/* the catalog has unit_attnum (0.4) */
  * invalidation may be its creation.
  */
 static void
-invalidate_units(Datum arg, Oid relid)
+invalidate_units(Oid relid)
 {
 	if (!OidIsValid(unit_catalog))
 		cache_valid = false;
@@ -95,7 +96,7 @@ invalidate_units(Datum arg, Oid relid)
 void
 dp_unit_catalog_init(void)
 {
-	CacheRegisterRelcacheCallback(invalidate_units, (Datum) 0);
+	dp_relcache_watch(invalidate_units);
 }
 
 static void

@@ -42,7 +42,7 @@
 # Output: one line per version and suite (and whether dp_agg compiled
 # without warnings), one per pair of versions upgraded, the time taken,
 # and last
-#   matrix: N passed, N failed
+#   matrix: N passed, N failed, N skipped
 # Exits non-zero if anything failed or a version could not be built.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -225,6 +225,7 @@ build_core_suite() {
 
 total_pass=0
 total_fail=0
+total_skip=0
 untested=""
 tested=""   # versions built and tested, dp_agg installed in their prefix
 start=$(date +%s)
@@ -273,10 +274,12 @@ for v in $versions; do
         printf 'pg%-3s compile      0 passed, 1 failed (%d warnings)\n' "$v" "$warnings"
         total_fail=$((total_fail + 1))
     fi
-    line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+    # run-suites.sh's last line: "N passed, N failed, N skipped"
+    line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tail -1)
     if [ -n "$line" ]; then
         total_pass=$((total_pass + $(echo "$line" | cut -d' ' -f1)))
-        total_fail=$((total_fail + $(echo "$line" | cut -d' ' -f3)))
+        total_fail=$((total_fail + $(echo "$line" | cut -d' ' -f3 | tr -d ,)))
+        total_skip=$((total_skip + $(echo "$line" | sed -nE 's/.*, ([0-9]+) skipped$/\1/p' | grep . || echo 0)))
     else
         total_fail=$((total_fail + 1))
     fi
@@ -339,5 +342,5 @@ done
 
 log "matrix took $(($(date +%s) - start)) s"
 [ -n "$untested" ] && log "NOT TESTED (no source package):$untested"
-echo "matrix: $total_pass passed, $total_fail failed"
+echo "matrix: $total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" = 0 ]

@@ -15,7 +15,10 @@ touched.  Prints a table (mutant, result, killed by, time) and the line
 followed by a line with the mutants that could not be tested (a fragment
 that no longer occurs exactly once, a file not found, a build failure)
 and the equivalent mutants (documented, never counted).  Exits non-zero
-if a mutant survived or could not be tested.
+if a mutant survived or could not be tested.  A mutant that no suite
+killed while a kill suite could not run for want of Citus is skipped
+("mutants: N skipped ..."), neither killed nor failed, unless
+DP_CITUS_TARBALL asked for Citus (then it could not be tested).
 
 Options:
   --list            list the mutants and their kill suites, run nothing
@@ -52,6 +55,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
+
+# the reason a citus kill suite cannot run without Citus
+NO_CITUS = "Citus is not installed in "
 
 # the kinds of kill suites, and how long each may run before it counts as
 # hung (a hang is a failure the suites would report: the mutant is killed)
@@ -312,7 +318,7 @@ def run_suite(kind, args, tree, cluster, pg_config):
     """(failed, hung, seconds, output tail)"""
     if kind == "citus" and not os.path.exists(
             os.path.join(pg_config_value(pg_config, "pkglibdir"), "citus.so")):
-        return None, False, 0.0, "Citus is not installed in %s" % pg_config, []
+        return None, False, 0.0, NO_CITUS + pg_config, []
     t0 = time.time()
     rc, out = sh(suite_command(kind, args, pg_config, cluster.port), cwd=tree,
                  env=cluster.env(pg_config), timeout=SUITE_TIMEOUT[kind])
@@ -527,6 +533,7 @@ def main(argv):
             started, out = cluster.start()
             killed_by = []
             detail = ""
+            no_citus = False    # a kill suite could not run for want of Citus
             if not started:
                 killed_by.append("server start")
                 detail = out
@@ -538,6 +545,7 @@ def main(argv):
                         label = "%s (%s)" % (kind, " ".join(names))
                     if failed is None:
                         detail += "%s cannot run: %s\n" % (label, tail)
+                        no_citus = no_citus or tail.startswith(NO_CITUS)
                         continue
                     if failed:
                         killed_by.append(label + (" (hung)" if hung else ""))
@@ -549,6 +557,8 @@ def main(argv):
             secs = time.time() - t0
             if killed_by:
                 results.append((m, "killed", ", ".join(killed_by), secs, detail))
+            elif no_citus and not os.environ.get("DP_CITUS_TARBALL"):
+                results.append((m, "SKIPPED", "", secs, detail.strip()))
             elif "cannot run" in detail:
                 results.append((m, "ERROR", "", secs, detail.strip()))
             else:
@@ -580,11 +590,15 @@ def main(argv):
     killed = sum(1 for r in results if r[1] == "killed")
     survived = sum(1 for r in results if r[1] == "SURVIVED")
     untested = [r for r in results if r[1] in ("ERROR", "NO BUILD")]
+    skipped = [r for r in results if r[1] == "SKIPPED"]
     print("mutants: %d tested in %s, %d equivalent (documented, not counted)"
           % (len(results), fmt_time(time.time() - t_start), len(equivalent)))
     if untested:
         print("mutants: %d could not be tested: %s"
               % (len(untested), ", ".join("%s (%s)" % (r[0].name, r[1]) for r in untested)))
+    if skipped:
+        print("mutants: %d skipped (Citus is not installed and DP_CITUS_TARBALL names no source): %s"
+              % (len(skipped), ", ".join(r[0].name for r in skipped)))
     print("%d killed, %d survived" % (killed, survived))
     return 1 if survived or untested else 0
 

@@ -2,8 +2,9 @@
 # dp_agg's mutant suite (test/mutants/README.md): `make mutants`.
 #
 # Works as root on a fresh Debian 12 machine, as test/run-all.sh does: it
-# installs what is missing (and Citus, for the Citus mutants, from
-# ../shared/deps/citus as run-all.sh does), copies the tree to a directory
+# installs what is missing (and Citus, for the Citus mutants, from the
+# source tarball DP_CITUS_TARBALL names, as run-all.sh does; without Citus
+# those mutants are skipped), copies the tree to a directory
 # the postgres user owns and runs test/mutants/run.py there as postgres
 # (PostgreSQL refuses root).  Run by another user, it runs run.py directly.
 # The mutants are built into a private copy of the PostgreSQL that
@@ -21,8 +22,9 @@ export DP_COMMIT
 
 if [ "$(id -u)" = 0 ]; then
     dp_install_deps
-    if [ ! -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
-        dp_citus_install "$top" || dp_log "Citus could not be installed: the Citus mutants will be errors"
+    if [ -n "${DP_CITUS_TARBALL:-}" ]; then
+        export DP_CITUS_TARBALL=$(realpath -m "$DP_CITUS_TARBALL")
+        dp_citus_install || dp_log "Citus could not be installed: the Citus mutants will be errors"
     fi
     work=$(dp_copy_tree "$top")
     trap 'rm -rf "$work"' EXIT

@@ -12,11 +12,11 @@
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
-# private selection of GROUP BY keys and privacy units (issue 12), Gaussian thresholding and
-# the sums of each budget's selections (issue 12), and the calculators of
-# joint calibration and the subsampled Laplace, 'pld' accounting and the
-# column budget.pld (issue 13), and the objects of DP statements on Citus
-# tables (issue 14); a 'pld' role charges after the update.  Version 0.4
+# private selection of GROUP BY keys and privacy units, Gaussian
+# thresholding and the sums of each budget's selections, the calculators
+# of joint calibration and the subsampled Laplace, 'pld' accounting and the
+# column budget.pld, and the objects of DP statements on Citus tables; a
+# 'pld' role charges after the update.  Version 0.4
 # stores the allow-list by signature (pg_upgrade refuses regprocedure).
 # The database is updated to 0.2, then to 0.3, then to 0.4; a new install of 0.4 (0.1
 # plus the update scripts: there is no dp_agg--0.4.sql) has the same
@@ -33,12 +33,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node);
+
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$node->start;
+my $node = preloaded_node('upgrade');
 
 my $version_sql =
   q{SELECT extversion FROM pg_extension WHERE extname = 'dp_agg'};

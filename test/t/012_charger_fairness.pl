@@ -65,26 +65,18 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node create_budget_roles);
 
-my $node = PostgreSQL::Test::Cluster->new('fairness');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'dp_agg'
+my $node = preloaded_node(
+	'fairness', conf => q{
 fsync = on
 dp_agg.charger_idle_timeout = '10min'
 });
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION dp_agg;
-CREATE ROLE attacker;
-CREATE ROLE bystander;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO attacker, bystander;
-SELECT dp_agg.set_budget('attacker', 5, 1e-5, 'pld');
-SELECT dp_agg.set_budget('bystander', 1e12, 0.5);
-});
+create_budget_roles($node,
+	attacker => "5, 1e-5, 'pld'",
+	bystander => '1e12, 0.5');
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
 
