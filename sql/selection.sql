@@ -253,12 +253,12 @@ GRANT SELECT ON sel_t TO regress_sel_rdp;
 SELECT dp_agg.set_budget('regress_sel_rdp', 100, 1e-3, 'rdp');
 SET ROLE regress_sel_rdp;
 SELECT dp_count(x, 1, 1e-6) >= 0 AS released FROM sel_t;
-SELECT composed_epsilon < 10 AS finite FROM dp_agg.my_budget;
+SELECT composed_epsilon < 10 AS finite FROM dp_agg.my_budget_curves;
 SELECT count(*) >= 0 AS released FROM (SELECT g, dp_count(x, 1) FROM sel_t GROUP BY g) s;
 SELECT composed_epsilon < 'Infinity' AS finite,
        composed_epsilon = dp_agg.hybrid_epsilon(rdp, selection_epsilon, selection_delta, delta_limit) AS hybrid,
        epsilon_spent, delta_spent, selection_epsilon, selection_delta
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 SELECT dp_count(x, 1) >= 0 AS released FROM sel_t;
 RESET ROLE;
 SELECT dp_agg.spent_epsilon('regress_sel_rdp', 1e-3) < 'Infinity' AS spent_finite;
