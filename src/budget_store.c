@@ -260,7 +260,7 @@ store_executor(DpBudgetStore *s)
 	ExprState **compiled = NULL;
 
 	if (store_cxt != NULL && same_checks(constr))
-		compiled = store_rri->ri_ConstraintExprs;
+		compiled = DP_RRI_CHECK_EXPRS(store_rri);
 	else
 	{
 		MemoryContext old;
@@ -278,7 +278,7 @@ store_executor(DpBudgetStore *s)
 		MemoryContextSwitchTo(old);
 	}
 	InitResultRelInfo(store_rri, s->rel, 0, NULL, 0);
-	store_rri->ri_ConstraintExprs = compiled;	/* NULL: ExecConstraints compiles */
+	DP_RRI_CHECK_EXPRS(store_rri) = compiled;	/* NULL: ExecConstraints compiles */
 	s->estate = store_estate;
 	s->rri = store_rri;
 	ExecOpenIndices(s->rri, false);

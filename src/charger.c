@@ -1180,7 +1180,7 @@ ledger_executor(LedgerWriter *w)
 	ExprState **compiled = NULL;
 
 	if (ledger_cxt != NULL && ledger_same_checks(constr))
-		compiled = ledger_rri->ri_ConstraintExprs;
+		compiled = DP_RRI_CHECK_EXPRS(ledger_rri);
 	else
 	{
 		MemoryContext old;
@@ -1199,7 +1199,7 @@ ledger_executor(LedgerWriter *w)
 		MemoryContextSwitchTo(old);
 	}
 	InitResultRelInfo(ledger_rri, w->rel, 0, NULL, 0);
-	ledger_rri->ri_ConstraintExprs = compiled;	/* NULL: ExecConstraints compiles */
+	DP_RRI_CHECK_EXPRS(ledger_rri) = compiled;	/* NULL: ExecConstraints compiles */
 	w->estate = ledger_estate;
 	w->rri = ledger_rri;
 }

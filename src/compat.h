@@ -225,6 +225,16 @@ DP_OP_BTREE_STRATEGIES(Oid opno)
 #define DP_CLEAR_NULLINGRELS(var) ((void) (var))
 #endif
 
+/*
+ * The compiled CHECK constraints of a result relation (budget_store.c,
+ * charger.c): ri_ConstraintExprs became ri_CheckConstraintExprs in 18
+ */
+#if PG_VERSION_NUM >= 180000
+#define DP_RRI_CHECK_EXPRS(rri) ((rri)->ri_CheckConstraintExprs)
+#else
+#define DP_RRI_CHECK_EXPRS(rri) ((rri)->ri_ConstraintExprs)
+#endif
+
 /* 16 moved permission checks from range table entries to rteperminfos */
 #if PG_VERSION_NUM >= 160000
 #define DP_HAVE_RTEPERMINFO 1
