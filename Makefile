@@ -57,6 +57,13 @@ OBJS += \
 	src/pick_key.o \
 	src/unit_pick.o
 
+# nothing on the row path of protected relations can fail or report
+OBJS += \
+	src/row_rules.o \
+	src/row_seal.o \
+	src/row_trap.o \
+	src/protect_settings.o
+
 # issue 13: tight accounting (joint calibration, subsampled discrete Laplace)
 OBJS += \
 	src/joint.o \

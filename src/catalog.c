@@ -35,6 +35,8 @@ static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+static Oid	row_call_oid = InvalidOid;	/* dp_agg.row_call(internal), row_trap.c */
+static Oid	row_eval_oid = InvalidOid;	/* dp_agg.row_eval(internal), row_trap.c */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -228,6 +230,8 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	row_call_oid = InvalidOid;
+	row_eval_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -251,6 +255,12 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
 				strcmp(get_func_name(d->objid), "unit_priority") == 0)
 				unit_priority_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strcmp(get_func_name(d->objid), "row_call") == 0)
+				row_call_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strcmp(get_func_name(d->objid), "row_eval") == 0)
+				row_eval_oid = d->objid;
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -324,6 +334,24 @@ dp_unit_priority_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_priority_oid;
+}
+
+/* dp_agg.row_call, the trap of a function call (row_trap.c); InvalidOid before 0.4 */
+Oid
+dp_row_call_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return row_call_oid;
+}
+
+/* dp_agg.row_eval, the trap of an expression (row_trap.c); InvalidOid before 0.4 */
+Oid
+dp_row_eval_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return row_eval_oid;
 }
 
 bool

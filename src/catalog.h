@@ -74,5 +74,7 @@ extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 extern Oid	dp_unit_keep_oid(void);
 extern Oid	dp_unit_pick_oid(void);
 extern Oid	dp_unit_priority_oid(void);
+extern Oid	dp_row_call_oid(void);
+extern Oid	dp_row_eval_oid(void);
 
 #endif							/* DP_AGG_CATALOG_H */

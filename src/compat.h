@@ -111,6 +111,32 @@
 #include "varatt.h"
 #endif
 
+/* the array of all settings: get_guc_variables returns its length itself since 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_GUC_VARIABLES(n) get_guc_variables(&(n))
+#else
+#define DP_GUC_VARIABLES(n) ((n) = GetNumConfigOptions(), get_guc_variables())
+#endif
+
+/* ExecutorRun_hook lost its execute_once argument in 18 */
+#if PG_VERSION_NUM >= 180000
+#define DP_EXECUTOR_RUN_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define DP_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#else
+#define DP_EXECUTOR_RUN_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count, \
+	bool execute_once
+#define DP_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
+/* the permission to call a function: object_aclcheck replaced pg_proc_aclcheck in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_FUNCTION_ACLCHECK(funcid, roleid) \
+	object_aclcheck(ProcedureRelationId, (funcid), (roleid), ACL_EXECUTE)
+#else
+#define DP_FUNCTION_ACLCHECK(funcid, roleid) \
+	pg_proc_aclcheck((funcid), (roleid), ACL_EXECUTE)
+#endif
+
 /* 16 moved permission checks from range table entries to rteperminfos */
 #if PG_VERSION_NUM >= 160000
 #define DP_HAVE_RTEPERMINFO 1

@@ -44,13 +44,18 @@
 #include "protect.h"
 #include "protect_check.h"
 #include "protect_guard.h"
+#include "protect_settings.h"
 #include "protect_stats.h"
 #include "registry.h"
+#include "row_seal.h"
 #include "selection.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 
 static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
@@ -58,13 +63,14 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
+	Oid			untrusted;
 	Oid			citus_relid;
 	char	   *unit_column;
 	int			unit_groups;
 	List	   *fragment_specs = NIL;
 
 	dp_guard_query(parse);
-	names_protected = dp_protect_guard_query(parse);
+	names_protected = dp_protect_guard_query(parse, &untrusted);
 	/* a worker: a fragment must be the one its signatures cover */
 	if (dp_guc_citus_worker)
 		fragment_specs = dp_dist_check_fragment_query(parse, boundParams);
@@ -99,6 +105,9 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
+	/* nothing on its rows can fail or report (row_seal.c) */
+	if (OidIsValid(untrusted))
+		dp_row_seal_plan(stmt, untrusted);
 	/*
 	 * PL/pgSQL evaluates simple expressions without the executor's start:
 	 * check their statistics calls here too (protect_stats.c)
@@ -138,6 +147,12 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 					 queryDesc->instrument_options, &protect);
 	PG_TRY();
 	{
+		/* before the executor builds anything, and any row is read */
+		if (protect.untrusted)
+		{
+			dp_row_check_plan(queryDesc->plannedstmt, queryDesc->params, protect.relid);
+			dp_settings_check(queryDesc->plannedstmt, protect.relid);
+		}
 		if (prev_ExecutorStart)
 			prev_ExecutorStart(queryDesc, eflags);
 		else
@@ -172,6 +187,59 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	dp_register_releases(queryDesc->estate, list_concat(releases, fragments));
 }
 
+/*
+ * While the executor reads the rows of a protected relation for a role
+ * untrusted for it, no setting reports on the execution
+ * (protect_settings.c): the settings are checked again at each run (a
+ * cursor's FETCH runs after whatever the session did since), and those that
+ * report are at their quiet values for the executor's call.
+ */
+static void
+dp_ExecutorRun(DP_EXECUTOR_RUN_PARAMS)
+{
+	Oid			relid = dp_protect_untrusted(queryDesc->plannedstmt);
+	int			nest = -1;
+
+	if (OidIsValid(relid))
+	{
+		dp_settings_check(queryDesc->plannedstmt, relid);
+		nest = dp_settings_force();
+	}
+	if (prev_ExecutorRun)
+		prev_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
+	else
+		standard_ExecutorRun(DP_EXECUTOR_RUN_ARGS);
+	dp_settings_restore(nest);
+}
+
+static void
+dp_ExecutorFinish(QueryDesc *queryDesc)
+{
+	int			nest = -1;
+
+	if (OidIsValid(dp_protect_untrusted(queryDesc->plannedstmt)))
+		nest = dp_settings_force();
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+	dp_settings_restore(nest);
+}
+
+static void
+dp_ExecutorEnd(QueryDesc *queryDesc)
+{
+	int			nest = -1;
+
+	if (OidIsValid(dp_protect_untrusted(queryDesc->plannedstmt)))
+		nest = dp_settings_force();
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	dp_settings_restore(nest);
+}
+
 static bool
 dp_ExecutorCheckPerms(DP_PERMS_HOOK_PARAMS)
 {
@@ -192,5 +260,12 @@ dp_hooks_init(void)
 	ExecutorStart_hook = dp_ExecutorStart;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = dp_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = dp_ExecutorFinish;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = dp_ExecutorEnd;
 	dp_stats_planner_init();
+	dp_row_seal_init();
 }

@@ -24,16 +24,15 @@
  * calls, also COPY's, rejects any range table naming a protected relation
  * for an untrusted role unless it is the accepted one.
  *
- * An accepted statement is also bounded in the work it may do per row
- * (check_row_work, dp_agg.protected_max_row_work), and its releases must
- * each cost at least dp_agg.protected_min_epsilon (dp_protect_check_epsilon,
- * called when the statement is priced).
+ * An accepted statement's releases must each cost at least
+ * dp_agg.protected_min_epsilon (dp_protect_check_epsilon, called when the
+ * statement is priced); its expressions on rows are checked by row_seal.c
+ * (the work bound of rule 6 among them).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/detoast.h"
 #include "miscadmin.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
@@ -164,6 +163,19 @@ first_untrusted(List *rtable)
 }
 
 /*
+ * A protected relation of the plan that the current user is untrusted for
+ * (InvalidOid if none): its statement runs under the rules of protected
+ * relations (hooks.c, protect_settings.c).
+ */
+Oid
+dp_protect_untrusted(PlannedStmt *stmt)
+{
+	if (!dp_any_protected() || stmt->commandType == CMD_UTILITY)
+		return InvalidOid;
+	return first_untrusted(stmt->rtable);
+}
+
+/*
  * Check as their owner the protected relations of an accepted statement
  * that the current user reads as itself and was granted access to.
  */
@@ -186,89 +198,6 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
 	}
 }
 
-/* The size of the expressions of a plan (see check_row_work). */
-typedef struct RowWork
-{
-	int64		size;
-	ParamListInfo params;
-} RowWork;
-
-/* a variable-length value's size in bytes, as evaluated (detoasted) */
-static int64
-value_size(int16 typlen, Datum value, bool isnull)
-{
-	if (isnull || typlen != -1)
-		return 0;
-	return (int64) toast_raw_datum_size(value);
-}
-
-static bool
-row_work_walker(Node *node, RowWork *w)
-{
-	if (node == NULL)
-		return false;
-	w->size++;
-	if (IsA(node, Const))
-		w->size += value_size(((Const *) node)->constlen, ((Const *) node)->constvalue,
-							  ((Const *) node)->constisnull);
-	else if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXTERN &&
-			 w->params != NULL)
-	{
-		Param	   *p = (Param *) node;
-		ParamExternData workspace;
-		ParamExternData *prm = NULL;
-
-		if (w->params->paramFetch != NULL)
-			prm = w->params->paramFetch(w->params, p->paramid, false, &workspace);
-		else if (p->paramid > 0 && p->paramid <= w->params->numParams)
-			prm = &w->params->params[p->paramid - 1];
-		if (prm != NULL && OidIsValid(prm->ptype))
-			w->size += value_size(get_typlen(prm->ptype), prm->value, prm->isnull);
-	}
-	return expression_tree_walker(node, row_work_walker, w);
-}
-
-static void
-plan_row_work(Plan *plan, RowWork *w)
-{
-	ListCell   *lc;
-
-	if (plan == NULL)
-		return;
-	(void) row_work_walker((Node *) dp_plan_expressions(plan), w);
-	foreach(lc, dp_plan_children(plan))
-		plan_row_work(lfirst(lc), w);
-}
-
-/*
- * Bound the work a statement may do for one row.  An expression evaluated
- * only for some rows (under CASE WHEN, after AND) that is large, or takes
- * a large constant or parameter (md5 of a 100 MB text, a comparison with
- * every element of a large array), makes the statement's duration tell
- * whether such rows exist: one measurement, where the work of a small
- * expression is far below the noise of the timing.  The expressions of the
- * whole plan are counted once per statement, never per row: their nodes,
- * plus the bytes of their variable-length constants and parameters.
- */
-static void
-check_row_work(PlannedStmt *stmt, ParamListInfo params, Oid relid)
-{
-	RowWork		w = {0, params};
-	ListCell   *lc;
-
-	plan_row_work(stmt->planTree, &w);
-	foreach(lc, stmt->subplans)
-		plan_row_work(lfirst(lc), &w);
-	if (w.size > dp_guc_protected_max_row_work)
-		ereport(ERROR,
-				(errcode(ERRCODE_STATEMENT_TOO_COMPLEX),
-				 errmsg("expressions on the rows of protected relation \"%s\" are too large",
-						get_rel_name(relid)),
-				 errdetail("They count %lld expression nodes and bytes of constants and parameters; dp_agg.protected_max_row_work allows %d.",
-						   (long long) w.size, dp_guc_protected_max_row_work),
-				 errhint("Evaluated only for some rows, a large expression would make the statement's duration tell whether they exist: use smaller expressions and constants.")));
-}
-
 /*
  * Before the executor starts a plan (and checks its permissions): reject
  * it if it reads a protected relation the current user is not trusted for
@@ -289,6 +218,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	st->check_as_saved = NIL;
 	st->prev_accepted = accepted_rtable;
 	st->untrusted = false;
+	st->relid = InvalidOid;
 	accepted_rtable = NIL;
 	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable)))
 		return;
@@ -301,10 +231,10 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	outside = read_outside_dp(stmt, dp_guard_plan(stmt, false));
 	if (OidIsValid(outside))
 		dp_reject_protected(outside, "Only queries that compute DP aggregates over it may read it, and only as their input.");
-	check_row_work(stmt, params, relid);
 	check_granted_as_owner(stmt, st);
 	accepted_rtable = stmt->rtable;
 	st->untrusted = true;
+	st->relid = relid;
 }
 
 /*

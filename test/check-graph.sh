@@ -23,10 +23,10 @@ layers='
 3 sampling selection_mechanism
 4 release selection
 5 registry release_rdp describe guard protect joint pld_state dist_plan
-6 price charger protect_check protect_guard protect_stats dist_fingerprint
-7 privacy_unit dist_exec
+6 price charger protect_check protect_stats dist_fingerprint row_rules protect_settings
+7 privacy_unit dist_exec protect_guard row_seal
 8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick
+9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick row_trap
 10 dp_agg
 '
 

@@ -1,0 +1,708 @@
+/*-------------------------------------------------------------------------
+ *
+ * row_trap.c
+ *	  The trap: on the rows of a protected relation, a call that fails
+ *	  yields NULL, and nothing it raises reaches the client.
+ *
+ * README, "Protected tables", "Nothing on the row path can fail or
+ * report".  In a statement of a role untrusted for a protected relation,
+ * the plan's calls of allowed built-in functions go through
+ * dp_agg.row_call, and the expressions that can fail otherwise than by a
+ * call (casts through text and to domains, GREATEST, row comparisons,
+ * subscripts...) through dp_agg.row_eval (row_seal.c rewrites the plan).
+ * Both take internal and return internal, so no SQL statement can call
+ * them; the planner's FuncExpr names the callee.
+ *
+ * How a call is trapped (trap_run), without a subtransaction:
+ *   - an error context callback is pushed for the call: every message the
+ *     callee raises, of any level, passes through it before being emitted.
+ *     Unless it must reach the caller, the callback raises an error of its
+ *     own at once: a notice or a warning is never emitted, and an error is
+ *     replaced;
+ *   - an error must reach the caller when it says something about the
+ *     session rather than the arguments (query cancel, statement timeout,
+ *     termination, lost connection, transaction rollback, disk full,
+ *     corruption: swallowable), when it was raised while interrupts were
+ *     held off (an LWLock, a buffer's content lock) or in a critical
+ *     section, or when it did not pass through the callback at all (an
+ *     error a parallel worker sent, rethrown with the worker's context
+ *     stack): then it is rethrown, and the transaction's abort cleans up
+ *     as for any error;
+ *   - otherwise the error is flushed, the interrupt holdoff counts that
+ *     errfinish cleared are restored, and what the callee acquired is
+ *     released, as the abort of a subtransaction would: its resources
+ *     (buffer pins, cache references, snapshots, files, locks) were
+ *     registered with a resource owner of the call's own, which is
+ *     released and deleted; its memory is in the caller's per-tuple context
+ *     or in the call's own context (fn_extra and its caches), which is
+ *     reset, so the next row starts from a fresh state and no row's value
+ *     depends on another's.
+ * The callees are the allowed functions (row_rules.c): computations that
+ * run no query and keep no state but caches.
+ *
+ * Errors that can happen once per call rather than per row (permissions,
+ * a collation's locale) are checked before the first row, at executor
+ * start (row_seal.c).
+ *
+ * Integer and floating-point arithmetic have soft versions here, which
+ * test the conditions under which PostgreSQL's functions raise their
+ * errors (overflow, underflow, division by zero) and return NULL instead,
+ * without the cost of a trap.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_proc.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/params.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "compat.h"
+#include "row_rules.h"
+
+PG_FUNCTION_INFO_V1(dp_row_call);
+PG_FUNCTION_INFO_V1(dp_row_eval);
+
+/* ---------- the trap ---------- */
+
+/* What a trapped callee may leave behind, released after a failure. */
+typedef struct Trap
+{
+	MemoryContext cxt;			/* the callee's own state (fn_extra, caches) */
+	ResourceOwner owner;		/* what it acquires while it runs */
+} Trap;
+
+/* One trapped call, on the C stack. */
+typedef struct TrapFrame
+{
+	ErrorContextCallback callback;
+	uint32		holdoff;		/* InterruptHoldoffCount at the call */
+	uint32		cancel_holdoff; /* QueryCancelHoldoffCount at the call */
+	volatile bool seen;			/* a message passed through the callback */
+	volatile bool rethrow;		/* ... and must reach the caller */
+} TrapFrame;
+
+/* the error the callback raises is on its way: other frames let it pass */
+static bool trap_throwing = false;
+
+/*
+ * May an error of this SQLSTATE be turned into NULL?  Not those that tell
+ * about the session, the server or the transaction rather than about the
+ * call's arguments.
+ */
+static bool
+swallowable(int sqlerrcode)
+{
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_OPERATOR_INTERVENTION: /* 57: cancel, timeouts, shutdown */
+		case ERRCODE_TRANSACTION_ROLLBACK:	/* 40: serialization, deadlock */
+		case ERRCODE_SYSTEM_ERROR:	/* 58: I/O */
+		case ERRCODE_CONNECTION_EXCEPTION:	/* 08 */
+		case ERRCODE_INVALID_TRANSACTION_STATE: /* 25 */
+		case ERRCODE_CONFIG_FILE_ERROR: /* F0 */
+			return false;
+		case ERRCODE_INSUFFICIENT_RESOURCES:	/* 53: all but memory */
+			return sqlerrcode == ERRCODE_OUT_OF_MEMORY;
+		default:
+			break;
+	}
+	return sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
+		sqlerrcode != ERRCODE_DATA_CORRUPTED &&
+		sqlerrcode != ERRCODE_INDEX_CORRUPTED;
+}
+
+/*
+ * Every message raised during a trapped call, before errfinish emits it (or,
+ * for an error, before it longjmps): decide whether it must reach the
+ * caller; if not, raise an error in its place, so that nothing is emitted.
+ */
+static void
+trap_callback(void *arg)
+{
+	TrapFrame  *f = arg;
+
+	if (trap_throwing || f->seen)
+		return;
+	f->seen = true;
+	if (InterruptHoldoffCount != f->holdoff ||
+		QueryCancelHoldoffCount != f->cancel_holdoff ||
+		CritSectionCount != 0 || !swallowable(geterrcode()))
+	{
+		f->rethrow = true;
+		return;
+	}
+	trap_throwing = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg_internal("dp_agg: a call on the rows of a protected relation failed")));
+}
+
+/* After a failure: release what the callee acquired, drop its state. */
+static void
+trap_reset(Trap *t)
+{
+	if (t->owner != NULL)
+	{
+		ResourceOwnerRelease(t->owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, false);
+		ResourceOwnerRelease(t->owner, RESOURCE_RELEASE_LOCKS, false, false);
+		ResourceOwnerRelease(t->owner, RESOURCE_RELEASE_AFTER_LOCKS, false, false);
+		ResourceOwnerDelete(t->owner);
+		t->owner = NULL;
+	}
+	MemoryContextReset(t->cxt);
+}
+
+/*
+ * Run fn(arg) in the trap (see the file's comment).  True if it returned,
+ * false if it failed (the failure swallowed and its state dropped).
+ */
+static bool
+trap_run(Trap *t, void (*fn) (void *), void *arg)
+{
+	TrapFrame	frame;
+	MemoryContext caller_cxt = CurrentMemoryContext;
+	ResourceOwner caller_owner = CurrentResourceOwner;
+	volatile bool ok = true;
+
+	if (t->owner == NULL && caller_owner != NULL)
+		t->owner = ResourceOwnerCreate(caller_owner, "dp_agg row call");
+	frame.holdoff = InterruptHoldoffCount;
+	frame.cancel_holdoff = QueryCancelHoldoffCount;
+	frame.seen = false;
+	frame.rethrow = false;
+	trap_throwing = false;
+	PG_TRY();
+	{
+		frame.callback.callback = trap_callback;
+		frame.callback.arg = &frame;
+		frame.callback.previous = error_context_stack;
+		error_context_stack = &frame.callback;
+		if (t->owner != NULL)
+			CurrentResourceOwner = t->owner;
+		fn(arg);
+		CurrentResourceOwner = caller_owner;
+		error_context_stack = frame.callback.previous;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(caller_cxt);
+		CurrentResourceOwner = caller_owner;
+		trap_throwing = false;
+		if (!frame.seen || frame.rethrow)
+			PG_RE_THROW();
+		FlushErrorState();
+		InterruptHoldoffCount = frame.holdoff;
+		QueryCancelHoldoffCount = frame.cancel_holdoff;
+		ok = false;
+	}
+	PG_END_TRY();
+	if (!ok)
+		trap_reset(t);
+	return ok;
+}
+
+/* ---------- soft arithmetic ---------- */
+
+typedef enum SoftOp
+{
+	SOFT_NONE,
+	SOFT_ADD,
+	SOFT_SUB,
+	SOFT_MUL,
+	SOFT_DIV,
+	SOFT_MOD,
+	SOFT_NEG,
+	SOFT_ABS
+} SoftOp;
+
+/*
+ * A function with a soft version: its operation and the types of its
+ * arguments and result, 's' smallint, 'i' integer, 'l' bigint, 'f' real,
+ * 'd' double precision.
+ */
+typedef struct SoftFunc
+{
+	Oid			funcid;
+	SoftOp		op;
+	char		a;
+	char		b;
+	char		r;
+} SoftFunc;
+
+static const SoftFunc soft_funcs[] = {
+	{F_INT2PL, SOFT_ADD, 's', 's', 's'}, {F_INT2MI, SOFT_SUB, 's', 's', 's'},
+	{F_INT2MUL, SOFT_MUL, 's', 's', 's'}, {F_INT2DIV, SOFT_DIV, 's', 's', 's'},
+	{F_INT2MOD, SOFT_MOD, 's', 's', 's'}, {F_INT2UM, SOFT_NEG, 's', 's', 's'},
+	{F_INT2ABS, SOFT_ABS, 's', 's', 's'},
+	{F_INT4PL, SOFT_ADD, 'i', 'i', 'i'}, {F_INT4MI, SOFT_SUB, 'i', 'i', 'i'},
+	{F_INT4MUL, SOFT_MUL, 'i', 'i', 'i'}, {F_INT4DIV, SOFT_DIV, 'i', 'i', 'i'},
+	{F_INT4MOD, SOFT_MOD, 'i', 'i', 'i'}, {F_INT4UM, SOFT_NEG, 'i', 'i', 'i'},
+	{F_INT4ABS, SOFT_ABS, 'i', 'i', 'i'},
+	{F_INT8PL, SOFT_ADD, 'l', 'l', 'l'}, {F_INT8MI, SOFT_SUB, 'l', 'l', 'l'},
+	{F_INT8MUL, SOFT_MUL, 'l', 'l', 'l'}, {F_INT8DIV, SOFT_DIV, 'l', 'l', 'l'},
+	{F_INT8MOD, SOFT_MOD, 'l', 'l', 'l'}, {F_INT8UM, SOFT_NEG, 'l', 'l', 'l'},
+	{F_INT8ABS, SOFT_ABS, 'l', 'l', 'l'},
+	{F_INT24PL, SOFT_ADD, 's', 'i', 'i'}, {F_INT24MI, SOFT_SUB, 's', 'i', 'i'},
+	{F_INT24MUL, SOFT_MUL, 's', 'i', 'i'}, {F_INT24DIV, SOFT_DIV, 's', 'i', 'i'},
+	{F_INT42PL, SOFT_ADD, 'i', 's', 'i'}, {F_INT42MI, SOFT_SUB, 'i', 's', 'i'},
+	{F_INT42MUL, SOFT_MUL, 'i', 's', 'i'}, {F_INT42DIV, SOFT_DIV, 'i', 's', 'i'},
+	{F_INT28PL, SOFT_ADD, 's', 'l', 'l'}, {F_INT28MI, SOFT_SUB, 's', 'l', 'l'},
+	{F_INT28MUL, SOFT_MUL, 's', 'l', 'l'}, {F_INT28DIV, SOFT_DIV, 's', 'l', 'l'},
+	{F_INT82PL, SOFT_ADD, 'l', 's', 'l'}, {F_INT82MI, SOFT_SUB, 'l', 's', 'l'},
+	{F_INT82MUL, SOFT_MUL, 'l', 's', 'l'}, {F_INT82DIV, SOFT_DIV, 'l', 's', 'l'},
+	{F_INT48PL, SOFT_ADD, 'i', 'l', 'l'}, {F_INT48MI, SOFT_SUB, 'i', 'l', 'l'},
+	{F_INT48MUL, SOFT_MUL, 'i', 'l', 'l'}, {F_INT48DIV, SOFT_DIV, 'i', 'l', 'l'},
+	{F_INT84PL, SOFT_ADD, 'l', 'i', 'l'}, {F_INT84MI, SOFT_SUB, 'l', 'i', 'l'},
+	{F_INT84MUL, SOFT_MUL, 'l', 'i', 'l'}, {F_INT84DIV, SOFT_DIV, 'l', 'i', 'l'},
+	{F_FLOAT4PL, SOFT_ADD, 'f', 'f', 'f'}, {F_FLOAT4MI, SOFT_SUB, 'f', 'f', 'f'},
+	{F_FLOAT4MUL, SOFT_MUL, 'f', 'f', 'f'}, {F_FLOAT4DIV, SOFT_DIV, 'f', 'f', 'f'},
+	{F_FLOAT8PL, SOFT_ADD, 'd', 'd', 'd'}, {F_FLOAT8MI, SOFT_SUB, 'd', 'd', 'd'},
+	{F_FLOAT8MUL, SOFT_MUL, 'd', 'd', 'd'}, {F_FLOAT8DIV, SOFT_DIV, 'd', 'd', 'd'},
+	{F_FLOAT48PL, SOFT_ADD, 'f', 'd', 'd'}, {F_FLOAT48MI, SOFT_SUB, 'f', 'd', 'd'},
+	{F_FLOAT48MUL, SOFT_MUL, 'f', 'd', 'd'}, {F_FLOAT48DIV, SOFT_DIV, 'f', 'd', 'd'},
+	{F_FLOAT84PL, SOFT_ADD, 'd', 'f', 'd'}, {F_FLOAT84MI, SOFT_SUB, 'd', 'f', 'd'},
+	{F_FLOAT84MUL, SOFT_MUL, 'd', 'f', 'd'}, {F_FLOAT84DIV, SOFT_DIV, 'd', 'f', 'd'},
+};
+
+static const SoftFunc *
+soft_func(Oid funcid)
+{
+	for (size_t i = 0; i < lengthof(soft_funcs); i++)
+		if (soft_funcs[i].funcid == funcid)
+			return &soft_funcs[i];
+	return NULL;
+}
+
+static int64
+int_arg(Datum d, char type)
+{
+	switch (type)
+	{
+		case 's':
+			return DatumGetInt16(d);
+		case 'i':
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/*
+ * An integer operation of PostgreSQL (int.c, int8.c) computed in 128 bits,
+ * where no operation of two 64-bit integers overflows: false where
+ * PostgreSQL raises an error (out of range, division by zero).  Division
+ * and remainder truncate toward zero in C as in PostgreSQL; x % -1 is 0.
+ */
+static bool
+soft_int(const SoftFunc *s, Datum x, Datum y, Datum *result)
+{
+	int128		a = int_arg(x, s->a);
+	int128		b = s->op == SOFT_NEG || s->op == SOFT_ABS ? 0 : int_arg(y, s->b);
+	int128		r;
+
+	switch (s->op)
+	{
+		case SOFT_ADD:
+			r = a + b;
+			break;
+		case SOFT_SUB:
+			r = a - b;
+			break;
+		case SOFT_MUL:
+			r = a * b;
+			break;
+		case SOFT_DIV:
+			if (b == 0)
+				return false;
+			r = a / b;
+			break;
+		case SOFT_MOD:
+			if (b == 0)
+				return false;
+			r = a % b;
+			break;
+		case SOFT_NEG:
+			r = -a;
+			break;
+		case SOFT_ABS:
+			r = a < 0 ? -a : a;
+			break;
+		default:
+			return false;
+	}
+	switch (s->r)
+	{
+		case 's':
+			if (r < PG_INT16_MIN || r > PG_INT16_MAX)
+				return false;
+			*result = Int16GetDatum((int16) r);
+			return true;
+		case 'i':
+			if (r < PG_INT32_MIN || r > PG_INT32_MAX)
+				return false;
+			*result = Int32GetDatum((int32) r);
+			return true;
+		default:
+			if (r < PG_INT64_MIN || r > PG_INT64_MAX)
+				return false;
+			*result = Int64GetDatum((int64) r);
+			return true;
+	}
+}
+
+/*
+ * A floating-point operation: false exactly where float4_pl ... float8_div
+ * (utils/float.h) raise overflow, underflow or division by zero.
+ */
+static bool
+soft_float8(SoftOp op, float8 a, float8 b, float8 *result)
+{
+	float8		r;
+
+	switch (op)
+	{
+		case SOFT_ADD:
+			r = a + b;
+			if (isinf(r) && !isinf(a) && !isinf(b))
+				return false;
+			break;
+		case SOFT_SUB:
+			r = a - b;
+			if (isinf(r) && !isinf(a) && !isinf(b))
+				return false;
+			break;
+		case SOFT_MUL:
+			r = a * b;
+			if (isinf(r) && !isinf(a) && !isinf(b))
+				return false;
+			if (r == 0.0 && a != 0.0 && b != 0.0)
+				return false;
+			break;
+		case SOFT_DIV:
+			if (b == 0.0 && !isnan(a))
+				return false;
+			r = a / b;
+			if (isinf(r) && !isinf(a))
+				return false;
+			if (r == 0.0 && a != 0.0 && !isinf(b))
+				return false;
+			break;
+		default:
+			return false;
+	}
+	*result = r;
+	return true;
+}
+
+static bool
+soft_float4(SoftOp op, float4 a, float4 b, float4 *result)
+{
+	float4		r;
+
+	switch (op)
+	{
+		case SOFT_ADD:
+			r = a + b;
+			if (isinf(r) && !isinf(a) && !isinf(b))
+				return false;
+			break;
+		case SOFT_SUB:
+			r = a - b;
+			if (isinf(r) && !isinf(a) && !isinf(b))
+				return false;
+			break;
+		case SOFT_MUL:
+			r = a * b;
+			if (isinf(r) && !isinf(a) && !isinf(b))
+				return false;
+			if (r == 0.0f && a != 0.0f && b != 0.0f)
+				return false;
+			break;
+		case SOFT_DIV:
+			if (b == 0.0f && !isnan(a))
+				return false;
+			r = a / b;
+			if (isinf(r) && !isinf(a))
+				return false;
+			if (r == 0.0f && a != 0.0f && !isinf(b))
+				return false;
+			break;
+		default:
+			return false;
+	}
+	*result = r;
+	return true;
+}
+
+static bool
+soft_call(const SoftFunc *s, FunctionCallInfo fcinfo, Datum *result)
+{
+	Datum		x = fcinfo->args[0].value;
+	Datum		y = s->op == SOFT_NEG || s->op == SOFT_ABS ? (Datum) 0 : fcinfo->args[1].value;
+
+	if (s->r == 's' || s->r == 'i' || s->r == 'l')
+		return soft_int(s, x, y, result);
+	if (s->r == 'f')
+	{
+		float4		r;
+
+		if (!soft_float4(s->op, DatumGetFloat4(x), DatumGetFloat4(y), &r))
+			return false;
+		*result = Float4GetDatum(r);
+		return true;
+	}
+	else
+	{
+		float8		a = s->a == 'f' ? (float8) DatumGetFloat4(x) : DatumGetFloat8(x);
+		float8		b = s->b == 'f' ? (float8) DatumGetFloat4(y) : DatumGetFloat8(y);
+		float8		r;
+
+		if (!soft_float8(s->op, a, b, &r))
+			return false;
+		*result = Float8GetDatum(r);
+		return true;
+	}
+}
+
+/* ---------- dp_agg.row_call: a function call ---------- */
+
+/* The state of one dp_agg.row_call in a plan (its fn_extra). */
+typedef struct RowCall
+{
+	Trap		trap;
+	FmgrInfo	callee;			/* fn_mcxt: trap.cxt */
+	short		nargs;			/* the callee's arguments */
+	bool		strict;
+	const SoftFunc *soft;		/* a soft version, or NULL */
+	/* one call, for trap_run */
+	FunctionCallInfo fcinfo;
+	Datum		result;
+} RowCall;
+
+/*
+ * The callee of a dp_agg.row_call and its own fn_expr.  A FuncExpr names it
+ * in its last argument (row_seal.c); an operator node (OpExpr,
+ * DistinctExpr, NullIfExpr, ScalarArrayOpExpr) in its operator.
+ */
+static Node *
+callee_expr(Node *expr, Oid *callee, short *nargs)
+{
+	if (expr != NULL && IsA(expr, FuncExpr))
+	{
+		FuncExpr   *f = (FuncExpr *) expr;
+		FuncExpr   *c = makeNode(FuncExpr);
+		Const	   *k = list_length(f->args) >= 1 ? llast(f->args) : NULL;
+
+		if (k == NULL || !IsA(k, Const) || k->consttype != OIDOID || k->constisnull)
+			elog(ERROR, "dp_agg: malformed call of dp_agg.row_call");
+		*c = *f;
+		c->funcid = DatumGetObjectId(k->constvalue);
+		c->args = list_copy_head(f->args, list_length(f->args) - 1);
+		*callee = c->funcid;
+		*nargs = list_length(c->args);
+		return (Node *) c;
+	}
+	if (expr != NULL && (IsA(expr, OpExpr) || IsA(expr, DistinctExpr) || IsA(expr, NullIfExpr)))
+	{
+		OpExpr	   *c = copyObject((OpExpr *) expr);
+
+		c->opfuncid = get_opcode(c->opno);
+		*callee = c->opfuncid;
+		*nargs = list_length(c->args);
+		return (Node *) c;
+	}
+	if (expr != NULL && IsA(expr, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *c = copyObject((ScalarArrayOpExpr *) expr);
+
+		c->opfuncid = get_opcode(c->opno);
+		*callee = c->opfuncid;
+		*nargs = 2;
+		return (Node *) c;
+	}
+	elog(ERROR, "dp_agg: dp_agg.row_call called outside a plan");
+	return NULL;
+}
+
+static RowCall *
+row_call_init(FunctionCallInfo fcinfo)
+{
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
+	RowCall    *rc = palloc0(sizeof(RowCall));
+	Oid			callee;
+	Node	   *expr = callee_expr(flinfo->fn_expr, &callee, &rc->nargs);
+
+	/* only what row_seal.c traps: built-in C functions that return no set */
+	if (!dp_row_builtin_c(callee) || get_func_retset(callee) ||
+		func_volatile(callee) == PROVOLATILE_VOLATILE)
+		elog(ERROR, "dp_agg: dp_agg.row_call of function %u", callee);
+	rc->trap.cxt = AllocSetContextCreate(flinfo->fn_mcxt, "dp_agg row call",
+										 ALLOCSET_SMALL_SIZES);
+	fmgr_info_cxt(callee, &rc->callee, rc->trap.cxt);
+	fmgr_info_set_expr(expr, &rc->callee);
+	rc->strict = rc->callee.fn_strict;
+	rc->soft = soft_func(callee);
+	MemoryContextSwitchTo(old);
+	flinfo->fn_extra = rc;
+	return rc;
+}
+
+static void
+call_callee(void *arg)
+{
+	RowCall    *rc = arg;
+
+	rc->result = FunctionCallInvoke(rc->fcinfo);
+}
+
+/*
+ * dp_agg.row_call(internal) returns internal: the callee applied to the
+ * arguments, NULL if it fails.
+ */
+Datum
+dp_row_call(PG_FUNCTION_ARGS)
+{
+	RowCall    *rc = fcinfo->flinfo->fn_extra;
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	short		nargs = fcinfo->nargs;
+	bool		ok;
+
+	if (rc == NULL)
+		rc = row_call_init(fcinfo);
+	if (rc->strict)
+		for (int i = 0; i < rc->nargs; i++)
+			if (fcinfo->args[i].isnull)
+				PG_RETURN_NULL();
+	if (rc->soft != NULL)
+	{
+		Datum		result;
+
+		if (soft_call(rc->soft, fcinfo, &result))
+			return result;
+		PG_RETURN_NULL();
+	}
+	/* the callee sees its own FmgrInfo and arguments in the same fcinfo */
+	fcinfo->flinfo = &rc->callee;
+	fcinfo->nargs = rc->nargs;
+	fcinfo->isnull = false;
+	rc->fcinfo = fcinfo;
+	ok = trap_run(&rc->trap, call_callee, rc);
+	fcinfo->flinfo = flinfo;
+	fcinfo->nargs = nargs;
+	if (!ok)
+	{
+		rc->callee.fn_extra = NULL; /* was in trap.cxt, now reset */
+		PG_RETURN_NULL();
+	}
+	return rc->result;
+}
+
+/* ---------- dp_agg.row_eval: an expression ---------- */
+
+/*
+ * The state of one dp_agg.row_eval in a plan.  Its FuncExpr's arguments
+ * are the expression's inputs, evaluated by the caller, then the
+ * expression (nodeToString) in which Params 1..n stand for the inputs.
+ */
+typedef struct RowEval
+{
+	Trap		trap;
+	Expr	   *expr;			/* fn_mcxt */
+	ParamListInfo params;		/* fn_mcxt */
+	ExprState  *state;			/* trap.cxt; NULL until built, and after a failure */
+	ExprContext *econtext;		/* trap.cxt */
+	/* one evaluation, for trap_run */
+	Datum		result;
+	bool		isnull;
+} RowEval;
+
+static RowEval *
+row_eval_init(FunctionCallInfo fcinfo)
+{
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	FuncExpr   *f = (FuncExpr *) flinfo->fn_expr;
+	MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
+	RowEval    *re = palloc0(sizeof(RowEval));
+	Const	   *k;
+	int			n;
+	ListCell   *lc;
+
+	if (f == NULL || !IsA(f, FuncExpr) || list_length(f->args) < 1 ||
+		!IsA(llast(f->args), Const) || ((Const *) llast(f->args))->consttype != TEXTOID)
+		elog(ERROR, "dp_agg: dp_agg.row_eval called outside a plan");
+	k = llast(f->args);
+	re->expr = stringToNode(TextDatumGetCString(k->constvalue));
+	n = list_length(f->args) - 1;
+	re->params = makeParamList(n);
+	re->params->numParams = n;
+	foreach(lc, f->args)
+	{
+		int			i = foreach_current_index(lc);
+
+		if (i >= n)
+			break;
+		re->params->params[i].ptype = exprType(lfirst(lc));
+		re->params->params[i].pflags = PARAM_FLAG_CONST;
+	}
+	re->trap.cxt = AllocSetContextCreate(flinfo->fn_mcxt, "dp_agg row expression",
+										 ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(old);
+	flinfo->fn_extra = re;
+	return re;
+}
+
+static void
+eval_expr(void *arg)
+{
+	RowEval    *re = arg;
+
+	/* built in the trap: its errors are the row's too */
+	if (re->state == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(re->trap.cxt);
+
+		re->econtext = CreateStandaloneExprContext();
+		re->econtext->ecxt_param_list_info = re->params;
+		re->state = ExecInitExpr(re->expr, NULL);
+		MemoryContextSwitchTo(old);
+	}
+	re->result = ExecEvalExpr(re->state, re->econtext, &re->isnull);
+}
+
+/*
+ * dp_agg.row_eval(internal) returns internal: the expression's value for
+ * these inputs, NULL if it fails.
+ */
+Datum
+dp_row_eval(PG_FUNCTION_ARGS)
+{
+	RowEval    *re = fcinfo->flinfo->fn_extra;
+
+	if (re == NULL)
+		re = row_eval_init(fcinfo);
+	for (int i = 0; i < re->params->numParams; i++)
+	{
+		re->params->params[i].value = fcinfo->args[i].value;
+		re->params->params[i].isnull = fcinfo->args[i].isnull;
+	}
+	if (!trap_run(&re->trap, eval_expr, re))
+	{
+		re->state = NULL;		/* was in trap.cxt, now reset */
+		re->econtext = NULL;
+		PG_RETURN_NULL();
+	}
+	fcinfo->isnull = re->isnull;
+	return re->result;
+}
