@@ -79,3 +79,10 @@ AS 'MODULE_PATHNAME', 'dp_setting_classes'
 LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.setting_classes() IS
 'every setting a role can change, classified by what it can make the server tell about the execution of a statement over a protected relation (README "Protected tables", "Settings"): forced to its quiet value during the execution, refused unless quiet, or neither, and why';
+
+CREATE FUNCTION dp_agg.row_functions(OUT function regprocedure, OUT evaluation text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_row_functions'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_functions() IS
+'every built-in function allowed on the rows of protected relations (LEAKPROOF, among the everyday built-ins, or allowed by a DBA), and how its calls are evaluated: never fails, or trapped (a call that fails yields NULL)';

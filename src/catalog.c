@@ -354,6 +354,15 @@ dp_row_eval_oid(void)
 	return row_eval_oid;
 }
 
+/* Is the function a member of the extension dp_agg (a calculator, say)? */
+bool
+dp_extension_member(Oid funcid)
+{
+	Oid			extoid = get_extension_oid("dp_agg", true);
+
+	return OidIsValid(extoid) && getExtensionOfObject(ProcedureRelationId, funcid) == extoid;
+}
+
 bool
 dp_extension_present(void)
 {

@@ -68,6 +68,7 @@ typedef struct DpCallInfo
 extern void dp_catalog_init(void);
 extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
 extern bool dp_extension_present(void);
+extern bool dp_extension_member(Oid funcid);
 extern Oid	dp_select_aggregate(void);
 extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_arg_name(const DpCallInfo *info, int argno);

@@ -144,11 +144,15 @@ check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 	DpRowRefusal r = dp_row_function_refusal(funcid);
 
 	if (r == DP_ROW_VOLATILE)
-		detail = "It is volatile: evaluated for each row, its side effects could count or show the rows.";
+		detail = on_rows
+			? "It is volatile: evaluated for each row, its side effects could count or show the rows."
+			: "It is volatile: its side effects could count the rows, or change settings while they are read.";
+	else if (r == DP_ROW_NOT_BUILT_IN && !on_rows && dp_extension_member(funcid))
+		return;					/* dp_agg's own functions, over released values */
 	else if (r == DP_ROW_NOT_BUILT_IN)
 		detail = on_rows
 			? "It is not built into PostgreSQL: it could fail, or show or store a row's values."
-			: "It is not built into PostgreSQL: it could change settings while the rows are read; post-process the released values in a separate statement.";
+			: "It is not built into PostgreSQL: it could change settings while the rows are read. Post-process the released values in a separate statement (CREATE TEMPORARY TABLE r AS SELECT ...; SELECT f(...) FROM r).";
 	else if (!on_rows)
 		return;
 	else if (r == DP_ROW_NOT_TRAPPABLE)
@@ -157,6 +161,13 @@ check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 		detail = "It is not among the functions allowed on rows: for some values it could fail, and its error would tell a row's value.";
 	if (detail == NULL)
 		return;
+	if (!on_rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("function %s is not allowed in a statement over protected relation \"%s\"",
+						function_name(funcid), get_rel_name(ctx->relid)),
+				 errdetail("%s", detail),
+				 errhint(HINT_README)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",

@@ -113,7 +113,7 @@ static const Setting settings[] = {
 	{"log_statement_stats", S_REFUSED, "off",
 	"prints the statement's resource usage (blocks written, as temporary files are) after it ran, out of dp_agg's reach"},
 	{"temp_file_limit", S_REFUSED, "-1",
-	"its error tells that the temporary files of a sort or hash grew past the limit, which counts the rows (refused only for plans that can write temporary files)"},
+	"makes a statement fail when the temporary files of a sort or hash grow past the limit, which counts the rows (refused only for plans that can write temporary files)"},
 	{"auto_explain.log_analyze", S_REFUSED, "off",
 	"counts the rows of each plan node; auto_explain's hook may request the counts after dp_agg's check (refused only while auto_explain.log_min_duration is set)"},
 
@@ -447,7 +447,7 @@ refuse_setting(const char *name, const char *reason, Oid relid)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("setting %s is not allowed in statements over protected relation \"%s\"",
 					name, get_rel_name(relid)),
-			 errdetail("%s.", reason),
+			 errdetail("The setting %s.", reason),
 			 errhint("RESET %s (a superuser, if it was set for the role or the database), then run the statement again.",
 					 name)));
 }
@@ -475,7 +475,7 @@ check_unclassified(Oid relid)
 			find_setting(v->name) != NULL)
 			continue;
 		refuse_setting(v->name,
-					   "dp_agg does not know whether this setting makes the server report on the execution",
+					   "belongs to a module, and dp_agg does not know whether it makes the server report on the execution",
 					   relid);
 	}
 }

@@ -32,24 +32,32 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/transam.h"
 #include "catalog/pg_language.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "funcapi.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
+#include "utils/tuplestore.h"
 
 #include "compat.h"
 #include "protect.h"
 #include "row_rules.h"
+
+PG_FUNCTION_INFO_V1(dp_row_functions);
 
 /* what a listed function is */
 #define ROW_NEVER_FAILS	0x01	/* cannot fail for any argument: no trap */
@@ -60,6 +68,8 @@
 #define ROW_SIZE1		0x10	/* the second argument is an output size */
 #define ROW_ANY_IO		0x20	/* calls the output functions of its
 								 * arguments' types (VARIADIC "any") */
+#define ROW_DIVISION	0x40	/* integer division or remainder: fails only
+								 * for a divisor of 0 or -1 */
 
 typedef struct RowFunction
 {
@@ -75,29 +85,29 @@ typedef struct RowFunction
  */
 static const RowFunction row_functions[] = {
 	/* integer arithmetic, bit operations, casts */
-	{"int2pl", 0}, {"int2mi", 0}, {"int2mul", 0}, {"int2div", 0}, {"int2mod", 0},
+	{"int2pl", 0}, {"int2mi", 0}, {"int2mul", 0}, {"int2div", ROW_DIVISION}, {"int2mod", ROW_DIVISION},
 	{"int2um", 0}, {"int2up", ROW_NEVER_FAILS}, {"int2abs", 0},
 	{"int2larger", ROW_NEVER_FAILS}, {"int2smaller", ROW_NEVER_FAILS},
 	{"int2and", ROW_NEVER_FAILS}, {"int2or", ROW_NEVER_FAILS}, {"int2xor", ROW_NEVER_FAILS},
 	{"int2not", ROW_NEVER_FAILS}, {"int2shl", ROW_NEVER_FAILS}, {"int2shr", ROW_NEVER_FAILS},
-	{"int4pl", 0}, {"int4mi", 0}, {"int4mul", 0}, {"int4div", 0}, {"int4mod", 0},
+	{"int4pl", 0}, {"int4mi", 0}, {"int4mul", 0}, {"int4div", ROW_DIVISION}, {"int4mod", ROW_DIVISION},
 	{"int4um", 0}, {"int4up", ROW_NEVER_FAILS}, {"int4abs", 0}, {"int4inc", 0},
 	{"int4larger", ROW_NEVER_FAILS}, {"int4smaller", ROW_NEVER_FAILS},
 	{"int4and", ROW_NEVER_FAILS}, {"int4or", ROW_NEVER_FAILS}, {"int4xor", ROW_NEVER_FAILS},
 	{"int4not", ROW_NEVER_FAILS}, {"int4shl", ROW_NEVER_FAILS}, {"int4shr", ROW_NEVER_FAILS},
 	{"int4gcd", 0}, {"int4lcm", 0},
-	{"int8pl", 0}, {"int8mi", 0}, {"int8mul", 0}, {"int8div", 0}, {"int8mod", 0},
+	{"int8pl", 0}, {"int8mi", 0}, {"int8mul", 0}, {"int8div", ROW_DIVISION}, {"int8mod", ROW_DIVISION},
 	{"int8um", 0}, {"int8up", ROW_NEVER_FAILS}, {"int8abs", 0}, {"int8inc", 0},
 	{"int8larger", ROW_NEVER_FAILS}, {"int8smaller", ROW_NEVER_FAILS},
 	{"int8and", ROW_NEVER_FAILS}, {"int8or", ROW_NEVER_FAILS}, {"int8xor", ROW_NEVER_FAILS},
 	{"int8not", ROW_NEVER_FAILS}, {"int8shl", ROW_NEVER_FAILS}, {"int8shr", ROW_NEVER_FAILS},
 	{"int8gcd", 0}, {"int8lcm", 0},
-	{"int24pl", 0}, {"int24mi", 0}, {"int24mul", 0}, {"int24div", 0},
-	{"int42pl", 0}, {"int42mi", 0}, {"int42mul", 0}, {"int42div", 0},
-	{"int48pl", 0}, {"int48mi", 0}, {"int48mul", 0}, {"int48div", 0},
-	{"int84pl", 0}, {"int84mi", 0}, {"int84mul", 0}, {"int84div", 0},
-	{"int28pl", 0}, {"int28mi", 0}, {"int28mul", 0}, {"int28div", 0},
-	{"int82pl", 0}, {"int82mi", 0}, {"int82mul", 0}, {"int82div", 0},
+	{"int24pl", 0}, {"int24mi", 0}, {"int24mul", 0}, {"int24div", ROW_DIVISION},
+	{"int42pl", 0}, {"int42mi", 0}, {"int42mul", 0}, {"int42div", ROW_DIVISION},
+	{"int48pl", 0}, {"int48mi", 0}, {"int48mul", 0}, {"int48div", ROW_DIVISION},
+	{"int84pl", 0}, {"int84mi", 0}, {"int84mul", 0}, {"int84div", ROW_DIVISION},
+	{"int28pl", 0}, {"int28mi", 0}, {"int28mul", 0}, {"int28div", ROW_DIVISION},
+	{"int82pl", 0}, {"int82mi", 0}, {"int82mul", 0}, {"int82div", ROW_DIVISION},
 	{"int4_bool", ROW_NEVER_FAILS}, {"bool_int4", ROW_NEVER_FAILS},
 	{"i2toi4", ROW_NEVER_FAILS}, {"i4toi2", 0}, {"int28", ROW_NEVER_FAILS}, {"int82", 0},
 	{"int48", ROW_NEVER_FAILS}, {"int84", 0},
@@ -308,15 +318,20 @@ row_function(Oid funcid)
 			if (strcmp(row_functions[i].name, name) == 0)
 				found = &row_functions[i];
 	}
-	else if (proc->prolang == SQLlanguageId)
+	else if (proc->prolang == SQLlanguageId && proc->pronamespace == PG_CATALOG_NAMESPACE)
 	{
-		char	   *sig = format_procedure_qualified(funcid);
+		StringInfoData sig;
 
-		/* the list names pg_catalog's functions, without their schema */
-		if (strncmp(sig, "pg_catalog.", 11) == 0)
-			for (size_t i = 0; i < lengthof(row_sql_functions); i++)
-				if (strcmp(row_sql_functions[i].name, sig + 11) == 0)
-					found = &row_sql_functions[i];
+		/* name(type,type), the types as format_type_be writes them */
+		initStringInfo(&sig);
+		appendStringInfo(&sig, "%s(", quote_identifier(NameStr(proc->proname)));
+		for (int i = 0; i < proc->pronargs; i++)
+			appendStringInfo(&sig, "%s%s", i > 0 ? "," : "",
+							 format_type_be(proc->proargtypes.values[i]));
+		appendStringInfoChar(&sig, ')');
+		for (size_t i = 0; i < lengthof(row_sql_functions); i++)
+			if (strcmp(row_sql_functions[i].name, sig.data) == 0)
+				found = &row_sql_functions[i];
 	}
 	ReleaseSysCache(tup);
 	return found;
@@ -372,37 +387,59 @@ dp_row_function_refusal(Oid funcid)
 	return result;
 }
 
-/* Is any argument of a collatable type? */
-static bool
-any_collatable(List *args)
-{
-	ListCell   *lc;
-
-	foreach(lc, args)
-		if (type_is_collatable(exprType(lfirst(lc))))
-			return true;
-	return false;
-}
-
 /*
  * Can a call of this allowed function not fail for any argument, so that it
- * needs no trap?  Listed as such, or LEAKPROOF on arguments without a
+ * needs no trap?  Listed as such; an integer division or remainder by a
+ * constant other than 0 and -1 (int4div fails only for those); or
+ * LEAKPROOF on arguments without a
  * collation: PostgreSQL's LEAKPROOF functions raise no error that depends on
  * their arguments, and the ones that fail for every argument do so through
  * their collation (none, or nondeterministic for starts_with), which a
  * collatable argument brings.
  */
-bool
-dp_row_never_fails(Oid funcid, List *args)
+/* The same, from the argument types only (no constant divisor known). */
+static bool
+never_fails_types(Oid funcid, int flags, int nargs, const Oid *argtypes)
 {
-	if (row_flags(funcid) & ROW_NEVER_FAILS)
+	if (flags & ROW_NEVER_FAILS)
 		return true;
-	if (funcid >= FirstNormalObjectId || !get_func_leakproof(funcid) || any_collatable(args))
+	if (funcid >= FirstNormalObjectId || !get_func_leakproof(funcid))
 		return false;
+	for (int i = 0; i < nargs; i++)
+		if (type_is_collatable(argtypes[i]))
+			return false;
 	for (size_t i = 0; i < lengthof(fails_anyway); i++)
 		if (fails_anyway[i] == funcid)
 			return false;
 	return true;
+}
+
+bool
+dp_row_never_fails(Oid funcid, List *args)
+{
+	int			flags = row_flags(funcid);
+	Oid			argtypes[FUNC_MAX_ARGS];
+	int			nargs = 0;
+	ListCell   *lc;
+
+	if (flags & ROW_NEVER_FAILS)
+		return true;
+	if ((flags & ROW_DIVISION) && list_length(args) == 2 && IsA(lsecond(args), Const))
+	{
+		Const	   *d = lsecond(args);
+		int64		divisor;
+
+		if (d->constisnull)
+			return true;
+		divisor = d->consttype == INT2OID ? DatumGetInt16(d->constvalue)
+			: d->consttype == INT4OID ? DatumGetInt32(d->constvalue)
+			: DatumGetInt64(d->constvalue);
+		return divisor != 0 && divisor != -1;
+	}
+	foreach(lc, args)
+		if (nargs < FUNC_MAX_ARGS)
+			argtypes[nargs++] = exprType(lfirst(lc));
+	return never_fails_types(funcid, flags, nargs, argtypes);
 }
 
 /*
@@ -613,4 +650,44 @@ bool
 dp_row_comparable(Oid typid)
 {
 	return dp_row_builtin_c(lookup_type_cache(typid, TYPECACHE_CMP_PROC)->cmp_proc);
+}
+
+/*
+ * dp_agg.row_functions() returns table (function regprocedure, evaluation
+ * text): every built-in function allowed on the rows of protected relations
+ * (LEAKPROOF, listed above, or allowed by a DBA), and how a call is
+ * evaluated: 'never fails' (called as is), or 'trapped' (a call that fails
+ * yields NULL).  Calls that are trapped in general may be called as is when
+ * they cannot fail on their constant arguments (a division by 7).
+ */
+Datum
+dp_row_functions(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = table_open(ProcedureRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(tup);
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		if (proc->oid >= FirstNormalObjectId ||
+			dp_row_function_refusal(proc->oid) != DP_ROW_ALLOWED)
+			continue;
+		values[0] = ObjectIdGetDatum(proc->oid);
+		values[1] = CStringGetTextDatum(never_fails_types(proc->oid, row_flags(proc->oid),
+														  proc->pronargs,
+														  proc->proargtypes.values)
+										? "never fails" : "trapped");
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
 }

@@ -13,7 +13,7 @@
  * Both take internal and return internal, so no SQL statement can call
  * them; the planner's FuncExpr names the callee.
  *
- * How a call is trapped (trap_run), without a subtransaction:
+ * How a call is trapped (trap_enter ... trap_catch), without a subtransaction:
  *   - an error context callback is pushed for the call: every message the
  *     callee raises, of any level, passes through it before being emitted.
  *     Unless it must reach the caller, the callback raises an error of its
@@ -56,6 +56,7 @@
 #include <math.h>
 
 #include "catalog/pg_proc.h"
+#include "common/int.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -86,6 +87,8 @@ typedef struct Trap
 typedef struct TrapFrame
 {
 	ErrorContextCallback callback;
+	MemoryContext caller_cxt;
+	ResourceOwner caller_owner;
 	uint32		holdoff;		/* InterruptHoldoffCount at the call */
 	uint32		cancel_holdoff; /* QueryCancelHoldoffCount at the call */
 	volatile bool seen;			/* a message passed through the callback */
@@ -164,52 +167,72 @@ trap_reset(Trap *t)
 }
 
 /*
- * Run fn(arg) in the trap (see the file's comment).  True if it returned,
- * false if it failed (the failure swallowed and its state dropped).
+ * A trapped call, written out in each caller (a function that calls setjmp
+ * cannot be inlined):
+ *
+ *		trap_enter(t, &frame);
+ *		PG_TRY();
+ *		{
+ *			trap_push(t, &frame);
+ *			... the callee ...
+ *			trap_pop(&frame);
+ *		}
+ *		PG_CATCH();
+ *		{
+ *			trap_catch(t, &frame);		(rethrows what must reach the caller)
+ *			failed = true;
+ *		}
+ *		PG_END_TRY();
+ *		if (failed)
+ *			trap_reset(t);
  */
-static bool
-trap_run(Trap *t, void (*fn) (void *), void *arg)
+static inline void
+trap_enter(Trap *t, TrapFrame *f)
 {
-	TrapFrame	frame;
-	MemoryContext caller_cxt = CurrentMemoryContext;
-	ResourceOwner caller_owner = CurrentResourceOwner;
-	volatile bool ok = true;
-
-	if (t->owner == NULL && caller_owner != NULL)
-		t->owner = ResourceOwnerCreate(caller_owner, "dp_agg row call");
-	frame.holdoff = InterruptHoldoffCount;
-	frame.cancel_holdoff = QueryCancelHoldoffCount;
-	frame.seen = false;
-	frame.rethrow = false;
+	f->caller_cxt = CurrentMemoryContext;
+	f->caller_owner = CurrentResourceOwner;
+	if (t->owner == NULL && f->caller_owner != NULL)
+		t->owner = ResourceOwnerCreate(f->caller_owner, "dp_agg row call");
+	f->holdoff = InterruptHoldoffCount;
+	f->cancel_holdoff = QueryCancelHoldoffCount;
+	f->seen = false;
+	f->rethrow = false;
 	trap_throwing = false;
-	PG_TRY();
-	{
-		frame.callback.callback = trap_callback;
-		frame.callback.arg = &frame;
-		frame.callback.previous = error_context_stack;
-		error_context_stack = &frame.callback;
-		if (t->owner != NULL)
-			CurrentResourceOwner = t->owner;
-		fn(arg);
-		CurrentResourceOwner = caller_owner;
-		error_context_stack = frame.callback.previous;
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(caller_cxt);
-		CurrentResourceOwner = caller_owner;
-		trap_throwing = false;
-		if (!frame.seen || frame.rethrow)
-			PG_RE_THROW();
-		FlushErrorState();
-		InterruptHoldoffCount = frame.holdoff;
-		QueryCancelHoldoffCount = frame.cancel_holdoff;
-		ok = false;
-	}
-	PG_END_TRY();
-	if (!ok)
-		trap_reset(t);
-	return ok;
+}
+
+static inline void
+trap_push(Trap *t, TrapFrame *f)
+{
+	f->callback.callback = trap_callback;
+	f->callback.arg = f;
+	f->callback.previous = error_context_stack;
+	error_context_stack = &f->callback;
+	if (t->owner != NULL)
+		CurrentResourceOwner = t->owner;
+}
+
+static inline void
+trap_pop(TrapFrame *f)
+{
+	CurrentResourceOwner = f->caller_owner;
+	error_context_stack = f->callback.previous;
+}
+
+/*
+ * In PG_CATCH: rethrow what must reach the caller (see the file's comment);
+ * else flush the error and restore what errfinish changed.
+ */
+static void
+trap_catch(TrapFrame *f)
+{
+	MemoryContextSwitchTo(f->caller_cxt);
+	CurrentResourceOwner = f->caller_owner;
+	trap_throwing = false;
+	if (!f->seen || f->rethrow)
+		PG_RE_THROW();
+	FlushErrorState();
+	InterruptHoldoffCount = f->holdoff;
+	QueryCancelHoldoffCount = f->cancel_holdoff;
 }
 
 /* ---------- soft arithmetic ---------- */
@@ -284,7 +307,7 @@ soft_func(Oid funcid)
 	return NULL;
 }
 
-static int64
+static inline int64
 int_arg(Datum d, char type)
 {
 	switch (type)
@@ -299,44 +322,54 @@ int_arg(Datum d, char type)
 }
 
 /*
- * An integer operation of PostgreSQL (int.c, int8.c) computed in 128 bits,
- * where no operation of two 64-bit integers overflows: false where
- * PostgreSQL raises an error (out of range, division by zero).  Division
- * and remainder truncate toward zero in C as in PostgreSQL; x % -1 is 0.
+ * An integer operation of PostgreSQL (int.c, int8.c) on 64-bit integers,
+ * with overflow checks: false where PostgreSQL raises an error (out of
+ * range, division by zero).  Division and remainder truncate toward zero in
+ * C as in PostgreSQL; x % -1 is 0, and INT64_MIN / -1 overflows.
  */
 static bool
 soft_int(const SoftFunc *s, Datum x, Datum y, Datum *result)
 {
-	int128		a = int_arg(x, s->a);
-	int128		b = s->op == SOFT_NEG || s->op == SOFT_ABS ? 0 : int_arg(y, s->b);
-	int128		r;
+	int64		a = int_arg(x, s->a);
+	int64		b = s->op == SOFT_NEG || s->op == SOFT_ABS ? 0 : int_arg(y, s->b);
+	int64		r;
 
 	switch (s->op)
 	{
 		case SOFT_ADD:
-			r = a + b;
+			if (pg_add_s64_overflow(a, b, &r))
+				return false;
 			break;
 		case SOFT_SUB:
-			r = a - b;
+			if (pg_sub_s64_overflow(a, b, &r))
+				return false;
 			break;
 		case SOFT_MUL:
-			r = a * b;
+			if (pg_mul_s64_overflow(a, b, &r))
+				return false;
 			break;
 		case SOFT_DIV:
 			if (b == 0)
 				return false;
-			r = a / b;
+			if (b == -1)
+			{
+				if (a == PG_INT64_MIN)
+					return false;
+				r = -a;
+			}
+			else
+				r = a / b;
 			break;
 		case SOFT_MOD:
 			if (b == 0)
 				return false;
-			r = a % b;
+			r = b == -1 ? 0 : a % b;
 			break;
 		case SOFT_NEG:
-			r = -a;
-			break;
 		case SOFT_ABS:
-			r = a < 0 ? -a : a;
+			if (a == PG_INT64_MIN)
+				return false;
+			r = s->op == SOFT_NEG || a < 0 ? -a : a;
 			break;
 		default:
 			return false;
@@ -354,9 +387,7 @@ soft_int(const SoftFunc *s, Datum x, Datum y, Datum *result)
 			*result = Int32GetDatum((int32) r);
 			return true;
 		default:
-			if (r < PG_INT64_MIN || r > PG_INT64_MAX)
-				return false;
-			*result = Int64GetDatum((int64) r);
+			*result = Int64GetDatum(r);
 			return true;
 	}
 }
@@ -485,9 +516,6 @@ typedef struct RowCall
 	short		nargs;			/* the callee's arguments */
 	bool		strict;
 	const SoftFunc *soft;		/* a soft version, or NULL */
-	/* one call, for trap_run */
-	FunctionCallInfo fcinfo;
-	Datum		result;
 } RowCall;
 
 /*
@@ -559,14 +587,6 @@ row_call_init(FunctionCallInfo fcinfo)
 	return rc;
 }
 
-static void
-call_callee(void *arg)
-{
-	RowCall    *rc = arg;
-
-	rc->result = FunctionCallInvoke(rc->fcinfo);
-}
-
 /*
  * dp_agg.row_call(internal) returns internal: the callee applied to the
  * arguments, NULL if it fails.
@@ -577,7 +597,9 @@ dp_row_call(PG_FUNCTION_ARGS)
 	RowCall    *rc = fcinfo->flinfo->fn_extra;
 	FmgrInfo   *flinfo = fcinfo->flinfo;
 	short		nargs = fcinfo->nargs;
-	bool		ok;
+	TrapFrame	frame;
+	Datum		result;
+	volatile bool failed = false;
 
 	if (rc == NULL)
 		rc = row_call_init(fcinfo);
@@ -597,16 +619,30 @@ dp_row_call(PG_FUNCTION_ARGS)
 	fcinfo->flinfo = &rc->callee;
 	fcinfo->nargs = rc->nargs;
 	fcinfo->isnull = false;
-	rc->fcinfo = fcinfo;
-	ok = trap_run(&rc->trap, call_callee, rc);
+	trap_enter(&rc->trap, &frame);
+	PG_TRY();
+	{
+		trap_push(&rc->trap, &frame);
+		result = FunctionCallInvoke(fcinfo);
+		trap_pop(&frame);
+	}
+	PG_CATCH();
+	{
+		fcinfo->flinfo = flinfo;
+		fcinfo->nargs = nargs;
+		trap_catch(&frame);
+		failed = true;
+	}
+	PG_END_TRY();
 	fcinfo->flinfo = flinfo;
 	fcinfo->nargs = nargs;
-	if (!ok)
+	if (failed)
 	{
+		trap_reset(&rc->trap);
 		rc->callee.fn_extra = NULL; /* was in trap.cxt, now reset */
 		PG_RETURN_NULL();
 	}
-	return rc->result;
+	return result;
 }
 
 /* ---------- dp_agg.row_eval: an expression ---------- */
@@ -623,7 +659,7 @@ typedef struct RowEval
 	ParamListInfo params;		/* fn_mcxt */
 	ExprState  *state;			/* trap.cxt; NULL until built, and after a failure */
 	ExprContext *econtext;		/* trap.cxt */
-	/* one evaluation, for trap_run */
+	/* one evaluation */
 	Datum		result;
 	bool		isnull;
 } RowEval;
@@ -664,10 +700,8 @@ row_eval_init(FunctionCallInfo fcinfo)
 }
 
 static void
-eval_expr(void *arg)
+eval_expr(RowEval *re)
 {
-	RowEval    *re = arg;
-
 	/* built in the trap: its errors are the row's too */
 	if (re->state == NULL)
 	{
@@ -689,6 +723,8 @@ Datum
 dp_row_eval(PG_FUNCTION_ARGS)
 {
 	RowEval    *re = fcinfo->flinfo->fn_extra;
+	TrapFrame	frame;
+	volatile bool failed = false;
 
 	if (re == NULL)
 		re = row_eval_init(fcinfo);
@@ -697,8 +733,22 @@ dp_row_eval(PG_FUNCTION_ARGS)
 		re->params->params[i].value = fcinfo->args[i].value;
 		re->params->params[i].isnull = fcinfo->args[i].isnull;
 	}
-	if (!trap_run(&re->trap, eval_expr, re))
+	trap_enter(&re->trap, &frame);
+	PG_TRY();
 	{
+		trap_push(&re->trap, &frame);
+		eval_expr(re);
+		trap_pop(&frame);
+	}
+	PG_CATCH();
+	{
+		trap_catch(&frame);
+		failed = true;
+	}
+	PG_END_TRY();
+	if (failed)
+	{
+		trap_reset(&re->trap);
 		re->state = NULL;		/* was in trap.cxt, now reset */
 		re->econtext = NULL;
 		PG_RETURN_NULL();
