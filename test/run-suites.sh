@@ -3,7 +3,7 @@
 # a writable copy of the tree; see run-all.sh).  Prints one line per suite
 # and finally "N passed, N failed"; exits non-zero if anything failed.
 # DP_SUITES chooses the suites (default: all of them):
-#   graph regress tap stat reference load fuzz citus
+#   graph regress tap stat reference load fuzz neighbour citus
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -18,7 +18,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 
 total_pass=0
 total_fail=0
-suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz citus} "
+suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz neighbour citus} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed
     printf '%-14s %4d passed, %d failed\n' "$1" "$2" "$3"
@@ -120,6 +120,24 @@ if want fuzz && [ -f test/fuzz/run.py ]; then
         fp=0; ff=1
     fi
     record "fuzz" "$fp" "$ff"
+fi
+
+# the neighbour checker of protected relations: random DP statements of an
+# untrusted role on neighbouring tables (one row or one unit removed), which
+# must behave alike but for the noisy values; time-boxed
+# (DP_NEIGHBOUR_SECONDS, 300), its seed printed; one result per statement:
+# "neighbour: N passed, M failed"
+if want neighbour && [ -f test/neighbour/run.py ]; then
+    out=$(DP_NEIGHBOUR_SECONDS=${DP_NEIGHBOUR_SECONDS:-300} timeout 1200 python3 test/neighbour/run.py 2>&1)
+    echo "$out" | grep -vE '^  (plain|prepared|cursor) ' || true
+    line=$(echo "$out" | grep -E '^neighbour: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        np=$(echo "$line" | sed -E 's/^neighbour: ([0-9]+) passed.*/\1/')
+        nf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        np=0; nf=1
+    fi
+    record "neighbour" "$np" "$nf"
 fi
 
 # Citus: a coordinator and two workers of their own on ports port+2 ..
