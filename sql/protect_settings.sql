@@ -82,6 +82,27 @@ FETCH 1 FROM c;
 SET LOCAL log_executor_stats = on;
 FETCH 1 FROM c;
 ROLLBACK;
+-- the abort of a transaction drops the cursor without the executor's end:
+-- the temporary files of its sort are closed then, and log_temp_files
+-- would report their sizes; the abort is quiet too (here, with the spill
+-- of work_mem = 64kB)
+SET work_mem = '64kB';
+SET log_temp_files = 0;
+BEGIN;
+DECLARE c CURSOR FOR SELECT g, dp_count(*) AS n FROM ps_t GROUP BY g ORDER BY g;
+FETCH 1 FROM c;
+SET LOCAL client_min_messages = log;
+ROLLBACK;
+SHOW client_min_messages;
+BEGIN;
+SAVEPOINT s;
+DECLARE c CURSOR FOR SELECT g, dp_count(*) AS n FROM ps_t GROUP BY g ORDER BY g;
+FETCH 1 FROM c;
+SET LOCAL client_min_messages = log;
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+RESET log_temp_files;
+RESET work_mem;
 RESET enable_hashagg;
 -- a placeholder that no module reads: ignored (a setting of a loaded module
 -- that dp_agg does not know, changed by the session, would be refused)

@@ -152,6 +152,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		{
 			dp_row_check_plan(queryDesc->plannedstmt, queryDesc->params, protect.relid);
 			dp_settings_check(queryDesc->plannedstmt, protect.relid);
+			dp_settings_note_untrusted();
 		}
 		if (prev_ExecutorStart)
 			prev_ExecutorStart(queryDesc, eflags);

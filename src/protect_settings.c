@@ -18,6 +18,11 @@
  *     after; an error pops it with the transaction).  Nothing the role wrote
  *     runs in between (protect_guard.c refuses volatile and non-built-in
  *     functions in such statements), so nothing changes it back;
+ *     When such a statement's (sub)transaction aborts, its portals are
+ *     dropped without the executor's end, and the temporary files of its
+ *     sorts closed (log_temp_files reports their sizes) after dp_agg's hooks
+ *     returned: the abort runs with the same quiet values, set as SET LOCAL
+ *     would (force_for_abort);
  *   - refused: it reports outside the executor's calls (the resource usage
  *     that log_executor_stats prints after ExecutorRun returns), or through
  *     another module's hooks that may run before dp_agg's (auto_explain's
@@ -542,6 +547,72 @@ dp_settings_restore(int nest_level)
 {
 	if (nest_level >= 0)
 		AtEOXact_GUC(true, nest_level);
+}
+
+/* ---------- the end of a transaction ---------- */
+
+/* has a statement of an untrusted role over a protected relation started? */
+static bool untrusted_in_xact = false;
+
+/*
+ * The abort of a (sub)transaction in which such a statement ran: its
+ * portals are dropped without the executor's end, and their resources
+ * (the temporary files of a sort, whose closing log_temp_files reports)
+ * are released after dp_agg's hooks returned.  The settings of class
+ * "forced" are set to their quiet values for the rest of the abort, as SET
+ * LOCAL would (GUC_ACTION_LOCAL): the abort itself restores them, after
+ * the release.
+ */
+static void
+force_for_abort(void)
+{
+	for (size_t i = 0; i < lengthof(settings); i++)
+	{
+		const Setting *s = &settings[i];
+		char	   *value;
+
+		if (s->class != S_FORCED || is_quiet(s))
+			continue;
+		value = pnstrdup(s->quiet, strcspn(s->quiet, ","));
+		(void) set_config_option(s->name, value, PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, WARNING, false);
+	}
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT && untrusted_in_xact)
+		force_for_abort();
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		untrusted_in_xact = false;
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && untrusted_in_xact)
+		force_for_abort();
+}
+
+/*
+ * A statement of an untrusted role over a protected relation starts in this
+ * transaction (hooks.c, at executor start): its abort will be quiet too.
+ */
+void
+dp_settings_note_untrusted(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterXactCallback(xact_callback, NULL);
+		RegisterSubXactCallback(subxact_callback, NULL);
+		registered = true;
+	}
+	untrusted_in_xact = true;
 }
 
 /*

@@ -14,5 +14,6 @@
 extern void dp_settings_check(PlannedStmt *stmt, Oid relid);
 extern int	dp_settings_force(void);
 extern void dp_settings_restore(int nest_level);
+extern void dp_settings_note_untrusted(void);
 
 #endif							/* DP_AGG_PROTECT_SETTINGS_H */
