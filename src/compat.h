@@ -128,6 +128,13 @@
 #define DP_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
 #endif
 
+/* get_ordering_op_properties reports a CompareType, not a btree strategy, since 18 */
+#if PG_VERSION_NUM >= 180000
+#define DP_ORDERING_STRATEGY CompareType
+#else
+#define DP_ORDERING_STRATEGY int16
+#endif
+
 /* the permission to call a function: object_aclcheck replaced pg_proc_aclcheck in 16 */
 #if PG_VERSION_NUM >= 160000
 #define DP_FUNCTION_ACLCHECK(funcid, roleid) \

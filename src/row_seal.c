@@ -856,7 +856,7 @@ check_ordering(Oid sortop, Oid collation, Check *c, const char *what)
 {
 	Oid			opfamily;
 	Oid			opcintype;
-	int16		strategy;
+	DP_ORDERING_STRATEGY strategy;
 	Oid			cmp;
 	Oid			support;
 

@@ -609,8 +609,6 @@ dp_row_call(PG_FUNCTION_ARGS)
 				PG_RETURN_NULL();
 	if (rc->soft != NULL)
 	{
-		Datum		result;
-
 		if (soft_call(rc->soft, fcinfo, &result))
 			return result;
 		PG_RETURN_NULL();
