@@ -167,8 +167,8 @@ trap_reset(Trap *t)
 }
 
 /*
- * A trapped call, written out in each caller (a function that calls setjmp
- * cannot be inlined):
+ * A trapped call, written out in each caller (call_trapped, eval_trapped;
+ * a function that calls setjmp cannot be inlined):
  *
  *		trap_enter(t, &frame);
  *		PG_TRY();
@@ -588,31 +588,17 @@ row_call_init(FunctionCallInfo fcinfo)
 }
 
 /*
- * dp_agg.row_call(internal) returns internal: the callee applied to the
- * arguments, NULL if it fails.
+ * The callee in the trap: its value, or false if it failed.  (Apart from
+ * dp_row_call, whose locals would otherwise be live across the setjmp.)
  */
-Datum
-dp_row_call(PG_FUNCTION_ARGS)
+static bool
+call_trapped(RowCall *rc, FunctionCallInfo fcinfo, Datum *value)
 {
-	RowCall    *rc = fcinfo->flinfo->fn_extra;
 	FmgrInfo   *flinfo = fcinfo->flinfo;
 	short		nargs = fcinfo->nargs;
 	TrapFrame	frame;
-	Datum		result;
 	volatile bool failed = false;
 
-	if (rc == NULL)
-		rc = row_call_init(fcinfo);
-	if (rc->strict)
-		for (int i = 0; i < rc->nargs; i++)
-			if (fcinfo->args[i].isnull)
-				PG_RETURN_NULL();
-	if (rc->soft != NULL)
-	{
-		if (soft_call(rc->soft, fcinfo, &result))
-			return result;
-		PG_RETURN_NULL();
-	}
 	/* the callee sees its own FmgrInfo and arguments in the same fcinfo */
 	fcinfo->flinfo = &rc->callee;
 	fcinfo->nargs = rc->nargs;
@@ -621,7 +607,7 @@ dp_row_call(PG_FUNCTION_ARGS)
 	PG_TRY();
 	{
 		trap_push(&rc->trap, &frame);
-		result = FunctionCallInvoke(fcinfo);
+		*value = FunctionCallInvoke(fcinfo);
 		trap_pop(&frame);
 	}
 	PG_CATCH();
@@ -638,9 +624,30 @@ dp_row_call(PG_FUNCTION_ARGS)
 	{
 		trap_reset(&rc->trap);
 		rc->callee.fn_extra = NULL; /* was in trap.cxt, now reset */
-		PG_RETURN_NULL();
 	}
-	return result;
+	return !failed;
+}
+
+/*
+ * dp_agg.row_call(internal) returns internal: the callee applied to the
+ * arguments, NULL if it fails.
+ */
+Datum
+dp_row_call(PG_FUNCTION_ARGS)
+{
+	RowCall    *rc = fcinfo->flinfo->fn_extra;
+	Datum		result;
+
+	if (rc == NULL)
+		rc = row_call_init(fcinfo);
+	if (rc->strict)
+		for (int i = 0; i < rc->nargs; i++)
+			if (fcinfo->args[i].isnull)
+				PG_RETURN_NULL();
+	if (rc->soft != NULL ? soft_call(rc->soft, fcinfo, &result)
+		: call_trapped(rc, fcinfo, &result))
+		return result;
+	PG_RETURN_NULL();
 }
 
 /* ---------- dp_agg.row_eval: an expression ---------- */
@@ -713,24 +720,13 @@ eval_expr(RowEval *re)
 	re->result = ExecEvalExpr(re->state, re->econtext, &re->isnull);
 }
 
-/*
- * dp_agg.row_eval(internal) returns internal: the expression's value for
- * these inputs, NULL if it fails.
- */
-Datum
-dp_row_eval(PG_FUNCTION_ARGS)
+/* The expression in the trap: false if it failed. */
+static bool
+eval_trapped(RowEval *re)
 {
-	RowEval    *re = fcinfo->flinfo->fn_extra;
 	TrapFrame	frame;
 	volatile bool failed = false;
 
-	if (re == NULL)
-		re = row_eval_init(fcinfo);
-	for (int i = 0; i < re->params->numParams; i++)
-	{
-		re->params->params[i].value = fcinfo->args[i].value;
-		re->params->params[i].isnull = fcinfo->args[i].isnull;
-	}
 	trap_enter(&re->trap, &frame);
 	PG_TRY();
 	{
@@ -749,8 +745,28 @@ dp_row_eval(PG_FUNCTION_ARGS)
 		trap_reset(&re->trap);
 		re->state = NULL;		/* was in trap.cxt, now reset */
 		re->econtext = NULL;
-		PG_RETURN_NULL();
 	}
+	return !failed;
+}
+
+/*
+ * dp_agg.row_eval(internal) returns internal: the expression's value for
+ * these inputs, NULL if it fails.
+ */
+Datum
+dp_row_eval(PG_FUNCTION_ARGS)
+{
+	RowEval    *re = fcinfo->flinfo->fn_extra;
+
+	if (re == NULL)
+		re = row_eval_init(fcinfo);
+	for (int i = 0; i < re->params->numParams; i++)
+	{
+		re->params->params[i].value = fcinfo->args[i].value;
+		re->params->params[i].isnull = fcinfo->args[i].isnull;
+	}
+	if (!eval_trapped(re))
+		PG_RETURN_NULL();
 	fcinfo->isnull = re->isnull;
 	return re->result;
 }
