@@ -254,6 +254,11 @@ SELECT pg_temp.twice(dp_count(*)) FROM rp.x;
 SELECT set_config('trace_sort', 'on', false), dp_count(*) FROM rp.x;
 SELECT dp_count(*) > 0 AS released, dp_agg.laplace_scale(1, 1) AS scale FROM rp.x;
 SELECT dp_count(*) * 2 > 0 AS released, round(dp_count(*) / 7.0, 2) IS NOT NULL AS rounded FROM rp.x;
+-- built-ins in SQL over the released values; named arguments on rows
+SELECT ('n=' || dp_count(*)) IS NOT NULL AS cat, quote_literal(dp_count(*)) IS NOT NULL AS quoted,
+       lpad(dp_count(*)::text, 3) IS NOT NULL AS padded FROM rp.x;
+SELECT dp_count(*) >= 0 AS released FROM rp.x
+WHERE make_date(year => 2000, month => 1, day => i4) > '2000-01-05' AND lpad(t, 4) <> '';
 RESET ROLE;
 
 -- allow_function refuses what the trap cannot call, and says what allowing means

@@ -350,6 +350,7 @@ rows_walker(Node *node, GuardContext *ctx)
 		case T_SQLValueFunction:
 		case T_ConvertRowtypeExpr:
 		case T_CoerceToDomainValue:
+		case T_NamedArgExpr:
 		case T_TargetEntry:
 		case T_List:
 		case T_FromExpr:

@@ -47,6 +47,7 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
@@ -294,9 +295,51 @@ static const RowFunction row_sql_functions[] = {
  */
 static const Oid fails_anyway[] = {F_STARTS_WITH};
 
+/* the list entries of the functions looked up so far (built-ins never change) */
+typedef struct RowFunctionEntry
+{
+	Oid			funcid;
+	const RowFunction *function;
+} RowFunctionEntry;
+
+static HTAB *row_function_cache = NULL;
+
+static const RowFunction *lookup_row_function(Oid funcid);
+
 /* The list entry of a built-in function; NULL if it has none. */
 static const RowFunction *
 row_function(Oid funcid)
+{
+	RowFunctionEntry *e;
+	bool		found;
+
+	if (funcid >= FirstNormalObjectId)
+		return NULL;
+	if (row_function_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(RowFunctionEntry);
+		row_function_cache = hash_create("dp_agg functions on rows", 256, &ctl,
+										 HASH_ELEM | HASH_BLOBS);
+	}
+	e = hash_search(row_function_cache, &funcid, HASH_FIND, NULL);
+	if (e != NULL)
+		return e->function;
+	/* looked up before the entry is made: an error leaves no entry */
+	{
+		const RowFunction *f = lookup_row_function(funcid);
+
+		e = hash_search(row_function_cache, &funcid, HASH_ENTER, &found);
+		e->function = f;
+		return f;
+	}
+}
+
+static const RowFunction *
+lookup_row_function(Oid funcid)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;

@@ -673,7 +673,8 @@ static void
 check_call(Oid funcid, List *args, Oid inputcollid, Check *c)
 {
 	add_collation(inputcollid, c);
-	if (!c->verify || funcid == c->row_call || funcid >= FirstNormalObjectId)
+	if (!c->verify || funcid == c->row_call || funcid >= FirstNormalObjectId ||
+		!dp_row_builtin_c(funcid))
 		return;
 	if (dp_row_function_refusal(funcid) == DP_ROW_ALLOWED &&
 		!dp_row_never_fails(funcid, args))
