@@ -28,6 +28,194 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.row_eval(internal) IS
 'the trap of an expression on the rows of a protected relation (a cast, GREATEST, a subscript...): a failing expression yields NULL (not callable from SQL)';
 
+-- The soft arithmetic: the trap puts these in place of the functions of
+-- the arithmetic operators on rows; each returns NULL where PostgreSQL's
+-- function raises an error (overflow, division by zero).
+
+CREATE FUNCTION dp_agg.row_int2pl(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2pl(smallint, smallint) IS 'smallint + smallint (int2pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2mi(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2mi(smallint, smallint) IS 'smallint - smallint (int2mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2mul(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2mul(smallint, smallint) IS 'smallint * smallint (int2mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2div(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2div(smallint, smallint) IS 'smallint / smallint (int2div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2mod(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2mod(smallint, smallint) IS 'smallint % smallint (int2mod), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2um(smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2um(smallint) IS '- smallint (int2um), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2abs(smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2abs(smallint) IS '@ smallint (int2abs), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4pl(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4pl(integer, integer) IS 'integer + integer (int4pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4mi(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4mi(integer, integer) IS 'integer - integer (int4mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4mul(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4mul(integer, integer) IS 'integer * integer (int4mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4div(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4div(integer, integer) IS 'integer / integer (int4div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4mod(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4mod(integer, integer) IS 'integer % integer (int4mod), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4um(integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4um(integer) IS '- integer (int4um), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4abs(integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4abs(integer) IS '@ integer (int4abs), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8pl(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8pl(bigint, bigint) IS 'bigint + bigint (int8pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8mi(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8mi(bigint, bigint) IS 'bigint - bigint (int8mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8mul(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8mul(bigint, bigint) IS 'bigint * bigint (int8mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8div(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8div(bigint, bigint) IS 'bigint / bigint (int8div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8mod(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8mod(bigint, bigint) IS 'bigint % bigint (int8mod), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8um(bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8um(bigint) IS '- bigint (int8um), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8abs(bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8abs(bigint) IS '@ bigint (int8abs), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24pl(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24pl(smallint, integer) IS 'smallint + integer (int24pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24mi(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24mi(smallint, integer) IS 'smallint - integer (int24mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24mul(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24mul(smallint, integer) IS 'smallint * integer (int24mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24div(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24div(smallint, integer) IS 'smallint / integer (int24div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42pl(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42pl(integer, smallint) IS 'integer + smallint (int42pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42mi(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42mi(integer, smallint) IS 'integer - smallint (int42mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42mul(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42mul(integer, smallint) IS 'integer * smallint (int42mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42div(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42div(integer, smallint) IS 'integer / smallint (int42div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28pl(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28pl(smallint, bigint) IS 'smallint + bigint (int28pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28mi(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28mi(smallint, bigint) IS 'smallint - bigint (int28mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28mul(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28mul(smallint, bigint) IS 'smallint * bigint (int28mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28div(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28div(smallint, bigint) IS 'smallint / bigint (int28div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82pl(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82pl(bigint, smallint) IS 'bigint + smallint (int82pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82mi(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82mi(bigint, smallint) IS 'bigint - smallint (int82mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82mul(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82mul(bigint, smallint) IS 'bigint * smallint (int82mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82div(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82div(bigint, smallint) IS 'bigint / smallint (int82div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48pl(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48pl(integer, bigint) IS 'integer + bigint (int48pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48mi(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48mi(integer, bigint) IS 'integer - bigint (int48mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48mul(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48mul(integer, bigint) IS 'integer * bigint (int48mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48div(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48div(integer, bigint) IS 'integer / bigint (int48div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84pl(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84pl(bigint, integer) IS 'bigint + integer (int84pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84mi(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84mi(bigint, integer) IS 'bigint - integer (int84mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84mul(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84mul(bigint, integer) IS 'bigint * integer (int84mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84div(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84div(bigint, integer) IS 'bigint / integer (int84div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4pl(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4pl(real, real) IS 'real + real (float4pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4mi(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4mi(real, real) IS 'real - real (float4mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4mul(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4mul(real, real) IS 'real * real (float4mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4div(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4div(real, real) IS 'real / real (float4div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8pl(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8pl(double precision, double precision) IS 'double precision + double precision (float8pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8mi(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8mi(double precision, double precision) IS 'double precision - double precision (float8mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8mul(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8mul(double precision, double precision) IS 'double precision * double precision (float8mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8div(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8div(double precision, double precision) IS 'double precision / double precision (float8div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48pl(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48pl(real, double precision) IS 'real + double precision (float48pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48mi(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48mi(real, double precision) IS 'real - double precision (float48mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48mul(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48mul(real, double precision) IS 'real * double precision (float48mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48div(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48div(real, double precision) IS 'real / double precision (float48div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84pl(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84pl(double precision, real) IS 'double precision + real (float84pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84mi(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84mi(double precision, real) IS 'double precision - real (float84mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84mul(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84mul(double precision, real) IS 'double precision * real (float84mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84div(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84div(double precision, real) IS 'double precision / real (float84div), NULL where it fails: on the rows of protected relations';
+
 CREATE OR REPLACE FUNCTION dp_agg.allow_function(function regprocedure)
 RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER

@@ -140,7 +140,14 @@ INSERT INTO rp.cases (k, expr) VALUES
  (115, '(j->>''a'')::int'), (116, 'j->''a''->''b'''), (117, 'jsonb_array_length(j)'),
  (118, 'j @> ''{"a": 1}'''), (119, '(j->''a'')::numeric'),
  -- row values, ARRAY[] and subscripts
- (120, '(i4, i8) < (1, 2)'), (121, 'ARRAY[a, a]'), (122, 'ARRAY[t, t]'), (123, 'a[2:3]');
+ (120, '(i4, i8) < (1, 2)'), (121, 'ARRAY[a, a]'), (122, 'ARRAY[t, t]'), (123, 'a[2:3]'),
+ -- date and time functions called outside the trap inside their domain (a
+ -- unit known good, a value between the years 1 and 190,000), with units
+ -- that change from row to row
+ (124, 'date_trunc(CASE WHEN id % 2 = 0 THEN ''month'' ELSE ''nonsense'' END, ts)'),
+ (125, 'date_trunc(CASE WHEN id % 2 = 0 THEN ''millennium'' ELSE ''MilLennium'' END, tz)'),
+ (126, 'date_part(CASE WHEN id % 3 = 0 THEN ''hour'' ELSE ''doy'' END, ts)'),
+ (127, 'extract(isoyear FROM tz)'), (128, 'd::timestamptz'), (129, 'date_trunc(t, ts)');
 UPDATE rp.cases SET same_as = 'CASE WHEN i4 = 2147483647 THEN 0 ELSE COALESCE(i4 + 1, 0) END' WHERE k = 97;
 UPDATE rp.cases SET same_as = 'CASE WHEN abs(i4::int8) > 1073741823 THEN 10 ELSE GREATEST(i4 * 2, 10) END'
 WHERE k = 99;
@@ -225,6 +232,57 @@ SET ROLE regress_rp_analyst;
 SET statement_timeout = '50ms';
 SELECT dp_count(*) FROM rp.long WHERE s ~ '(a|b)*c';
 RESET statement_timeout;
+RESET ROLE;
+
+-- The soft arithmetic (dp_agg.row_int4pl and the like, in place of the
+-- functions of arithmetic operators on rows) agrees with PostgreSQL's
+-- functions on extreme values: the same value, or NULL where they fail.
+CREATE FUNCTION pg_temp.soft_disagreements() RETURNS TABLE (soft text, a text, b text, pg text, dp text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    f record;
+    x text;
+    y text;
+    cases int := 0;
+    extremes jsonb := '{"smallint": ["-32768", "-1", "0", "1", "7", "32767"],
+        "integer": ["-2147483648", "-1", "0", "1", "7", "46341", "2147483647"],
+        "bigint": ["-9223372036854775808", "-1", "0", "1", "7", "3037000500", "9223372036854775807"],
+        "real": ["-3.4e38", "-1", "-0", "0", "1e-38", "1e-45", "1.5", "3.4e38", "Infinity", "-Infinity", "NaN"],
+        "double precision": ["-1.7e308", "-1", "0", "1e-308", "5e-324", "1.5", "1.7e308", "Infinity", "NaN"]}';
+BEGIN
+    FOR f IN SELECT 'dp_agg.' || p.proname AS soft, substr(p.proname, 5) AS callee,
+                    p.proargtypes[0]::regtype::text AS ta, p.proargtypes[1]::regtype::text AS tb, p.pronargs
+             FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname ~ '^row_(int|float)'
+             ORDER BY 1 LOOP
+        FOR x IN SELECT jsonb_array_elements_text(extremes->f.ta) LOOP
+            FOR y IN SELECT jsonb_array_elements_text(extremes->coalesce(f.tb, 'smallint')) LOOP
+                CONTINUE WHEN f.pronargs = 1 AND y <> '0';
+                BEGIN
+                    EXECUTE format(CASE f.pronargs WHEN 1 THEN 'SELECT pg_catalog.%s(%L::%s)::text'
+                                   ELSE 'SELECT pg_catalog.%s(%L::%s, %L::%s)::text' END,
+                                   f.callee, x, f.ta, y, f.tb) INTO pg;
+                EXCEPTION WHEN others THEN
+                    pg := NULL;
+                END;
+                EXECUTE format(CASE f.pronargs WHEN 1 THEN 'SELECT %s(%L::%s)::text'
+                               ELSE 'SELECT %s(%L::%s, %L::%s)::text' END,
+                               f.soft, x, f.ta, y, f.tb) INTO dp;
+                cases := cases + 1;
+                IF pg IS DISTINCT FROM dp THEN
+                    soft := f.soft; a := x; b := y;
+                    RETURN NEXT;
+                END IF;
+            END LOOP;
+        END LOOP;
+    END LOOP;
+    RAISE NOTICE 'soft arithmetic: % functions, % cases', (SELECT count(*) FROM pg_proc p
+        WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname ~ '^row_(int|float)'), cases;
+END $$;
+SELECT * FROM pg_temp.soft_disagreements();
+-- on rows: operators of the analyst use them, the owner's PostgreSQL's
+SET ROLE regress_rp_analyst;
+SELECT dp_count(*) FILTER (WHERE i4 + 1 IS NULL) >= 0 AS overflow_is_null,
+       dp_count(*) FILTER (WHERE f8 * 10 IS NULL) >= 0 AS float_overflow_is_null FROM rp.x;
 RESET ROLE;
 
 --

@@ -31,12 +31,19 @@
 
 #include "catalog.h"
 
+typedef struct DpNamedFunction
+{
+	char		name[NAMEDATALEN];
+	Oid			oid;
+} DpNamedFunction;
+
 static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
 static Oid	row_call_oid = InvalidOid;	/* dp_agg.row_call(internal), row_trap.c */
 static Oid	row_eval_oid = InvalidOid;	/* dp_agg.row_eval(internal), row_trap.c */
+static HTAB *row_functions = NULL;	/* dp_agg.row_*: name -> oid, row_trap.c */
 static bool dp_calls_valid = false;
 static MemoryContext dp_cache_cxt = NULL;
 
@@ -232,6 +239,14 @@ build_calls(void)
 	unit_priority_oid = InvalidOid;
 	row_call_oid = InvalidOid;
 	row_eval_oid = InvalidOid;
+	if (row_functions)
+		hash_destroy(row_functions);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = sizeof(DpNamedFunction);
+	ctl.hcxt = dp_cache_cxt;
+	row_functions = hash_create("dp_agg functions on rows", 128, &ctl,
+								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -261,6 +276,15 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
 				strcmp(get_func_name(d->objid), "row_eval") == 0)
 				row_eval_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
+				strncmp(get_func_name(d->objid), "row_", 4) == 0)
+			{
+				char		name[NAMEDATALEN] = {0};
+
+				strlcpy(name, get_func_name(d->objid), NAMEDATALEN);
+				((DpNamedFunction *) hash_search(row_functions, name, HASH_ENTER, &found))->oid =
+					d->objid;
+			}
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
 			/* the keys of the fused path of privacy units release nothing */
@@ -352,6 +376,21 @@ dp_row_eval_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return row_eval_oid;
+}
+
+/*
+ * A function of the schema dp_agg whose name starts with row_ (the soft
+ * arithmetic of row_trap.c, dp_agg.row_int4pl); InvalidOid if there is none.
+ */
+Oid
+dp_row_function_oid(const char *name)
+{
+	DpNamedFunction *e;
+
+	if (!dp_calls_valid)
+		build_calls();
+	e = hash_search(row_functions, name, HASH_FIND, NULL);
+	return e != NULL ? e->oid : InvalidOid;
 }
 
 /* Is the function a member of the extension dp_agg (a calculator, say)? */

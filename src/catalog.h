@@ -77,5 +77,6 @@ extern Oid	dp_unit_pick_oid(void);
 extern Oid	dp_unit_priority_oid(void);
 extern Oid	dp_row_call_oid(void);
 extern Oid	dp_row_eval_oid(void);
+extern Oid	dp_row_function_oid(const char *name);
 
 #endif							/* DP_AGG_CATALOG_H */

@@ -295,6 +295,29 @@ static const RowFunction row_sql_functions[] = {
  */
 static const Oid fails_anyway[] = {F_STARTS_WITH};
 
+/* the functions with a soft version (row_trap.c) */
+#define SOFT_NAME(f, name, op, a, b, r) {F_##f, #name},
+static const struct
+{
+	Oid			funcid;
+	const char *name;
+}			soft_names[] = {
+	DP_ROW_SOFT_FUNCS(SOFT_NAME)
+};
+
+/*
+ * The name of the soft version of a function in the schema dp_agg
+ * (row_int4pl for int4pl), or NULL if it has none.
+ */
+const char *
+dp_row_soft_name(Oid funcid)
+{
+	for (size_t i = 0; i < lengthof(soft_names); i++)
+		if (soft_names[i].funcid == funcid)
+			return psprintf("row_%s", soft_names[i].name);
+	return NULL;
+}
+
 /* the list entries of the functions looked up so far (built-ins never change) */
 typedef struct RowFunctionEntry
 {

@@ -191,6 +191,20 @@ trap_call(Seal *s, Oid funcid, List *args)
 	return !dp_row_never_fails(funcid, args);
 }
 
+/*
+ * The soft version of an operator's function (dp_agg.row_int4pl for
+ * int4pl, row_trap.c), which returns NULL where the function fails; or
+ * InvalidOid.  Only in operators: the operator keeps naming the function
+ * whose permission is checked (check_walker).
+ */
+static Oid
+soft_version(Oid funcid)
+{
+	const char *name = dp_row_soft_name(funcid);
+
+	return name != NULL ? dp_row_function_oid(name) : InvalidOid;
+}
+
 /* f(args) as dp_agg.row_call(args..., f) */
 static Node *
 wrap_call(Seal *s, FuncExpr *f)
@@ -442,7 +456,11 @@ seal_mutator(Node *node, Seal *s)
 
 				set_opfuncid(o);
 				if (!o->opretset && trap_call(s, o->opfuncid, o->args))
-					o->opfuncid = s->row_call;
+				{
+					Oid			soft = IsA(o, OpExpr) ? soft_version(o->opfuncid) : InvalidOid;
+
+					o->opfuncid = OidIsValid(soft) ? soft : s->row_call;
+				}
 				return node;
 			}
 		case T_ScalarArrayOpExpr:
@@ -756,7 +774,9 @@ check_walker(Node *node, Check *c)
 			{
 				OpExpr	   *o = (OpExpr *) node;
 
-				if (o->opfuncid == c->row_call)
+				if (o->opfuncid == c->row_call ||
+					(IsA(o, OpExpr) && o->opfuncid >= FirstNormalObjectId &&
+					 o->opfuncid == soft_version(get_opcode(o->opno))))
 				{
 					add_collation(o->inputcollid, c);
 					check_callee(get_opcode(o->opno));

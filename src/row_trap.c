@@ -49,6 +49,15 @@
  * errors (overflow, underflow, division by zero) and return NULL instead,
  * without the cost of a trap.
  *
+ * A few date and time functions that analysts call on every row
+ * (date_trunc, date_part and extract of a timestamp, a date as a
+ * timestamp) fail only for a unit they do not know, or for a value near
+ * the ends of the timestamp range, where the result would leave it.  They
+ * are called without the trap when the value lies well inside that range
+ * (years 1 to about 190,000) and the unit is one with which a call of the
+ * same node has already succeeded on such a value: then they cannot fail.
+ * Any other call is trapped (callee_domain).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -63,10 +72,12 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/params.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
 
 #include "compat.h"
 #include "row_rules.h"
@@ -263,39 +274,9 @@ typedef struct SoftFunc
 	char		r;
 } SoftFunc;
 
+#define SOFT_ENTRY(f, name, op, a, b, r) {F_##f, op, a, b, r},
 static const SoftFunc soft_funcs[] = {
-	{F_INT2PL, SOFT_ADD, 's', 's', 's'}, {F_INT2MI, SOFT_SUB, 's', 's', 's'},
-	{F_INT2MUL, SOFT_MUL, 's', 's', 's'}, {F_INT2DIV, SOFT_DIV, 's', 's', 's'},
-	{F_INT2MOD, SOFT_MOD, 's', 's', 's'}, {F_INT2UM, SOFT_NEG, 's', 's', 's'},
-	{F_INT2ABS, SOFT_ABS, 's', 's', 's'},
-	{F_INT4PL, SOFT_ADD, 'i', 'i', 'i'}, {F_INT4MI, SOFT_SUB, 'i', 'i', 'i'},
-	{F_INT4MUL, SOFT_MUL, 'i', 'i', 'i'}, {F_INT4DIV, SOFT_DIV, 'i', 'i', 'i'},
-	{F_INT4MOD, SOFT_MOD, 'i', 'i', 'i'}, {F_INT4UM, SOFT_NEG, 'i', 'i', 'i'},
-	{F_INT4ABS, SOFT_ABS, 'i', 'i', 'i'},
-	{F_INT8PL, SOFT_ADD, 'l', 'l', 'l'}, {F_INT8MI, SOFT_SUB, 'l', 'l', 'l'},
-	{F_INT8MUL, SOFT_MUL, 'l', 'l', 'l'}, {F_INT8DIV, SOFT_DIV, 'l', 'l', 'l'},
-	{F_INT8MOD, SOFT_MOD, 'l', 'l', 'l'}, {F_INT8UM, SOFT_NEG, 'l', 'l', 'l'},
-	{F_INT8ABS, SOFT_ABS, 'l', 'l', 'l'},
-	{F_INT24PL, SOFT_ADD, 's', 'i', 'i'}, {F_INT24MI, SOFT_SUB, 's', 'i', 'i'},
-	{F_INT24MUL, SOFT_MUL, 's', 'i', 'i'}, {F_INT24DIV, SOFT_DIV, 's', 'i', 'i'},
-	{F_INT42PL, SOFT_ADD, 'i', 's', 'i'}, {F_INT42MI, SOFT_SUB, 'i', 's', 'i'},
-	{F_INT42MUL, SOFT_MUL, 'i', 's', 'i'}, {F_INT42DIV, SOFT_DIV, 'i', 's', 'i'},
-	{F_INT28PL, SOFT_ADD, 's', 'l', 'l'}, {F_INT28MI, SOFT_SUB, 's', 'l', 'l'},
-	{F_INT28MUL, SOFT_MUL, 's', 'l', 'l'}, {F_INT28DIV, SOFT_DIV, 's', 'l', 'l'},
-	{F_INT82PL, SOFT_ADD, 'l', 's', 'l'}, {F_INT82MI, SOFT_SUB, 'l', 's', 'l'},
-	{F_INT82MUL, SOFT_MUL, 'l', 's', 'l'}, {F_INT82DIV, SOFT_DIV, 'l', 's', 'l'},
-	{F_INT48PL, SOFT_ADD, 'i', 'l', 'l'}, {F_INT48MI, SOFT_SUB, 'i', 'l', 'l'},
-	{F_INT48MUL, SOFT_MUL, 'i', 'l', 'l'}, {F_INT48DIV, SOFT_DIV, 'i', 'l', 'l'},
-	{F_INT84PL, SOFT_ADD, 'l', 'i', 'l'}, {F_INT84MI, SOFT_SUB, 'l', 'i', 'l'},
-	{F_INT84MUL, SOFT_MUL, 'l', 'i', 'l'}, {F_INT84DIV, SOFT_DIV, 'l', 'i', 'l'},
-	{F_FLOAT4PL, SOFT_ADD, 'f', 'f', 'f'}, {F_FLOAT4MI, SOFT_SUB, 'f', 'f', 'f'},
-	{F_FLOAT4MUL, SOFT_MUL, 'f', 'f', 'f'}, {F_FLOAT4DIV, SOFT_DIV, 'f', 'f', 'f'},
-	{F_FLOAT8PL, SOFT_ADD, 'd', 'd', 'd'}, {F_FLOAT8MI, SOFT_SUB, 'd', 'd', 'd'},
-	{F_FLOAT8MUL, SOFT_MUL, 'd', 'd', 'd'}, {F_FLOAT8DIV, SOFT_DIV, 'd', 'd', 'd'},
-	{F_FLOAT48PL, SOFT_ADD, 'f', 'd', 'd'}, {F_FLOAT48MI, SOFT_SUB, 'f', 'd', 'd'},
-	{F_FLOAT48MUL, SOFT_MUL, 'f', 'd', 'd'}, {F_FLOAT48DIV, SOFT_DIV, 'f', 'd', 'd'},
-	{F_FLOAT84PL, SOFT_ADD, 'd', 'f', 'd'}, {F_FLOAT84MI, SOFT_SUB, 'd', 'f', 'd'},
-	{F_FLOAT84MUL, SOFT_MUL, 'd', 'f', 'd'}, {F_FLOAT84DIV, SOFT_DIV, 'd', 'f', 'd'},
+	DP_ROW_SOFT_FUNCS(SOFT_ENTRY)
 };
 
 static const SoftFunc *
@@ -307,7 +288,7 @@ soft_func(Oid funcid)
 	return NULL;
 }
 
-static inline int64
+static pg_attribute_always_inline int64
 int_arg(Datum d, char type)
 {
 	switch (type)
@@ -327,7 +308,7 @@ int_arg(Datum d, char type)
  * range, division by zero).  Division and remainder truncate toward zero in
  * C as in PostgreSQL; x % -1 is 0, and INT64_MIN / -1 overflows.
  */
-static bool
+static pg_attribute_always_inline bool
 soft_int(const SoftFunc *s, Datum x, Datum y, Datum *result)
 {
 	int64		a = int_arg(x, s->a);
@@ -396,7 +377,7 @@ soft_int(const SoftFunc *s, Datum x, Datum y, Datum *result)
  * A floating-point operation: false exactly where float4_pl ... float8_div
  * (utils/float.h) raise overflow, underflow or division by zero.
  */
-static bool
+static pg_attribute_always_inline bool
 soft_float8(SoftOp op, float8 a, float8 b, float8 *result)
 {
 	float8		r;
@@ -436,7 +417,7 @@ soft_float8(SoftOp op, float8 a, float8 b, float8 *result)
 	return true;
 }
 
-static bool
+static pg_attribute_always_inline bool
 soft_float4(SoftOp op, float4 a, float4 b, float4 *result)
 {
 	float4		r;
@@ -476,7 +457,7 @@ soft_float4(SoftOp op, float4 a, float4 b, float4 *result)
 	return true;
 }
 
-static bool
+static pg_attribute_always_inline bool
 soft_call(const SoftFunc *s, FunctionCallInfo fcinfo, Datum *result)
 {
 	Datum		x = fcinfo->args[0].value;
@@ -506,6 +487,26 @@ soft_call(const SoftFunc *s, FunctionCallInfo fcinfo, Datum *result)
 	}
 }
 
+/*
+ * The soft versions as functions of their own, dp_agg.row_int4pl and so
+ * on: the seal puts them in place of the operator's function
+ * (row_seal.c), so that trapped arithmetic costs no more than PostgreSQL's
+ * (a JIT compiler inlines them as it inlines int4pl).
+ */
+#define SOFT_DEFINE(f, name, op, a, b, r) \
+PG_FUNCTION_INFO_V1(dp_row_soft_##name); \
+Datum \
+dp_row_soft_##name(PG_FUNCTION_ARGS) \
+{ \
+	static const SoftFunc s = {F_##f, op, a, b, r}; \
+	Datum		result; \
+ \
+	if (!soft_call(&s, fcinfo, &result)) \
+		PG_RETURN_NULL(); \
+	return result; \
+}
+DP_ROW_SOFT_FUNCS(SOFT_DEFINE)
+
 /* ---------- dp_agg.row_call: a function call ---------- */
 
 /* The state of one dp_agg.row_call in a plan (its fn_extra). */
@@ -516,7 +517,134 @@ typedef struct RowCall
 	short		nargs;			/* the callee's arguments */
 	bool		strict;
 	const SoftFunc *soft;		/* a soft version, or NULL */
+	/* a date or time function that cannot fail inside a domain, or NULL */
+	const struct DomainFunc *domain;
+	char	   *unit;			/* fn_mcxt: a unit known good, or NULL */
+	int			unit_len;
+	bool		unit_const;		/* the unit is a constant of the plan */
 } RowCall;
+
+/* ---------- date and time functions inside their domain ---------- */
+
+/*
+ * Well inside the range of timestamps (4714 BC to 294276 AD): from
+ * 0001-01-01 to about 190,000 AD, in days and in microseconds from
+ * 2000-01-01.  Truncating a timestamp of this range to a millennium, or
+ * moving it by a time zone's offset, stays inside the range of timestamps.
+ */
+#define DOMAIN_FIRST_DAY	INT64CONST(-730119)
+#define DOMAIN_LAST_DAY		INT64CONST(69000000)
+
+typedef struct DomainFunc
+{
+	const char *prosrc;
+	short		nargs;
+	bool		unit;			/* its first argument is a unit (text) */
+	char		value;			/* its last argument: 't' timestamp[tz], 'd' date */
+} DomainFunc;
+
+/*
+ * The functions (by their C name) that raise an error for nothing but a
+ * unit they do not know or support, and a value outside the range of
+ * timestamps or a result outside it (timestamp.c, date.c, of PostgreSQL
+ * 15 to 18).
+ */
+static const DomainFunc domain_funcs[] = {
+	{"timestamp_trunc", 2, true, 't'},
+	{"timestamptz_trunc", 2, true, 't'},
+	{"timestamp_part", 2, true, 't'},
+	{"timestamptz_part", 2, true, 't'},
+	{"extract_timestamp", 2, true, 't'},
+	{"extract_timestamptz", 2, true, 't'},
+	{"date_timestamp", 1, false, 'd'},
+	{"date_timestamptz", 1, false, 'd'},
+};
+
+/* The entry of a built-in C function (row_call_init checked that it is). */
+static const DomainFunc *
+callee_domain(Oid callee, short nargs)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(callee));
+	const DomainFunc *found = NULL;
+	bool		isnull;
+	char	   *prosrc;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u", callee);
+	prosrc = TextDatumGetCString(SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull));
+	ReleaseSysCache(tup);
+	for (size_t i = 0; i < lengthof(domain_funcs); i++)
+		if (domain_funcs[i].nargs == nargs && strcmp(domain_funcs[i].prosrc, prosrc) == 0)
+			found = &domain_funcs[i];
+	pfree(prosrc);
+	return found;
+}
+
+/* The unit of a call, in place, if it is plain text (not toasted). */
+static inline bool
+unit_bytes(Datum d, char **data, int *len)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		return false;
+	*data = VARDATA_ANY(v);
+	*len = VARSIZE_ANY_EXHDR(v);
+	return true;
+}
+
+/* Does the call's value lie inside the domain? */
+static inline bool
+value_in_domain(const DomainFunc *d, FunctionCallInfo fcinfo)
+{
+	Datum		v = fcinfo->args[d->nargs - 1].value;
+
+	if (d->value == 'd')
+		return DatumGetDateADT(v) >= DOMAIN_FIRST_DAY && DatumGetDateADT(v) <= DOMAIN_LAST_DAY;
+	return DatumGetInt64(v) >= DOMAIN_FIRST_DAY * USECS_PER_DAY &&
+		DatumGetInt64(v) <= DOMAIN_LAST_DAY * USECS_PER_DAY;
+}
+
+/* May this call be made without the trap? */
+static inline bool
+in_domain(const RowCall *rc, FunctionCallInfo fcinfo)
+{
+	if (rc->domain->unit)
+	{
+		char	   *data;
+		int			len;
+
+		if (rc->unit == NULL)
+			return false;
+		if (rc->unit_const)		/* the same on every row */
+			return value_in_domain(rc->domain, fcinfo);
+		if (!unit_bytes(fcinfo->args[0].value, &data, &len) || len != rc->unit_len)
+			return false;
+		/* a few bytes: cheaper than a call of memcmp */
+		for (int i = 0; i < len; i++)
+			if (data[i] != rc->unit[i])
+				return false;
+	}
+	return value_in_domain(rc->domain, fcinfo);
+}
+
+/*
+ * After a call in the trap succeeded: if its value lay inside the domain,
+ * its unit is one the function knows and supports for such values.
+ */
+static void
+remember_unit(RowCall *rc, FunctionCallInfo fcinfo)
+{
+	char	   *data;
+	int			len;
+
+	if (rc->unit != NULL || !rc->domain->unit || !value_in_domain(rc->domain, fcinfo) ||
+		!unit_bytes(fcinfo->args[0].value, &data, &len))
+		return;
+	rc->unit = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, Max(len, 1));
+	memcpy(rc->unit, data, len);
+	rc->unit_len = len;
+}
 
 /*
  * The callee of a dp_agg.row_call and its own fn_expr.  A FuncExpr names it
@@ -582,6 +710,9 @@ row_call_init(FunctionCallInfo fcinfo)
 	fmgr_info_set_expr(expr, &rc->callee);
 	rc->strict = rc->callee.fn_strict;
 	rc->soft = soft_func(callee);
+	rc->domain = rc->soft == NULL ? callee_domain(callee, rc->nargs) : NULL;
+	rc->unit_const = rc->domain != NULL && rc->domain->unit && IsA(expr, FuncExpr) &&
+		IsA(linitial(((FuncExpr *) expr)->args), Const);
 	MemoryContextSwitchTo(old);
 	flinfo->fn_extra = rc;
 	return rc;
@@ -628,6 +759,23 @@ call_trapped(RowCall *rc, FunctionCallInfo fcinfo, Datum *value)
 	return !failed;
 }
 
+/* The callee, outside the trap: it cannot fail (in_domain). */
+static Datum
+call_direct(RowCall *rc, FunctionCallInfo fcinfo)
+{
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	short		nargs = fcinfo->nargs;
+	Datum		result;
+
+	fcinfo->flinfo = &rc->callee;
+	fcinfo->nargs = rc->nargs;
+	fcinfo->isnull = false;
+	result = FunctionCallInvoke(fcinfo);
+	fcinfo->flinfo = flinfo;
+	fcinfo->nargs = nargs;
+	return result;
+}
+
 /*
  * dp_agg.row_call(internal) returns internal: the callee applied to the
  * arguments, NULL if it fails.
@@ -644,10 +792,19 @@ dp_row_call(PG_FUNCTION_ARGS)
 		for (int i = 0; i < rc->nargs; i++)
 			if (fcinfo->args[i].isnull)
 				PG_RETURN_NULL();
-	if (rc->soft != NULL ? soft_call(rc->soft, fcinfo, &result)
-		: call_trapped(rc, fcinfo, &result))
-		return result;
-	PG_RETURN_NULL();
+	if (rc->soft != NULL)
+	{
+		if (soft_call(rc->soft, fcinfo, &result))
+			return result;
+		PG_RETURN_NULL();
+	}
+	if (rc->domain != NULL && in_domain(rc, fcinfo))
+		return call_direct(rc, fcinfo);
+	if (!call_trapped(rc, fcinfo, &result))
+		PG_RETURN_NULL();
+	if (rc->domain != NULL && !fcinfo->isnull)
+		remember_unit(rc, fcinfo);
+	return result;
 }
 
 /* ---------- dp_agg.row_eval: an expression ---------- */
