@@ -594,7 +594,7 @@ unit_bytes(Datum d, char **data, int *len)
 }
 
 /* Does the call's value lie inside the domain? */
-static inline bool
+static pg_attribute_always_inline bool
 value_in_domain(const DomainFunc *d, FunctionCallInfo fcinfo)
 {
 	Datum		v = fcinfo->args[d->nargs - 1].value;
@@ -606,7 +606,7 @@ value_in_domain(const DomainFunc *d, FunctionCallInfo fcinfo)
 }
 
 /* May this call be made without the trap? */
-static inline bool
+static pg_attribute_always_inline bool
 in_domain(const RowCall *rc, FunctionCallInfo fcinfo)
 {
 	if (rc->domain->unit)
@@ -760,7 +760,7 @@ call_trapped(RowCall *rc, FunctionCallInfo fcinfo, Datum *value)
 }
 
 /* The callee, outside the trap: it cannot fail (in_domain). */
-static Datum
+static pg_attribute_always_inline Datum
 call_direct(RowCall *rc, FunctionCallInfo fcinfo)
 {
 	FmgrInfo   *flinfo = fcinfo->flinfo;
@@ -776,12 +776,9 @@ call_direct(RowCall *rc, FunctionCallInfo fcinfo)
 	return result;
 }
 
-/*
- * dp_agg.row_call(internal) returns internal: the callee applied to the
- * arguments, NULL if it fails.
- */
-Datum
-dp_row_call(PG_FUNCTION_ARGS)
+/* Every call but the fast path of dp_row_call. */
+static pg_noinline Datum
+row_call_slow(FunctionCallInfo fcinfo)
 {
 	RowCall    *rc = fcinfo->flinfo->fn_extra;
 	Datum		result;
@@ -805,6 +802,24 @@ dp_row_call(PG_FUNCTION_ARGS)
 	if (rc->domain != NULL && !fcinfo->isnull)
 		remember_unit(rc, fcinfo);
 	return result;
+}
+
+/*
+ * dp_agg.row_call(internal) returns internal: the callee applied to the
+ * arguments, NULL if it fails.  The fast path, a date or time function
+ * inside its domain (one or two arguments, strict), takes no stack frame
+ * of its own beyond the callee's.
+ */
+Datum
+dp_row_call(PG_FUNCTION_ARGS)
+{
+	RowCall    *rc = fcinfo->flinfo->fn_extra;
+
+	if (likely(rc != NULL) && rc->domain != NULL &&
+		!fcinfo->args[0].isnull && !(rc->nargs > 1 && fcinfo->args[1].isnull) &&
+		in_domain(rc, fcinfo))
+		return call_direct(rc, fcinfo);
+	return row_call_slow(fcinfo);
 }
 
 /* ---------- dp_agg.row_eval: an expression ---------- */
