@@ -308,14 +308,17 @@ def infrastructure(msg):
     depends on the other sessions, not on the rows."""
     return msg.startswith("DEBUG:") and "parallel worker" in msg
 
+# a number's pattern starts where no digit precedes it: without the
+# lookbehind, a message with a long run of digits (numeric's largest value
+# has 131,072) costs time quadratic in its length
 VOLATILE = [
-    (re.compile(r"[0-9.]+ ms\b"), "# ms"),
+    (re.compile(r"(?<![0-9.])[0-9.]+ ms\b"), "# ms"),
     (re.compile(r"user: [0-9.]+ s, system: [0-9.]+ s, elapsed: [0-9.]+ s"), "user: # s, system: # s, elapsed: # s"),
     (re.compile(r"!\s.*"), "! ..."),                     # getrusage reports
     (re.compile(r"pgsql_tmp[0-9.]+"), "pgsql_tmpN"),
     (re.compile(r"\bpid \d+"), "pid N"),
     (re.compile(r"xid/subid/cid: \d+/\d+/\d+"), "xid/subid/cid: N"),
-    (re.compile(r"[0-9.]+s\b"), "#s"),                 # JIT timings
+    (re.compile(r"(?<![0-9.])[0-9.]+s\b"), "#s"),     # JIT timings
 ]
 
 
