@@ -145,7 +145,7 @@ SELECT affordable FROM dp_agg.preview('SELECT dp_count(i, 0.5, 1e-6) FROM a_t');
 SELECT affordable FROM dp_agg.preview('SELECT dp_count(i, 0.01, 1e-9) FROM a_t');
 RESET ROLE;
 
--- Issue 13: Laplace releases under TABLESAMPLE BERNOULLI are charged the
+-- Tight accounting: Laplace releases under TABLESAMPLE BERNOULLI are charged the
 -- exact Renyi DP of the Poisson-subsampled discrete Laplace (rdp_laplace.c).
 -- The calculator matches test/reference/rdp_laplace.py (direct sums of the
 -- two pmfs in 60-digit decimals, the worse direction) to relative 1e-6 and

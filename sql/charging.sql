@@ -134,6 +134,37 @@ SELECT dp_count(i, 0.125) FROM c_t;
 RESET default_transaction_read_only;
 SELECT pg_temp.spent() AS unchanged;
 
+-- the charger writes the ledger itself (not through SQL): a constraint or
+-- a trigger a DBA adds to dp_agg.ledger still holds for its rows, and the
+-- statement whose charge it rejects releases nothing
+RESET ROLE;
+ALTER TABLE dp_agg.ledger ADD CONSTRAINT regress_small CHECK (epsilon <= 1) NOT VALID;
+SET ROLE regress_dp_payer;
+SELECT dp_count(i, 0.125) IS NOT NULL AS released FROM c_t;
+\set VERBOSITY terse
+SELECT dp_count(i, 1.125) FROM c_t;
+\set VERBOSITY default
+SELECT pg_temp.spent() AS only_the_small_one;
+RESET ROLE;
+ALTER TABLE dp_agg.ledger DROP CONSTRAINT regress_small;
+CREATE TABLE regress_ledger_audit (id bigint, epsilon float8);
+CREATE FUNCTION regress_ledger_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.regress_ledger_audit VALUES (NEW.id, NEW.epsilon);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER regress_audit AFTER INSERT ON dp_agg.ledger
+    FOR EACH ROW EXECUTE FUNCTION public.regress_ledger_audit();
+SET ROLE regress_dp_payer;
+SELECT dp_count(i, 0.125) IS NOT NULL AS released FROM c_t;
+RESET ROLE;
+SELECT count(*) AS audited, max(epsilon) AS epsilon FROM regress_ledger_audit;
+DROP TRIGGER regress_audit ON dp_agg.ledger;
+DROP FUNCTION regress_ledger_audit();
+DROP TABLE regress_ledger_audit;
+SET ROLE regress_dp_payer;
+SELECT dp_count(i, 0.125) IS NOT NULL AS released FROM c_t;
+
 DROP FUNCTION pg_temp.spent(), pg_temp.charges(), pg_temp.loop(int);
 RESET ROLE;
 DELETE FROM dp_agg.ledger WHERE role = 'regress_dp_payer'::regrole;

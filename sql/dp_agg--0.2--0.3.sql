@@ -5,7 +5,7 @@
 
 
 --------------------------------------------------------------------------
--- Issue 12: private GROUP BY keys
+-- Private GROUP BY keys
 --
 -- A DP statement with GROUP BY releases a group only if the private
 -- selection dp_agg.dp_select says so (src/selection.c puts it in the
@@ -64,7 +64,7 @@ COMMENT ON FUNCTION dp_agg.selection_sample(float8, float8, bigint, integer, int
 REVOKE ALL ON FUNCTION dp_agg.selection_sample(float8, float8, bigint, integer, integer) FROM PUBLIC;
 
 --------------------------------------------------------------------------
--- Issue 13: tight accounting (joint calibration; the Renyi DP of the
+-- Tight accounting (joint calibration; the Renyi DP of the
 -- Poisson-subsampled discrete Laplace)
 --------------------------------------------------------------------------
 
@@ -82,7 +82,7 @@ COMMENT ON FUNCTION dp_agg.rdp_sampled_laplace(float8, float8, float8, float8[])
 'Renyi DP at each order of one release of the Poisson-subsampled discrete Laplace mechanism (integer scale units and sensitivity), add and remove neighbours, exact at integer orders (Steinke 2022, Theorems 34 and 35), the next integer order above a fractional one';
 
 --------------------------------------------------------------------------
--- Issue 13: privacy loss distribution accounting
+-- Privacy loss distribution accounting
 --
 -- A third accounting, 'pld': a role is admitted while any of its
 -- certificates holds (basic sums, the Renyi curve, or the composition of
@@ -163,7 +163,7 @@ COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) IS
 REVOKE ALL ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) FROM PUBLIC;
 
 --------------------------------------------------------------------------
--- Issue 12: Gaussian thresholding
+-- Gaussian thresholding
 --
 -- For units in several groups the private selection chooses between the
 -- optimal mechanism split k ways and Gaussian thresholding
@@ -184,7 +184,7 @@ COMMENT ON FUNCTION dp_agg.selection_mechanism(float8, float8, integer) IS
 
 
 --------------------------------------------------------------------------
--- Issue 12: Renyi accounting of selections
+-- Renyi accounting of selections
 --
 -- A private selection (delta > 0) has no finite Renyi DP curve.  Instead of
 -- making a role's curve infinite, the budget sums the selections' epsilons
@@ -222,7 +222,8 @@ COMMENT ON FUNCTION dp_agg.hybrid_epsilon(float8[], float8, float8, float8) IS
 'the epsilon at delta of Renyi-accounted releases of composed curve curve and private selections of total (selection_epsilon, selection_delta): the curve converted at delta - selection_delta, plus selection_epsilon';
 
 --------------------------------------------------------------------------
--- Issues 12 and 13: the budget functions and view of both accountings
+-- Renyi accounting of selections and PLD accounting: the budget functions
+-- and view of both
 --
 -- One definition each of what both replace: reset_budget forgets the
 -- releases by kind and the sums of the private selections; composed_epsilon
@@ -342,7 +343,7 @@ COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
 'the epsilon, at the given delta, of everything a role has released since its last reset: the Renyi DP composition of its releases beside the basic composition of its private selections (for pld accounting: the better of that and privacy loss distribution composition)';
 
 --------------------------------------------------------------------------
--- Issue 14: Scale out on Citus
+-- Scale out on Citus
 --
 -- A DP statement on a Citus table is rewritten on the coordinator (README,
 -- "Citus"): the workers compute exact partial states with dp_agg.sum,
@@ -519,7 +520,7 @@ REVOKE EXECUTE ON FUNCTION dp_agg.dist_state_in(cstring), dp_agg.dist_state_out(
     FROM PUBLIC;
 
 --------------------------------------------------------------------------
--- Issue 12: privacy units
+-- Privacy units
 --
 -- README, "Privacy units".  A relation's privacy unit is a column (a
 -- patient, a customer): neighbouring databases differ by all rows of one
@@ -699,7 +700,7 @@ BEGIN
 END
 $$;
 
--- Issue 12 (privacy units), the fused path of k = 1 (src/unit_pick.c).
+-- Privacy units, the fused path of k = 1 (src/unit_pick.c).
 -- When each unit contributes to one group, levels 1 and 2 are one
 -- aggregation by unit: each key is dp_agg.unit_pick(key, p) and each
 -- contribution dp_agg.unit_pick_bound_f(args of f, p), where

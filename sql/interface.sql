@@ -16,7 +16,18 @@ FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid =
 WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
   AND d.deptype = 'e'
   AND NOT (p.pronamespace = 'dp_agg'::regnamespace
-           OR (p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace));
+           OR (p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace)
+           OR (p.proname IN ('dp_interval_low', 'dp_interval_high', 'dp_noise_scale',
+                             'dp_lower_bound', 'dp_upper_bound')
+               AND p.pronamespace = 'public'::regnamespace));
+
+-- Besides the aggregates, analysts call the error-bar functions unqualified.
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result, p.provolatile, p.proparallel
+FROM pg_proc p
+WHERE p.prokind = 'f' AND p.pronamespace = 'public'::regnamespace
+  AND p.proname LIKE 'dp\_%'
+ORDER BY 1;
 
 -- Every SQL object of the extension has a comment.
 SELECT pg_describe_object(d.classid, d.objid, 0) AS uncommented
@@ -26,6 +37,39 @@ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
   AND obj_description(d.objid, d.classid::regclass::name) IS NULL
   AND d.classid <> 'pg_type'::regclass
 ORDER BY 1;
+
+-- pg_upgrade can upgrade a cluster with dp_agg: no table, index or
+-- materialized view of the extension stores a type that pg_upgrade refuses
+-- (as its data type checks find them: the reg* types whose OIDs it does not
+-- keep, aclitem, whose format changed in 16, and system composite types,
+-- also inside domains, arrays, composites and ranges).  regclass, regrole
+-- and regtype are kept.
+WITH RECURSIVE refused(oid) AS (
+    SELECT t.oid FROM pg_type t
+    WHERE (t.typnamespace = 'pg_catalog'::regnamespace
+           AND t.typname IN ('regcollation', 'regconfig', 'regdictionary', 'regnamespace',
+                             'regoper', 'regoperator', 'regproc', 'regprocedure', 'aclitem'))
+       OR (t.typtype = 'c' AND t.oid < 16384)
+    UNION ALL
+    SELECT * FROM (
+        WITH r AS (SELECT oid FROM refused)
+        SELECT t.oid FROM pg_type t JOIN r ON t.typbasetype = r.oid WHERE t.typtype = 'd'
+        UNION ALL
+        SELECT t.oid FROM pg_type t JOIN r ON t.typelem = r.oid WHERE t.typtype = 'b'
+        UNION ALL
+        SELECT t.oid FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
+             JOIN r ON a.atttypid = r.oid
+        WHERE t.typtype = 'c' AND NOT a.attisdropped
+        UNION ALL
+        SELECT t.oid FROM pg_type t JOIN pg_range g ON g.rngtypid = t.oid
+             JOIN r ON g.rngsubtype = r.oid
+        WHERE t.typtype = 'r') s
+)
+SELECT c.oid::regclass AS relation, a.attname, a.atttypid::regtype
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+WHERE c.relnamespace = 'dp_agg'::regnamespace AND c.relkind IN ('r', 'm', 'i')
+  AND NOT a.attisdropped AND a.atttypid IN (SELECT oid FROM refused)
+ORDER BY 1, 2;
 
 -- Calculators are IMMUTABLE STRICT PARALLEL SAFE; support functions are
 -- not executable by PUBLIC.

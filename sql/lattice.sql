@@ -1,10 +1,12 @@
 --
--- lattice: a floating-point or numeric release is an exact multiple of its
--- grid.  Values are clamped, rounded to a power-of-two grid chosen from the
+-- lattice: a floating-point release is an exact multiple of its grid.
+-- Values are clamped, rounded to a power-of-two grid chosen from the
 -- bounds and the noise scale, summed exactly as integers, and the noise is
 -- added in the same units (README, "Exact arithmetic").  So for inputs 0
 -- and 1 every release divided by its grid is an integer, whatever the
--- noise; the grid is recorded in the ledger.
+-- noise; the grid is recorded in the ledger.  A numeric release is then
+-- rounded to the precision of its noise (README, "Aggregates"): it is an
+-- exact multiple of 10^e, e = floor(log10(ci95)) - 1, ci95 in the ledger.
 --
 SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE lat (g int, d float8, r real, n numeric);
@@ -18,16 +20,18 @@ CREATE FUNCTION lattice_check(q text) RETURNS TABLE (statement text, releases bi
 LANGUAGE plpgsql AS $$
 DECLARE
     k int;
+    e int;
 BEGIN
     CREATE TEMP TABLE rel (g int, v_float float8, v_numeric numeric);
     EXECUTE format('INSERT INTO rel SELECT * FROM (%s) s', q);
-    SELECT round(ln((l.detail -> 0 -> 'releases' -> 0 ->> 'grid')::float8) / ln(2)) INTO k
+    SELECT round(ln((l.detail -> 0 -> 'releases' -> 0 ->> 'grid')::float8) / ln(2)),
+           floor(log((l.detail -> 0 -> 'releases' -> 0 ->> 'ci95')::numeric)) - 1 INTO k, e
     FROM dp_agg.ledger l ORDER BY l.id DESC LIMIT 1;
     RETURN QUERY
     SELECT q, count(*),
            count(*) FILTER (WHERE CASE WHEN rel.v_numeric IS NULL
                                        THEN rel.v_float / 2::float8 ^ k = trunc(rel.v_float / 2::float8 ^ k)
-                                       ELSE mod(rel.v_numeric * 2::numeric ^ (-k), 1) = 0 END)
+                                       ELSE mod(rel.v_numeric, 10::numeric ^ e) = 0 END)
     FROM rel;
     DROP TABLE rel;
 END $$;

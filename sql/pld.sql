@@ -1,5 +1,5 @@
 --
--- pld: privacy loss distribution accounting (issue 13).
+-- pld: privacy loss distribution accounting.
 --
 -- 1. The calculator dp_agg.pld_epsilon checks its arguments (22023).
 -- 2. Soundness: over a grid of compositions whose exact epsilon is known,

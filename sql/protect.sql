@@ -364,6 +364,54 @@ SELECT f FROM (VALUES
   ('textregexeq(text,text)'),
   ('regexp_replace(text,text,text)')) v(f)
 WHERE f::regprocedure NOT IN (SELECT function FROM dp_agg.row_functions());
+-- entries name functions by signature (pg_upgrade keeps no function OIDs),
+-- resolved under the search_path pg_catalog, pg_temp whatever the
+-- session's; a bare OID or a signature of no function names none
+SELECT dp_agg.resolve_allowed_function('pg_catalog.int4pl(integer,integer)') AS qualified,
+       dp_agg.resolve_allowed_function('int4pl( int4, pg_catalog.int4 )') AS spelled,
+       dp_agg.resolve_allowed_function('pg_catalog.no_such(integer)') AS missing,
+       dp_agg.resolve_allowed_function('177') AS bare_oid,
+       dp_agg.resolve_allowed_function('177'::regprocedure::text) AS oid_text;
+-- an entry in another spelling (as restored from a dump of version 0.3)
+-- allows the function, also for a session whose search_path finds another
+-- encode first; entries of no function allow nothing and break nothing
+-- (encode, not int4pl: the everyday built-ins need no entry)
+CREATE FUNCTION pr.encode(bytea, text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT ''3230''';
+INSERT INTO dp_agg.allowed_function (function)
+VALUES ('encode(bytea, text)'), ('pg_catalog.no_such(integer)'), ('177');
+SET ROLE regress_pr_analyst;
+SET search_path = pr, pg_catalog, public;
+SELECT dp_agg.resolve_allowed_function('encode(bytea,text)') = 'pg_catalog.encode(bytea,text)'::regprocedure AS built_in;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_catalog.encode(age::text::bytea, 'hex') = '3230';
+RESET search_path;
+RESET ROLE;
+SELECT dp_agg.allow_function('encode(bytea,text)') AS added_again;
+SELECT dp_agg.disallow_function('encode(bytea,text)') AS removed;
+SELECT function, dp_agg.resolve_allowed_function(function) FROM dp_agg.allowed_function ORDER BY 1;
+SET ROLE regress_pr_analyst;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_catalog.encode(age::text::bytea, 'hex') = '3230';
+RESET ROLE;
+DELETE FROM dp_agg.allowed_function;
+DROP FUNCTION pr.encode(bytea, text);
+-- the built-in list neither fails nor has side effects on extreme values
+-- (the integer casts to numeric, exact, are LEAKPROOF already)
+SELECT 'NaN'::numeric = 'Infinity'::numeric AS eq, 'NaN'::numeric <> '-Infinity'::numeric AS ne,
+       '-Infinity'::numeric < 'NaN'::numeric AS lt, 'NaN'::numeric <= 'NaN'::numeric AS le,
+       '1e-16383'::numeric > '-1e131071'::numeric AS gt, '9.999e131071'::numeric >= 'Infinity'::numeric AS ge;
+SELECT abs('-Infinity'::float4) AS a4, abs('NaN'::float8) AS a8, float4abs('-3.4e38') AS f4,
+       float8abs('-1.7976931348623157e308') AS f8, abs('-4.9e-324'::float8) AS tiny;
+SELECT float8larger('NaN', 'Infinity') AS larger, float8smaller('-Infinity', 'NaN') AS smaller,
+       float8larger('-0', '0') AS zeros;
+SELECT length(''::text) AS empty, length(repeat('é', 100000)) AS long, char_length(E'\u00e9t\u00e9') AS chars,
+       textlen(repeat('x', 1000000)) AS million;
+-- each entry of the list is built in, not volatile, and not LEAKPROOF already
+SELECT p.oid::regprocedure, p.provolatile, p.proleakproof FROM pg_proc p
+WHERE p.oid IN ('numeric_eq'::regproc, 'numeric_ne'::regproc, 'numeric_lt'::regproc, 'numeric_le'::regproc,
+                'numeric_gt'::regproc, 'numeric_ge'::regproc, 'float4abs'::regproc,
+                'float8abs'::regproc, 'abs(real)'::regprocedure, 'abs(double precision)'::regprocedure,
+                'float8larger'::regproc, 'float8smaller'::regproc, 'textlen'::regproc,
+                'length(text)'::regprocedure, 'char_length(text)'::regprocedure)
+ORDER BY p.oid;
 -- trusted roles are not restricted
 SET ROLE regress_pr_owner;
 SELECT dp_count(id, 1e9) AS n, count(*) FROM pr.visits WHERE age + 1 < 31;
@@ -428,9 +476,9 @@ SELECT pg_stat_get_tuples_fetched('pr.visits'::regclass) >= 0 AS fetched;
 SELECT pg_stat_get_xact_tuples_fetched('pr.visits'::regclass) >= 0 AS fetched;
 SELECT pg_stat_get_db_tuples_fetched(d.oid) >= 0 AS fetched FROM pg_database d WHERE d.datname = current_database();
 SELECT pr.fetched('pr.visits'::regclass) >= 0 AS fetched;
-SELECT count(n_live_tup) FROM pg_stat_user_tables;
-SELECT count(*) FROM pg_stat_xact_user_tables;
-SELECT sum(heap_blks_hit) >= 0 AS hits FROM pg_statio_user_tables;
+SELECT count(n_live_tup) FROM pg_stat_user_tables WHERE relname = 'visits';
+SELECT count(*) FROM pg_stat_xact_user_tables WHERE relname = 'visits';
+SELECT sum(heap_blks_hit) >= 0 AS hits FROM pg_statio_user_tables WHERE relname = 'visits';
 SELECT sum(tup_fetched) >= 0 AS fetched FROM pg_stat_database;
 -- (statistics the query does not compute are not refused)
 SELECT count(*) > 0 AS databases FROM pg_stat_database;

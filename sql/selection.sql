@@ -22,16 +22,35 @@ INSERT INTO sel_t SELECT NULL, i FROM generate_series(1, 30) i;
 SELECT dp_agg.set_budget(current_user::regrole, 1e12, 0.5);
 SET dp_agg.epsilon = 1e9;
 
--- settings: no defaults, ranges
+-- settings: documented defaults, so that a GROUP BY runs with
+-- dp_agg.epsilon alone: selection_epsilon unset costs the share
+-- selection_share of the statement's epsilon (half: as much as its
+-- releases), selection_delta is 1e-7
 SHOW dp_agg.selection_epsilon;
 SHOW dp_agg.selection_delta;
+SHOW dp_agg.selection_share;
 SHOW dp_agg.group_keys;
 SELECT count(*) FROM dp_agg.ledger \gset ledger_
+-- at epsilon 1e9 the selection costs 1e9 too: every group of two rows or
+-- more is released with certainty (pi(2) = 1), those of one row with
+-- probability 1e-7 each (not counted here)
+SELECT count(*) FILTER (WHERE g BETWEEN 2 AND 20 OR g IS NULL) AS large
+FROM (SELECT g, dp_count(*) AS c FROM sel_t GROUP BY g) s;
+SELECT epsilon, delta, jsonb_path_query_first(detail, '$[*].selection.epsilon') AS selection_epsilon,
+       jsonb_path_query_first(detail, '$[*].selection.delta') AS selection_delta
+FROM dp_agg.ledger ORDER BY id DESC LIMIT 1;
+-- the share is a setting (a DBA sets it per role with ALTER ROLE ... SET)
+SET dp_agg.selection_share = 0.2;
+SELECT statement_epsilon, release, epsilon FROM dp_agg.preview('SELECT g, dp_count(*) FROM sel_t GROUP BY g');
+RESET dp_agg.selection_share;
+SET dp_agg.selection_share = 1;
+SET dp_agg.selection_share = 0;
+-- a delta set to empty is missing, and the error says which setting
+SET dp_agg.selection_delta = '';
 SELECT g, dp_count(*) FROM sel_t GROUP BY g;
 \echo :LAST_ERROR_SQLSTATE
+RESET dp_agg.selection_delta;
 SET dp_agg.selection_epsilon = 5;
-SELECT g, dp_count(*) FROM sel_t GROUP BY g;
-\echo :LAST_ERROR_SQLSTATE
 SELECT count(*) - :ledger_count AS charged FROM dp_agg.ledger;
 SET dp_agg.selection_epsilon = 0;
 SET dp_agg.selection_epsilon = -1;
@@ -114,8 +133,10 @@ RESET min_parallel_table_scan_size;
 RESET parallel_leader_participation;
 
 -- the price: the selection is added to the statement's, and recorded
-SELECT count(*) AS groups, bool_and(c IS NOT NULL) AS counted
-FROM (SELECT g, dp_count(g, 0.5) AS c FROM sel_t WHERE g BETWEEN 11 AND 20 GROUP BY g) s;
+-- (groups 11..20 are released, those of one row above 100 with probability
+-- 1e-9 each; a range with both bounds would be a public domain)
+SELECT count(*) FILTER (WHERE g <= 20) AS groups, bool_and(c IS NOT NULL) AS counted
+FROM (SELECT g, dp_count(g, 0.5) AS c FROM sel_t WHERE g > 10 GROUP BY g) s;
 SELECT epsilon, delta, detail->1 AS selection FROM dp_agg.ledger ORDER BY id DESC LIMIT 1;
 SELECT call, aggregate, release, mechanism, epsilon, delta, sensitivity, noise_scale, grid, ci95,
        statement_epsilon, statement_delta

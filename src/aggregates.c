@@ -25,8 +25,10 @@
 #include <float.h>
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/parallel.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "nodes/execnodes.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
@@ -35,12 +37,17 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
+#include "auto_bounds.h"
 #include "compat.h"
 #include "dist_exec.h"
 #include "dist_state.h"
+#include "describe.h"
+#include "estimate.h"
+#include "estimators.h"
 #include "grid.h"
 #include "numeric_units.h"
 #include "registry.h"
+#include "top_k.h"
 
 PG_FUNCTION_INFO_V1(dp_count_star_trans);
 PG_FUNCTION_INFO_V1(dp_count_trans);
@@ -59,8 +66,18 @@ PG_FUNCTION_INFO_V1(dp_sum_float_final);
 PG_FUNCTION_INFO_V1(dp_sum_numeric_final);
 PG_FUNCTION_INFO_V1(dp_avg_float_final);
 PG_FUNCTION_INFO_V1(dp_avg_numeric_final);
+PG_FUNCTION_INFO_V1(dp_var_float_final);
+PG_FUNCTION_INFO_V1(dp_var_numeric_final);
+PG_FUNCTION_INFO_V1(dp_stddev_float_final);
+PG_FUNCTION_INFO_V1(dp_bounds_final);
+PG_FUNCTION_INFO_V1(dp_stddev_numeric_final);
+PG_FUNCTION_INFO_V1(dp_unit_bound_var_final);
+PG_FUNCTION_INFO_V1(dp_unit_bound_stddev_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
+PG_FUNCTION_INFO_V1(dp_public_trans);
+PG_FUNCTION_INFO_V1(dp_public_final);
+PG_FUNCTION_INFO_V1(dp_top_k_final);
 PG_FUNCTION_INFO_V1(dp_dist_trans);
 PG_FUNCTION_INFO_V1(dp_dist_final);
 PG_FUNCTION_INFO_V1(dp_dist_combine);
@@ -81,19 +98,33 @@ typedef struct DpAggState
 	uint64		fingerprint;	/* the accumulation units it was built in */
 	int64		count;			/* rows counted (non-NULL, non-NaN) */
 	int128		sum;			/* sum of clamped, rounded values, in units */
+	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
 	bool		released;		/* noise drawn: the fields below are final */
 	int128		noisy_count;
 	int128		noisy_sum;
+	int128		noisy_sumsq;
 	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
 	bool		picked;
 	int64		pick;
+	/* bounds left out (auto_bounds.c): the rows by bin, and what was found */
+	DpBins	   *bins;
+	bool		auto_found;
+	double		auto_lower;
+	double		auto_upper;
+	int			auto_lo_bin;
+	int			auto_hi_bin;
 } DpAggState;
 
-#define DP_STATE_SERIAL_VERSION 1
-#define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 16)
-/* a picked state: the same fields, then its priority */
-#define DP_STATE_SERIAL_VERSION_PICKED 2
-#define DP_STATE_SERIAL_SIZE_PICKED (DP_STATE_SERIAL_SIZE + 8)
+/*
+ * Serialized form (between the processes of one server only): version,
+ * kind, flags (bit 0: picked; bit 1: bins follow, with squares if bit 2),
+ * fingerprint, count, sum, sum of squares, priority, then the bins.
+ */
+#define DP_STATE_SERIAL_VERSION 3
+#define DP_STATE_SERIAL_SIZE (1 + 1 + 1 + 8 + 8 + 16 + 16 + 8)
+#define DP_STATE_FLAG_PICKED 1
+#define DP_STATE_FLAG_BINS 2
+#define DP_STATE_FLAG_SQUARES 4
 
 static DpAggState *
 new_state(FunctionCallInfo fcinfo)
@@ -107,6 +138,8 @@ new_state(FunctionCallInfo fcinfo)
 	st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
 	st->release = r;
 	st->fingerprint = r->fingerprint;
+	if (r->auto_bounds)
+		st->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
 	return st;
 }
 
@@ -136,17 +169,47 @@ dp_count_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * dp_var, dp_stddev: the centred square of a row of u units, 2 z^2 - D^2
+ * with z = 2 u - (r(l) + r(u)) in half units (|z| <= D <= 2^62, so
+ * 2 z^2 < 2^125), rounded to units of 2^sq_shift, half up (release.c)
+ */
+static inline int128
+centred_square(const DpRelease *r, int64 u)
+{
+	int64		z = 2 * u - r->sq_mid;
+	int128		q = 2 * ((int128) z * z) - r->sq_d2;
+
+	if (r->sq_shift > 0)
+		q = (q + ((int128) 1 << (r->sq_shift - 1))) >> r->sq_shift;
+	return q;
+}
+
+/* add one clamped row of u units */
+static inline void
+accumulate_units(DpAggState *st, int64 u)
+{
+	st->sum += u;
+	st->count++;
+	if (unlikely(st->release->squares))
+		st->sumsq += centred_square(st->release, u);
+}
+
 static inline void
 accumulate_int(DpAggState *st, int64 v)
 {
 	const DpRelease *r = st->release;
 
+	if (unlikely(r->auto_bounds))
+	{
+		dp_bins_add(st->bins, (double) v);
+		return;
+	}
 	if (v < r->lower_int)
 		v = r->lower_int;
 	else if (v > r->upper_int)
 		v = r->upper_int;
-	st->sum += dp_round_int(v, r->row_grid_exp);
-	st->count++;
+	accumulate_units(st, dp_round_int(v, r->row_grid_exp));
 }
 
 static inline void
@@ -156,12 +219,16 @@ accumulate_float(DpAggState *st, double v)
 
 	if (isnan(v))
 		return;					/* skipped, and not counted by dp_avg */
+	if (unlikely(r->auto_bounds))
+	{
+		dp_bins_add(st->bins, v);
+		return;
+	}
 	if (v < r->lower_float)
 		v = r->lower_float;
 	else if (v > r->upper_float)
 		v = r->upper_float;		/* also clamps +-Infinity */
-	st->sum += dp_round_float(v, r->row_mult, r->row_grid_exp);
-	st->count++;
+	accumulate_units(st, dp_round_float(v, r->row_mult, r->row_grid_exp));
 }
 
 /* dp_sum and dp_avg for each value type; bounds come from the ticket */
@@ -222,11 +289,18 @@ accumulate_numeric(DpAggState *st, Datum d)
 	Numeric		v;
 	int64		units;
 
+	if (unlikely(r->auto_bounds))
+	{
+		/* as a double: a monotone conversion (NaN skipped, infinities clamped) */
+		v = DatumGetNumeric(d);
+		if (!numeric_is_nan(v))
+			dp_bins_add(st->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
+		return;
+	}
 	/* the common case, read in place (see numeric_units.c) */
 	if (dp_numeric_units(d, r->row_grid_exp, &units))
 	{
-		st->sum += Min(Max(units, r->lo_units), r->hi_units);
-		st->count++;
+		accumulate_units(st, Min(Max(units, r->lo_units), r->hi_units));
 		return;
 	}
 
@@ -240,8 +314,7 @@ accumulate_numeric(DpAggState *st, Datum d)
 	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 											   NumericGetDatum(r->upper_num))) > 0)
 		v = r->upper_num;
-	st->sum += dp_round_numeric(v, r->row_mult_num);
-	st->count++;
+	accumulate_units(st, dp_round_numeric(v, r->row_mult_num));
 }
 
 Datum
@@ -264,6 +337,21 @@ dp_select_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	st->count++;
+	PG_RETURN_POINTER(st);
+}
+
+/*
+ * dp_agg.dp_public(internal, boolean, bigint): counts the group's rows of
+ * its public domain, those whose second argument is true (public_domain.c);
+ * the statement's other rows are skipped, NULL or false
+ */
+Datum
+dp_public_trans(PG_FUNCTION_ARGS)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+		st->count++;
 	PG_RETURN_POINTER(st);
 }
 
@@ -324,9 +412,22 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 		s1->pick = s2->pick;
 		s1->count = 0;
 		s1->sum = 0;
+		s1->sumsq = 0;
+	}
+	if ((s1->bins != NULL || s2->bins != NULL) != r->auto_bounds)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
+				 errdetail("Only aggregates whose bounds are estimated keep their rows by bin.")));
+	if (s2->bins != NULL)
+	{
+		if (s1->bins == NULL)
+			s1->bins = dp_bins_new(aggcontext, s2->bins->squares);
+		dp_bins_merge(s1->bins, s2->bins);
 	}
 	s1->count += s2->count;
 	s1->sum += s2->sum;
+	s1->sumsq += s2->sumsq;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -366,59 +467,88 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	DpAggState *st;
 	bytea	   *result;
 	char	   *p;
-	uint8		version;
+	uint8		version = DP_STATE_SERIAL_VERSION;
 	uint8		kind;
-	size_t		size;
+	uint8		flags;
+	Size		size;
 
 	check_split(fcinfo, true, "dp_agg.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
 	kind = st->release ? (uint8) st->release->call.kind : 0xff;
-	version = st->picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION;
-	size = st->picked ? DP_STATE_SERIAL_SIZE_PICKED : DP_STATE_SERIAL_SIZE;
+	flags = (st->picked ? DP_STATE_FLAG_PICKED : 0) |
+		(st->bins ? DP_STATE_FLAG_BINS : 0) |
+		(st->bins && st->bins->squares ? DP_STATE_FLAG_SQUARES : 0);
+	size = DP_STATE_SERIAL_SIZE + (st->bins ? dp_bins_serial_size(st->bins->squares) : 0);
 
 	result = (bytea *) palloc(VARHDRSZ + size);
 	SET_VARSIZE(result, VARHDRSZ + size);
 	p = VARDATA(result);
 	put_bytes(&p, &version, 1);
 	put_bytes(&p, &kind, 1);
+	put_bytes(&p, &flags, 1);
 	put_bytes(&p, &st->fingerprint, 8);
 	put_bytes(&p, &st->count, 8);
 	put_bytes(&p, &st->sum, 16);
-	if (st->picked)
-		put_bytes(&p, &st->pick, 8);
+	put_bytes(&p, &st->sumsq, 16);
+	put_bytes(&p, &st->pick, 8);
+	if (st->bins)
+		dp_bins_serialize(st->bins, p);
 	PG_RETURN_BYTEA_P(result);
 }
 
+/*
+ * A partial state from another process, validated: its form, its kind,
+ * a count of at least 0, no sum of squares but for kinds that have one.
+ * Combining then checks its units against the call's (check_units) and its
+ * level (a priority only for the aggregates that pick a unit's group).
+ */
 Datum
 dp_agg_deserialize(PG_FUNCTION_ARGS)
 {
 	bytea	   *b;
 	const char *p;
 	uint8		version,
-				kind;
+				kind,
+				flags;
 	DpAggState *st;
-	bool		picked;
 
 	check_split(fcinfo, false, "dp_agg.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(b);
-	/* a picked state has its own version (combine checks it is one's call's) */
-	picked = VARSIZE_ANY_EXHDR(b) > 0 && *p == DP_STATE_SERIAL_VERSION_PICKED;
-	if (VARSIZE_ANY_EXHDR(b) != (picked ? DP_STATE_SERIAL_SIZE_PICKED : DP_STATE_SERIAL_SIZE))
+	if (VARSIZE_ANY_EXHDR(b) < DP_STATE_SERIAL_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
 	st = palloc0(sizeof(DpAggState));
 	get_bytes(&p, &version, 1);
 	get_bytes(&p, &kind, 1);
+	get_bytes(&p, &flags, 1);
 	get_bytes(&p, &st->fingerprint, 8);
 	get_bytes(&p, &st->count, 8);
 	get_bytes(&p, &st->sum, 16);
-	st->picked = picked;
-	if (picked)
-		get_bytes(&p, &st->pick, 8);
-	if (version != (picked ? DP_STATE_SERIAL_VERSION_PICKED : DP_STATE_SERIAL_VERSION) ||
-		kind > DP_SELECT || st->count < 0)
+	get_bytes(&p, &st->sumsq, 16);
+	get_bytes(&p, &st->pick, 8);
+	st->picked = (flags & DP_STATE_FLAG_PICKED) != 0;
+	if (flags & DP_STATE_FLAG_BINS)
+	{
+		bool		squares = (flags & DP_STATE_FLAG_SQUARES) != 0;
+
+		st->bins = dp_bins_new(CurrentMemoryContext, squares);
+		if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE + dp_bins_serial_size(squares) ||
+			!dp_bins_deserialize(st->bins, p))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid serialized dp_agg state")));
+	}
+	else if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE ||
+			 (flags & DP_STATE_FLAG_SQUARES))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("invalid serialized dp_agg state")));
+	if (version != DP_STATE_SERIAL_VERSION || kind > DP_KIND_MAX ||
+		(flags & ~(DP_STATE_FLAG_PICKED | DP_STATE_FLAG_BINS | DP_STATE_FLAG_SQUARES)) != 0 ||
+		st->count < 0 ||
+		(st->sumsq != 0 && !DP_KIND_SQUARES(kind)) || (!st->picked && st->pick != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -456,8 +586,30 @@ draw_noise(DpAggState *st, const DpRelease *r)
 				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 				dp_noise_draw(&r->sum);
 			break;
+		case DP_VAR:
+		case DP_STDDEV:
+			/* the three draws always happen */
+			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			st->noisy_sum = 2 * st->sum -
+				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
+				dp_noise_draw(&r->sum);
+			st->noisy_sumsq = st->sumsq + dp_noise_draw(&r->sumsq);
+			break;
 		case DP_SELECT:
 			st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
+			break;
+		case DP_PERCENTILE:
+		case DP_MEDIAN:
+		case DP_BOUNDS:
+			elog(ERROR, "dp_agg: %s has no sums to release", dp_kind_name(r->call.kind));
+			break;
+		case DP_PUBLIC:
+			/* a group of the domain has its own row: no draw, nothing to hide */
+			st->noisy_count = st->count > 0 ? 1 : 0;
+			break;
+		case DP_TOP_K:
+			/* the count goes to the store of top-k, which ranks all groups at once */
+			st->noisy_count = dp_top_k_handle(r, st->count);
 			break;
 	}
 	st->released = true;
@@ -491,7 +643,9 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 	else
 		st = (DpAggState *) PG_GETARG_POINTER(0);
 	check_units(st, r);
-	draw_noise(st, r);
+	/* with estimated bounds, the noise follows the bounds (auto_release) */
+	if (!r->auto_bounds)
+		draw_noise(st, r);
 	*rp = r;
 	return st;
 }
@@ -568,118 +722,81 @@ units_to_int64(int128 units, int k)
 	return saturate_int64(units);
 }
 
-/* the released values, from a state whose noise is drawn */
-static Datum
-count_value(const DpAggState *st, const DpRelease *r)
+/*
+ * A numeric release rounded to the precision of its noise (README,
+ * "Aggregates"): to a multiple of 10^e, e = floor(log10(w)) - 1, w the
+ * half-width of its 95% interval, so that its digits stop one place below
+ * the first digit of its error bar.  Exact when it has no noise.
+ */
+static int
+noise_scale_digits(double w)
 {
-	return Int64GetDatum(units_to_int64(st->noisy_count, r->count.grid_exp));
+	int			scale = 1 - (int) floor(log10(w));
+
+	return Max(Min(scale, 1000), -1000);
 }
 
-static Datum
-sum_int_value(const DpAggState *st, const DpRelease *r)
+static Numeric
+round_to_noise(Numeric v, double w)
 {
-	return Int64GetDatum(units_to_int64(st->noisy_sum, r->sum.grid_exp));
+	int			scale;
+
+	if (!(w > 0) || !isfinite(w) || numeric_is_nan(v) || numeric_is_inf(v))
+		return v;
+	scale = noise_scale_digits(w);
+	/* a value with fewer decimals is on that grid already: no zeros added */
+	if (scale >= DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v))))
+		return v;
+	return DatumGetNumeric(DirectFunctionCall2(numeric_round, NumericGetDatum(v),
+											   Int32GetDatum(scale)));
 }
 
-static Datum
-sum_float_value(const DpAggState *st, const DpRelease *r)
+static Numeric
+numeric_of(double v)
 {
-	return Float8GetDatum(units_to_double(st->noisy_sum, r->sum.grid_exp));
-}
-
-static Datum
-sum_numeric_value(const DpAggState *st, const DpRelease *r)
-{
-	return NumericGetDatum(units_to_numeric(st->noisy_sum, r->sum.grid_exp));
-}
-
-Datum
-dp_count_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(count_value(st, r));
-}
-
-Datum
-dp_sum_int_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(sum_int_value(st, r));
-}
-
-Datum
-dp_sum_float_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(sum_float_value(st, r));
-}
-
-Datum
-dp_sum_numeric_final(PG_FUNCTION_ARGS)
-{
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
-
-	PG_RETURN_DATUM(sum_numeric_value(st, r));
+	return DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(v)));
 }
 
 /*
- * dp_avg: midpoint + (noisy centred sum) / (noisy count), clamped to
- * [lower, upper]; the midpoint when the noisy count is below 1.
+ * The end of an interval at the precision of its value's noise
+ * (round_to_noise), rounded outward (down for the low end): the interval
+ * only widens.
  */
-static Datum
-avg_float_value(const DpAggState *st, const DpRelease *r)
+static Numeric
+round_outward(Numeric n, double w, bool up)
 {
-	double		lower,
-				upper,
-				count,
-				est;
+	Numeric		p10;
+	int			scale;
 
-	if (r->call.vclass == DP_VALUE_INT)
-	{
-		lower = (double) r->lower_int;
-		upper = (double) r->upper_int;
-	}
-	else
-	{
-		lower = r->lower_float;
-		upper = r->upper_float;
-	}
-
-	count = ldexp((double) st->noisy_count, r->count.grid_exp);
-	if (count < 1)
-		est = lower / 2 + upper / 2;
-	else
-	{
-		double		mid = ldexp((double) ((int128) r->lo_units + r->hi_units), r->sum.grid_exp);
-
-		est = mid + ldexp((double) st->noisy_sum, r->sum.grid_exp) / count;
-		if (!(est >= lower))	/* also catches NaN, which cannot happen */
-			est = lower;
-		if (est > upper)
-			est = upper;
-	}
-	return Float8GetDatum(est);
+	if (!(w > 0) || !isfinite(w))
+		return n;
+	scale = noise_scale_digits(w);
+	p10 = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(psprintf("1e%d", scale)),
+											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+	n = numeric_mul_opt_error(n, p10, NULL);
+	n = DatumGetNumeric(DirectFunctionCall1(up ? numeric_ceil : numeric_floor, NumericGetDatum(n)));
+	n = numeric_div_opt_error(n, p10, NULL);
+	return round_to_noise(n, w);
 }
 
-Datum
-dp_avg_float_final(PG_FUNCTION_ARGS)
+/*
+ * ... of an end computed in double precision, first moved outward by a
+ * relative 1e-14, above the error of its conversion (15 significant digits)
+ */
+static Numeric
+interval_end(double x, double w, bool up)
 {
-	DpAggState	empty;
-	const DpRelease *r;
-	DpAggState *st = released_state(fcinfo, &empty, &r);
+	x += (up ? 1 : -1) * fabs(x) * 1e-14;
+	return round_outward(numeric_of(x), w, up);
+}
 
-	PG_RETURN_DATUM(avg_float_value(st, r));
+/* the noisy count, centred sum and sum of centred squares in value units */
+static void
+noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, double *q)
+{
+	*n = ldexp((double) st->noisy_count, r->count.grid_exp);
+	*c = ldexp((double) st->noisy_sum, r->sum.grid_exp);
+	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->noisy_sumsq, r->sumsq.grid_exp) : 0;
 }
 
 static int
@@ -688,8 +805,13 @@ cmp_num(Numeric a, Numeric b)
 	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(a), NumericGetDatum(b)));
 }
 
-static Datum
-avg_numeric_value(const DpAggState *st, const DpRelease *r)
+/*
+ * dp_avg of numerics, in numeric arithmetic: midpoint + (noisy centred
+ * sum) / (noisy count), clamped to [lower, upper]; the midpoint when the
+ * noisy count is below 1 (as estimators.c computes it in doubles).
+ */
+static Numeric
+avg_numeric(const DpAggState *st, const DpRelease *r)
 {
 	Numeric		half = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum("0.5"),
 														   ObjectIdGetDatum(InvalidOid),
@@ -697,35 +819,340 @@ avg_numeric_value(const DpAggState *st, const DpRelease *r)
 	Numeric		est;
 
 	if (ldexp((double) st->noisy_count, r->count.grid_exp) < 1)
-		est = numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
-									half, NULL);
-	else
-	{
-		Numeric		mid = units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp);
-		Numeric		centred = units_to_numeric(st->noisy_sum, r->sum.grid_exp);
-
-		est = numeric_add_opt_error(mid,
-									numeric_div_opt_error(centred,
-														  units_to_numeric(st->noisy_count,
-																		   r->count.grid_exp),
-														  NULL),
-									NULL);
-		if (cmp_num(est, r->lower_num) < 0)
-			est = r->lower_num;
-		if (cmp_num(est, r->upper_num) > 0)
-			est = r->upper_num;
-	}
-	return NumericGetDatum(est);
+		return numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
+									 half, NULL);
+	est = numeric_add_opt_error(units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp),
+								numeric_div_opt_error(units_to_numeric(st->noisy_sum, r->sum.grid_exp),
+													  units_to_numeric(st->noisy_count,
+																	   r->count.grid_exp),
+													  NULL),
+								NULL);
+	if (cmp_num(est, r->lower_num) < 0)
+		est = r->lower_num;
+	if (cmp_num(est, r->upper_num) > 0)
+		est = r->upper_num;
+	return est;
 }
 
-Datum
-dp_avg_numeric_final(PG_FUNCTION_ARGS)
+/* the type of a call's released value */
+static Oid
+value_type(const DpRelease *r)
+{
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+			return INT8OID;
+		case DP_SUM:
+			return r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID :
+				r->call.vclass == DP_VALUE_INT ? INT8OID : FLOAT8OID;
+		default:
+			return r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID : FLOAT8OID;
+	}
+}
+
+static int64
+int64_plus(int64 v, double d)
+{
+	double		x = (double) v + d;
+
+	if (x >= 9223372036854775807.0)
+		return PG_INT64_MAX;
+	if (x <= -9223372036854775808.0)
+		return PG_INT64_MIN;
+	return saturate_int64((int128) v + (int128) d);
+}
+
+/*
+ * The release of a state whose noise is drawn: its value, or, when the
+ * statement asked for its error bar (error_bars.c), an estimate holding the
+ * value, its 95% interval, the noise scale and the bounds (estimators.c).
+ */
+static Datum
+release_datum(const DpAggState *st, const DpRelease *r, bool want_estimate)
+{
+	DpEstimate	e;
+	DpInterval	iv = {0, 0, 0};
+	Oid			type = value_type(r);
+	double		w;
+	double		v = 0;
+
+	memset(&e, 0, sizeof(e));
+	e.typid = type;
+	switch (r->call.kind)
+	{
+		case DP_COUNT_STAR:
+		case DP_COUNT:
+		case DP_SUM:
+			{
+				const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
+				int128		units = r->call.kind == DP_SUM ? st->noisy_sum : st->noisy_count;
+
+				w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
+				if (type == INT8OID)
+				{
+					int64		x = units_to_int64(units, ns->grid_exp);
+
+					e.datum[DP_ESTIMATE_VALUE] = Int64GetDatum(x);
+					e.datum[DP_ESTIMATE_LOW] = Int64GetDatum(int64_plus(x, -w));
+					e.datum[DP_ESTIMATE_HIGH] = Int64GetDatum(int64_plus(x, w));
+				}
+				else if (type == FLOAT8OID)
+				{
+					v = units_to_double(units, ns->grid_exp);
+					e.datum[DP_ESTIMATE_VALUE] = Float8GetDatum(v);
+					e.datum[DP_ESTIMATE_LOW] = Float8GetDatum(v - w);
+					e.datum[DP_ESTIMATE_HIGH] = Float8GetDatum(v + w);
+				}
+				else
+				{
+					Numeric		x = units_to_numeric(units, ns->grid_exp);
+
+					e.datum[DP_ESTIMATE_VALUE] = NumericGetDatum(round_to_noise(x, w));
+					if (want_estimate)
+					{
+						/* the ends in numeric arithmetic, w moved up by 1e-14 */
+						Numeric		wn = numeric_of(w * (1 + 1e-14));
+
+						e.datum[DP_ESTIMATE_LOW] =
+							NumericGetDatum(round_outward(numeric_sub_opt_error(x, wn, NULL), w, false));
+						e.datum[DP_ESTIMATE_HIGH] =
+							NumericGetDatum(round_outward(numeric_add_opt_error(x, wn, NULL), w, true));
+					}
+				}
+				iv.scale = ns->noise_scale;
+				break;
+			}
+		case DP_AVG:
+		case DP_VAR:
+		case DP_STDDEV:
+			{
+				double		n,
+							c,
+							q;
+
+				noisy_moments(st, r, &n, &c, &q);
+				if (r->call.kind == DP_AVG)
+					v = dp_avg_estimate(r, n, c,
+										ldexp((double) ((int128) r->lo_units + r->hi_units),
+											  r->sum.grid_exp), &iv);
+				else if (r->call.kind == DP_VAR)
+					v = dp_var_estimate(r, n, c, q, &iv);
+				else
+					v = dp_stddev_estimate(r, n, c, q, &iv);
+				w = (iv.high - iv.low) / 2;
+				if (type == FLOAT8OID)
+				{
+					e.datum[DP_ESTIMATE_VALUE] = Float8GetDatum(v);
+					e.datum[DP_ESTIMATE_LOW] = Float8GetDatum(iv.low);
+					e.datum[DP_ESTIMATE_HIGH] = Float8GetDatum(iv.high);
+				}
+				else
+				{
+					Numeric		x = r->call.kind == DP_AVG ? avg_numeric(st, r) : numeric_of(v);
+
+					e.datum[DP_ESTIMATE_VALUE] = NumericGetDatum(round_to_noise(x, w));
+					if (want_estimate)
+					{
+						e.datum[DP_ESTIMATE_LOW] = NumericGetDatum(interval_end(iv.low, w, false));
+						e.datum[DP_ESTIMATE_HIGH] = NumericGetDatum(interval_end(iv.high, w, true));
+					}
+				}
+				break;
+			}
+		default:
+			elog(ERROR, "dp_agg: %s has no release of sums", dp_kind_name(r->call.kind));
+	}
+	if (!want_estimate)
+		return e.datum[DP_ESTIMATE_VALUE];
+
+	/* the bounds used, in the value's type; a count has none */
+	e.scale = iv.scale;
+	if (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
+		e.isnull[DP_ESTIMATE_LOWER] = e.isnull[DP_ESTIMATE_UPPER] = true;
+	else if (type == NUMERICOID)
+	{
+		e.datum[DP_ESTIMATE_LOWER] = NumericGetDatum(r->lower_num);
+		e.datum[DP_ESTIMATE_UPPER] = NumericGetDatum(r->upper_num);
+	}
+	else if (type == INT8OID)
+	{
+		e.datum[DP_ESTIMATE_LOWER] = Int64GetDatum(r->lower_int);
+		e.datum[DP_ESTIMATE_UPPER] = Int64GetDatum(r->upper_int);
+	}
+	else
+	{
+		double		lower,
+					upper;
+
+		dp_bounds_double(r, &lower, &upper);
+		e.datum[DP_ESTIMATE_LOWER] = Float8GetDatum(lower);
+		e.datum[DP_ESTIMATE_UPPER] = Float8GetDatum(upper);
+	}
+	return dp_estimate_make(&e);
+}
+
+/* does the final function return an estimate (error_bars.c)? */
+static bool
+wants_estimate(FunctionCallInfo fcinfo)
+{
+	Oid			rettype = get_fn_expr_rettype(fcinfo->flinfo);
+
+	return OidIsValid(rettype) && rettype == dp_estimate_type();
+}
+
+/*
+ * The release of a call whose bounds are estimated (auto_bounds.c): the
+ * bounds from the noisy histogram of its bins, then its sums clamped to
+ * them, exactly, on the grid they give (release.c), and their noise, drawn
+ * once.  NULL when too few rows gave bounds.  The ticket of the group (its
+ * bounds and grid) is made again from the bounds kept in the state.
+ */
+static Datum
+auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
+{
+	static DpBins no_rows;		/* an empty input: no bins */
+	const DpBins *bins = st->bins ? st->bins : &no_rows;
+	DpRelease	lr;
+
+	if (!st->released)
+	{
+		st->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &st->auto_lower,
+										&st->auto_upper, &st->auto_lo_bin, &st->auto_hi_bin);
+		if (st->auto_found)
+		{
+			int64		count;
+			int128		sum,
+						centred,
+						squares;
+
+			if (!dp_release_auto_grid(r, st->auto_lower, st->auto_upper, &lr))
+				elog(ERROR, "dp_agg: the grid of estimated bounds exceeds their sensitivity");
+			dp_bins_moments(bins, st->auto_lo_bin, st->auto_hi_bin, lr.lo_units, lr.hi_units,
+							lr.row_grid_exp, lr.sq_shift, &count, &sum, &centred, &squares);
+			st->count = count;
+			if (r->call.kind != DP_SUM)
+				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			st->noisy_sum = (r->call.kind == DP_SUM ? sum : centred) + dp_noise_draw(&r->sum);
+			if (DP_KIND_SQUARES(r->call.kind))
+				st->noisy_sumsq = squares + dp_noise_draw(&r->sumsq);
+		}
+		st->released = true;
+	}
+	if (!st->auto_found)
+	{
+		fcinfo->isnull = true;
+		return (Datum) 0;
+	}
+	(void) dp_release_auto_grid(r, st->auto_lower, st->auto_upper, &lr);
+	dp_plan_halfwidths(&lr);
+	return release_datum(st, &lr, wants_estimate(fcinfo));
+}
+
+/* the final functions of dp_count, dp_sum, dp_avg, dp_var, dp_stddev */
+static Datum
+final_release(FunctionCallInfo fcinfo)
 {
 	DpAggState	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_DATUM(avg_numeric_value(st, r));
+	if (r->auto_bounds)
+		return auto_release(fcinfo, st, r);
+	return release_datum(st, r, wants_estimate(fcinfo));
+}
+
+/*
+ * dp_bounds(x [, epsilon]): the bounds the histogram of bins gives, as
+ * (lower, upper) (integers for integer types), NULL when too few rows.
+ */
+Datum
+dp_bounds_final(PG_FUNCTION_ARGS)
+{
+	static DpBins no_rows;
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (!st->released)
+	{
+		st->auto_found = dp_bins_bounds(st->bins ? st->bins : &no_rows, r->histogram.laplace,
+										&st->auto_lower, &st->auto_upper,
+										&st->auto_lo_bin, &st->auto_hi_bin);
+		st->released = true;
+	}
+	if (!st->auto_found)
+		PG_RETURN_NULL();
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "dp_agg: dp_bounds must return a composite type");
+	desc = BlessTupleDesc(desc);
+	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(st->auto_lower) : st->auto_lower);
+	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(st->auto_upper) : st->auto_upper);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+Datum
+dp_count_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_sum_int_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_sum_float_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_sum_numeric_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_avg_float_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_avg_numeric_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_var_float_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+Datum
+dp_var_numeric_final(PG_FUNCTION_ARGS)
+{
+	return final_release(fcinfo);
+}
+
+/* dp_stddev: the same functions, under the names the catalog reads */
+Datum
+dp_stddev_float_final(PG_FUNCTION_ARGS)
+{
+	return dp_var_float_final(fcinfo);
+}
+
+Datum
+dp_stddev_numeric_final(PG_FUNCTION_ARGS)
+{
+	return dp_var_numeric_final(fcinfo);
 }
 
 /* ---------- DP statements on Citus tables (dist_plan.c, dist_exec.c) ---------- */
@@ -776,10 +1203,15 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	DpAggState	st;
 	const DpRelease *r;
 
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		not_in_aggregate("dp_agg.dist_transfn");
+	/*
+	 * A state with a ticket was made below, in this aggregate: a state read
+	 * by the type's input function, or copied, has none.  So the aggregate
+	 * context is checked once, when the state is made.
+	 */
 	if (PG_ARGISNULL(0))
 	{
+		if (!AggCheckCallContext(fcinfo, &aggcontext))
+			not_in_aggregate("dp_agg.dist_transfn");
 		r = dp_release_for_call(fcinfo, "dp_agg.sum");
 		if (r->dist_nonce == NULL)
 			not_in_aggregate("dp_agg.dist_transfn");
@@ -794,6 +1226,8 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 			not_in_aggregate("dp_agg.dist_transfn");
 	}
 
+	/* every row of the group that reaches the call (the private selection's count) */
+	ds->rows++;
 	if (r->call.kind == DP_COUNT_STAR)
 		ds->count++;
 	else if (PG_NARGS() < 3 || PG_ARGISNULL(2))
@@ -809,6 +1243,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 		st.release = r;
 		st.count = ds->count;
 		st.sum = ds->sum;
+		st.sumsq = ds->sumsq;
 		switch (r->call.valtype)
 		{
 			case INT2OID:
@@ -832,6 +1267,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 		}
 		ds->count = st.count;
 		ds->sum = st.sum;
+		ds->sumsq = st.sumsq;
 	}
 	PG_RETURN_POINTER(ds);
 }
@@ -878,6 +1314,8 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	check_same_run(s1, s2);
 	s1->count += s2->count;
 	s1->sum += s2->sum;
+	s1->sumsq += s2->sumsq;
+	s1->rows += s2->rows;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -912,28 +1350,12 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	st.fingerprint = ds->fingerprint;
 	st.count = ds->count;
 	st.sum = ds->sum;
-	restype = r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT ? INT8OID :
-		r->call.vclass == DP_VALUE_NUMERIC ? NUMERICOID :
-		r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT ? INT8OID : FLOAT8OID;
-	if (get_fn_expr_rettype(fcinfo->flinfo) != restype)
+	st.sumsq = ds->sumsq;
+	restype = get_fn_expr_rettype(fcinfo->flinfo);
+	if (restype != value_type(r) && restype != dp_estimate_type())
 		not_in_aggregate("dp_agg.dist_release");
 	draw_noise(&st, r);
-	switch (r->call.kind)
-	{
-		case DP_COUNT_STAR:
-		case DP_COUNT:
-			v = count_value(&st, r);
-			break;
-		case DP_SUM:
-			v = r->call.vclass == DP_VALUE_INT ? sum_int_value(&st, r) :
-				r->call.vclass == DP_VALUE_FLOAT ? sum_float_value(&st, r) :
-				sum_numeric_value(&st, r);
-			break;
-		default:
-			v = r->call.vclass == DP_VALUE_NUMERIC ? avg_numeric_value(&st, r) :
-				avg_float_value(&st, r);
-			break;
-	}
+	v = release_datum(&st, r, restype == dp_estimate_type());
 	get_typlenbyval(restype, &typlen, &typbyval);
 	oldcxt = MemoryContextSwitchTo(cxt);
 	slot->value = datumCopy(v, typbyval, typlen);
@@ -953,17 +1375,46 @@ dp_select_final(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(st->noisy_count != 0);
 }
 
+/*
+ * true to release the group: it is a key of the statement's public domain,
+ * whatever its rows (public_domain.c)
+ */
+Datum
+dp_public_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_BOOL(st->noisy_count != 0);
+}
+
+/*
+ * dp_agg.dp_top_k(internal, integer, float8): the handle of the group's
+ * count in the store of top-k (top_k.c), which tells nothing about it
+ */
+Datum
+dp_top_k_final(PG_FUNCTION_ARGS)
+{
+	DpAggState	empty;
+	const DpRelease *r;
+	DpAggState *st = released_state(fcinfo, &empty, &r);
+
+	PG_RETURN_INT64((int64) st->noisy_count);
+}
+
 /* ---------- privacy units (privacy_unit.c) ---------- */
 
 /*
  * One unit's bounded contribution to one group, passed from level 1 to
  * level 3 of the rewrite: the fingerprint of the accumulation units, the
- * bounded count and the bounded total in units.
+ * bounded count, the bounded total and the bounded sum of centred squares
+ * (dp_var, dp_stddev) in units.
  */
-#define DP_UNIT_CONTRIBUTION_SIZE (8 + 8 + 16)
+#define DP_UNIT_CONTRIBUTION_SIZE (8 + 8 + 16 + 16)
 
 static bytea *
-unit_contribution(uint64 fingerprint, int64 count, int128 sum)
+unit_contribution(uint64 fingerprint, int64 count, int128 sum, int128 sumsq)
 {
 	bytea	   *result = (bytea *) palloc(VARHDRSZ + DP_UNIT_CONTRIBUTION_SIZE);
 	char	   *p = VARDATA(result);
@@ -972,16 +1423,19 @@ unit_contribution(uint64 fingerprint, int64 count, int128 sum)
 	put_bytes(&p, &fingerprint, 8);
 	put_bytes(&p, &count, 8);
 	put_bytes(&p, &sum, 16);
+	put_bytes(&p, &sumsq, 16);
 	return result;
 }
 
 /*
  * The state of level 1 (a unit's rows in one group, accumulated by the DP
  * aggregate's own transition function) and its ticket; NULL state when no
- * row passed (FILTER): an empty contribution.
+ * row passed (FILTER): an empty contribution.  *rows is the unit's number
+ * of rows, *count that number bounded by max_rows_contributed.
  */
 static void
-unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *count, int128 *sum)
+unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *rows, int64 *count,
+		   int128 *sum, int128 *sumsq)
 {
 	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
 	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
@@ -991,8 +1445,10 @@ unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *count, int128 *
 	if (st != NULL && st->picked != (r->call.unit == DP_UNIT_PICK))
 		elog(ERROR, "dp_agg: bounding function of a state of another level");
 	*rp = r;
-	*count = st ? Min(st->count, (int64) r->unit_rows) : 0;
+	*rows = st ? st->count : 0;
+	*count = Min(*rows, (int64) r->unit_rows);
 	*sum = st ? st->sum : 0;
+	*sumsq = st ? st->sumsq : 0;
 }
 
 /* level 1 of dp_count: at most max_rows_contributed rows */
@@ -1000,11 +1456,13 @@ Datum
 dp_unit_bound_count_final(PG_FUNCTION_ARGS)
 {
 	const DpRelease *r;
-	int64		count;
-	int128		sum;
+	int64		rows,
+				count;
+	int128		sum,
+				sumsq;
 
-	unit_state(fcinfo, &r, &count, &sum);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, 0));
+	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, 0, 0));
 }
 
 /* level 1 of dp_sum: the unit's total clamped to [lower, upper] */
@@ -1012,31 +1470,58 @@ Datum
 dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
 {
 	const DpRelease *r;
-	int64		count;
-	int128		sum;
+	int64		rows,
+				count;
+	int128		sum,
+				sumsq;
 
-	unit_state(fcinfo, &r, &count, &sum);
+	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
 	sum = Max(sum, (int128) r->lo_units);
 	sum = Min(sum, (int128) r->hi_units);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum));
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, 0));
 }
 
 /*
- * level 1 of dp_avg: count c at most max_rows_contributed, the total
- * clamped to [c lower, c upper], so that its centred value 2 total -
- * c (lower + upper) lies within c (upper - lower) half units
+ * level 1 of dp_avg, dp_var and dp_stddev: the unit's clamped rows
+ * weighted by c / m, c = min(m, max_rows_contributed) of its m rows: c rows'
+ * worth at the unit's own mean, so count c and total round(c S / m) (and
+ * sum of centred squares round(c Q / m)).  The total lies within
+ * [c lower, c upper] (the mean of clamped rows does, and c lower, c upper
+ * are integers in units: rounding stays inside), so its centred value
+ * 2 total - c (lower + upper) lies within c (upper - lower) half units, and
+ * the squares within c times their bound: the sensitivity of R rows.  A
+ * unit of at most R rows contributes its rows exactly; a heavier one no
+ * longer pulls the average toward a bound (README, "Privacy units").
  */
 Datum
 dp_unit_bound_avg_final(PG_FUNCTION_ARGS)
 {
 	const DpRelease *r;
-	int64		count;
-	int128		sum;
+	int64		rows,
+				count;
+	int128		sum,
+				sumsq;
 
-	unit_state(fcinfo, &r, &count, &sum);
-	sum = Max(sum, (int128) count * r->lo_units);
-	sum = Min(sum, (int128) count * r->hi_units);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum));
+	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
+	if (rows > count)
+	{
+		sum = dp_scale_total(sum, count, rows);
+		sumsq = dp_scale_total(sumsq, count, rows);
+	}
+	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, sumsq));
+}
+
+/* dp_var, dp_stddev: as dp_avg, under the names the catalog reads */
+Datum
+dp_unit_bound_var_final(PG_FUNCTION_ARGS)
+{
+	return dp_unit_bound_avg_final(fcinfo);
+}
+
+Datum
+dp_unit_bound_stddev_final(PG_FUNCTION_ARGS)
+{
+	return dp_unit_bound_avg_final(fcinfo);
 }
 
 /* level 3: add one unit's bounded contribution to its group */
@@ -1048,7 +1533,8 @@ dp_unit_collect_trans(PG_FUNCTION_ARGS)
 	const char *p;
 	uint64		fingerprint;
 	int64		count;
-	int128		sum;
+	int128		sum,
+				sumsq;
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_POINTER(st);
@@ -1059,10 +1545,12 @@ dp_unit_collect_trans(PG_FUNCTION_ARGS)
 	get_bytes(&p, &fingerprint, 8);
 	get_bytes(&p, &count, 8);
 	get_bytes(&p, &sum, 16);
+	get_bytes(&p, &sumsq, 16);
 	if (fingerprint != st->fingerprint)
 		elog(ERROR, "dp_agg: contribution of a privacy unit accumulated with other parameters");
 	st->count += count;
 	st->sum += sum;
+	st->sumsq += sumsq;
 	PG_RETURN_POINTER(st);
 }
 
@@ -1082,6 +1570,8 @@ pick_inner_transition(const DpRelease *r)
 			return dp_count_trans;
 		case DP_SUM:
 		case DP_AVG:
+		case DP_VAR:
+		case DP_STDDEV:
 			switch (r->call.valtype)
 			{
 				case INT2OID:
@@ -1098,7 +1588,12 @@ pick_inner_transition(const DpRelease *r)
 					return dp_sum_numeric_trans;
 			}
 			break;
+		case DP_PERCENTILE:
+		case DP_MEDIAN:
+		case DP_BOUNDS:
 		case DP_SELECT:
+		case DP_PUBLIC:
+		case DP_TOP_K:
 			break;
 	}
 	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);
@@ -1143,6 +1638,7 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 		st->pick = p;
 		st->count = 0;
 		st->sum = 0;
+		st->sumsq = 0;
 	}
 	fcinfo->args[0].value = PointerGetDatum(st);
 	fcinfo->args[0].isnull = false;

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/resource.h>
 
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -22,6 +23,7 @@
 #include "miscadmin.h"
 #include "catalog/namespace.h"
 #include "storage/lock.h"
+#include "utils/memutils.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 
@@ -30,6 +32,7 @@
 #include "charger.h"
 #include "compat.h"
 #include "describe.h"
+#include "guc.h"
 #include "pld_state.h"
 #include "price.h"
 #include "release_rdp.h"
@@ -177,6 +180,9 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	req->detail_len = detail.len;
 	req->n_rdp = DP_RDP_ORDERS;
 	req->n_pld = pld.saturated ? -1 : pld.n;
+	req->cert_kind = DP_PLD_CERT_NONE;
+	req->n_cert = 0;
+	req->cert_epsilon_limit = req->cert_delta_limit = req->cert_epsilon = 0;
 	memcpy(req->data, query, query_len);
 	req->data[query_len] = '\0';
 	memcpy(req->data + query_len + 1, detail.data, detail.len + 1);
@@ -187,7 +193,8 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 
 /* ERROR with the charger's reason for not charging role */
 static void
-report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta)
+report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delta,
+			   double selection_delta)
 {
 	const char *rolename = GetUserNameFromId(role, true);
 
@@ -196,6 +203,19 @@ report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delt
 	switch (reply->result)
 	{
 		case DP_CHARGE_DENIED:
+			if (isfinite(reply->pld_composed))
+				ereport(ERROR,
+						(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
+						 errmsg("privacy budget of role \"%s\" is exhausted", rolename),
+						 errdetail("The statement costs epsilon %g and delta %g; "
+								   "the budget has epsilon %g and delta %g left by basic composition, "
+								   "Renyi composition would reach epsilon %g, and the privacy loss "
+								   "distribution epsilon %g (at delta %g). "
+								   "Nothing was charged or released.",
+								   epsilon, delta, reply->epsilon_remaining, reply->delta_remaining,
+								   reply->composed, reply->pld_composed, reply->delta_limit),
+						 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
+								 "or ask for a larger budget.")));
 			ereport(ERROR,
 					(errcode(ERRCODE_DP_BUDGET_EXHAUSTED),
 					 errmsg("privacy budget of role \"%s\" is exhausted", rolename),
@@ -210,8 +230,17 @@ report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delt
 								 "the budget has epsilon %g and delta %g left. "
 								 "Nothing was charged or released.",
 								 epsilon, delta, reply->epsilon_remaining, reply->delta_remaining),
-					 errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
-							 "or ask for a larger budget.")));
+					 /*
+					  * the delta of a private selection the budget cannot pay:
+					  * say where it comes from
+					  */
+					 selection_delta > 0 && reply->delta_remaining < delta
+					 ? errhint("The private selection of the GROUP BY keys costs delta %g "
+							   "(dp_agg.selection_delta): group by keys with a public domain, "
+							   "which need no selection, or ask for a budget with a delta.",
+							   selection_delta)
+					 : errhint("Spend less per statement (a smaller epsilon, fewer DP aggregates), "
+							   "or ask for a larger budget.")));
 			break;
 		case DP_CHARGE_NO_BUDGET:
 			ereport(ERROR,
@@ -231,6 +260,193 @@ report_refusal(Oid role, const DpChargeReply *reply, double epsilon, double delt
 	}
 }
 
+/* the releases by kind of a request (as the charger reads them) */
+static DpPldState
+request_releases(const DpChargeRequest *req)
+{
+	DpPldState	stmt;
+
+	memset(&stmt, 0, sizeof(stmt));
+	if (req->n_pld < 0)
+		stmt.saturated = true;
+	else
+	{
+		stmt.n = req->n_pld;
+		memcpy(stmt.terms, req->data + req->query_len + 1 + req->detail_len + 1 +
+			   sizeof(double) * DP_RDP_ORDERS, sizeof(DpPldTerm) * req->n_pld);
+	}
+	return stmt;
+}
+
+/* the request again, carrying a PLD certificate (replacing any before) */
+static DpChargeRequest *
+with_certificate(DpChargeRequest *req, const DpPldCertificate *cert)
+{
+	Size		base = req->size - sizeof(DpPldTerm) * req->n_cert;
+	DpChargeRequest *r = palloc(base + sizeof(DpPldTerm) * cert->state.n);
+
+	memcpy(r, req, base);
+	memcpy((char *) r + base, cert->state.terms, sizeof(DpPldTerm) * cert->state.n);
+	r->size = base + sizeof(DpPldTerm) * cert->state.n;
+	r->cert_kind = cert->kind;
+	r->n_cert = cert->state.n;
+	r->cert_epsilon_limit = cert->epsilon_limit;
+	r->cert_delta_limit = cert->delta_limit;
+	r->cert_epsilon = cert->epsilon;
+	pfree(req);
+	return r;
+}
+
+/*
+ * Compositions for a role run one at a time (in the backends of its
+ * statements, never in the charger): a role's statements can keep at most
+ * one CPU busy composing, and a backend waiting here finds, when its turn
+ * comes, the frontier the one before it computed.  A transaction-level
+ * lock on an advisory tag of dp_agg's own (field4 is neither 1 nor 2, the
+ * user-level advisory locks'), released at the end of the charge or by
+ * the abort of the (sub)transaction.  Waiting for it is interruptible.
+ */
+#define DP_COMPOSE_LOCK_FIELD4 0x4450
+
+static void
+compose_lock_tag(LOCKTAG *tag, Oid role)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, role, 0, DP_COMPOSE_LOCK_FIELD4);
+}
+
+/* history + times x (the growth from before to history, kind by kind) */
+static DpPldState
+grown(const DpPldState *before, const DpPldState *history, double times)
+{
+	DpPldState	r = *history;
+
+	for (int i = 0; i < history->n; i++)
+	{
+		double		was = 0;
+
+		for (int j = 0; j < before->n; j++)
+			if (dp_pld_kind_equal(&before->terms[j].kind, &history->terms[i].kind))
+				was = before->terms[j].count;
+		if (history->terms[i].count > was)
+			dp_pld_state_add(&r, &history->terms[i].kind,
+							 times * (history->terms[i].count - was));
+	}
+	return r;
+}
+
+/*
+ * Before a backend composes for the first time: lower its CPU priority to
+ * nice dp_agg.composition_nice (never raise it), so that under CPU
+ * contention a role's compositions yield to other roles' statements.  A
+ * process cannot raise its own priority again, so the backend keeps it
+ * until it exits.  Best effort: a failure leaves the priority as it is.
+ */
+static void
+lower_priority(void)
+{
+	static bool done = false;
+	int			now;
+
+	if (done || dp_guc_composition_nice <= 0)
+		return;
+	done = true;
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && now < dp_guc_composition_nice)
+		(void) setpriority(PRIO_PROCESS, 0, dp_guc_composition_nice);
+}
+
+/* how often a backend composes for one charge before it gives up */
+#define DP_MAX_COMPOSITIONS 8
+
+/*
+ * The round trips of one charge: while the charger answers that only the
+ * PLD certificate can decide, compose it here (under the role's
+ * composition lock) and ask again with it.  The charger checks it against
+ * the history it holds, which other statements of the role may have grown
+ * meanwhile (then it asks again).
+ */
+static DpChargeRequest *
+charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
+{
+	LOCKTAG		tag;
+	bool		locked = false;
+	int			compositions = 0;
+	DpPldState	seen = {0};	/* the history the last composition was for */
+
+	for (;;)
+	{
+		DpPldState	stmt;
+		DpPldCertificate cert;
+		MemoryContext cxt,
+					old;
+
+		dp_charger_submit(req, reply);
+		if (reply->result != DP_CHARGE_NEED_PLD)
+			break;
+		if (!locked)
+		{
+			/* maybe another backend of the role is composing: ask after it */
+			compose_lock_tag(&tag, req->role);
+			(void) LockAcquire(&tag, ExclusiveLock, false, false);
+			locked = true;
+			continue;
+		}
+		if (++compositions > DP_MAX_COMPOSITIONS)
+			ereport(ERROR,
+					(errcode(ERRCODE_DP_CHARGE_FAILED),
+					 errmsg("could not charge the privacy budget of role \"%s\"",
+							GetUserNameFromId(req->role, false)),
+					 errdetail("Other statements of the role kept changing its history while "
+							   "this one composed its privacy loss distribution. "
+							   "Nothing was charged or released."),
+					 errhint("Run the statement again.")));
+		stmt = request_releases(req);
+		lower_priority();
+		cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_agg composition",
+									ALLOCSET_DEFAULT_SIZES);
+		old = MemoryContextSwitchTo(cxt);
+		dp_work_limit(0);
+		cert.kind = DP_PLD_CERT_NONE;
+		if (compositions > 1)
+		{
+			/*
+			 * The history grew while we composed (other statements of the
+			 * role, admitted without composing): compose with room for as
+			 * much growth again, four times, so that the certificate still
+			 * covers the history when it reaches the charger.  A refusal
+			 * is only ever computed on the exact history (below).
+			 */
+			DpPldState	padded = grown(&seen, &reply->history, 4);
+
+			if (!padded.saturated)
+				dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &padded, &stmt, &cert);
+		}
+		if (cert.kind != DP_PLD_CERT_FIT)
+			dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &reply->history, &stmt,
+						   &cert);
+		seen = reply->history;
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		req = with_certificate(req, &cert);
+	}
+	if (locked)
+		LockRelease(&tag, ExclusiveLock, false);
+	return req;
+}
+
+/*
+ * Wait until the charge is durable: the charger committed it without
+ * flushing (charger.c, "Group commit"); flush the WAL up to its commit
+ * here, before the statement reads a row.
+ */
+static void
+wait_durable(XLogRecPtr lsn)
+{
+	if (!XLogRecPtrIsInvalid(lsn))
+		XLogFlush(lsn);
+}
+
 /*
  * Charge the statement whose releases these are, or ERROR.
  */
@@ -241,7 +457,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 				delta;
 	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
 	DpChargeRequest *req;
-	DpChargeReply reply;
+	DpChargeReply *reply;
 
 	if (priced == NIL)
 		return;					/* partial aggregation only: nothing released here */
@@ -249,7 +465,9 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	check_no_catalog_locks();
 
 	req = build_request(queryDesc, priced, epsilon, delta);
-	dp_charger_submit(req, &reply);
-	if (reply.result != DP_CHARGE_OK)
-		report_refusal(req->role, &reply, epsilon, delta);
+	reply = palloc(sizeof(DpChargeReply));
+	req = charge_round_trips(req, reply);
+	if (reply->result != DP_CHARGE_OK)
+		report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
+	wait_durable(reply->commit_lsn);
 }

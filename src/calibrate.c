@@ -1167,7 +1167,7 @@ dp_rdp_gaussian(double noise_multiplier, double alpha)
 }
 
 /*
- * The hybrid certificate of a history (issue 12): Renyi-accounted releases
+ * The hybrid certificate of a history: Renyi-accounted releases
  * of composed curve `curve`, and private selections, which have no finite
  * Renyi DP curve, of total (sel_epsilon, sel_delta).  It is
  * (epsilon_r(delta_limit - sel_delta) + sel_epsilon, delta_limit)-DP,

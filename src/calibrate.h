@@ -85,7 +85,7 @@ typedef struct DpBudget
 	double		delta_spent;
 	bool		renyi;			/* accounting 'rdp' or 'pld' */
 	double		rdp[DP_RDP_ORDERS];	/* composed Renyi DP curve */
-	/* issue 12: the private selections, composed beside the curve */
+	/* the private selections of GROUP BY keys, composed beside the curve */
 	double		selection_epsilon;	/* sum of their epsilons */
 	double		selection_delta;	/* sum of their deltas */
 } DpBudget;

@@ -44,7 +44,20 @@ static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any
 static Oid	row_call_oid = InvalidOid;	/* dp_agg.row_call(internal), row_trap.c */
 static Oid	row_eval_oid = InvalidOid;	/* dp_agg.row_eval(internal), row_trap.c */
 static HTAB *row_functions = NULL;	/* dp_agg.row_*: name -> oid, row_trap.c */
+static Oid	relation_statistic_oid[2];	/* dp_agg.relation_statistic, its volatile twin */
+static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg.statistics_visible */
+/* error bars (error_bars.c, estimate.c); InvalidOid before 0.4 */
+static Oid	error_bar_oids[DP_BAR_SCALE + 1];
+static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
+static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
+static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
+static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, real, integer) */
+static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
+static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
+static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg.top_k_rank(bigint) */
 static bool dp_calls_valid = false;
+
+static Oid	get_func_signature_first_arg(Oid funcid);
 static MemoryContext dp_cache_cxt = NULL;
 
 static void
@@ -147,7 +160,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		 * the fused level 1 of k = 1 (unit_pick.c): the priority is the last
 		 * argument, after those of the DP aggregate
 		 */
-		if (transsym != NULL && strcmp(transsym, "dp_unit_pick_trans") == 0)
+		if (transsym != NULL && (strcmp(transsym, "dp_unit_pick_trans") == 0 ||
+								 strcmp(transsym, "dp_unit_pick_tree_trans") == 0))
 		{
 			if (info->nargs < 1 || argtypes[info->nargs - 1] != INT8OID)
 				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
@@ -160,6 +174,8 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		/* level 3: a bounded contribution in place of the value */
 		info->unit = DP_UNIT_RELEASE;
 	}
+	info->p_arg = -1;
+	info->p_array = false;
 	if (strcmp(sym, "dp_count_final") == 0)
 	{
 		info->kind = info->nargs == 0 ? DP_COUNT_STAR : DP_COUNT;
@@ -169,24 +185,6 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 			info->epsilon_arg = 1;
 		if (info->nargs >= 3)
 			info->delta_arg = 2;
-	}
-	else if (strncmp(sym, "dp_sum_", 7) == 0 || strncmp(sym, "dp_avg_", 7) == 0)
-	{
-		info->kind = sym[3] == 's' ? DP_SUM : DP_AVG;
-		if (info->nargs < 3)
-			elog(ERROR, "dp_agg: aggregate %u has too few arguments", aggfnoid);
-		/* the value's type; at level 3 that of the bounds */
-		info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[1] : argtypes[0];
-		info->vclass = value_class(info->valtype);
-		info->lower_arg = 1;
-		info->upper_arg = 2;
-		if (info->nargs >= 4)
-			info->epsilon_arg = 3;
-		if (info->nargs >= 5)
-			info->delta_arg = 4;
-		if (info->vclass == DP_VALUE_NONE ||
-			argtypes[1] != info->valtype || argtypes[2] != info->valtype)
-			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
 	else if (strcmp(sym, "dp_select_final") == 0)
 	{
@@ -198,8 +196,118 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 		if (info->nargs != 2 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID)
 			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
 	}
+	else if (strncmp(sym, "dp_bounds_", 10) == 0)
+	{
+		/* dp_bounds(value [, epsilon]): all of epsilon on the bounds */
+		info->kind = DP_BOUNDS;
+		info->valtype = argtypes[0];
+		info->vclass = value_class(info->valtype);
+		if (info->nargs >= 2)
+			info->epsilon_arg = 1;
+		if (info->vclass == DP_VALUE_NONE || info->nargs > 2)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
+	else if (strcmp(sym, "dp_public_final") == 0)
+	{
+		/*
+		 * dp_agg.dp_public(internal, boolean, bigint): whether a group holds
+		 * a key of its public domain; no SQL expression has type internal
+		 */
+		info->kind = DP_PUBLIC;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		if (info->nargs != 3 || argtypes[0] != INTERNALOID || argtypes[1] != BOOLOID ||
+			argtypes[2] != INT8OID)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
+	else if (strcmp(sym, "dp_top_k_final") == 0)
+	{
+		/*
+		 * dp_agg.dp_top_k(internal, integer, float8): the count of a group,
+		 * for the top-k mechanism (top_k.c); k, then epsilon (NULL: the
+		 * selection's default)
+		 */
+		info->kind = DP_TOP_K;
+		info->vclass = DP_VALUE_NONE;
+		info->valtype = InvalidOid;
+		info->k_arg = 1;
+		info->epsilon_arg = 2;
+		if (info->nargs != 3 || argtypes[0] != INTERNALOID || argtypes[1] != INT4OID ||
+			argtypes[2] != FLOAT8OID)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 	else
-		elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
+	{
+		/*
+		 * The aggregates of a value and its clamping bounds:
+		 *   dp_sum, dp_avg, dp_var, dp_stddev (value, lower, upper [, epsilon [, delta]])
+		 *   dp_percentile (value, p, lower, upper [, epsilon])
+		 *   dp_median (value, lower, upper [, epsilon])
+		 * or, with the bounds estimated (auto_bounds.c), the value (and p)
+		 * only.  At level 3 of a privacy unit rewrite the value is a
+		 * bounded contribution (bytea): the value's type is the bounds'.
+		 */
+		int			first_bound = 1;
+		int			max_args = 5;
+
+		if (strncmp(sym, "dp_sum_", 7) == 0)
+			info->kind = DP_SUM;
+		else if (strncmp(sym, "dp_avg_", 7) == 0)
+			info->kind = DP_AVG;
+		else if (strncmp(sym, "dp_var_", 7) == 0)
+			info->kind = DP_VAR;
+		else if (strncmp(sym, "dp_stddev_", 10) == 0)
+			info->kind = DP_STDDEV;
+		else if (strncmp(sym, "dp_percentile_", 14) == 0)
+		{
+			info->kind = DP_PERCENTILE;
+			info->p_arg = 1;
+			first_bound = 2;
+		}
+		else if (strncmp(sym, "dp_median_", 10) == 0)
+		{
+			info->kind = DP_MEDIAN;
+			max_args = 4;
+		}
+		else
+			elog(ERROR, "dp_agg: aggregate %u has unknown final function %s", aggfnoid, sym);
+		if (DP_KIND_QUANTILE(info->kind))
+			max_args = first_bound + 3;
+		if (info->nargs < first_bound || info->nargs > max_args ||
+			info->nargs == first_bound + 1)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected arguments", aggfnoid);
+		if (info->p_arg >= 0)
+		{
+			if (argtypes[info->p_arg] == FLOAT8ARRAYOID)
+				info->p_array = true;
+			else if (argtypes[info->p_arg] != FLOAT8OID)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+		}
+		if (info->nargs > first_bound)
+		{
+			info->lower_arg = first_bound;
+			info->upper_arg = first_bound + 1;
+			if (info->nargs >= first_bound + 3)
+				info->epsilon_arg = first_bound + 2;
+			if (info->nargs >= first_bound + 4)
+				info->delta_arg = first_bound + 3;
+			/* the value's type; at level 3 that of the bounds */
+			info->valtype = info->unit == DP_UNIT_RELEASE ? argtypes[info->lower_arg] : argtypes[0];
+			if (argtypes[info->lower_arg] != info->valtype ||
+				argtypes[info->upper_arg] != info->valtype)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+		}
+		else
+		{
+			/* bounds estimated: no internal aggregates of privacy units */
+			if (info->unit != DP_UNIT_NONE)
+				elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+			info->valtype = argtypes[0];
+		}
+		info->vclass = value_class(info->valtype);
+		if (info->vclass == DP_VALUE_NONE)
+			elog(ERROR, "dp_agg: aggregate %u has unexpected argument types", aggfnoid);
+	}
 
 	if ((info->epsilon_arg >= 0 && argtypes[info->epsilon_arg] != FLOAT8OID) ||
 		(info->delta_arg >= 0 && argtypes[info->delta_arg] != FLOAT8OID) ||
@@ -247,6 +355,16 @@ build_calls(void)
 	ctl.hcxt = dp_cache_cxt;
 	row_functions = hash_create("dp_agg functions on rows", 128, &ctl,
 								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	relation_statistic_oid[0] = relation_statistic_oid[1] = InvalidOid;
+	statistics_visible_oid = InvalidOid;
+	memset(error_bar_oids, 0, sizeof(error_bar_oids));
+	estimate_part_oid = InvalidOid;
+	estimate_scale_oid = InvalidOid;
+	estimate_type_oid = InvalidOid;
+	unit_sampled_oid = InvalidOid;
+	domain_index_oid = InvalidOid;
+	domain_key_oid = InvalidOid;
+	top_k_rank_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -267,23 +385,53 @@ build_calls(void)
 			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
 				strcmp(get_func_name(d->objid), "unit_keep") == 0)
 				unit_keep_oid = d->objid;
-			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
-				strcmp(get_func_name(d->objid), "unit_priority") == 0)
-				unit_priority_oid = d->objid;
-			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
-				strcmp(get_func_name(d->objid), "row_call") == 0)
-				row_call_oid = d->objid;
-			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
-				strcmp(get_func_name(d->objid), "row_eval") == 0)
-				row_eval_oid = d->objid;
-			if (get_func_prokind(d->objid) == PROKIND_FUNCTION &&
-				strncmp(get_func_name(d->objid), "row_", 4) == 0)
+			if (get_func_prokind(d->objid) == PROKIND_WINDOW &&
+				strcmp(get_func_name(d->objid), "top_k_rank") == 0)
+				top_k_rank_oid = d->objid;
+			if (get_func_prokind(d->objid) == PROKIND_FUNCTION)
 			{
-				char		name[NAMEDATALEN] = {0};
+				const char *name = get_func_name(d->objid);
+				static const char *const bars[] = {NULL, "dp_interval_low", "dp_interval_high",
+				"dp_lower_bound", "dp_upper_bound", "dp_noise_scale"};
 
-				strlcpy(name, get_func_name(d->objid), NAMEDATALEN);
-				((DpNamedFunction *) hash_search(row_functions, name, HASH_ENTER, &found))->oid =
-					d->objid;
+				if (strcmp(name, "unit_priority") == 0)
+					unit_priority_oid = d->objid;
+				else if (strcmp(name, "estimate_part") == 0)
+				{
+					estimate_part_oid = d->objid;
+					estimate_type_oid = get_func_signature_first_arg(d->objid);
+				}
+				else if (strcmp(name, "estimate_scale") == 0)
+					estimate_scale_oid = d->objid;
+				else if (strcmp(name, "relation_statistic") == 0)
+					relation_statistic_oid[0] = d->objid;
+				else if (strcmp(name, "relation_statistic_volatile") == 0)
+					relation_statistic_oid[1] = d->objid;
+				else if (strcmp(name, "statistics_visible") == 0)
+					statistics_visible_oid = d->objid;
+				else if (strcmp(name, "unit_sampled") == 0)
+					unit_sampled_oid = d->objid;
+				else if (strcmp(name, "domain_index") == 0)
+					domain_index_oid = d->objid;
+				else if (strcmp(name, "domain_key") == 0)
+					domain_key_oid = d->objid;
+				else if (strcmp(name, "row_call") == 0)
+					row_call_oid = d->objid;
+				else if (strcmp(name, "row_eval") == 0)
+					row_eval_oid = d->objid;
+				if (strncmp(name, "row_", 4) == 0)
+				{
+					char		rowname[NAMEDATALEN] = {0};
+
+					strlcpy(rowname, name, NAMEDATALEN);
+					((DpNamedFunction *) hash_search(row_functions, rowname, HASH_ENTER, &found))->oid =
+						d->objid;
+				}
+				for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
+				{
+					if (strcmp(name, bars[b]) == 0)
+						error_bar_oids[b] = d->objid;
+				}
 			}
 			if (get_func_prokind(d->objid) != PROKIND_AGGREGATE)
 				continue;
@@ -303,6 +451,20 @@ build_calls(void)
 		table_close(dep, AccessShareLock);
 	}
 	dp_calls_valid = true;
+}
+
+/* the type of a function's first argument */
+static Oid
+get_func_signature_first_arg(Oid funcid)
+{
+	Oid		   *argtypes;
+	int			nargs;
+	Oid			result;
+
+	(void) get_func_signature(funcid, &argtypes, &nargs);
+	result = nargs > 0 ? argtypes[0] : InvalidOid;
+	pfree(argtypes);
+	return result;
 }
 
 /* The DpCallInfo of a DP aggregate, NULL for any other function. */
@@ -402,6 +564,141 @@ dp_extension_member(Oid funcid)
 	return OidIsValid(extoid) && getExtensionOfObject(ProcedureRelationId, funcid) == extoid;
 }
 
+/*
+ * dp_agg.relation_statistic (volatile: dp_agg.relation_statistic_volatile),
+ * which checks a relation before calling its statistics function
+ * (protect_stats.c); InvalidOid before 0.4
+ */
+Oid
+dp_relation_statistic_oid(bool is_volatile)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return relation_statistic_oid[is_volatile ? 1 : 0];
+}
+
+/* dp_agg.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
+Oid
+dp_statistics_visible_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return statistics_visible_oid;
+}
+
+/* which error-bar function funcid is, DP_BAR_NONE for any other */
+DpErrorBar
+dp_error_bar_function(Oid funcid)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
+	{
+		if (OidIsValid(error_bar_oids[b]) && error_bar_oids[b] == funcid)
+			return (DpErrorBar) b;
+	}
+	return DP_BAR_NONE;
+}
+
+/* the type dp_agg.estimate, and the functions reading it; InvalidOid before 0.4 */
+Oid
+dp_estimate_type(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_type_oid;
+}
+
+Oid
+dp_estimate_part_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_part_oid;
+}
+
+Oid
+dp_estimate_scale_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return estimate_scale_oid;
+}
+
+/* dp_agg.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
+Oid
+dp_unit_sampled_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_sampled_oid;
+}
+
+/* The aggregate dp_agg.dp_public, InvalidOid before version 0.4. */
+Oid
+dp_public_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_PUBLIC)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
+/* The aggregate dp_agg.dp_top_k, InvalidOid before version 0.4. */
+Oid
+dp_top_k_aggregate(void)
+{
+	HASH_SEQ_STATUS seq;
+	DpCallInfo *info;
+	Oid			result = InvalidOid;
+
+	if (!dp_calls_valid)
+		build_calls();
+	hash_seq_init(&seq, dp_calls);
+	while ((info = hash_seq_search(&seq)) != NULL)
+	{
+		if (info->kind == DP_TOP_K)
+			result = info->aggfnoid;
+	}
+	return result;
+}
+
+/* dp_agg.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
+Oid
+dp_top_k_rank_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return top_k_rank_oid;
+}
+
+/* dp_agg.domain_index (keyset.c); InvalidOid before 0.4 */
+Oid
+dp_domain_index_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return domain_index_oid;
+}
+
+/* dp_agg.domain_key (keyset.c); InvalidOid before 0.4 */
+Oid
+dp_domain_key_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return domain_key_oid;
+}
+
 bool
 dp_extension_present(void)
 {
@@ -424,6 +721,20 @@ dp_kind_name(DpAggKind kind)
 			return "dp_avg";
 		case DP_SELECT:
 			return "dp_select";
+		case DP_VAR:
+			return "dp_var";
+		case DP_STDDEV:
+			return "dp_stddev";
+		case DP_PERCENTILE:
+			return "dp_percentile";
+		case DP_MEDIAN:
+			return "dp_median";
+		case DP_BOUNDS:
+			return "dp_bounds";
+		case DP_PUBLIC:
+			return "dp_public";
+		case DP_TOP_K:
+			return "dp_top_k";
 	}
 	return "?";
 }
@@ -434,11 +745,15 @@ dp_arg_name(const DpCallInfo *info, int argno)
 {
 	if (argno == info->epsilon_arg)
 		return "epsilon";
+	if (argno == info->k_arg && info->kind == DP_TOP_K)
+		return "k";
 	if (argno == info->delta_arg)
 		return "delta";
 	if (argno == info->lower_arg)
 		return "lower bound";
 	if (argno == info->upper_arg)
 		return "upper bound";
+	if (argno == info->p_arg)
+		return "percentile";
 	return "argument";
 }

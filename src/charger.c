@@ -66,15 +66,24 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/syncrep.h"
 #include "storage/condition_variable.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
@@ -86,7 +95,9 @@
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -687,6 +698,8 @@ static bool plans_have_pld = false;
 static bool plan_sums = false;
 
 static void set_message(DpChargeReply *reply, const char *msg);
+static void charger_commit_mode(void);
+static bool backend_flushes;
 
 static SPIPlanPtr
 keep_plan(const char *sql, int nargs, Oid *argtypes)
@@ -856,29 +869,381 @@ request_pld(const DpChargeRequest *req, DpPldState *stmt)
 	}
 }
 
+/* the PLD certificate a request carries (kind DP_PLD_CERT_NONE: none) */
+static void
+request_cert(const DpChargeRequest *req, DpPldCertificate *cert)
+{
+	memset(cert, 0, sizeof(*cert));
+	if (req->cert_kind != DP_PLD_CERT_FIT && req->cert_kind != DP_PLD_CERT_REFUSED)
+		return;
+	cert->kind = (DpPldCertKind) req->cert_kind;
+	cert->epsilon_limit = req->cert_epsilon_limit;
+	cert->delta_limit = req->cert_delta_limit;
+	cert->epsilon = req->cert_epsilon;
+	cert->state.n = req->n_cert;
+	memcpy(cert->state.terms, req->data + req->query_len + 1 + req->detail_len + 1 +
+		   sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * Max(req->n_pld, 0),
+		   sizeof(DpPldTerm) * req->n_cert);
+}
+
 /*
- * Does the budget admit the request?  Basic sums, then for 'pld' roles the
- * PLD certificate (cached: usually the cheaper), then the Renyi one.
+ * Histories the PLD certificate refused, as backends composed them
+ * (dp_pld_certify): a statement whose history + statement is one of them
+ * is refused without asking its backend to compose again (a role whose
+ * budget is exhausted, cycling through statement shapes, composes each
+ * shape once).  Exact states, not hashes: a refusal here is exactly that
+ * of dp_pld_epsilon.  A small ring in the charger's memory; the
+ * certificate of a state depends on nothing else, so an entry never goes
+ * stale, it only stops being asked for.
  */
+#define REFUSED_RING 64
+
+typedef struct RefusedHistory
+{
+	Oid			role;
+	double		epsilon;
+	double		delta;
+	DpPldState	after;
+	double		certificate;	/* its dp_pld_epsilon (Infinity: not available) */
+} RefusedHistory;
+
+static RefusedHistory *refused_ring = NULL;
+static int	refused_next = 0;
+static int	refused_count = 0;
+
+/* is after known to be refused?  *certificate: its epsilon */
 static bool
+pld_refused(Oid role, double epsilon, double delta, const DpPldState *after,
+			double *certificate)
+{
+	for (int i = 0; i < refused_count; i++)
+	{
+		RefusedHistory *r = &refused_ring[i];
+
+		if (r->role == role && r->epsilon == epsilon && r->delta == delta &&
+			dp_pld_state_equal(&r->after, after))
+		{
+			*certificate = r->certificate;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+remember_refused(Oid role, double epsilon, double delta, const DpPldState *after,
+				 double certificate)
+{
+	RefusedHistory *r;
+	double		known;
+
+	if (pld_refused(role, epsilon, delta, after, &known))
+		return;
+	if (refused_ring == NULL)
+		refused_ring = MemoryContextAlloc(TopMemoryContext, sizeof(RefusedHistory) * REFUSED_RING);
+	r = &refused_ring[refused_next];
+	refused_next = (refused_next + 1) % REFUSED_RING;
+	refused_count = Min(refused_count + 1, REFUSED_RING);
+	r->role = role;
+	r->epsilon = epsilon;
+	r->delta = delta;
+	r->after = *after;
+	r->certificate = certificate;
+}
+
+typedef enum Admission
+{
+	ADMIT,
+	REFUSE,
+	ASK_PLD						/* only a composition can decide */
+} Admission;
+
+/*
+ * Does the budget admit the request?  Cheapest first, none composing: the
+ * basic sums; for 'pld' roles the frontier (a composition known to fit
+ * that covers history + statement) or the certificate the request
+ * carries; the Renyi certificate; for 'pld' roles a refusal known for
+ * exactly history + statement.  Otherwise the statement's backend must
+ * compose (ASK_PLD).  The work is a few comparisons of at most
+ * DP_PLD_MAX_KINDS kinds, whatever the history.
+ */
+static Admission
 admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
 	   const DpPldState *stmt, DpChargeReply *reply)
 {
 	DpBudget   *b = &rs->b;
+	bool		ask = false;
 
 	if (rs->pld_accounting)
 	{
 		DpBudget	basic = *b;
+		DpPldState	after;
+		DpPldCertificate cert;
 
 		basic.renyi = false;
 		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, req->selection_epsilon,
-							 req->selection_delta, &reply->composed) ||
-			dp_pld_state_admits(b->epsilon_limit, b->delta_limit, &rs->pld, stmt,
-								&rs->frontier, &rs->frontier_dirty))
-			return true;
+							 req->selection_delta, &reply->composed))
+			return ADMIT;
+		after = dp_pld_state_after(&rs->pld, stmt);
+		if (!after.saturated && b->delta_limit > 0)
+		{
+			if (stmt->n == 0)
+				return ADMIT;	/* no noisy release to compose */
+			if (dp_pld_frontier_admits(&rs->frontier, b->epsilon_limit, b->delta_limit, &after))
+				return ADMIT;
+			request_cert(req, &cert);
+			if (cert.kind != DP_PLD_CERT_NONE &&
+				cert.epsilon_limit == b->epsilon_limit && cert.delta_limit == b->delta_limit)
+			{
+				if (cert.kind == DP_PLD_CERT_FIT && cert.epsilon <= b->epsilon_limit &&
+					dp_pld_state_covers(&cert.state, &after))
+				{
+					dp_pld_frontier_adopt(&rs->frontier, &cert);
+					rs->frontier_dirty = true;
+					return ADMIT;
+				}
+				if (cert.kind == DP_PLD_CERT_REFUSED && dp_pld_state_equal(&cert.state, &after))
+					remember_refused(req->role, b->epsilon_limit, b->delta_limit, &after,
+									 cert.epsilon);
+			}
+			ask = !pld_refused(req->role, b->epsilon_limit, b->delta_limit, &after,
+							   &reply->pld_composed);
+		}
 	}
-	return dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
-							req->selection_delta, &reply->composed);
+	if (dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
+						 req->selection_delta, &reply->composed))
+		return ADMIT;
+	if (ask)
+	{
+		reply->epsilon_limit = b->epsilon_limit;
+		reply->delta_limit = b->delta_limit;
+		reply->history = rs->pld;
+		return ASK_PLD;
+	}
+	return REFUSE;
+}
+
+/*
+ * The ledger rows of a batch, written without SPI: an INSERT through SPI
+ * per charge (parse-free, but an executor started and its CHECK
+ * constraints compiled again for every row, and the detail parsed as
+ * jsonb) was most of the charger's work per charge, and the charger is the
+ * one process every charge goes through.  Per batch, the ledger is opened
+ * once, with its indexes and its constraints compiled in one executor
+ * state; per charge, the row is formed, its constraints checked
+ * (ExecConstraints: NOT NULL and CHECK, as an INSERT checks them), and it
+ * is inserted into the heap and every index (ExecInsertIndexTuples, as an
+ * INSERT does).  id is the identity column's next value, at the clock.
+ * A ledger that is not the one this code knows (a column it does not
+ * fill, or triggers a DBA added) is written through SPI instead, so that
+ * nothing an INSERT would do is skipped.
+ */
+typedef struct LedgerWriter
+{
+	bool		direct;			/* false: through plan_insert */
+	Relation	rel;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	Oid			seq;			/* of the identity column id */
+	AttrNumber	att[9];			/* id, at, role, kind, epsilon, delta, query, detail, rdp */
+} LedgerWriter;
+
+static const char *const ledger_columns[9] = {
+	"id", "at", "role", "kind", "epsilon", "delta", "query", "detail", "rdp"
+};
+
+static Oid	ledger_relid = InvalidOid;
+static Oid	ledger_seq = InvalidOid;
+
+/*
+ * The executor state of the ledger's writes, kept from batch to batch with
+ * its compiled CHECK constraints (compiling them, from their stored node
+ * trees, was a third of a small batch's work).  They are compiled again
+ * when the relation's constraints differ from those compiled (their
+ * number or text), and everything is dropped after an error.
+ */
+static MemoryContext ledger_cxt = NULL;
+static EState *ledger_estate = NULL;
+static ResultRelInfo *ledger_rri = NULL;
+static int	ledger_ncheck = 0;
+static char **ledger_ccbin = NULL;
+
+static void
+ledger_forget(void)
+{
+	if (ledger_cxt != NULL)
+		MemoryContextDelete(ledger_cxt);
+	ledger_cxt = NULL;
+	ledger_estate = NULL;
+	ledger_rri = NULL;
+	ledger_ncheck = 0;
+	ledger_ccbin = NULL;
+	ledger_relid = InvalidOid;
+}
+
+/* are these the constraints compiled? */
+static bool
+ledger_same_checks(TupleConstr *constr)
+{
+	int			n = constr ? constr->num_check : 0;
+
+	if (n != ledger_ncheck)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (strcmp(constr->check[i].ccbin, ledger_ccbin[i]) != 0)
+			return false;
+	return true;
+}
+
+/* the writer's executor state and result relation, for this batch's relation */
+static void
+ledger_executor(LedgerWriter *w)
+{
+	TupleConstr *constr = RelationGetDescr(w->rel)->constr;
+	ExprState **compiled = NULL;
+
+	if (ledger_cxt != NULL && ledger_same_checks(constr))
+		compiled = ledger_rri->ri_ConstraintExprs;
+	else
+	{
+		MemoryContext old;
+
+		ledger_forget();
+		ledger_relid = RelationGetRelid(w->rel);
+		ledger_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg charger ledger",
+										   ALLOCSET_DEFAULT_SIZES);
+		old = MemoryContextSwitchTo(ledger_cxt);
+		ledger_estate = CreateExecutorState();
+		ledger_rri = makeNode(ResultRelInfo);
+		ledger_ncheck = constr ? constr->num_check : 0;
+		ledger_ccbin = palloc(sizeof(char *) * Max(ledger_ncheck, 1));
+		for (int i = 0; i < ledger_ncheck; i++)
+			ledger_ccbin[i] = pstrdup(constr->check[i].ccbin);
+		MemoryContextSwitchTo(old);
+	}
+	InitResultRelInfo(ledger_rri, w->rel, 0, NULL, 0);
+	ledger_rri->ri_ConstraintExprs = compiled;	/* NULL: ExecConstraints compiles */
+	w->estate = ledger_estate;
+	w->rri = ledger_rri;
+}
+
+static void
+ledger_open(LedgerWriter *w)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", false);
+	Oid			relid = get_relname_relid("ledger", nsp);
+	TupleDesc	desc;
+	int			live = 0;
+	bool		isnull;
+
+	memset(w, 0, sizeof(*w));
+	if (!OidIsValid(relid))
+		elog(ERROR, "dp_agg charger: dp_agg.ledger does not exist");
+	w->rel = table_open(relid, RowExclusiveLock);
+	desc = RelationGetDescr(w->rel);
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			live++;
+	w->direct = live == lengthof(ledger_columns) && w->rel->trigdesc == NULL &&
+		w->rel->rd_rel->relkind == RELKIND_RELATION;
+	for (int i = 0; i < lengthof(ledger_columns) && w->direct; i++)
+	{
+		w->att[i] = get_attnum(relid, ledger_columns[i]);
+		w->direct = w->att[i] != InvalidAttrNumber;
+	}
+	if (!w->direct)
+		return;
+	/* the identity's sequence, looked up again only if the ledger is another table */
+	if (relid != ledger_relid || !OidIsValid(ledger_seq))
+	{
+		if (SPI_execute("SELECT pg_catalog.pg_get_serial_sequence('dp_agg.ledger', 'id')"
+						"::pg_catalog.regclass::pg_catalog.oid", true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "dp_agg charger: could not find the sequence of dp_agg.ledger");
+		ledger_seq = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc, 1, &isnull));
+		if (isnull)
+			ledger_seq = InvalidOid;
+		ledger_relid = relid;
+	}
+	w->seq = ledger_seq;
+	if (!OidIsValid(w->seq))
+	{
+		w->direct = false;
+		return;
+	}
+	ledger_executor(w);
+	ExecOpenIndices(w->rri, false);
+	w->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+}
+
+static void
+ledger_close(LedgerWriter *w)
+{
+	if (w->rel == NULL)
+		return;
+	if (w->direct)
+	{
+		ExecDropSingleTupleTableSlot(w->slot);
+		ExecCloseIndices(w->rri);
+		w->rri->ri_RelationDesc = NULL;
+	}
+	table_close(w->rel, NoLock);
+	w->rel = NULL;
+}
+
+/* append one charge to the ledger; its id */
+static int64
+ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve)
+{
+	TupleTableSlot *slot = w->slot;
+	Datum	   *values;
+	bool	   *nulls;
+	int64		id;
+
+	if (!w->direct)
+	{
+		Datum		args[6];
+		char		spi_nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+		bool		isnull;
+
+		args[0] = ObjectIdGetDatum(req->role);
+		args[1] = Float8GetDatum(req->epsilon);
+		args[2] = Float8GetDatum(req->delta);
+		args[3] = CStringGetTextDatum(req->data);
+		args[4] = CStringGetTextDatum(req->data + req->query_len + 1);
+		args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
+		if (SPI_execute_plan(plan_insert, args, spi_nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+			SPI_processed != 1)
+			elog(ERROR, "dp_agg charger: could not write the ledger");
+		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+										   &isnull));
+	}
+
+	ExecClearTuple(slot);
+	values = slot->tts_values;
+	nulls = slot->tts_isnull;
+	memset(nulls, 0, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	id = nextval_internal(w->seq, false);
+	values[w->att[0] - 1] = Int64GetDatum(id);
+	values[w->att[1] - 1] = TimestampTzGetDatum(GetCurrentTimestamp());
+	values[w->att[2] - 1] = ObjectIdGetDatum(req->role);
+	values[w->att[3] - 1] = CStringGetTextDatum("charge");
+	values[w->att[4] - 1] = Float8GetDatum(req->epsilon);
+	values[w->att[5] - 1] = Float8GetDatum(req->delta);
+	values[w->att[6] - 1] = CStringGetTextDatum(req->data);
+	values[w->att[7] - 1] = DirectFunctionCall1(jsonb_in,
+												CStringGetDatum(req->data + req->query_len + 1));
+	values[w->att[8] - 1] = float8_array_datum(curve, DP_RDP_ORDERS);
+	ExecStoreVirtualTuple(slot);
+	if (w->rel->rd_att->constr)
+		ExecConstraints(w->rri, slot, w->estate);
+	table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, NULL);
+	if (w->rri->ri_NumIndices > 0)
+		list_free(DP_INSERT_INDEX_TUPLES(w->rri, slot, w->estate));
+	ResetPerTupleExprContext(w->estate);
+	return id;
 }
 
 /*
@@ -889,14 +1254,11 @@ admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
  * counted for every role.
  */
 static void
-charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
+charge_one(const DpChargeRequest *req, RoleState *rs, LedgerWriter *ledger, DpChargeReply *reply)
 {
-	Datum		args[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	DpBudget   *b = &rs->b;
 	double		curve[DP_RDP_ORDERS];
 	DpPldState	stmt;
-	bool		isnull;
 
 	if (!rs->exists)
 	{
@@ -912,13 +1274,22 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 		return;
 	}
 	reply->renyi = b->renyi;
+	reply->pld_composed = NAN;
+	reply->epsilon_limit = b->epsilon_limit;
+	reply->delta_limit = b->delta_limit;
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
 	request_pld(req, &stmt);
-	if (!admits(rs, req, curve, &stmt, reply))
+	switch (admits(rs, req, curve, &stmt, reply))
 	{
-		reply->result = DP_CHARGE_DENIED;
-		return;
+		case ADMIT:
+			break;
+		case REFUSE:
+			reply->result = DP_CHARGE_DENIED;
+			return;
+		case ASK_PLD:
+			reply->result = DP_CHARGE_NEED_PLD;
+			return;
 	}
 	dp_pld_state_merge(&rs->pld, &stmt);
 
@@ -930,17 +1301,7 @@ charge_one(const DpChargeRequest *req, RoleState *rs, DpChargeReply *reply)
 	b->selection_delta = dp_add_up(b->selection_delta, req->selection_delta);
 	rs->dirty = true;
 
-	args[0] = ObjectIdGetDatum(req->role);
-	args[1] = Float8GetDatum(req->epsilon);
-	args[2] = Float8GetDatum(req->delta);
-	args[3] = CStringGetTextDatum(req->data);
-	args[4] = CStringGetTextDatum(req->data + req->query_len + 1);
-	args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
-	if (SPI_execute_plan(plan_insert, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
-		SPI_processed != 1)
-		elog(ERROR, "dp_agg charger: could not write the ledger");
-	reply->ledger_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												   SPI_tuptable->tupdesc, 1, &isnull));
+	reply->ledger_id = ledger_append(ledger, req, curve);
 	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
 	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
 	reply->result = DP_CHARGE_OK;
@@ -994,8 +1355,10 @@ copy_request(const char *src, Size avail)
 	if (head.size < offsetof(DpChargeRequest, data) + 2 || head.size > avail ||
 		head.query_len < 0 || head.detail_len < 0 || head.n_rdp != DP_RDP_ORDERS ||
 		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
+		head.n_cert < 0 || head.n_cert > DP_PLD_MAX_KINDS ||
 		offsetof(DpChargeRequest, data) + (Size) head.query_len + 1 + (Size) head.detail_len + 1 +
-		sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * (Size) Max(head.n_pld, 0) != head.size)
+		sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * (Size) Max(head.n_pld, 0) +
+		sizeof(DpPldTerm) * (Size) head.n_cert != head.size)
 		return NULL;
 	req = palloc(head.size);
 	memcpy(req, src, head.size);
@@ -1042,18 +1405,21 @@ process_batch(TakenRequest *batch, int n)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool failed = false;
 
+	charger_commit_mode();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PG_TRY();
 	{
 		RoleState  *roles;
 		int			nroles = 0;
+		LedgerWriter ledger;
 
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "dp_agg charger: SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
 		prepare_plans();
+		ledger_open(&ledger);
 		roles = palloc(sizeof(RoleState) * n);
 		for (int i = 0; i < n; i++)
 		{
@@ -1066,12 +1432,16 @@ process_batch(TakenRequest *batch, int n)
 				set_message(&batch[i].reply, "the request was abandoned");
 				continue;
 			}
-			charge_one(req, role_state(roles, &nroles, req->role), &batch[i].reply);
+			charge_one(req, role_state(roles, &nroles, req->role), &ledger, &batch[i].reply);
 		}
+		ledger_close(&ledger);
 		write_budgets(roles, nroles);
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		/* where the backends of the charges wait for the WAL to be flushed */
+		for (int i = 0; i < n; i++)
+			batch[i].reply.commit_lsn = backend_flushes ? XactLastCommitEnd : InvalidXLogRecPtr;
 	}
 	PG_CATCH();
 	{
@@ -1081,6 +1451,7 @@ process_batch(TakenRequest *batch, int n)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
+		ledger_forget();		/* look the ledger's sequence up again, recompile */
 		for (int i = 0; i < n; i++)
 		{
 			batch[i].reply.result = DP_CHARGE_FAILED;
@@ -1248,11 +1619,43 @@ retire(void)
 	return !pending;
 }
 
+/*
+ * Group commit.  A charge must be durable before its statement releases
+ * anything, but the charger need not wait for the WAL flush itself: it
+ * commits each batch asynchronously (the commit record is in the WAL
+ * buffers, the transaction visible) and tells each backend the commit's
+ * end, which the backend flushes (XLogFlush) before it goes on, so that
+ * the charger takes the next batch while the disk writes the last.
+ * XLogFlush is PostgreSQL's own group commit: the backends waiting for
+ * one flush are served by one fsync.  Nothing is released before its charge
+ * is on disk, as before; and since the WAL is flushed in order, a crash can
+ * only lose a suffix of the charges, never one that a later charge
+ * counted on (any charge decided after a lost one is lost with it), and
+ * only charges whose statements released nothing.  With synchronous
+ * replication (synchronous_standby_names set), the charger commits
+ * synchronously as it always did: the wait for the standby stays in the
+ * process that cannot be cancelled.
+ */
+static bool backend_flushes = false;
+
+static void
+charger_commit_mode(void)
+{
+	bool		flushes = SyncRepStandbyNames == NULL || SyncRepStandbyNames[0] == '\0';
+
+	if (flushes != backend_flushes)
+	{
+		SetConfigOption("synchronous_commit", flushes ? "off" : "on", PGC_SUSET, PGC_S_OVERRIDE);
+		backend_flushes = flushes;
+	}
+}
+
 /* settings of the charger's own session: durability is the point */
 static void
 charger_settings(void)
 {
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	backend_flushes = false;
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);

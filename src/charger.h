@@ -9,7 +9,10 @@
 #ifndef DP_AGG_CHARGER_H
 #define DP_AGG_CHARGER_H
 
+#include "access/xlogdefs.h"
 #include "fmgr.h"
+
+#include "pld_state.h"
 
 typedef enum DpChargeResult
 {
@@ -17,7 +20,10 @@ typedef enum DpChargeResult
 	DP_CHARGE_OK,				/* committed: the statement may release */
 	DP_CHARGE_DENIED,			/* the budget cannot pay; nothing written */
 	DP_CHARGE_NO_BUDGET,		/* the role has no budget; nothing written */
-	DP_CHARGE_FAILED			/* an error; nothing committed */
+	DP_CHARGE_FAILED,			/* an error; nothing committed */
+	DP_CHARGE_NEED_PLD			/* only the PLD certificate can decide: compose
+								 * history + statement (dp_pld_certify) and ask
+								 * again with the certificate; nothing written */
 } DpChargeResult;
 
 typedef struct DpChargeReply
@@ -27,8 +33,16 @@ typedef struct DpChargeReply
 	double		epsilon_remaining;
 	double		delta_remaining;
 	double		composed;		/* Renyi-composed epsilon after (NaN if none) */
+	double		pld_composed;	/* DENIED by the PLD certificate: its epsilon
+								 * after (Infinity: not available; NaN: none) */
 	bool		renyi;			/* the role uses Renyi accounting */
 	char		message[512];
+	/* OK: the backend flushes the WAL to here before it releases anything */
+	XLogRecPtr	commit_lsn;
+	/* NEED_PLD: the limits and the role's releases by kind, to compose */
+	double		epsilon_limit;
+	double		delta_limit;
+	DpPldState	history;
 } DpChargeReply;
 
 /*
@@ -37,7 +51,9 @@ typedef struct DpChargeReply
  * text and the detail json (each NUL-terminated), the statement's Renyi DP
  * curve (n_rdp doubles, unaligned) and its releases by kind for 'pld'
  * accounting (n_pld DpPldTerm, unaligned; n_pld -1: more kinds than a
- * state holds).
+ * state holds), then the releases of a PLD certificate the backend
+ * composed after a DP_CHARGE_NEED_PLD answer (n_cert DpPldTerm, unaligned;
+ * cert_kind DP_PLD_CERT_NONE: none).
  */
 typedef struct DpChargeRequest
 {
@@ -46,11 +62,16 @@ typedef struct DpChargeRequest
 	double		epsilon;
 	double		delta;
 	double		selection_epsilon;	/* of epsilon and delta: the private */
-	double		selection_delta;	/* selections (issue 12) */
+	double		selection_delta;	/* selections of GROUP BY keys */
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;
 	int32		n_pld;
+	int32		cert_kind;		/* DpPldCertKind */
+	int32		n_cert;
+	double		cert_epsilon_limit;	/* the limits it was computed for */
+	double		cert_delta_limit;
+	double		cert_epsilon;	/* its dp_pld_epsilon at cert_delta_limit */
 	char		data[FLEXIBLE_ARRAY_MEMBER];
 } DpChargeRequest;
 

@@ -48,6 +48,15 @@
 #define DP_DEBUG_PARALLEL_SETTING "force_parallel_mode"
 #endif
 
+/* ExecInsertIndexTuples took an onlySummarizing argument in 16 (false: every index) */
+#if PG_VERSION_NUM >= 160000
+#define DP_INSERT_INDEX_TUPLES(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
+#else
+#define DP_INSERT_INDEX_TUPLES(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
 /* GROUP BY got a range table entry of its own, RTE_GROUP, in 18 */
 #if PG_VERSION_NUM >= 180000
 #define DP_HAVE_RTE_GROUP 1
@@ -82,6 +91,14 @@
 #define DP_RTE_CHECK_AS_USER(stmt, rte) (&(rte)->checkAsUser)
 #endif
 
+/* the ACL checks of each kind of object became object_aclcheck in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_FUNCTION_ACLCHECK(fn, role) \
+	object_aclcheck(ProcedureRelationId, (fn), (role), ACL_EXECUTE)
+#else
+#define DP_FUNCTION_ACLCHECK(fn, role) pg_proc_aclcheck((fn), (role), ACL_EXECUTE)
+#endif
+
 /* InitMaterializedSRF was SetSingleFuncCall before 15.2 */
 #if PG_VERSION_NUM < 150002
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
@@ -93,6 +110,16 @@
 #define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0)
 #else
 #define DP_EXECUTOR_RUN(qd) ExecutorRun((qd), ForwardScanDirection, 0, true)
+#endif
+
+/* ... and the hook's parameters with it (hooks.c) */
+#if PG_VERSION_NUM >= 180000
+#define DP_RUN_HOOK_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define DP_RUN_HOOK_ARGS queryDesc, direction, count
+#else
+#define DP_RUN_HOOK_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count, \
+	bool execute_once
+#define DP_RUN_HOOK_ARGS queryDesc, direction, count, execute_once
 #endif
 
 /*
@@ -118,35 +145,80 @@
 #define DP_GUC_VARIABLES(n) ((n) = GetNumConfigOptions(), get_guc_variables())
 #endif
 
-/* ExecutorRun_hook lost its execute_once argument in 18 */
+/*
+ * get_ordering_op_properties reports the operator's comparison as a
+ * CompareType from 18, as a btree strategy number before (protect_guard.c)
+ */
 #if PG_VERSION_NUM >= 180000
-#define DP_EXECUTOR_RUN_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count
-#define DP_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#define DP_ORDERING_KIND CompareType
 #else
-#define DP_EXECUTOR_RUN_PARAMS QueryDesc *queryDesc, ScanDirection direction, uint64 count, \
-	bool execute_once
-#define DP_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#define DP_ORDERING_KIND int16
 #endif
 
-/* get_ordering_op_properties reports a CompareType, not a btree strategy, since 18 */
+/*
+ * The btree interpretations of an operator became index interpretations in
+ * 18, of every index method, with compare types numbered as the btree
+ * strategies (bins.c): DP_OP_BTREE_STRATEGIES lists the btree strategy
+ * numbers (ints) of the operator, NIL when it has none.
+ */
 #if PG_VERSION_NUM >= 180000
-#define DP_ORDERING_STRATEGY CompareType
+#include "catalog/pg_am_d.h"
+#include "utils/lsyscache.h"
+static inline List *
+DP_OP_BTREE_STRATEGIES(Oid opno)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, get_op_index_interpretation(opno))
+	{
+		OpIndexInterpretation *i = lfirst(lc);
+
+		if (get_opfamily_method(i->opfamily_id) == BTREE_AM_OID)
+			result = lappend_int(result, (int) i->cmptype);
+	}
+	return result;
+}
 #else
-#define DP_ORDERING_STRATEGY int16
+#include "utils/lsyscache.h"
+static inline List *
+DP_OP_BTREE_STRATEGIES(Oid opno)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, get_op_btree_interpretation(opno))
+		result = lappend_int(result, ((OpBtreeInterpretation *) lfirst(lc))->strategy);
+	return result;
+}
 #endif
 
-/* the permission to call a function: object_aclcheck replaced pg_proc_aclcheck in 16 */
+/* a query without LIMIT: LIMIT_OPTION_DEFAULT went in 16 (COUNT, with no count) */
 #if PG_VERSION_NUM >= 160000
-#define DP_FUNCTION_ACLCHECK(funcid, roleid) \
-	object_aclcheck(ProcedureRelationId, (funcid), (roleid), ACL_EXECUTE)
+#define DP_LIMIT_OPTION_NONE LIMIT_OPTION_COUNT
 #else
-#define DP_FUNCTION_ACLCHECK(funcid, roleid) \
-	pg_proc_aclcheck((funcid), (roleid), ACL_EXECUTE)
+#define DP_LIMIT_OPTION_NONE LIMIT_OPTION_DEFAULT
+#endif
+
+/* Vars name the outer joins that can make them NULL (varnullingrels) since 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_CLEAR_NULLINGRELS(var) ((var)->varnullingrels = NULL)
+#else
+#define DP_CLEAR_NULLINGRELS(var) ((void) (var))
 #endif
 
 /* 16 moved permission checks from range table entries to rteperminfos */
 #if PG_VERSION_NUM >= 160000
 #define DP_HAVE_RTEPERMINFO 1
+#endif
+
+/* ... and with them the columns a query reads of a relation (dist_exec.c) */
+#if PG_VERSION_NUM >= 160000
+#define DP_QUERY_RTE_SELECTED_COLS(query, rte) \
+	((rte)->perminfoindex == 0 ? NULL : \
+	 getRTEPermissionInfo((query)->rteperminfos, (rte))->selectedCols)
+#else
+#define DP_QUERY_RTE_SELECTED_COLS(query, rte) ((rte)->selectedCols)
 #endif
 
 #endif							/* DP_AGG_COMPAT_H */

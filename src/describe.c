@@ -30,8 +30,8 @@ static bool
 integer_result(const DpRelease *r, const DpNoiseSpec *ns)
 {
 	if (ns == &r->count)
-		return r->call.kind != DP_AVG;
-	return r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT;
+		return r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR;
+	return ns == &r->sum && r->call.kind == DP_SUM && r->call.vclass == DP_VALUE_INT;
 }
 
 /*
@@ -54,6 +54,24 @@ dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidenc
 	return ldexp(dp_noise_halfwidth(laplace, scale_units, confidence, 0), ns->grid_exp);
 }
 
+/*
+ * Half-widths of the releases of a call at the confidence of its error
+ * bar (estimators.c), computed once per ticket when it is priced, after
+ * joint calibration: for a statistic of m releases (an average, a
+ * variance), each at 1 - 0.05 / m, so that all hold together with
+ * probability at least 0.95 (the union bound).
+ */
+void
+dp_plan_halfwidths(DpRelease *r)
+{
+	const DpNoiseSpec *specs[DP_MAX_NOISES];
+	int			n = dp_release_noises(r, specs, NULL);
+	double		confidence = n > 1 ? 1 - (1 - DP_CI_CONFIDENCE) / n : DP_CI_CONFIDENCE;
+
+	for (int i = 0; i < n; i++)
+		r->halfwidth[i] = dp_release_halfwidth(r, specs[i], confidence);
+}
+
 /* the price and the noise of a release: four fields, without braces */
 static void
 describe_price(StringInfo buf, double epsilon, double delta, const DpNoiseSpec *ns)
@@ -67,12 +85,34 @@ describe_price(StringInfo buf, double epsilon, double delta, const DpNoiseSpec *
 	json_number(buf, "noise_scale", ns->noise_scale);
 }
 
+/*
+ * a release whose grid follows bounds estimated at release time: its
+ * sensitivity and noise scale are in units of that grid (release.c)
+ */
+bool
+dp_grid_at_release(const DpRelease *r, const DpNoiseSpec *ns)
+{
+	return r->auto_bounds && ns != &r->count && ns != &r->histogram;
+}
+
 static void
 describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoiseSpec *ns)
 {
 	appendStringInfo(buf, "{\"release\": \"%s\", \"mechanism\": \"%s\", ",
 					 part, dp_mechanism_name(ns->mechanism));
 	describe_price(buf, ns->epsilon, ns->delta, ns);
+	if (dp_grid_at_release(r, ns))
+	{
+		/* in units of the grid the estimated bounds give each group */
+		appendStringInfoString(buf, ", \"grid\": null, \"units\": \"grid\"");
+		if (ns->joint_mu > 0)
+		{
+			appendStringInfoString(buf, ", \"calibration\": \"joint\", ");
+			json_number(buf, "joint_mu", ns->joint_mu);
+		}
+		appendStringInfoString(buf, "}");
+		return;
+	}
 	appendStringInfoString(buf, ", ");
 	json_number(buf, "grid", ldexp(1.0, ns->grid_exp));
 	appendStringInfoString(buf, ", ");
@@ -82,6 +122,8 @@ describe_noise(StringInfo buf, const char *part, const DpRelease *r, const DpNoi
 		appendStringInfoString(buf, ", \"calibration\": \"joint\", ");
 		json_number(buf, "joint_mu", ns->joint_mu);
 	}
+	if (ns->repeats > 1)
+		appendStringInfo(buf, ", \"repeats\": %d", ns->repeats);
 	appendStringInfoString(buf, "}");
 }
 
@@ -96,6 +138,8 @@ dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns)
 		return;
 	}
 	appendStringInfo(buf, "{\"method\": \"%s\", ", s->method ? s->method : "unknown");
+	if (s->units)
+		appendStringInfoString(buf, "\"units\": true, ");
 	json_number(buf, "rate", s->rate);
 	appendStringInfo(buf, ", \"amplified\": %s, ", s->amplified ? "true" : "false");
 	json_number(buf, "base_epsilon", ns->base_epsilon);
@@ -157,11 +201,28 @@ void
 dp_release_describe(StringInfo buf, const DpRelease *r)
 {
 	const DpNoiseSpec *main = (r->call.kind == DP_COUNT || r->call.kind == DP_COUNT_STAR)
-		? &r->count : &r->sum;
+		? &r->count : DP_KIND_QUANTILE(r->call.kind) ? &r->tree
+		: r->call.kind == DP_BOUNDS ? &r->histogram : &r->sum;
 
 	if (r->call.kind == DP_SELECT)
 	{
 		dp_selection_describe(buf, r);
+		return;
+	}
+	if (r->call.kind == DP_TOP_K)
+	{
+		/* top-k: k rounds of report noisy max (top_k.c) */
+		appendStringInfo(buf, "{\"top_k\": {\"mechanism\": \"report_noisy_max\", \"k\": %d, ", r->top_k);
+		json_number(buf, "epsilon", r->epsilon);
+		appendStringInfoString(buf, ", ");
+		json_number(buf, "noise_scale", r->count.noise_scale);
+		appendStringInfoString(buf, ", \"noise\": \"laplace\"}}");
+		return;
+	}
+	if (r->call.kind == DP_PUBLIC)
+	{
+		/* the groups of a public domain: every key, no selection, no price */
+		appendStringInfo(buf, "{\"public_domain\": {\"keys\": " INT64_FORMAT "}}", r->public_keys);
 		return;
 	}
 	appendStringInfo(buf, "{\"aggregate\": \"%s\", ", dp_kind_name(r->call.kind));
@@ -174,8 +235,15 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 	appendStringInfo(buf, "\"mechanism\": \"%s\", ", dp_mechanism_name(main->mechanism));
 	describe_price(buf, r->epsilon, r->delta, main);
 	appendStringInfoString(buf, ", ");
-	json_number(buf, "ci95", dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
-	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
+	json_number(buf, "ci95", dp_grid_at_release(r, main) ? NAN
+				: dp_release_halfwidth(r, main, DP_CI_CONFIDENCE));
+	if (r->auto_bounds && r->call.kind != DP_BOUNDS)
+	{
+		appendStringInfoString(buf, ", \"bounds\": \"estimated\", ");
+		json_number(buf, "bounds_epsilon", r->histogram.epsilon);
+	}
+	else if (DP_KIND_SUMS(r->call.kind) ||
+			 (DP_KIND_QUANTILE(r->call.kind) && !r->tree_domain.log_linear))
 	{
 		appendStringInfoString(buf, ", \"lower\": ");
 		if (r->call.vclass == DP_VALUE_INT)
@@ -187,6 +255,22 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 			appendStringInfo(buf, "%s, \"upper\": %s",
 							 numeric_normalize(r->lower_num), numeric_normalize(r->upper_num));
 	}
+	if (DP_KIND_QUANTILE(r->call.kind))
+	{
+		appendStringInfoString(buf, ", \"percentiles\": [");
+		for (int i = 0; i < r->npercentiles; i++)
+			appendStringInfo(buf, "%s%.17g", i > 0 ? ", " : "", r->percentiles[i]);
+		appendStringInfo(buf, "], \"tree\": {\"branching\": %d, \"height\": %d, \"leaves\": \"%s\"}",
+						 DP_TREE_BRANCHING, DP_TREE_HEIGHT,
+						 r->tree_domain.log_linear ? "log-linear" : "linear");
+		if (r->tree_domain.log_linear)
+		{
+			appendStringInfoString(buf, ", ");
+			json_number(buf, "lower", r->tree_domain.lower);
+			appendStringInfoString(buf, ", ");
+			json_number(buf, "upper", r->tree_domain.upper);
+		}
+	}
 	appendStringInfoString(buf, ", \"sampling\": ");
 	dp_sampling_describe(buf, r, main);
 	/* privacy units: the bounds the sensitivity was multiplied by */
@@ -194,22 +278,17 @@ dp_release_describe(StringInfo buf, const DpRelease *r)
 		appendStringInfo(buf, ", \"privacy_unit\": {\"max_groups_contributed\": %d, "
 						 "\"max_rows_contributed\": %d}", r->unit_groups, r->unit_rows);
 	appendStringInfoString(buf, ", \"releases\": [");
-	switch (r->call.kind)
 	{
-		case DP_COUNT_STAR:
-		case DP_COUNT:
-			describe_noise(buf, "count", r, &r->count);
-			break;
-		case DP_SUM:
-			describe_noise(buf, "sum", r, &r->sum);
-			break;
-		case DP_AVG:
-			describe_noise(buf, "count", r, &r->count);
-			appendStringInfoString(buf, ", ");
-			describe_noise(buf, "centred_sum", r, &r->sum);
-			break;
-		case DP_SELECT:
-			break;				/* dp_selection_describe */
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
+		const char *names[DP_MAX_NOISES];
+		int			n = dp_release_noises(r, specs, names);
+
+		for (int i = 0; i < n; i++)
+		{
+			if (i > 0)
+				appendStringInfoString(buf, ", ");
+			describe_noise(buf, names[i], r, specs[i]);
+		}
 	}
 	appendStringInfoString(buf, "]}");
 }

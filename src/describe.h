@@ -19,5 +19,7 @@ extern void dp_release_describe(StringInfo buf, const DpRelease *r);
 extern void dp_selection_describe(StringInfo buf, const DpRelease *r);
 extern void dp_sampling_describe(StringInfo buf, const DpRelease *r, const DpNoiseSpec *ns);
 extern double dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidence);
+extern void dp_plan_halfwidths(DpRelease *r);
+extern bool dp_grid_at_release(const DpRelease *r, const DpNoiseSpec *ns);
 
 #endif							/* DP_AGG_DESCRIBE_H */

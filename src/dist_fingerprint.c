@@ -6,8 +6,8 @@
  *
  * A worker computes partial states for a fragment whose specification the
  * coordinator signed (dist_token.c).  The fragment's text is visible on the
- * worker (pg_stat_activity shows it to the analyst whose statement it is),
- * so without more, an analyst who can log in to a worker could send it
+ * worker (pg_stat_activity shows it to the role it runs as: the analyst
+ * whose statement it is, on a table that is not protected), so without more, an analyst who can log in to a worker could send it
  * again within its expiry with another WHERE or GROUP BY and learn,
  * uncharged and exactly, what its rows yield besides the sealed states: the
  * groups present, and whether any row passes a filter.  So the signature

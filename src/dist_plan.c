@@ -32,8 +32,17 @@
  * expression of the outer statement names: its partial state is the exact
  * number of the group's rows, and dist_run decides each group with it
  * (once, from the count combined over the workers) and returns the
- * selected groups only (dist_exec.c).  k is 1: each row is a unit, in one
- * group (privacy units on Citus tables are refused, hooks.c).
+ * selected groups only (dist_exec.c), with k = 1: each row is a unit, in one
+ * group.  With a privacy unit (unit_catalog.c) the inner statement also
+ * groups by the unit, dist_run is called with the unit's k and bounds each
+ * unit, and the selection counts units, as privacy_unit.c's level 3 does.
+ *
+ * With GROUP BY keys of a public domain (public_domain.c), the inner
+ * statement gets no selection but keeps only rows whose keys are among the
+ * domain's (key = ANY (constants), one conjunct per key), and dist_run,
+ * given the domain's key set, returns one row per key of the domain: the
+ * groups of the workers with the domain's own keys, and a row of empty
+ * states for each key no worker returned, so that every key is released.
  *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
@@ -64,133 +73,28 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
+#include "parser/parse_oper.h"
 #include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "catalog.h"
+#include "dist_catalog.h"
 #include "dist_plan.h"
 #include "guc.h"
+#include "keyset.h"
+#include "public_domain.h"
 #include "selection.h"
-
-/* pg_dist_partition.logicalrelid, Citus's catalog of its tables */
-#define CITUS_PARTITION_CATALOG "pg_dist_partition"
-#define CITUS_PARTITION_LOGICALRELID 1
+#include "unit_catalog.h"
 
 #define DETAIL_SUPPORTED "On a Citus table dp_agg supports one SELECT of DP aggregates that reads " \
 	"the table directly (WHERE, TABLESAMPLE, GROUP BY, HAVING, ORDER BY, DISTINCT, LIMIT)."
-
-/* Is relid a table Citus distributes (or replicates)? */
-bool
-dp_is_citus_table(Oid relid)
-{
-	Oid			catalog = get_relname_relid(CITUS_PARTITION_CATALOG, PG_CATALOG_NAMESPACE);
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	bool		found;
-
-	if (!OidIsValid(catalog))
-		return false;
-	rel = table_open(catalog, AccessShareLock);
-	ScanKeyInit(&key, CITUS_PARTITION_LOGICALRELID, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	found = HeapTupleIsValid(systable_getnext(scan));
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
-}
-
-/* Citus's catalogs of shards, placements and the node's group */
-#define CITUS_SHARD_CATALOG "pg_dist_shard"
-#define CITUS_SHARD_LOGICALRELID 1
-#define CITUS_SHARD_SHARDID 2
-#define CITUS_PLACEMENT_CATALOG "pg_dist_placement"
-#define CITUS_PLACEMENT_SHARDID 2
-#define CITUS_PLACEMENT_GROUPID 5
-#define CITUS_LOCAL_GROUP_CATALOG "pg_dist_local_group"
-#define CITUS_LOCAL_GROUPID 1
-
-/*
- * The values of column attno of the rows of a Citus catalog where column
- * keyattno = value (every row if keyattno is 0).
- */
-static List *
-catalog_column(const char *catalog, AttrNumber keyattno, RegProcedure eqproc, Datum value,
-			   AttrNumber attno, bool int8)
-{
-	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	List	   *result = NIL;
-
-	if (!OidIsValid(relid))
-		return NIL;
-	rel = table_open(relid, AccessShareLock);
-	if (keyattno > 0)
-		ScanKeyInit(&key, keyattno, BTEqualStrategyNumber, eqproc, value);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, keyattno > 0 ? 1 : 0, &key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tup, attno, RelationGetDescr(rel), &isnull);
-
-		if (isnull)
-			continue;
-		if (int8)
-		{
-			int64	   *v = palloc(sizeof(int64));
-
-			*v = DatumGetInt64(d);
-			result = lappend(result, v);
-		}
-		else
-			result = lappend_int(result, DatumGetInt32(d));
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return result;
-}
-
-/*
- * Where the shards of a Citus table are: "shard:group;" for every
- * placement, from the coordinator's metadata.
- */
-char *
-dp_citus_placements(Oid relid)
-{
-	StringInfoData s;
-	ListCell   *lc;
-
-	initStringInfo(&s);
-	foreach(lc, catalog_column(CITUS_SHARD_CATALOG, CITUS_SHARD_LOGICALRELID, F_OIDEQ,
-							   ObjectIdGetDatum(relid), CITUS_SHARD_SHARDID, true))
-	{
-		int64		shard = *(int64 *) lfirst(lc);
-		ListCell   *lc2;
-
-		foreach(lc2, catalog_column(CITUS_PLACEMENT_CATALOG, CITUS_PLACEMENT_SHARDID, F_INT8EQ,
-									Int64GetDatum(shard), CITUS_PLACEMENT_GROUPID, false))
-			appendStringInfo(&s, INT64_FORMAT ":%d;", shard, lfirst_int(lc2));
-	}
-	return s.data;
-}
-
-/* this node's Citus group (0 on the coordinator), -1 if unknown */
-int
-dp_citus_local_group(void)
-{
-	List	   *groups = catalog_column(CITUS_LOCAL_GROUP_CATALOG, 0, InvalidOid, (Datum) 0,
-										CITUS_LOCAL_GROUPID, false);
-
-	return groups == NIL ? -1 : linitial_int(groups);
-}
 
 static Oid
 dp_namespace(void)
@@ -302,8 +206,25 @@ collect_aggrefs(Node *node, AggrefList *ctx)
 	if (IsA(node, Aggref))
 	{
 		Aggref	   *a = (Aggref *) node;
+		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
-		if (dp_lookup_call(a->aggfnoid) == NULL || a->aggdistinct != NIL ||
+		/*
+		 * partial states of Citus tables are counts and clamped sums: no
+		 * quantile tree, no bins of values for bounds to be estimated
+		 */
+		if (info != NULL && (DP_KIND_QUANTILE(info->kind) || info->kind == DP_BOUNDS))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s is not supported on a Citus table", dp_kind_name(info->kind)),
+					 errdetail("The partial states a worker sends hold counts and clamped sums only."),
+					 errhint("Run it on a local table (a copy of the data, or of a sample).")));
+		if (info != NULL && DP_KIND_SUMS(info->kind) && info->lower_arg < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP aggregates without bounds are not supported on a Citus table"),
+					 errdetail("The partial states of a Citus table hold clamped sums, for bounds known when the statement is signed."),
+					 errhint("Give the clamping bounds.")));
+		if (info == NULL || a->aggdistinct != NIL ||
 			a->aggorder != NIL || a->agglevelsup != 0)
 			ctx->other = true;
 		else if (!list_member(ctx->aggrefs, a))
@@ -318,6 +239,8 @@ static void
 check_shape(Query *q, AggrefList *calls)
 {
 	RangeTblRef *rtr;
+	ListCell   *lc;
+	int			nread = 0;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		refuse("DP aggregates on a Citus table are supported in SELECT only");
@@ -325,7 +248,13 @@ check_shape(Query *q, AggrefList *calls)
 		q->hasWindowFuncs || q->hasTargetSRFs || q->groupingSets != NIL ||
 		q->rowMarks != NIL || q->hasForUpdate)
 		refuse("this DP statement is not supported on a Citus table");
-	if (list_length(q->rtable) != 1 || list_length(q->jointree->fromlist) != 1 ||
+	/* a key list joined to the table left empty entries (key_list.c) */
+	foreach(lc, q->rtable)
+	{
+		if (((RangeTblEntry *) lfirst(lc))->rtekind != RTE_RESULT)
+			nread++;
+	}
+	if (nread != 1 || list_length(q->jointree->fromlist) != 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
 		refuse("a DP statement on a Citus table must read the table directly");
 	rtr = linitial_node(RangeTblRef, q->jointree->fromlist);
@@ -345,7 +274,54 @@ typedef struct OuterContext
 	List	   *groups;			/* expressions of the GROUP BY, in order */
 	List	   *calls;			/* the distinct DP Aggrefs, in order */
 	Oid			state_type;
+	Var		   *unit;			/* the privacy unit column, or NULL */
+	int			unit_groups;	/* its max_groups_contributed (k) */
 } OuterContext;
+
+/*
+ * The privacy unit of the Citus table the statement reads, if any, into
+ * ctx: its column and k, the relation's max_groups_contributed or the
+ * setting (dist_exec.c refuses, before the charge, a k above the
+ * relation's for a role untrusted for it, as privacy_unit.c does at
+ * planning).  Refused where privacy_unit.c refuses too (TABLESAMPLE), and
+ * for a unit or keys without an ordering: dist_run sorts by them.
+ */
+static void
+check_unit(Query *q, OuterContext *ctx)
+{
+	RangeTblEntry *rte = rt_fetch(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex,
+								  q->rtable);
+	DpUnit		unit;
+	Oid			type;
+	int32		typmod;
+	Oid			collation;
+	Oid			sortop;
+	ListCell   *lc;
+
+	if (!dp_unit_of_read(rte->relid, !rte->inh, &unit))
+		return;
+	if (rte->tablesample != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE is not supported with privacy units"),
+				 errdetail("Sampling rows does not sample units, so it gives no privacy amplification per unit."),
+				 errhint("See \"Privacy units\" in the dp_agg README.")));
+	get_atttypetypmodcoll(rte->relid, unit.attnum, &type, &typmod, &collation);
+	get_sort_group_operators(type, false, false, false, &sortop, NULL, NULL, NULL);
+	foreach(lc, q->groupClause)
+		if (!OidIsValid(lfirst_node(SortGroupClause, lc)->sortop))
+			sortop = InvalidOid;
+	if (!OidIsValid(sortop))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("privacy units on a Citus table need a unit column and GROUP BY keys of types with an ordering"),
+				 errdetail("The coordinator bounds each unit's contribution by sorting the groups of each unit, then the units of each group."),
+				 errhint("Group by columns of ordered types, or cast them.")));
+	ctx->unit = makeVar(linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex,
+						unit.attnum, type, typmod, collation, 0);
+	ctx->unit_groups = dp_guc_max_groups_contributed > 0 ? dp_guc_max_groups_contributed :
+		unit.max_groups;
+}
 
 /* dp_agg.dist_release(state, call, NULL::result type) */
 static Node *
@@ -396,15 +372,45 @@ outer_mutator(Node *node, OuterContext *ctx)
 	return expression_tree_mutator(node, outer_mutator, ctx);
 }
 
-/* the inner statement: group keys and DP calls, grouped as the user's */
+/*
+ * The inner statement: group keys and DP calls, grouped as the user's.
+ * With a privacy unit, the unit column comes first (named dp_unit) and is
+ * grouped by too, rows of no unit left out (as privacy_unit.c does):
+ * dist_run bounds each unit's contribution from its groups' exact states.
+ */
 static Query *
 make_inner(Query *q, OuterContext *ctx)
 {
 	Query	   *inner = copyObject(q);
 	List	   *tlist = NIL;
+	List	   *groups = NIL;
 	ListCell   *lc;
 	int			resno = 1;
 
+	if (ctx->unit != NULL)
+	{
+		Index		ref = 0;
+		SortGroupClause *gc = makeNode(SortGroupClause);
+		TargetEntry *n = makeTargetEntry((Expr *) copyObject(ctx->unit), resno++,
+										 pstrdup(DP_DIST_UNIT_COLUMN), false);
+		NullTest   *nt = makeNode(NullTest);
+		bool		hashable;
+
+		foreach(lc, q->targetList)
+			ref = Max(ref, lfirst_node(TargetEntry, lc)->ressortgroupref);
+		n->ressortgroupref = ref + 1;
+		tlist = lappend(tlist, n);
+		get_sort_group_operators(ctx->unit->vartype, false, true, false,
+								 &gc->sortop, &gc->eqop, NULL, &hashable);
+		gc->tleSortGroupRef = n->ressortgroupref;
+		gc->hashable = hashable;
+		groups = lappend(groups, gc);
+		nt->arg = (Expr *) copyObject(ctx->unit);
+		nt->nulltesttype = IS_NOT_NULL;
+		nt->location = -1;
+		inner->jointree->quals = make_and_qual(inner->jointree->quals, (Node *) nt);
+	}
+	inner->groupClause = list_concat(groups, inner->groupClause);
 	foreach(lc, q->groupClause)
 	{
 		TargetEntry *tle = get_sortgroupclause_tle(lfirst(lc), q->targetList);
@@ -431,20 +437,118 @@ make_inner(Query *q, OuterContext *ctx)
 	return inner;
 }
 
-/* FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...) */
-static RangeTblEntry *
-make_run_rte(Query *inner, Oid state_type)
+/*
+ * The inner statement reads one range table entry, the table: the empty
+ * entries a key list left (key_list.c) are dropped and the table's
+ * entry numbered 1.
+ */
+static void
+compact_rtable(Query *inner)
 {
-	Oid			argtype = TEXTOID;
+	RangeTblRef *rtr = linitial_node(RangeTblRef, inner->jointree->fromlist);
+	int			r = rtr->rtindex;
+
+	if (list_length(inner->rtable) == 1)
+		return;
+	inner->rtable = list_make1(rt_fetch(r, inner->rtable));
+	if (r != 1)
+		ChangeVarNodes((Node *) inner, r, 1, 0);
+}
+
+/*
+ * The rows of a public domain: each key's values among the domain's keys
+ * (key = ANY (constants), or IS NULL too), added to the inner statement's
+ * WHERE; dist_run keeps the groups of the domain's keys only.
+ */
+static void
+domain_filter(Query *inner, const DpDomain *d)
+{
+	DpKeyset   *ks = dp_keyset_open(DatumGetByteaPP(d->keyset->constvalue), CurrentMemoryContext);
+	List	   *quals = inner->jointree->quals != NULL ? list_make1(inner->jointree->quals) : NIL;
+	int			j = 0;
+	ListCell   *lc;
+
+	if (list_length(d->coltypes) != list_length(d->keys))
+		refuse("the columns of a key list that are not joined to the rows are not supported on a Citus table");
+	foreach(lc, d->keys)
+	{
+		Node	   *key = lfirst(lc);
+		Oid			type = exprType(key);
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		Datum	   *values = palloc(sizeof(Datum) * Max(dp_keyset_size(ks), 1));
+		int			n = 0;
+		bool		has_null = false;
+		ScalarArrayOpExpr *sa = makeNode(ScalarArrayOpExpr);
+		ArrayType  *arr;
+		Node	   *cond;
+
+		get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+		for (int i = 0; i < dp_keyset_size(ks); i++)
+		{
+			bool		isnull;
+			Datum		v = dp_keyset_value(ks, i, j, &isnull);
+
+			if (isnull)
+				has_null = true;
+			else
+				values[n++] = v;
+		}
+		arr = construct_array(values, n, type, typlen, typbyval, typalign);
+		sa->opno = lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
+		sa->opfuncid = get_opcode(sa->opno);
+		sa->useOr = true;
+		sa->inputcollid = exprCollation(key);
+		sa->args = list_make2(copyObject(key),
+							  makeConst(get_array_type(type), -1, exprCollation(key), -1,
+										PointerGetDatum(arr), false, false));
+		sa->location = -1;
+		cond = (Node *) sa;
+		if (has_null)
+		{
+			NullTest   *nt = makeNode(NullTest);
+
+			nt->arg = (Expr *) copyObject(key);
+			nt->nulltesttype = IS_NULL;
+			nt->argisrow = false;
+			nt->location = -1;
+			cond = (Node *) makeBoolExpr(OR_EXPR, list_make2(cond, nt), -1);
+		}
+		quals = lappend(quals, cond);
+		j++;
+	}
+	inner->jointree->quals = (Node *) make_ands_explicit(quals);
+}
+
+/*
+ * FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...); with a
+ * privacy unit dp_agg.dist_run('<inner>', k): the unit column of the inner
+ * statement is not among the columns dist_run returns; with a public
+ * domain of the GROUP BY keys dp_agg.dist_run('<inner>', keyset).
+ */
+static RangeTblEntry *
+make_run_rte(Query *inner, OuterContext *ctx, const DpDomain *domain)
+{
+	Oid			argtypes[2] = {TEXTOID, INT4OID};
+	List	   *args;
 	FuncExpr   *run;
 	RangeTblFunction *rtf = makeNode(RangeTblFunction);
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	Oid			state_type = ctx->state_type;
 	ListCell   *lc;
 
-	run = makeFuncExpr(dp_dist_func("dist_run", 1, &argtype), RECORDOID,
-					   list_make1(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
-											CStringGetTextDatum(nodeToString(inner)),
-											false, false)),
+	args = list_make1(makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+								CStringGetTextDatum(nodeToString(inner)), false, false));
+	if (ctx->unit != NULL)
+		args = lappend(args, makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+									   Int32GetDatum(ctx->unit_groups), false, true));
+	else if (domain != NULL)
+	{
+		argtypes[1] = BYTEAOID;
+		args = lappend(args, copyObject(domain->keyset));
+	}
+	run = makeFuncExpr(dp_dist_func("dist_run", list_length(args), argtypes), RECORDOID, args,
 					   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	run->funcretset = true;
 	rtf->funcexpr = (Node *) run;
@@ -452,6 +556,9 @@ make_run_rte(Query *inner, Oid state_type)
 	{
 		TargetEntry *tle = lfirst(lc);
 		bool		call = IsA(tle->expr, Aggref);	/* a partial state when run */
+
+		if (ctx->unit != NULL && foreach_current_index(lc) == 0)
+			continue;
 
 		rtf->funccolnames = lappend(rtf->funccolnames, makeString(pstrdup(tle->resname)));
 		rtf->funccoltypes = lappend_oid(rtf->funccoltypes,
@@ -461,7 +568,7 @@ make_run_rte(Query *inner, Oid state_type)
 		rtf->funccolcollations = lappend_oid(rtf->funccolcollations,
 											 call ? InvalidOid : exprCollation((Node *) tle->expr));
 	}
-	rtf->funccolcount = list_length(inner->targetList);
+	rtf->funccolcount = list_length(rtf->funccolnames);
 	rte->rtekind = RTE_FUNCTION;
 	rte->functions = list_make1(rtf);
 	rte->eref = makeAlias("dp_dist", copyObject(rtf->funccolnames));
@@ -479,7 +586,8 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 {
 	ScanContext scan = {false, InvalidOid, false, false};
 	AggrefList	calls = {NIL, false};
-	OuterContext ctx = {NIL, NIL, InvalidOid};
+	OuterContext ctx = {NIL, NIL, InvalidOid, NULL, 0};
+	const DpDomain *domain;
 	Query	   *inner;
 	Query	   *outer;
 	ListCell   *lc;
@@ -511,10 +619,18 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	*citus_relid = scan.citus_relid;
 
 	check_shape(q, &calls);
+	check_unit(q, &ctx);
 	ctx.calls = calls.aggrefs;
-	if (q->groupClause != NIL)
+	domain = dp_domain_of_level(q);
+	if (domain != NULL && ctx.unit != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("public domains of GROUP BY keys are not supported on a Citus table with a privacy unit"),
+				 errdetail("On a Citus table, a privacy unit's groups are bounded on the coordinator, which does not yet add the keys of a public domain."),
+				 errhint("Group by the keys without a key list or domain (their private selection), or query a local copy of the table.")));
+	if (q->groupClause != NIL && domain == NULL)
 	{
-		Aggref	   *select = dp_selection_call(1);
+		Aggref	   *select = dp_selection_call(ctx.unit != NULL ? ctx.unit_groups : 1);
 
 		/* last: the columns of the user's calls keep their numbers */
 		if (select != NULL)
@@ -522,13 +638,16 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	}
 	ctx.state_type = dp_dist_state_type();
 	inner = make_inner(q, &ctx);
+	if (domain != NULL)
+		domain_filter(inner, domain);
+	compact_rtable(inner);
 
 	outer = makeNode(Query);
 	outer->commandType = CMD_SELECT;
 	outer->querySource = q->querySource;
 	outer->queryId = q->queryId;
 	outer->canSetTag = q->canSetTag;
-	outer->rtable = list_make1(make_run_rte(inner, ctx.state_type));
+	outer->rtable = list_make1(make_run_rte(inner, &ctx, domain));
 	{
 		RangeTblRef *rtr = makeNode(RangeTblRef);
 

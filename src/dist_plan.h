@@ -10,9 +10,9 @@
 
 #include "nodes/parsenodes.h"
 
-extern bool dp_is_citus_table(Oid relid);
-extern char *dp_citus_placements(Oid relid);
-extern int	dp_citus_local_group(void);
+/* the name of the privacy unit column of an inner statement (first) */
+#define DP_DIST_UNIT_COLUMN "dp_unit"
+
 extern Oid	dp_dist_func(const char *name, int nargs, const Oid *argtypes);
 extern Oid	dp_dist_state_type(void);
 extern bool dp_is_dist_function(Oid funcid, const char *name);

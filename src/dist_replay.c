@@ -12,15 +12,26 @@
  * accepted until they expire, and refuses a pair it has seen: one
  * statement reads each shard once (a shard it did not read is left open;
  * the states are sealed for that reason).  The
- * table is a fixed array: a pair is stored in a free or expired entry;
- * when every entry holds a live pair the fragment is refused (fail closed:
- * the statement fails, nothing is released) with a hint to lower
- * dp_agg.fragment_ttl.
+ * table is a fixed array searched by hashing: a pair's window is the
+ * DP_REPLAY_WINDOW entries from the position its hash gives, and it is
+ * stored in a free or expired entry of its window, where a later claim of
+ * the same pair looks for it (a pair is never stored elsewhere, so it is
+ * found if it is live).  When every entry of its window holds a live pair
+ * the fragment is refused (fail closed: the statement fails, nothing is
+ * released) with a hint to lower dp_agg.fragment_ttl.
+ *
+ * The memory lives in shared memory, which a restart of the node (or of
+ * its shared memory after a crash) empties: so the node also remembers
+ * when its memory began, and refuses every fragment signed before then
+ * (the signature covers when it was signed, dist_token.c).  A fragment
+ * therefore cannot outlive a restart, whatever its expiry; this relies on
+ * the clocks of the nodes agreeing, as the expiry does.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -31,6 +42,8 @@
 
 /* live pairs a node remembers: 16384 * 32 bytes = 512 kB */
 #define DP_REPLAY_ENTRIES 16384
+/* the entries a pair may occupy, from the position of its hash */
+#define DP_REPLAY_WINDOW 256
 
 typedef struct ReplayEntry
 {
@@ -42,6 +55,7 @@ typedef struct ReplayEntry
 typedef struct ReplayShared
 {
 	LWLock	   *lock;
+	TimestampTz since;			/* when this memory began */
 	ReplayEntry entries[DP_REPLAY_ENTRIES];
 } ReplayShared;
 
@@ -71,6 +85,7 @@ replay_shmem_startup(void)
 	{
 		memset(replay, 0, sizeof(ReplayShared));
 		replay->lock = &(GetNamedLWLockTranche("dp_agg_replay"))->lock;
+		replay->since = GetCurrentTimestamp();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -87,24 +102,38 @@ dp_replay_init(void)
 
 /*
  * Accept the pair (nonce, relid) once until expiry; ERROR if it was
- * accepted before or the table is full.
+ * accepted before, if it was signed before this node's memory began, or if
+ * the table is full.
  */
 void
-dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz expiry)
+dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz signed_at, TimestampTz expiry)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	ReplayEntry *free_entry = NULL;
 	bool		seen = false;
+	uint32		start;
+	uint8		key[DP_NONCE_LEN + sizeof(Oid)];
+
+	memcpy(key, nonce, DP_NONCE_LEN);
+	memcpy(key + DP_NONCE_LEN, &relid, sizeof(Oid));
+	start = DatumGetUInt32(hash_any(key, sizeof(key))) % DP_REPLAY_ENTRIES;
 
 	if (replay == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("dp_agg must be loaded via shared_preload_libraries"),
 				 errdetail("Signed fragments are checked against replay in shared memory.")));
+	if (signed_at < replay->since)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("a signed fragment of a DP statement was signed before this node started"),
+				 errdetail("This node remembers the fragments it ran since %s only.",
+						   timestamptz_to_str(replay->since)),
+				 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates; run the statement again.")));
 	LWLockAcquire(replay->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < DP_REPLAY_ENTRIES; i++)
+	for (int j = 0; j < DP_REPLAY_WINDOW; j++)
 	{
-		ReplayEntry *e = &replay->entries[i];
+		ReplayEntry *e = &replay->entries[(start + j) % DP_REPLAY_ENTRIES];
 
 		if (e->expiry < now)
 		{
@@ -135,7 +164,7 @@ dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz expiry)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many signed fragments of DP statements in flight on this node"),
-				 errdetail("This node remembers %d fragments until their signatures expire.",
-						   DP_REPLAY_ENTRIES),
+				 errdetail("This node remembers %d fragments until their signatures expire, at most %d of them in one region of its memory.",
+						   DP_REPLAY_ENTRIES, DP_REPLAY_WINDOW),
 				 errhint("Lower dp_agg.fragment_ttl.")));
 }

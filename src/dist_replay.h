@@ -13,6 +13,7 @@
 #include "dist_token.h"
 
 extern void dp_replay_init(void);
-extern void dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz expiry);
+extern void dp_replay_claim(const uint8 *nonce, Oid relid, TimestampTz signed_at,
+							TimestampTz expiry);
 
 #endif							/* DP_AGG_DIST_REPLAY_H */

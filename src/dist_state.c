@@ -27,7 +27,9 @@
  * the coordinator a state flows into dist_release only (dist_exec.c).
  *
  * Text form: "dps1:" and, in hexadecimal, IV || ciphertext || 128-bit tag
- * of the plain form version:kind:nonce:fingerprint:serial:count:sum,
+ * of the plain form version:kind:nonce:fingerprint:serial:count:sum:sumsq:rows
+ * (rows: every row of the group that reached the call, whatever its value,
+ * which the private selection counts: dist_exec.c),
  * integers in hexadecimal of fixed width (the sum as a signed 128-bit
  * number), so that the length of a sealed state is the same for every
  * state and says nothing about its count or sum.
@@ -49,8 +51,9 @@
 PG_FUNCTION_INFO_V1(dp_dist_state_in);
 PG_FUNCTION_INFO_V1(dp_dist_state_out);
 
-#define DP_DIST_STATE_VERSION 1
-#define DP_DIST_KIND_MAX 3		/* DP_AVG */
+#define DP_DIST_STATE_VERSION 2
+#define DP_DIST_KIND_MIN_SQUARES 5	/* DP_VAR */
+#define DP_DIST_KIND_MAX 6		/* DP_STDDEV; not DP_SELECT (4), counted as dp_count(*) */
 #define DP_SEAL_PREFIX "dps1:"
 #define DP_SEAL_LABEL "dp_agg dist_state sealing key 1"
 #define DP_SEAL_IV_LEN 12		/* GCM's recommended IV (NIST SP 800-38D, 8.2) */
@@ -183,16 +186,22 @@ dp_dist_state_in(PG_FUNCTION_ARGS)
 				serial,
 				count,
 				sum_hi,
-				sum_lo;
+				sum_lo,
+				sq_hi,
+				sq_lo,
+				rows;
 	int			used = 0;
 	DpDistState *st;
 
-	if (sscanf(text, "%x:%x:%32[0-9a-f]:%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 ".%" SCNx64 "%n",
-			   &version, &kind, nonce, &fp, &serial, &count, &sum_hi, &sum_lo, &used) != 8 ||
+	if (sscanf(text, "%x:%x:%32[0-9a-f]:%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 ".%" SCNx64
+			   ":%" SCNx64 ".%" SCNx64 ":%" SCNx64 "%n",
+			   &version, &kind, nonce, &fp, &serial, &count, &sum_hi, &sum_lo, &sq_hi, &sq_lo,
+			   &rows, &used) != 11 ||
 		text[used] != '\0')
 		bad_state("The text is malformed.");
-	if (version != DP_DIST_STATE_VERSION || kind > DP_DIST_KIND_MAX ||
-		strlen(nonce) != 2 * DP_NONCE_LEN || (int64) count < 0)
+	if (version != DP_DIST_STATE_VERSION || kind > DP_DIST_KIND_MAX || kind == 4 ||
+		strlen(nonce) != 2 * DP_NONCE_LEN || (int64) count < 0 || (int64) rows < 0 ||
+		((sq_hi != 0 || sq_lo != 0) && kind < DP_DIST_KIND_MIN_SQUARES))
 		bad_state("A field is out of range.");
 
 	st = palloc0(sizeof(DpDistState));
@@ -204,6 +213,8 @@ dp_dist_state_in(PG_FUNCTION_ARGS)
 	st->serial = serial;
 	st->count = (int64) count;
 	st->sum = (int128) (((uint128) sum_hi << 64) | sum_lo);
+	st->sumsq = (int128) (((uint128) sq_hi << 64) | sq_lo);
+	st->rows = (int64) rows;
 	PG_RETURN_POINTER(st);
 }
 
@@ -213,13 +224,16 @@ dp_dist_state_out(PG_FUNCTION_ARGS)
 	DpDistState *st = (DpDistState *) PG_GETARG_POINTER(0);
 	char		nonce[2 * DP_NONCE_LEN + 1];
 	uint128		sum = (uint128) st->sum;
+	uint128		sumsq = (uint128) st->sumsq;
 
 	if (VARSIZE(st) != sizeof(DpDistState))
 		bad_state("The value has the wrong size.");
 	hex_encode((const char *) st->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	/* fixed widths: the ciphertext is as long as the plain form */
-	PG_RETURN_CSTRING(seal(psprintf("%02x:%02x:%s:%016" PRIx64 ":%016" PRIx64 ":%016" PRIx64 ":%016" PRIx64 ".%016" PRIx64,
+	PG_RETURN_CSTRING(seal(psprintf("%02x:%02x:%s:%016" PRIx64 ":%016" PRIx64 ":%016" PRIx64 ":%016" PRIx64 ".%016" PRIx64
+									":%016" PRIx64 ".%016" PRIx64 ":%016" PRIx64,
 									st->version, st->kind, nonce, st->fingerprint, st->serial,
-									(uint64) st->count, (uint64) (sum >> 64), (uint64) sum)));
+									(uint64) st->count, (uint64) (sum >> 64), (uint64) sum,
+									(uint64) (sumsq >> 64), (uint64) sumsq, (uint64) st->rows)));
 }

@@ -28,6 +28,8 @@ typedef struct DpDistState
 	uint64		serial;			/* set by the coordinator: one per group */
 	int64		count;
 	int128		sum;			/* in units */
+	int128		sumsq;			/* dp_var, dp_stddev: centred squares, in units */
+	int64		rows;			/* rows of the group that reached the call */
 	const void *release;		/* this process's ticket, or NULL */
 } DpDistState;
 

@@ -28,8 +28,12 @@
  * statement did not read is accepted: the states it yields are sealed
  * (dist_state.c), which makes them useless to whoever is not a node.
  *
+ * The signature also covers when it was signed, so that a node refuses
+ * fragments signed before it last started (dist_replay.c: its memory of
+ * the fragments it has run does not survive a restart).
+ *
  * Text form, fields separated by ':' (names and bounds hex-encoded):
- *   dpf2:nonce:expiry:schema:table:kind:vclass:valtype:k:lower:upper:fingerprint:placements:fragment:tag
+ *   dpf3:nonce:signed_at:expiry:schema:table:kind:vclass:valtype:k:shift:lower:upper:fingerprint:placements:fragment:tag
  *
  *-------------------------------------------------------------------------
  */
@@ -41,6 +45,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "storage/fd.h"
 #include "utils/builtins.h"
@@ -49,8 +54,8 @@
 #include "dist_token.h"
 #include "guc.h"
 
-#define DP_TOKEN_VERSION "dpf2"
-#define DP_TOKEN_FIELDS 15
+#define DP_TOKEN_VERSION "dpf3"
+#define DP_TOKEN_FIELDS 17
 #define DP_TAG_LEN 32			/* SHA-256 output, bytes */
 #define DP_KEY_MIN_LEN 32		/* 256 bits, the tag's strength */
 #define DP_KEY_MAX_LEN 1024
@@ -65,9 +70,54 @@ token_error(const char *detail)
 			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
 }
 
+/*
+ * The key is read from its file at most once per transaction and wiped
+ * when the transaction ends: a statement that seals or opens hundreds of
+ * partial states (dist_state.c) reads it once, and a new key (written on
+ * every node, dp_agg.cluster_key_file reloaded) is used from the next
+ * transaction on.  The key derived for sealing is kept as long.
+ */
+static unsigned char cached_key[DP_KEY_MAX_LEN];
+static int	cached_len = 0;
+static unsigned char cached_subkey[DP_SUBKEY_LEN];
+static char cached_label[64] = "";
+static bool wipe_registered = false;
+
+static void
+wipe_keys(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT ||
+		event == XACT_EVENT_PRE_PREPARE)
+		return;
+	explicit_bzero(cached_key, sizeof(cached_key));
+	explicit_bzero(cached_subkey, sizeof(cached_subkey));
+	cached_len = 0;
+	cached_label[0] = '\0';
+}
+
+static int	read_key_file(unsigned char *key);
+
+/* the shared key (see above); ERROR if unusable */
+static const unsigned char *
+read_key(int *len)
+{
+	if (cached_len == 0)
+	{
+		if (!wipe_registered)
+		{
+			RegisterXactCallback(wipe_keys, NULL);
+			wipe_registered = true;
+		}
+		cached_label[0] = '\0';
+		cached_len = read_key_file(cached_key);
+	}
+	*len = cached_len;
+	return cached_key;
+}
+
 /* the shared key, read from dp_agg.cluster_key_file; ERROR if unusable */
 static int
-read_key(unsigned char *key)
+read_key_file(unsigned char *key)
 {
 	FILE	   *f;
 	size_t		n;
@@ -103,15 +153,14 @@ read_key(unsigned char *key)
 static char *
 tag_of(const char *msg)
 {
-	unsigned char key[DP_KEY_MAX_LEN];
 	unsigned char tag[DP_TAG_LEN];
 	unsigned int taglen = 0;
-	int			keylen = read_key(key);
+	int			keylen;
+	const unsigned char *key = read_key(&keylen);
 	char	   *hex = palloc(2 * DP_TAG_LEN + 1);
 	unsigned char *ok;
 
 	ok = HMAC(EVP_sha256(), key, keylen, (const unsigned char *) msg, strlen(msg), tag, &taglen);
-	explicit_bzero(key, sizeof(key));
 	if (ok == NULL || taglen != DP_TAG_LEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),
@@ -131,13 +180,22 @@ tag_of(const char *msg)
 void
 dp_cluster_subkey(const char *label, unsigned char *out)
 {
-	unsigned char key[DP_KEY_MAX_LEN];
 	unsigned int len = 0;
-	int			keylen = read_key(key);
+	int			keylen;
+	const unsigned char *key = read_key(&keylen);
 	unsigned char *ok;
 
+	if (cached_len > 0 && strcmp(cached_label, label) == 0)
+	{
+		memcpy(out, cached_subkey, DP_SUBKEY_LEN);
+		return;
+	}
 	ok = HMAC(EVP_sha256(), key, keylen, (const unsigned char *) label, strlen(label), out, &len);
-	explicit_bzero(key, sizeof(key));
+	if (ok != NULL && len == DP_SUBKEY_LEN && cached_len > 0 && strlen(label) < sizeof(cached_label))
+	{
+		memcpy(cached_subkey, out, DP_SUBKEY_LEN);
+		strcpy(cached_label, label);
+	}
 	if (ok == NULL || len != DP_SUBKEY_LEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),
@@ -182,17 +240,17 @@ dp_fragment_sign(const DpFragmentSpec *spec)
 {
 	StringInfoData s;
 	char		nonce[2 * DP_NONCE_LEN + 1];
-	TimestampTz expiry = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													 (int64) dp_guc_fragment_ttl_s * 1000);
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz expiry = TimestampTzPlusMilliseconds(now, (int64) dp_guc_fragment_ttl_s * 1000);
 
 	hex_encode((const char *) spec->nonce, DP_NONCE_LEN, nonce);
 	nonce[2 * DP_NONCE_LEN] = '\0';
 	initStringInfo(&s);
 	Assert(strlen(spec->fragment) == DP_FRAGMENT_FP_LEN);
-	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%s:%s:%016" PRIx64 ":%s:%s",
-					 DP_TOKEN_VERSION, nonce, (int64) expiry,
+	appendStringInfo(&s, "%s:%s:" INT64_FORMAT ":" INT64_FORMAT ":%s:%s:%d:%d:%u:%d:%d:%s:%s:%016" PRIx64 ":%s:%s",
+					 DP_TOKEN_VERSION, nonce, (int64) now, (int64) expiry,
 					 hex_of(spec->nspname), hex_of(spec->relname),
-					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp,
+					 spec->kind, spec->vclass, spec->valtype, spec->grid_exp, spec->sq_shift,
 					 hex_of(spec->lower), hex_of(spec->upper), spec->fingerprint,
 					 hex_of(spec->placements), spec->fragment);
 	appendStringInfo(&s, ":%s", tag_of(s.data));
@@ -233,20 +291,22 @@ dp_fragment_verify(const char *text, DpFragmentSpec *spec)
 	if (strlen(field[1]) != 2 * DP_NONCE_LEN)
 		token_error("The nonce is malformed.");
 	hex_decode(field[1], 2 * DP_NONCE_LEN, (char *) spec->nonce);
-	spec->expiry = (TimestampTz) strtoi64(field[2], NULL, 10);
-	spec->nspname = unhex(field[3]);
-	spec->relname = unhex(field[4]);
-	spec->kind = atoi(field[5]);
-	spec->vclass = atoi(field[6]);
-	spec->valtype = (Oid) strtoul(field[7], NULL, 10);
-	spec->grid_exp = atoi(field[8]);
-	spec->lower = unhex(field[9]);
-	spec->upper = unhex(field[10]);
-	spec->fingerprint = strtou64(field[11], NULL, 16);
-	spec->placements = unhex(field[12]);
-	if (strlen(field[13]) != DP_FRAGMENT_FP_LEN)
+	spec->signed_at = (TimestampTz) strtoi64(field[2], NULL, 10);
+	spec->expiry = (TimestampTz) strtoi64(field[3], NULL, 10);
+	spec->nspname = unhex(field[4]);
+	spec->relname = unhex(field[5]);
+	spec->kind = atoi(field[6]);
+	spec->vclass = atoi(field[7]);
+	spec->valtype = (Oid) strtoul(field[8], NULL, 10);
+	spec->grid_exp = atoi(field[9]);
+	spec->sq_shift = atoi(field[10]);
+	spec->lower = unhex(field[11]);
+	spec->upper = unhex(field[12]);
+	spec->fingerprint = strtou64(field[13], NULL, 16);
+	spec->placements = unhex(field[14]);
+	if (strlen(field[15]) != DP_FRAGMENT_FP_LEN)
 		token_error("The fingerprint of the fragment is malformed.");
-	spec->fragment = pstrdup(field[13]);
+	spec->fragment = pstrdup(field[15]);
 
 	if (GetCurrentTimestamp() > spec->expiry)
 		ereport(ERROR,

@@ -16,8 +16,8 @@
 
 /*
  * What a worker needs to accumulate one DP aggregate call of a statement
- * the coordinator priced and charged: the statement's nonce, when the
- * signature expires, the distributed table it may read, and the
+ * the coordinator priced and charged: the statement's nonce, when it was
+ * signed and when the signature expires, the distributed table it may read, and the
  * accumulation units (the call's kind and value type, the row grid 2^k,
  * the bounds as text of the value type, and the units' fingerprint), and
  * the fingerprint of the fragment it may be part of (its table, sampling,
@@ -26,6 +26,7 @@
 typedef struct DpFragmentSpec
 {
 	uint8		nonce[DP_NONCE_LEN];
+	TimestampTz signed_at;		/* when the coordinator signed it */
 	TimestampTz expiry;
 	char	   *nspname;		/* schema and name of the distributed table */
 	char	   *relname;
@@ -33,6 +34,7 @@ typedef struct DpFragmentSpec
 	int			vclass;			/* DpValueClass */
 	Oid			valtype;		/* a built-in type, InvalidOid for counts */
 	int			grid_exp;
+	int			sq_shift;		/* dp_var, dp_stddev: the squares' (release.c) */
 	char	   *lower;			/* "" for counts */
 	char	   *upper;
 	uint64		fingerprint;

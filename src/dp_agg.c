@@ -17,12 +17,16 @@
 
 #include "budget.h"
 #include "catalog.h"
+#include "dist_protect.h"
 #include "dist_replay.h"
+#include "dist_session.h"
+#include "domain_catalog.h"
 #include "guc.h"
 #include "hooks.h"
-#include "privacy_unit.h"
+#include "inheritance.h"
 #include "protect.h"
 #include "siphash.h"
+#include "unit_catalog.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,8 +43,12 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	dp_preloaded = true;
+	dp_inheritance_init();
 	dp_protect_init();
-	dp_privacy_unit_init();
+	dp_dist_protect_init();
+	dp_dist_session_init();
+	dp_unit_catalog_init();
+	dp_domain_catalog_init();
 	dp_hooks_init();
 	dp_budget_init();
 	dp_replay_init();

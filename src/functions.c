@@ -566,7 +566,7 @@ dp_selection_sample_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(released);
 }
 
-/* ---------- issue 13: joint Gaussian releases, sampled discrete Laplace ---------- */
+/* ---------- tight accounting: joint Gaussian releases, sampled discrete Laplace ---------- */
 
 PG_FUNCTION_INFO_V1(dp_gaussian_mu_sql);
 PG_FUNCTION_INFO_V1(dp_rdp_sampled_laplace_sql);

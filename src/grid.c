@@ -94,3 +94,25 @@ dp_numeric_pow2(int e)
 	}
 	return result;
 }
+
+/*
+ * A unit's total of m rows scaled to c of them (privacy units: c rows'
+ * worth at the unit's own mean; aggregates.c and dist_exec.c):
+ * round(c total / m), half up, for 0 <= c <= m, m > 0, |total| < 2^125:
+ * total = q m + rem with 0 <= rem < m, so c total / m = c q + c rem / m,
+ * c q and 2 c rem + m within 128 bits (c, m < 2^63, |q| < 2^63 here, as
+ * total is at most m rows of at most 2^62 units)
+ */
+int128
+dp_scale_total(int128 total, int64 c, int64 m)
+{
+	int128		q = total / m;
+	int128		rem = total % m;
+
+	if (rem < 0)
+	{
+		q -= 1;
+		rem += m;
+	}
+	return (int128) c * q + ((int128) 2 * c * rem + m) / ((int128) 2 * m);
+}

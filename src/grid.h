@@ -66,5 +66,6 @@ dp_round_float(double v, double mult, int k)
 extern int64 dp_round_numeric(Numeric v, Numeric mult);
 extern Numeric dp_numeric_pow2(int e);
 extern int	dp_choose_row_grid(double log2_span, double log2_max, double mult, int min_exp);
+extern int128 dp_scale_total(int128 total, int64 c, int64 m);
 
 #endif							/* DP_AGG_GRID_H */

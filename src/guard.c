@@ -18,9 +18,11 @@
  *   - the FROM of a query level with DP aggregates is one table, optionally
  *     with TABLESAMPLE, or a sub-query or view that reads one table row by
  *     row (no aggregation, DISTINCT, window functions, LIMIT, set-returning
- *     functions or sub-queries in it);
- *   - no joins, LATERAL, set operations, recursive CTEs, grouping sets,
- *     sub-queries in expressions, or window functions at that level;
+ *     functions or sub-queries in it), at each level possibly joined to
+ *     lookup tables that lookup_join.c checked and marked (in the plan:
+ *     joins whose one side reads marked relations only);
+ *   - no other joins, LATERAL, set operations, recursive CTEs, grouping
+ *     sets, sub-queries in expressions, or window functions at that level;
  *   - query levels above it only post-process its result: their FROM is
  *     that one sub-query, so it is evaluated once;
  *   - epsilon, delta and the bounds are constants or statement parameters.
@@ -31,12 +33,17 @@
 
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 
 #include "compat.h"
 #include "guard.h"
 #include "guc.h"
+#include "inheritance.h"
 #include "params.h"
+#include "public_domain.h"
 #include "sampling.h"
+#include "unit_catalog.h"
 
 /* ---------- finding DP aggregates ---------- */
 
@@ -137,6 +144,64 @@ static void check_level(Query *q);
  */
 static void check_row_source(Query *q);
 
+/* the leaves of a FROM clause that are not lookup tables, and its join kinds */
+typedef struct FactSearch
+{
+	Query	   *q;
+	RangeTblRef *fact;
+	int			others;			/* leaves that are not lookups, beyond one */
+	bool		bad_join;		/* a FULL JOIN, or another kind */
+} FactSearch;
+
+static void
+fact_walk(Node *n, FactSearch *fs)
+{
+	ListCell   *lc;
+
+	if (IsA(n, RangeTblRef))
+	{
+		if (DP_RTE_IS_LOOKUP(rt_fetch(((RangeTblRef *) n)->rtindex, fs->q->rtable)))
+			return;
+		if (fs->fact != NULL)
+			fs->others++;
+		else
+			fs->fact = (RangeTblRef *) n;
+	}
+	else if (IsA(n, FromExpr))
+	{
+		foreach(lc, ((FromExpr *) n)->fromlist)
+			fact_walk(lfirst(lc), fs);
+	}
+	else if (IsA(n, JoinExpr))
+	{
+		JoinExpr   *j = (JoinExpr *) n;
+
+		if (j->jointype != JOIN_INNER && j->jointype != JOIN_LEFT && j->jointype != JOIN_RIGHT)
+			fs->bad_join = true;
+		fact_walk(j->larg, fs);
+		fact_walk(j->rarg, fs);
+	}
+	else
+		fs->bad_join = true;
+}
+
+/*
+ * The FROM item of a query level that its DP aggregates read: its only
+ * item, or the only one among the items of its joins that is not a lookup
+ * table (marked by lookup_join.c, which checked each join).  NULL if there
+ * is none, or more than one, or a join of another kind.
+ */
+RangeTblRef *
+dp_guard_fact(Query *q)
+{
+	FactSearch	fs = {q, NULL, 0, false};
+
+	fact_walk((Node *) q->jointree, &fs);
+	if (fs.others > 0 || fs.bad_join)
+		return NULL;
+	return fs.fact;
+}
+
 static void
 check_from_item(Query *q, bool dp_here)
 {
@@ -154,13 +219,15 @@ check_from_item(Query *q, bool dp_here)
 	if (list_length(q->jointree->fromlist) > 1 ||
 		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
 	{
-		if (dp_here)
-			reject("joins are", DETAIL_TWICE);
-		else
+		/* joins to lookup tables, checked by lookup_join.c */
+		ref = dp_guard_fact(q);
+		if (!dp_here)
 			reject_msg("joins with a DP sub-query are not allowed", DETAIL_TWICE);
+		if (ref == NULL)
+			reject("joins are", DETAIL_TWICE);
 	}
-
-	ref = linitial_node(RangeTblRef, q->jointree->fromlist);
+	else
+		ref = linitial_node(RangeTblRef, q->jointree->fromlist);
 	rte = rt_fetch(ref->rtindex, q->rtable);
 	if (rte->lateral)
 		reject("LATERAL is", DETAIL_TWICE);
@@ -306,7 +373,7 @@ check_level(Query *q)
 			Aggref	   *a = lfirst(lc);
 			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 			int			argnos[] = {info->lower_arg, info->upper_arg,
-			info->epsilon_arg, info->delta_arg};
+				info->epsilon_arg, info->delta_arg, info->p_arg};
 
 			for (size_t i = 0; i < lengthof(argnos); i++)
 			{
@@ -330,19 +397,22 @@ internal_walker(Node *node, void *context)
 	{
 		const DpCallInfo *info = dp_lookup_call(((Aggref *) node)->aggfnoid);
 
-		if (info != NULL && info->unit != DP_UNIT_NONE)
+		if (info != NULL && (info->unit != DP_UNIT_NONE || info->kind == DP_PUBLIC ||
+							 info->kind == DP_TOP_K))
 			return true;
 		if (((Aggref *) node)->aggfnoid == dp_unit_pick_oid())
 			return true;
 	}
 	else if (IsA(node, FuncExpr))
 	{
-		if (((FuncExpr *) node)->funcid == dp_unit_priority_oid())
+		if (((FuncExpr *) node)->funcid == dp_unit_priority_oid() ||
+			((FuncExpr *) node)->funcid == dp_unit_sampled_oid())
 			return true;
 	}
 	else if (IsA(node, WindowFunc))
 	{
-		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid())
+		if (((WindowFunc *) node)->winfnoid == dp_unit_keep_oid() ||
+			((WindowFunc *) node)->winfnoid == dp_top_k_rank_oid())
 			return true;
 	}
 	else if (IsA(node, Query))
@@ -355,7 +425,7 @@ static void
 reject_internal(void)
 {
 	reject_msg("internal functions of dp_agg are not allowed in statements",
-			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick* and dp_agg.unit_priority are made by the rewrite of privacy units only.");
+			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick*, dp_agg.unit_priority and dp_agg.unit_sampled are made by the rewrite of privacy units only, dp_agg.dp_public by the rewrite of public domains, dp_agg.dp_top_k and dp_agg.top_k_rank by that of top-k.");
 }
 
 /*
@@ -384,13 +454,16 @@ typedef struct PlanWalk
 	Bitmapset  *cte_plans;		/* plan_ids of CTE subplans */
 	int			unit_groups;	/* k of the privacy unit being visited, or 0 */
 	Oid			unit_relid;		/* its relation */
+	int			unit_filters;	/* filters of samples of units in their place */
 } PlanWalk;
 
 typedef struct InputWalk
 {
-	List	   *scans;			/* Scan * */
+	List	   *scans;			/* Scan *: the relation the DP aggregates read */
+	List	   *lookups;		/* Scan *: the lookup tables joined to it */
 	bool		inheritance;	/* under an Append of one partitioned table */
 	List	   *partial_aggrefs;	/* DP Aggrefs of partial Agg nodes */
+	List	   *domains;		/* the public domain's rows (public_domain.c) */
 } InputWalk;
 
 static void
@@ -621,6 +694,8 @@ collect_cte_plans(PlanWalk *w, Plan *plan)
 		collect_cte_plans(w, lfirst(lc));
 }
 
+static void walk_input(PlanWalk *w, Plan *plan, InputWalk *in);
+
 /* Is an Append over one partitioned (or inheritance) table? */
 static bool
 append_is_inheritance(PlanWalk *w, Bitmapset *apprelids)
@@ -640,9 +715,159 @@ append_is_inheritance(PlanWalk *w, Bitmapset *apprelids)
 }
 
 /*
+ * Does the subtree read only lookup tables (marked by lookup_join.c, which
+ * checked at planning that each is joined on a unique key of its own),
+ * through nodes that pass rows on or join them?  Its scans are added to
+ * *lookups.  In a parallel worker's plan, which carries no marks, it is
+ * never true (the leader checked the plan).
+ */
+static bool
+lookup_only(PlanWalk *w, Plan *plan, List **lookups)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return true;
+	if (dp_plan_reads_relation(plan))
+	{
+		if (!DP_RTE_IS_LOOKUP(rt_fetch(((Scan *) plan)->scanrelid, w->stmt->rtable)))
+			return false;
+		*lookups = lappend(*lookups, plan);
+		return true;
+	}
+	switch (nodeTag(plan))
+	{
+		case T_Hash:
+		case T_Memoize:
+		case T_Material:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Result:
+		case T_Append:
+		case T_MergeAppend:
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+		case T_Gather:
+		case T_GatherMerge:
+			break;
+		default:
+			return false;
+	}
+	foreach(lc, dp_plan_children(plan))
+	{
+		if (!lookup_only(w, lfirst(lc), lookups))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The rows of a public domain (public_domain.c): a scan of
+ * generate_series(0, N - 1) of constants, made by the rewrite (its parse
+ * location says so where the plan is validated), maybe under a node that
+ * projects it.  Quals on it (a HAVING on the keys that the planner pushed
+ * down) only drop keys of the domain.  NULL if plan is not one.
+ */
+static Plan *
+domain_rows_scan(PlanWalk *w, Plan *plan)
+{
+	RangeTblFunction *rtf;
+	FuncExpr   *f;
+
+	while (plan != NULL && IsA(plan, Result) && ((Result *) plan)->resconstantqual == NULL &&
+		   plan->lefttree != NULL)
+		plan = plan->lefttree;
+	while (plan != NULL && IsA(plan, SubqueryScan))
+		plan = ((SubqueryScan *) plan)->subplan;
+	if (plan == NULL || !IsA(plan, FunctionScan) ||
+		list_length(((FunctionScan *) plan)->functions) != 1)
+		return NULL;
+	rtf = linitial_node(RangeTblFunction, ((FunctionScan *) plan)->functions);
+	if (!IsA(rtf->funcexpr, FuncExpr))
+		return NULL;
+	f = (FuncExpr *) rtf->funcexpr;
+	if (f->funcid != F_GENERATE_SERIES_INT4_INT4 || list_length(f->args) != 2 ||
+		!IsA(linitial(f->args), Const) || !IsA(lsecond(f->args), Const))
+		return NULL;
+	if (w->validate && f->location != DP_DOMAIN_LOCATION)
+		return NULL;
+	return plan;
+}
+
+/*
+ * An Append (or MergeAppend) of the rows of a public domain and of the
+ * table's rows (public_domain.c): its children but the domain's rows are
+ * walked as the input; false if it is not one.
+ */
+static bool
+walk_domain_union(PlanWalk *w, Plan *plan, Bitmapset *apprelids, InputWalk *in)
+{
+	List	   *children = dp_plan_children(plan);
+	Plan	   *domain = NULL;
+	ListCell   *lc;
+	int			rti = -1;
+
+	foreach(lc, children)
+	{
+		if (domain_rows_scan(w, lfirst(lc)) == NULL)
+			continue;
+		if (domain != NULL)
+			plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+		domain = lfirst(lc);
+	}
+	if (domain == NULL)
+		return false;
+	in->domains = lappend(in->domains, domain);
+	/* the table's branch may read a partitioned table's partitions */
+	while ((rti = bms_next_member(apprelids, rti)) >= 0)
+	{
+		RangeTblEntry *rte = rt_fetch(rti, w->stmt->rtable);
+
+		if (rte->rtekind == RTE_RELATION && rte->inh)
+			in->inheritance = true;
+	}
+	foreach(lc, children)
+	{
+		if (lfirst(lc) != domain)
+			walk_input(w, lfirst(lc), in);
+	}
+	return true;
+}
+
+/*
+ * A join in the input of a DP Agg node: one side reads lookup tables only,
+ * and every row of the other side, the input, is kept at most once (an
+ * inner join, or an outer join that preserves the input).  The planner may
+ * put the input on either side; lookup_join.c checked at planning that
+ * each input row matches at most one row of each lookup table.  Returns
+ * the input's side, NULL if the join is not such a join.
+ */
+static Plan *
+join_input(PlanWalk *w, Join *join, InputWalk *in)
+{
+	List	   *lookups = NIL;
+
+	if (lookup_only(w, innerPlan(join), &lookups) &&
+		(join->jointype == JOIN_INNER || join->jointype == JOIN_LEFT))
+	{
+		in->lookups = list_concat(in->lookups, lookups);
+		return outerPlan(join);
+	}
+	lookups = NIL;
+	if (lookup_only(w, outerPlan(join), &lookups) &&
+		(join->jointype == JOIN_INNER || join->jointype == JOIN_RIGHT))
+	{
+		in->lookups = list_concat(in->lookups, lookups);
+		return innerPlan(join);
+	}
+	return NULL;
+}
+
+/*
  * The input of a DP Agg node: one table read row by row, through nodes
  * that pass rows on (sort, gather, the partial aggregation of parallel
- * plans, the partitions of one partitioned table).
+ * plans, the partitions of one partitioned table, joins to lookup tables).
  */
 static void
 walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
@@ -665,7 +890,23 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 		case T_Gather:
 		case T_GatherMerge:
 		case T_SubqueryScan:
+		case T_Hash:			/* the input hashed by a join to lookups */
+		case T_Memoize:
 			break;
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+			{
+				Plan	   *input = join_input(w, (Join *) plan, in);
+
+				if (input != NULL)
+				{
+					walk_input(w, input, in);
+					return;
+				}
+				plan_reject(w, "joins are", DETAIL_TWICE);
+				break;
+			}
 		case T_Agg:
 			{
 				Agg		   *agg = (Agg *) plan;
@@ -676,21 +917,18 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 				break;
 			}
 		case T_Append:
+			if (walk_domain_union(w, plan, ((Append *) plan)->apprelids, in))
+				return;
 			if (!append_is_inheritance(w, ((Append *) plan)->apprelids))
 				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
 			in->inheritance = true;
 			break;
 		case T_MergeAppend:
+			if (walk_domain_union(w, plan, ((MergeAppend *) plan)->apprelids, in))
+				return;
 			if (!append_is_inheritance(w, ((MergeAppend *) plan)->apprelids))
 				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
 			in->inheritance = true;
-			break;
-		case T_NestLoop:
-		case T_MergeJoin:
-		case T_HashJoin:
-		case T_Hash:
-		case T_Memoize:
-			plan_reject(w, "joins are", DETAIL_TWICE);
 			break;
 		case T_FunctionScan:
 		case T_ProjectSet:
@@ -770,8 +1008,22 @@ check_selection(PlanWalk *w, Agg *agg, List *aggrefs)
 	foreach(lc, aggrefs)
 	{
 		Aggref	   *a = lfirst(lc);
+		DpAggKind	kind = dp_lookup_call(a->aggfnoid)->kind;
 
-		if (dp_lookup_call(a->aggfnoid)->kind != DP_SELECT)
+		if (kind == DP_PUBLIC)
+		{
+			/*
+			 * the groups of a public domain (public_domain.c): released only
+			 * if they hold a row of the domain, whatever the table's rows
+			 */
+			if (!list_member_ptr(agg->plan.qual, a))
+				elog(ERROR, "dp_agg: the groups of a public domain that are not a condition of their aggregation");
+			if (w->validate && a->location != DP_DOMAIN_LOCATION)
+				reject_internal();
+			selected = true;
+			continue;
+		}
+		if (kind != DP_SELECT)
 			continue;
 		if (!list_member_ptr(agg->plan.qual, a))
 			elog(ERROR, "dp_agg: a private selection that is not a condition of its aggregation");
@@ -803,7 +1055,8 @@ check_dp_input(PlanWalk *w, Plan *input, InputWalk *in, DpSampling *sampling)
 
 	if (w->validate)
 	{
-		if (in->scans == NIL)
+		/* with a public domain, the table's rows may be none at all (WHERE false) */
+		if (in->scans == NIL && in->domains == NIL)
 			reject_msg("a DP aggregate must read a table",
 					   "A DP aggregate reads exactly one table (or a view of one).");
 		if (list_length(in->scans) > 1)
@@ -847,8 +1100,11 @@ aggrefs_unit_level(PlanWalk *w, List *aggrefs)
 		Aggref	   *a = lfirst(lc);
 		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
-		if (info->kind == DP_SELECT)
+		if (info->kind == DP_SELECT || info->kind == DP_PUBLIC || info->kind == DP_TOP_K)
 		{
+			/* top-k counts the units of level 3 as the selection does */
+			if (info->kind == DP_TOP_K && w->validate && a->location != DP_DOMAIN_LOCATION)
+				reject_internal();
 			selects = true;
 			continue;
 		}
@@ -966,6 +1222,32 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 {
 	while (plan != NULL)
 	{
+		if (IsA(plan, Append) || IsA(plan, MergeAppend))
+		{
+			/* the rows of a public domain beside the units' (public_domain.c) */
+			List	   *children = dp_plan_children(plan);
+			Plan	   *units = NULL;
+			ListCell   *lc;
+
+			foreach(lc, children)
+			{
+				if (domain_rows_scan(w, lfirst(lc)) != NULL)
+					continue;
+				if (units != NULL)
+				{
+					plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+					return;
+				}
+				units = lfirst(lc);
+			}
+			if (list_length(children) < 2 || units == NULL)
+			{
+				plan_reject(w, "UNION ALL is", DETAIL_TWICE);
+				return;
+			}
+			plan = units;
+			continue;
+		}
 		if (IsA(plan, WindowAgg))
 		{
 			if (ui->groups != 0)
@@ -1022,11 +1304,243 @@ walk_unit_input(PlanWalk *w, Plan *plan, UnitInput *ui)
 					"The releases of a privacy unit read the bounded contributions of units.");
 }
 
+/*
+ * The lookup tables joined to the input of DP aggregates (lookup_join.c
+ * checked them at planning; checked again here on what the plan reads):
+ * their rows are public, so none may have a privacy unit, and none may be
+ * of the inheritance tree of the relation the DP aggregates read (a join
+ * of a table with itself).  Protected relations read as lookups are
+ * refused by protect_check.c, which does not count lookups as the input
+ * of DP aggregates.
+ */
+static void
+check_lookups(PlanWalk *w, InputWalk *in)
+{
+	List	   *roots = NIL;
+	ListCell   *lc;
+
+	if (in->lookups == NIL)
+		return;
+	foreach(lc, in->scans)
+	{
+		Oid			relid = rt_fetch(((Scan *) lfirst(lc))->scanrelid, w->stmt->rtable)->relid;
+
+		roots = list_concat_unique_oid(roots, dp_relation_roots(relid));
+	}
+	foreach(lc, in->lookups)
+	{
+		Oid			relid = rt_fetch(((Scan *) lfirst(lc))->scanrelid, w->stmt->rtable)->relid;
+		DpUnit		unit;
+		ListCell   *rc;
+
+		if (dp_any_privacy_unit() && dp_unit_of_read(relid, true, &unit))
+			reject_msg("a lookup table may not have a privacy unit",
+					   "Its rows would feed the DP aggregates unbounded.");
+		foreach(rc, dp_relation_roots(relid))
+		{
+			if (list_member_oid(roots, lfirst_oid(rc)))
+				reject_msg("a lookup table may not be the relation the DP aggregates read",
+						   "A join of a table with itself lets one row change many others.");
+		}
+	}
+}
+
+/*
+ * The relations a DP aggregate reads must be bounded as their privacy
+ * units require (unit_catalog.c): the releases of a rewrite read rows of
+ * one unit, and other DP aggregates rows without any.  The rewrite at
+ * planning (privacy_unit.c) makes it so; this is the plan's check, for a
+ * relation whose unit is declared on an ancestor as much as on itself.
+ */
+static void
+check_scan_units(PlanWalk *w, InputWalk *in, bool units)
+{
+	const char *column = NULL;
+	ListCell   *lc;
+
+	if (!w->validate)
+		return;
+	check_lookups(w, in);
+	if (!dp_any_privacy_unit())
+		return;
+	foreach(lc, in->scans)
+	{
+		Oid			relid = rt_fetch(((Scan *) lfirst(lc))->scanrelid, w->stmt->rtable)->relid;
+		DpUnit		unit;
+		bool		has_unit = dp_unit_of_read(relid, true, &unit);
+
+		if (!has_unit && units)
+			reject_msg("a DP aggregate over privacy units must read a relation with a privacy unit",
+					   "The bounded contributions of units were computed from rows without a unit.");
+		if (has_unit && !units)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DP aggregates over relation \"%s\" do not bound its privacy unit",
+							get_rel_name(relid)),
+					 errdetail("Its privacy unit is column \"%s\" of \"%s\": a release over its rows must bound each unit's contribution.",
+							   unit.column, get_rel_name(unit.declared_on)),
+					 errhint("Plan the statement again, or read the relation directly in the DP statement; see \"Privacy units\" in the dp_agg README.")));
+		if (has_unit && column != NULL && strcmp(column, unit.column) != 0)
+			reject_msg("a DP aggregate over privacy units must read rows of one unit",
+					   "The relations it reads have different privacy units.");
+		if (has_unit)
+			column = unit.column;
+	}
+}
+
+/* does the expression hold a node made by the rewrite of privacy units? */
+static bool
+rewrite_mark_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if ((IsA(node, Aggref) && ((Aggref *) node)->location == DP_UNIT_LOCATION) ||
+		(IsA(node, WindowFunc) && ((WindowFunc *) node)->location == DP_UNIT_LOCATION) ||
+		(IsA(node, FuncExpr) && ((FuncExpr *) node)->location == DP_UNIT_LOCATION))
+		return true;
+	return expression_tree_walker(node, rewrite_mark_walker, context);
+}
+
+/* is the plan, or a node below it, part of a rewrite of privacy units? */
+static bool
+below_unit_rewrite(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	if (rewrite_mark_walker((Node *) plan->targetlist, NULL) ||
+		rewrite_mark_walker((Node *) plan->qual, NULL))
+		return true;
+	foreach(lc, dp_plan_children(plan))
+	{
+		if (below_unit_rewrite(lfirst(lc)))
+			return true;
+	}
+	return false;
+}
+
+/* are the DP aggregates private selections (dp_select) only? */
+static bool
+selections_only(List *aggrefs)
+{
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		DpAggKind	kind = dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid)->kind;
+
+		if (kind != DP_SELECT && kind != DP_PUBLIC)
+			return false;
+	}
+	return true;
+}
+
+/* occurrences of dp_agg.unit_sampled in an expression */
+static bool
+count_sampled_walker(Node *node, int *n)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == dp_unit_sampled_oid())
+		(*n)++;
+	return expression_tree_walker(node, count_sampled_walker, n);
+}
+
+static int
+count_sampled(Node *node)
+{
+	int			n = 0;
+
+	(void) count_sampled_walker(node, &n);
+	return n;
+}
+
+/* occurrences of dp_agg.unit_sampled in a plan tree */
+static int
+plan_count_sampled(Plan *plan)
+{
+	int			n;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return 0;
+	n = count_sampled((Node *) dp_plan_expressions(plan));
+	foreach(lc, dp_plan_children(plan))
+		n += plan_count_sampled(lfirst(lc));
+	return n;
+}
+
+static void
+reject_sample_filter(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("dp_agg.unit_sampled is allowed only as the filter of the sample of a privacy unit rewrite"),
+			 errdetail("It decides which privacy units the sample of one statement keeps: anywhere else it would show them."),
+			 errhint("Write TABLESAMPLE dp_agg.secure_bernoulli (p) on the relation with the privacy unit.")));
+}
+
+/*
+ * The filters of a sample of units (privacy_unit.c, unit_sample.c) in the
+ * input of DP aggregates: over units (units), each scan of the relation
+ * with the unit has one, a conjunct of its quals, of the unit column of
+ * that scan's relation, all with the same percentage and method, and it
+ * appears nowhere else in them; without units, none.  Counted in
+ * w->unit_filters: dp_guard_plan refuses any other occurrence in the plan.
+ * Checked in parallel workers too (without the rewrite's mark, and
+ * without the catalog checks of the leader).
+ */
+static void
+check_unit_sample(PlanWalk *w, InputWalk *in, const DpSampling *sampling, bool units)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(dp_unit_sampled_oid()))
+		return;
+	foreach(lc, in->scans)
+	{
+		Scan	   *scan = lfirst(lc);
+		FuncExpr   *f = dp_unit_sample_filter(&scan->plan);
+		Var		   *v;
+
+		if (count_sampled((Node *) dp_plan_expressions(&scan->plan)) != (f != NULL ? 1 : 0))
+			reject_sample_filter();
+		if (f == NULL)
+		{
+			if (sampling->units && w->validate)
+				reject_sample_filter();
+			continue;
+		}
+		if (!units || list_length(f->args) != 3 ||
+			!equal(list_copy_tail(f->args, 1), list_copy_tail(sampling->unit_filter->args, 1)))
+			reject_sample_filter();
+		v = (Var *) linitial(f->args);
+		if (!IsA(v, Var) || v->varno != (int) scan->scanrelid || v->varlevelsup != 0)
+			reject_sample_filter();
+		if (w->validate)
+		{
+			Oid			relid = rt_fetch(scan->scanrelid, w->stmt->rtable)->relid;
+			DpUnit		unit;
+
+			if (f->location != DP_UNIT_LOCATION || !dp_unit_of_read(relid, true, &unit) ||
+				v->varattno != unit.attnum)
+				reject_sample_filter();
+		}
+		w->unit_filters++;
+	}
+	foreach(lc, in->lookups)
+	{
+		if (count_sampled((Node *) dp_plan_expressions(lfirst(lc))) != 0)
+			reject_sample_filter();
+	}
+}
+
 /* a DP Agg node: check where it is and what it reads, and record its calls */
 static void
 visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 {
-	InputWalk	in = {NIL, false, NIL};
+	InputWalk	in = {NIL, NIL, false, NIL, NIL};
 	DpSampling	sampling = dp_no_sampling;
 	DpUnitLevel level = aggrefs_unit_level(w, aggrefs);
 
@@ -1045,6 +1559,24 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
 						"dp_agg.unit_bound_* runs only below the releases of a privacy unit rewrite.");
 
+	/*
+	 * The planner removes the DP aggregates of a sub-query whose results
+	 * the outer query does not use (SELECT count(*) FROM (SELECT g,
+	 * dp_count(*) ...) s), leaving the private selection of its groups.
+	 * Without a unit the selection reads the table, and is accepted as
+	 * any DP aggregate; over the rewrite of privacy units it would read
+	 * levels 1 and 2 stripped of their bounded contributions, a shape
+	 * this guard does not accept: say what to write instead.
+	 */
+	if (level == DP_UNIT_NONE && selections_only(aggrefs) &&
+		!DO_AGGSPLIT_SKIPFINAL(agg->aggsplit) && w->validate &&
+		below_unit_rewrite(agg->plan.lefttree))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a DP sub-query over a relation with a privacy unit must be used through its DP aggregates"),
+				 errdetail("The outer query uses none of the sub-query's DP aggregates, so the planner removed them and kept only the private selection of its groups."),
+				 errhint("Use a DP aggregate of the sub-query in the outer query: count(c) instead of count(*), where c is a DP aggregate's column.")));
+
 	if (level == DP_UNIT_RELEASE && !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
 	{
 		UnitInput	ui = {0, false, NULL, NIL, NIL};
@@ -1057,6 +1589,8 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 			plan_reject_msg(w, "a DP aggregate over privacy units must choose the groups of each unit",
 							"Level 2 of the rewrite of privacy units is missing.");
 		check_dp_input(w, ui.bound_agg->plan.lefttree, &in, &sampling);
+		check_scan_units(w, &in, true);
+		check_unit_sample(w, &in, &sampling, true);
 		w->unit_groups = Max(ui.groups, 1);
 		check_selection(w, agg, aggrefs);
 		w->unit_relid = in.scans != NIL
@@ -1072,6 +1606,9 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 	}
 
 	check_dp_input(w, agg->plan.lefttree, &in, &sampling);
+	check_scan_units(w, &in, false);
+	/* a parallel worker's part of levels 1 and 2 of a rewrite reads units */
+	check_unit_sample(w, &in, &sampling, level != DP_UNIT_NONE);
 	check_selection(w, agg, aggrefs);
 	add_calls(w, NULL, in.partial_aggrefs, false, &sampling);
 	add_calls(w, agg, aggrefs, !DO_AGGSPLIT_SKIPFINAL(agg->aggsplit), &sampling);
@@ -1144,7 +1681,7 @@ walk_plan(PlanWalk *w, Plan *plan, const char *unsafe)
 List *
 dp_guard_plan(PlannedStmt *stmt, bool validate)
 {
-	PlanWalk	w = {stmt, validate, NIL, NULL, 0, InvalidOid};
+	PlanWalk	w = {stmt, validate, NIL, NULL, 0, InvalidOid, 0};
 	ListCell   *lc;
 	int			plan_id = 0;
 	bool		other_subplans = false;
@@ -1178,5 +1715,25 @@ dp_guard_plan(PlannedStmt *stmt, bool validate)
 	if (w.calls != NIL && other_subplans)
 		plan_reject(&w, "sub-queries in expressions are",
 					"A sub-query could be evaluated many times, or make a release depend on other rows.");
+
+	/*
+	 * dp_agg.unit_sampled only in its place, checked above: in DP plans,
+	 * and in every plan started while this process holds the key of a
+	 * sample (a statement that a function of the sampling statement runs),
+	 * before any parallel worker starts.  A leader evaluates only marked
+	 * calls (unit_sample.c); a worker runs only a plan its leader checked
+	 * (its part of the plan, below a Gather, may be a scan alone).
+	 */
+	if (w.validate && OidIsValid(dp_unit_sampled_oid()) &&
+		(w.calls != NIL ||
+		 (dp_guc_unit_sample_key != NULL && dp_guc_unit_sample_key[0] != '\0')))
+	{
+		int			n = plan_count_sampled(stmt->planTree);
+
+		foreach(lc, stmt->subplans)
+			n += plan_count_sampled(lfirst(lc));
+		if (n != w.unit_filters)
+			reject_sample_filter();
+	}
 	return w.calls;
 }

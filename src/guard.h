@@ -30,6 +30,7 @@ typedef struct DpPlanCall
 
 extern bool dp_query_has_dp(Query *query);
 extern void dp_guard_query(Query *query);
+extern RangeTblRef *dp_guard_fact(Query *q);
 extern bool dp_plan_reads_relation(Plan *plan);
 extern List *dp_plan_children(Plan *plan);
 extern List *dp_plan_expressions(Plan *plan);

@@ -10,10 +10,13 @@
  * Laplace mechanism).  Both are read when a statement is priced, never while
  * it runs.
  *
- * The private selection of GROUP BY keys (selection.c) has the same rule:
- * dp_agg.selection_epsilon and dp_agg.selection_delta have no defaults, and
- * dp_agg.group_keys says whether keys are selected privately (the default)
- * or are public knowledge.
+ * The private selection of GROUP BY keys (selection.c) has documented
+ * defaults instead, so that a GROUP BY runs with dp_agg.epsilon alone: while
+ * dp_agg.selection_epsilon is unset the selection costs the share
+ * dp_agg.selection_share of the statement's epsilon (price.c), and
+ * dp_agg.selection_delta is 1e-7 unless set (a DBA changes both per role
+ * with ALTER ROLE ... SET).  dp_agg.group_keys says whether keys are
+ * selected privately (the default) or are public knowledge.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,8 +36,11 @@ static char *dp_guc_selection_delta_string = NULL;
 bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
+int			dp_guc_composition_nice = 10;
 int			dp_guc_max_databases = 8;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
+double		dp_guc_selection_share = DP_DEFAULT_SELECTION_SHARE;
+int			dp_guc_max_public_keys = 100000;
 
 static const struct config_enum_entry group_keys_options[] = {
 	{"private", DP_GROUP_KEYS_PRIVATE, false},
@@ -43,12 +49,14 @@ static const struct config_enum_entry group_keys_options[] = {
 };
 double		dp_guc_protected_min_epsilon = 0.01;
 int			dp_guc_protected_max_row_work = 4096;
+char	   *dp_guc_stats_trusted_role = NULL;
 int			dp_guc_max_rows_contributed = 1;
 int			dp_guc_max_rows_contributed_limit = 1;
 int			dp_guc_max_groups_contributed = 0;
 char	   *dp_guc_unit_pick_key = NULL;
+char	   *dp_guc_unit_sample_key = NULL;
 
-/* Issue 14: Citus (dist_token.c, dist_plan.c) */
+/* DP statements on Citus tables (dist_token.c, dist_plan.c) */
 char	   *dp_guc_cluster_key_file = NULL;
 bool		dp_guc_citus_worker = false;
 int			dp_guc_fragment_ttl_s = 60;
@@ -77,7 +85,7 @@ check_epsilon(char **newval, void **extra, GucSource source)
 
 /*
  * dp_agg.selection_epsilon and dp_agg.selection_delta: unset (empty) or a
- * number in their range; no default, like dp_agg.epsilon (issue 12).
+ * number in their range; no default, like dp_agg.epsilon.
  */
 static bool
 parse_setting(const char *s, double *v)
@@ -125,22 +133,49 @@ check_selection_delta(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/* dp_agg.unit_pick_key: empty, or DP_PICK_KEY_HEX_LEN hexadecimal digits */
+/* a key of privacy units: empty, or DP_PICK_KEY_HEX_LEN hexadecimal digits */
+static bool
+valid_unit_key(const char *v)
+{
+	return v == NULL || v[0] == '\0' ||
+		(strlen(v) == DP_PICK_KEY_HEX_LEN &&
+		 strspn(v, "0123456789abcdef") == DP_PICK_KEY_HEX_LEN);
+}
+
+/* dp_agg.unit_pick_key */
 static bool
 check_unit_pick_key(char **newval, void **extra, GucSource source)
 {
-	const char *v = *newval;
-
-	if (v == NULL || v[0] == '\0')
+	if (valid_unit_key(*newval))
 		return true;
-	if (strlen(v) != DP_PICK_KEY_HEX_LEN || strspn(v, "0123456789abcdef") != DP_PICK_KEY_HEX_LEN)
-	{
-		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
-		GUC_check_errmsg("invalid value for %s", DP_PICK_KEY_SETTING);
-		GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
-		return false;
-	}
-	return true;
+	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+	GUC_check_errmsg("invalid value for %s", DP_PICK_KEY_SETTING);
+	GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
+	return false;
+}
+
+/* dp_agg.unit_sample_key */
+static bool
+check_unit_sample_key(char **newval, void **extra, GucSource source)
+{
+	if (valid_unit_key(*newval))
+		return true;
+	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+	GUC_check_errmsg("invalid value for %s", DP_SAMPLE_KEY_SETTING);
+	GUC_check_errdetail("The key is %d lower-case hexadecimal digits.", DP_PICK_KEY_HEX_LEN);
+	return false;
+}
+
+/*
+ * SHOW, current_setting and pg_settings never show the key of a sample:
+ * amplification by subsampling holds only while the sample is secret
+ * (pick_key.c).  Parallel workers get the value itself, which PostgreSQL
+ * copies without the show hook.
+ */
+static const char *
+show_unit_sample_key(void)
+{
+	return dp_guc_unit_sample_key == NULL || dp_guc_unit_sample_key[0] == '\0' ? "" : "(secret)";
 }
 
 static bool
@@ -179,7 +214,8 @@ dp_guc_init(void)
 
 	DefineCustomStringVariable("dp_agg.selection_epsilon",
 							   "Privacy loss epsilon of the private selection of GROUP BY keys.",
-							   "Empty (the default) means unset: a DP statement with GROUP BY is then an error.",
+							   "Empty (the default): the selection costs dp_agg.selection_share of the "
+							   "statement's epsilon.",
 							   &dp_guc_selection_epsilon_string,
 							   "",
 							   PGC_USERSET,
@@ -188,12 +224,34 @@ dp_guc_init(void)
 
 	DefineCustomStringVariable("dp_agg.selection_delta",
 							   "Privacy parameter delta of the private selection of GROUP BY keys.",
-							   "Empty (the default) means unset: a DP statement with GROUP BY is then an error.",
+							   "A group of one unit is released with probability delta; empty means unset, "
+							   "and a DP statement with private GROUP BY keys is then an error.",
 							   &dp_guc_selection_delta_string,
-							   "",
+							   DP_DEFAULT_SELECTION_DELTA,
 							   PGC_USERSET,
 							   0,
 							   check_selection_delta, NULL, NULL);
+
+	DefineCustomRealVariable("dp_agg.selection_share",
+							 "Share of a statement's epsilon that the private selection of its GROUP BY keys "
+							 "costs while dp_agg.selection_epsilon is unset.",
+							 "With share s, a statement whose releases cost epsilon E pays s E / (1 - s) "
+							 "for the selection: E at the default 0.5.",
+							 &dp_guc_selection_share,
+							 DP_DEFAULT_SELECTION_SHARE, 0.01, 0.99,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.max_public_keys",
+							"Most keys of the public domain of a DP statement's GROUP BY.",
+							"Every key of a public domain is released; a domain derived from the "
+							"statement's constants that has more keys leaves them to private selection.",
+							&dp_guc_max_public_keys,
+							100000, 1, 10000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("dp_agg.group_keys",
 							 "Whether GROUP BY keys of DP statements are selected privately or public.",
@@ -215,6 +273,19 @@ dp_guc_init(void)
 							2000, 100, 3600 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.composition_nice",
+							"Nice value a backend takes when it first composes privacy loss distributions.",
+							"Compositions for 'pld' accounting run in the backends of the statements "
+							"that need them; a lower CPU priority (a higher nice value) keeps them "
+							"from taking CPU from other roles' statements when CPUs are scarce. The "
+							"backend keeps it until it exits (a process cannot raise its priority "
+							"again). 0 leaves the priority alone.",
+							&dp_guc_composition_nice,
+							10, 0, 19,
+							PGC_SUSET,
+							0,
 							NULL, NULL, NULL);
 
 	/*
@@ -242,7 +313,22 @@ dp_guc_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* Issue 14: Citus */
+	/*
+	 * Roles trusted for statistics: they read the counters of protected
+	 * relations (protect_stats.c).  PGC_SUSET: an untrusted role must not
+	 * name a role of its own.
+	 */
+	DefineCustomStringVariable("dp_agg.stats_trusted_role",
+							   "Role whose members may read the statistics that count the rows of protected relations.",
+							   "Roles with its privileges read the cumulative statistics of every relation "
+							   "(pg_stat_*); empty: superusers and each relation's trusted roles only.",
+							   &dp_guc_stats_trusted_role,
+							   "pg_read_all_stats",
+							   PGC_SUSET,
+							   0,
+							   NULL, NULL, NULL);
+
+	/* DP statements on Citus tables */
 	DefineCustomStringVariable("dp_agg.cluster_key_file",
 							   "File holding the key the nodes of a Citus cluster share to sign fragments.",
 							   "Empty (the default): DP statements on Citus tables are refused.",
@@ -315,7 +401,7 @@ dp_guc_init(void)
 							0,
 							NULL, NULL, NULL);
 
-	/* Issue 12: the key of the priorities of privacy units (pick_key.c) */
+	/* privacy units: the key of the priorities of their groups (pick_key.c) */
 	DefineCustomStringVariable(DP_PICK_KEY_SETTING,
 							   "Internal: the key of the priorities that choose the group of each privacy unit.",
 							   "Drawn by dp_agg for each execution of a DP statement over privacy units and "
@@ -326,6 +412,17 @@ dp_guc_init(void)
 							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_NO_RESET_ALL |
 							   GUC_DISALLOW_IN_FILE | GUC_SUPERUSER_ONLY,
 							   check_unit_pick_key, NULL, NULL);
+	/* the key of the samples of privacy units (pick_key.c, unit_sample.c) */
+	DefineCustomStringVariable(DP_SAMPLE_KEY_SETTING,
+							   "Internal: the key that decides which privacy units a TABLESAMPLE keeps.",
+							   "Drawn by dp_agg for each execution of a DP statement that samples privacy "
+							   "units and passed to its parallel workers; never shown.",
+							   &dp_guc_unit_sample_key,
+							   "",
+							   PGC_SUSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_NO_RESET_ALL |
+							   GUC_DISALLOW_IN_FILE | GUC_SUPERUSER_ONLY,
+							   check_unit_sample_key, NULL, show_unit_sample_key);
 
 	MarkGUCPrefixReserved("dp_agg");
 }
@@ -342,17 +439,22 @@ dp_guc_epsilon(double *epsilon)
 	return true;
 }
 
-/*
- * The values of dp_agg.selection_epsilon and dp_agg.selection_delta, false
- * if either is unset.
- */
+/* The value of dp_agg.selection_epsilon, false if it is unset. */
 bool
-dp_guc_selection(double *epsilon, double *delta)
+dp_guc_selection_epsilon(double *epsilon)
 {
-	if (dp_guc_selection_epsilon_string == NULL || dp_guc_selection_epsilon_string[0] == '\0' ||
-		dp_guc_selection_delta_string == NULL || dp_guc_selection_delta_string[0] == '\0')
+	if (dp_guc_selection_epsilon_string == NULL || dp_guc_selection_epsilon_string[0] == '\0')
 		return false;
 	*epsilon = strtod(dp_guc_selection_epsilon_string, NULL);
+	return true;
+}
+
+/* The value of dp_agg.selection_delta, false if it was set to empty. */
+bool
+dp_guc_selection_delta(double *delta)
+{
+	if (dp_guc_selection_delta_string == NULL || dp_guc_selection_delta_string[0] == '\0')
+		return false;
 	*delta = strtod(dp_guc_selection_delta_string, NULL);
 	return true;
 }

@@ -20,17 +20,29 @@ typedef enum DpGroupKeys
 
 extern double dp_guc_delta;
 extern int	dp_guc_group_keys;
+
+/*
+ * The defaults of the private selection of GROUP BY keys (README, "Private
+ * group keys"): its share of a statement's epsilon while
+ * dp_agg.selection_epsilon is unset, and dp_agg.selection_delta
+ */
+#define DP_DEFAULT_SELECTION_SHARE 0.5
+#define DP_DEFAULT_SELECTION_DELTA "1e-7"
+extern double dp_guc_selection_share;
+extern int	dp_guc_max_public_keys;
 extern int	dp_guc_charger_idle_ms;
+extern int	dp_guc_composition_nice;
 extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
+extern char *dp_guc_stats_trusted_role;
 
-/* Issue 14: Citus */
+/* DP statements on Citus tables */
 extern char *dp_guc_cluster_key_file;
 extern bool dp_guc_citus_worker;
 extern int	dp_guc_fragment_ttl_s;
 
-/* Issue 12: privacy units */
+/* privacy units */
 /*
  * Largest bound on the groups or rows of one privacy unit (2^16, the
  * CHECK of dp_agg.privacy_unit): k * R <= 2^32 keeps sensitivities in
@@ -44,9 +56,13 @@ extern int	dp_guc_max_groups_contributed;
 #define DP_PICK_KEY_SETTING "dp_agg.unit_pick_key"
 #define DP_PICK_KEY_HEX_LEN 32
 extern char *dp_guc_unit_pick_key;
+/* the key of the samples of privacy units (pick_key.c), hexadecimal, never shown */
+#define DP_SAMPLE_KEY_SETTING "dp_agg.unit_sample_key"
+extern char *dp_guc_unit_sample_key;
 
 extern void dp_guc_init(void);
 extern bool dp_guc_epsilon(double *epsilon);
-extern bool dp_guc_selection(double *epsilon, double *delta);
+extern bool dp_guc_selection_epsilon(double *epsilon);
+extern bool dp_guc_selection_delta(double *delta);
 
 #endif							/* DP_AGG_GUC_H */

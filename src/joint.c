@@ -114,22 +114,16 @@
 static int
 joinable_specs(DpRelease *r, DpNoiseSpec **specs)
 {
+	const DpNoiseSpec *all[DP_MAX_NOISES];
 	int			n = 0;
+	int			m = dp_release_noises(r, all, NULL);
 
 	if (r->sampling.amplified)
 		return 0;
-	if (r->call.kind != DP_SUM)
-		specs[n++] = &r->count;
-	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
-		specs[n++] = &r->sum;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < m; i++)
 	{
-		if (specs[i]->mechanism != DP_MECH_GAUSSIAN)
-		{
-			specs[i] = specs[n - 1];
-			n--;
-			i--;
-		}
+		if (all[i]->mechanism == DP_MECH_GAUSSIAN)
+			specs[n++] = (DpNoiseSpec *) all[i];
 	}
 	return n;
 }
@@ -166,14 +160,17 @@ set_joint_sigma(DpNoiseSpec *ns, double factor, double joint_mu)
 static int
 amplified_specs(DpRelease *r, DpNoiseSpec **specs)
 {
+	const DpNoiseSpec *all[DP_MAX_NOISES];
 	int			n = 0;
+	int			m = dp_release_noises(r, all, NULL);
 
 	if (!r->sampling.amplified)
 		return 0;
-	if (r->call.kind != DP_SUM && r->count.mechanism != DP_MECH_NONE)
-		specs[n++] = &r->count;
-	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) && r->sum.mechanism != DP_MECH_NONE)
-		specs[n++] = &r->sum;
+	for (int i = 0; i < m; i++)
+	{
+		if (all[i]->mechanism != DP_MECH_NONE)
+			specs[n++] = (DpNoiseSpec *) all[i];
+	}
 	return n;
 }
 
@@ -210,7 +207,7 @@ shared_sample_sums(List *priced, SharedSample *g)
 	foreach(lc, priced)
 	{
 		DpRelease  *r = lfirst(lc);
-		DpNoiseSpec *specs[2];
+		DpNoiseSpec *specs[DP_MAX_NOISES];
 		int			n = amplified_specs(r, specs);
 
 		if (n > 0 && g->count > 0 && r->sampling.rate != g->rate)
@@ -246,7 +243,7 @@ gaussian_sum_sq(List *priced, int (*specs_of) (DpRelease *r, DpNoiseSpec **specs
 
 	foreach(lc, priced)
 	{
-		DpNoiseSpec *specs[2];
+		DpNoiseSpec *specs[DP_MAX_NOISES];
 		int			n = specs_of(lfirst(lc), specs);
 
 		for (int i = 0; i < n; i++)
@@ -267,7 +264,8 @@ static void
 set_shared_laplace(DpNoiseSpec *ns, const SharedSample *g, double epsilon0)
 {
 	double		e0 = share_down(epsilon0, ns->epsilon, g->epsilon);
-	double		b = dp_div_up((double) ns->sens_units, e0);
+	/* a release of r repeats, each of sensitivity D: L1 sensitivity r D */
+	double		b = dp_div_up(dp_mul_up((double) ns->sens_units, (double) ns->repeats), e0);
 
 	if (!(b <= DP_MAX_LAPLACE_SCALE))
 		ereport(ERROR,
@@ -352,7 +350,7 @@ calibrate_shared_sample(List *priced, List *releases)
 	foreach(lc, releases)
 	{
 		DpRelease  *r = lfirst(lc);
-		DpNoiseSpec *specs[2];
+		DpNoiseSpec *specs[DP_MAX_NOISES];
 		int			n = amplified_specs(r, specs);
 
 		for (int i = 0; i < n; i++)
@@ -362,6 +360,8 @@ calibrate_shared_sample(List *priced, List *releases)
 			if (ns->mechanism == DP_MECH_LAPLACE)
 			{
 				set_shared_laplace(ns, &g, epsilon0);
+				if (ns == &r->tree)
+					dp_release_tree_tails(r);	/* its scale changed */
 				continue;
 			}
 			if (ns->sigma_units < JOINT_MIN_SIGMA_UNITS)
@@ -400,7 +400,7 @@ dp_joint_calibrate(List *priced, List *releases)
 	calibrate_shared_sample(priced, releases);
 	foreach(lc, priced)
 	{
-		DpNoiseSpec *specs[2];
+		DpNoiseSpec *specs[DP_MAX_NOISES];
 		int			n = joinable_specs(lfirst(lc), specs);
 
 		for (int i = 0; i < n; i++)
@@ -432,7 +432,7 @@ dp_joint_calibrate(List *priced, List *releases)
 
 	foreach(lc, releases)
 	{
-		DpNoiseSpec *specs[2];
+		DpNoiseSpec *specs[DP_MAX_NOISES];
 		int			n = joinable_specs(lfirst(lc), specs);
 
 		for (int i = 0; i < n; i++)

@@ -11,9 +11,13 @@
 
 #include "access/transam.h"
 #include "catalog/pg_proc.h"
+#include "executor/executor.h"
 #include "fmgr.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 
 #include "params.h"
@@ -32,6 +36,42 @@ call_is_parameter_form(Oid fn, bool retset, List *args)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * The element expression of an ArrayCoerceExpr: the element itself
+ * (CaseTestExpr), relabelled or passed to built-in immutable functions
+ */
+static bool
+element_cast_form(Node *expr)
+{
+	if (expr == NULL)
+		return false;
+	switch (nodeTag(expr))
+	{
+		case T_CaseTestExpr:
+			return true;
+		case T_RelabelType:
+			return element_cast_form((Node *) ((RelabelType *) expr)->arg);
+		case T_FuncExpr:
+			{
+				FuncExpr   *f = (FuncExpr *) expr;
+				ListCell   *lc;
+
+				if (f->funcretset || f->funcid >= FirstGenbkiObjectId ||
+					func_volatile(f->funcid) != PROVOLATILE_IMMUTABLE || f->args == NIL ||
+					!element_cast_form(linitial(f->args)))
+					return false;
+				for_each_from(lc, f->args, 1)
+				{
+					if (!dp_is_parameter_form(lfirst(lc)))
+						return false;
+				}
+				return true;
+			}
+		default:
+			return false;
+	}
 }
 
 /*
@@ -64,6 +104,28 @@ dp_is_parameter_form(Node *expr)
 
 				set_opfuncid(o);
 				return call_is_parameter_form(o->opfuncid, o->opretset, o->args);
+			}
+		case T_ArrayCoerceExpr:
+			{
+				/* an array of such cast element by element (numeric[] to float8[]) */
+				ArrayCoerceExpr *ac = (ArrayCoerceExpr *) expr;
+
+				return dp_is_parameter_form((Node *) ac->arg) && element_cast_form((Node *) ac->elemexpr);
+			}
+		case T_ArrayExpr:
+			{
+				/* ARRAY[...] of such (the percentiles of dp_percentile) */
+				ArrayExpr  *a = (ArrayExpr *) expr;
+				ListCell   *lc;
+
+				if (a->multidims)
+					return false;
+				foreach(lc, a->elements)
+				{
+					if (!dp_is_parameter_form(lfirst(lc)))
+						return false;
+				}
+				return true;
 			}
 		default:
 			return false;
@@ -170,6 +232,60 @@ dp_eval_parameter(Node *expr, ParamListInfo params, Datum *value, bool *isnull)
 
 				set_opfuncid(o);
 				eval_call(o->opfuncid, o->args, o->inputcollid, params, value, isnull);
+				return;
+			}
+		case T_ArrayCoerceExpr:
+			{
+				/*
+				 * the array argument evaluated here, the element casts (built-in
+				 * immutable functions, element_cast_form) by the executor
+				 */
+				ArrayCoerceExpr *ac = copyObject((ArrayCoerceExpr *) expr);
+				Datum		arg;
+				bool		argnull;
+				int16		typlen;
+				bool		typbyval;
+				ExprContext *econtext;
+				ExprState  *state;
+				Datum		result;
+
+				dp_eval_parameter((Node *) ((ArrayCoerceExpr *) expr)->arg, params, &arg, &argnull);
+				get_typlenbyval(exprType((Node *) ac->arg), &typlen, &typbyval);
+				ac->arg = (Expr *) makeConst(exprType((Node *) ac->arg), exprTypmod((Node *) ac->arg),
+											 exprCollation((Node *) ac->arg), typlen, arg, argnull,
+											 typbyval);
+				econtext = CreateStandaloneExprContext();
+				state = ExecInitExpr((Expr *) ac, NULL);
+				result = ExecEvalExprSwitchContext(state, econtext, isnull);
+				get_typlenbyval(ac->resulttype, &typlen, &typbyval);
+				*value = *isnull ? (Datum) 0 : datumCopy(result, typbyval, typlen);
+				FreeExprContext(econtext, true);
+				return;
+			}
+		case T_ArrayExpr:
+			{
+				ArrayExpr  *a = (ArrayExpr *) expr;
+				int			n = list_length(a->elements);
+				Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+				bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
+				int			dims[1] = {n};
+				int			lbs[1] = {1};
+				int16		typlen;
+				bool		typbyval;
+				char		typalign;
+				int			i = 0;
+				ListCell   *lc;
+
+				foreach(lc, a->elements)
+				{
+					dp_eval_parameter(lfirst(lc), params, &elems[i], &nulls[i]);
+					i++;
+				}
+				get_typlenbyvalalign(a->element_typeid, &typlen, &typbyval, &typalign);
+				*value = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+															a->element_typeid, typlen,
+															typbyval, typalign));
+				*isnull = false;
 				return;
 			}
 		default:

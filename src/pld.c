@@ -199,6 +199,20 @@ laplace_delta(double b, double d, double eps)
 	return best;
 }
 
+/*
+ * delta(eps) of randomized response at e0, eps >= 0: the pair (p, 1 - p),
+ * (1 - p, p) with p = e^e0 / (1 + e^e0) has H_x = p - x (1 - p) for
+ * 1 <= x <= e^e0, 0 beyond.  Every e0-DP mechanism is dominated by it
+ * (Kairouz, Oh & Viswanath 2015, Theorem 2.1), report noisy max too.
+ */
+static double
+rr_delta(double e0, double eps)
+{
+	if (eps >= e0)
+		return 0;
+	return (expm1(e0) - expm1(eps)) / (1 + exp(e0));
+}
+
 /* delta of the base mechanism (A, B) at s >= 0, an upper bound */
 static double
 base_delta_pos(const DpPldKind *k, double s)
@@ -209,6 +223,8 @@ base_delta_pos(const DpPldKind *k, double s)
 	dp_work_step();
 	if (k->mechanism == DP_PLD_LAPLACE)
 		d = laplace_delta(k->scale, k->sens, s);
+	else if (k->mechanism == DP_PLD_RR)
+		d = rr_delta(k->scale, s);
 	else
 		d = dp_discrete_gaussian_delta(k->scale, s, k->sens);
 	return Min(d, 1.0);
@@ -975,7 +991,7 @@ build_kinds(const DpPldTerm *terms, int n, int dir, KindPld *kinds, double *h)
 	for (int i = 0; i < n; i++)
 		if (kinds[i].omega != NULL)
 			sd = Min(sd, sqrt(kinds[i].var) /
-					 (terms[i].kind.mechanism == DP_PLD_LAPLACE
+					 (terms[i].kind.mechanism != DP_PLD_GAUSSIAN
 					  ? PLD_BINS_PER_SD_LAPLACE : PLD_BINS_PER_SD_GAUSSIAN));
 	if (!isfinite(sd) || sd <= 0)
 		return true;
@@ -1186,6 +1202,26 @@ epsilon_dir(const DpPldTerm *terms, int n, double delta, int dir, double *epsilo
 	return found;
 }
 
+/* the canonical order of terms: by kind, then count */
+static int
+term_cmp(const void *pa, const void *pb)
+{
+	const DpPldTerm *a = pa;
+	const DpPldTerm *b = pb;
+
+	if (a->kind.mechanism != b->kind.mechanism)
+		return a->kind.mechanism < b->kind.mechanism ? -1 : 1;
+	if (a->kind.scale != b->kind.scale)
+		return a->kind.scale < b->kind.scale ? -1 : 1;
+	if (a->kind.sens != b->kind.sens)
+		return a->kind.sens < b->kind.sens ? -1 : 1;
+	if (a->kind.rate != b->kind.rate)
+		return a->kind.rate < b->kind.rate ? -1 : 1;
+	if (a->count != b->count)
+		return a->count < b->count ? -1 : 1;
+	return 0;
+}
+
 /* the directions of neighbours to compose: both if a release is sampled */
 static int
 directions(const DpPldTerm *terms, int n)
@@ -1205,12 +1241,23 @@ directions(const DpPldTerm *terms, int n)
 bool
 dp_pld_epsilon(const DpPldTerm *terms, int n, double delta, double *epsilon)
 {
+	DpPldTerm	sorted[DP_PLD_MAX_KINDS];
+
+	/*
+	 * in a canonical order: the rounding of a composition depends on the
+	 * order of its convolutions, and one state must get one answer
+	 * wherever it is asked (admission, the views, pld_state_epsilon)
+	 */
+	if (n > DP_PLD_MAX_KINDS)
+		return false;
+	memcpy(sorted, terms, sizeof(DpPldTerm) * n);
+	qsort(sorted, n, sizeof(DpPldTerm), term_cmp);
 	*epsilon = 0;
-	for (int dir = 0; dir < directions(terms, n); dir++)
+	for (int dir = 0; dir < directions(sorted, n); dir++)
 	{
 		double		e;
 
-		if (!epsilon_dir(terms, n, delta, dir, &e))
+		if (!epsilon_dir(sorted, n, delta, dir, &e))
 			return false;
 		*epsilon = Max(*epsilon, e);
 	}

@@ -14,7 +14,9 @@
 typedef enum DpPldMechanism
 {
 	DP_PLD_LAPLACE,				/* discrete Laplace, P[X = x] ~ exp(-|x| / scale) */
-	DP_PLD_GAUSSIAN				/* discrete Gaussian, P[X = x] ~ exp(-x^2 / (2 scale^2)) */
+	DP_PLD_GAUSSIAN,			/* discrete Gaussian, P[X = x] ~ exp(-x^2 / (2 scale^2)) */
+	DP_PLD_RR					/* randomized response at epsilon = scale, sens 1:
+								 * dominates every scale-DP mechanism (top_k.c) */
 } DpPldMechanism;
 
 /*

@@ -25,22 +25,29 @@
  * At most DP_PLD_MAX_KINDS objects of about 110 bytes: under 4 kB a row.
  *
  * Admission.  Composing a history by FFT takes from milliseconds to
- * seconds, far more than a charge; but a role usually repeats statements.
- * The privacy curve of a composition only grows with every release added,
- * so a history with at most as many releases of every kind as one that
- * meets the limits meets them too, and one with at least as many as one
- * that does not, does not.  dp_agg.budget.pld_frontier keeps, for the
- * limits it was computed at, one of each: {"epsilon", "delta", "fit":
- * releases, "unfit": releases}.  When neither decides, the charger asks
- * how many more repeats m of the statement the history admits
- * (dp_pld_max_repeats) and records history + m statements as fit and
- * history + (m + 1) as unfit: the next m repeats are then admitted, and
- * the one after refused, without composing again.  The frontier is
- * written with the budget, in the charge's transaction, so it survives
- * restarts; it depends on the limits only (a reset keeps it, set_budget
- * with other limits makes it stale and it is replaced), and it is at most
- * 2 x DP_PLD_MAX_KINDS release objects (under 8 kB).  A workload that
- * alternates statement shapes composes once per change of shape.
+ * seconds, far more than a charge, so the charger never composes: its work
+ * per request is a comparison of counts, whatever the history.  The
+ * privacy curve of a composition only grows with every release added, so
+ * a history with at most as many releases of every kind as one whose
+ * certificate meets the limits meets them too.  dp_agg.budget.pld_frontier
+ * keeps one such composition, for the limits it was computed at, with its
+ * certificate: {"epsilon", "delta", "fit": releases, "fit_epsilon"}.  When
+ * it does not cover the history plus the statement (and neither do the
+ * basic and Renyi certificates, which are cheaper), the charger answers
+ * with the role's history, and the statement's own backend composes
+ * (dp_pld_certify): outside the charger, one backend of a role at a time
+ * (budget.c), interruptible.  It sends back a certificate: a composition
+ * covering history + statement that meets the limits (history + m
+ * repeats of the statement, so that the next m charges compose nothing),
+ * or the refusal of history + statement by dp_pld_epsilon.  The charger
+ * checks the certificate against the history it holds locked (another
+ * statement of the role may have been charged meanwhile: then it asks
+ * again) and writes the fit one as the frontier, in the charge's
+ * transaction.  A statement is refused by this certificate exactly when
+ * dp_pld_epsilon of history + statement exceeds the limit: the value that
+ * dp_agg.pld_state_epsilon and the views report.  The frontier depends on
+ * the limits only: a reset keeps it, set_budget with other limits makes it
+ * stale.  It is at most DP_PLD_MAX_KINDS release objects (under 4 kB).
  *
  *-------------------------------------------------------------------------
  */
@@ -68,6 +75,7 @@
 #define PLD_MAX_GAUSSIAN_SCALE 281474976710656.0	/* 2^48 */
 #define PLD_MAX_SENS 9007199254740992.0 /* 2^53: exact in a double */
 #define PLD_MIN_RATE (1.0 / 4294967296.0)	/* 2^-32, BERNOULLI's finest */
+#define PLD_MAX_RR_EPSILON 64.0	/* e^64: far beyond any use, finite in doubles */
 
 /* ---------- the kinds of a priced call ---------- */
 
@@ -99,8 +107,9 @@ noise_kind(const DpNoiseSpec *ns, const DpSampling *sampling, DpPldKind *k, bool
 }
 
 /*
- * Add the releases of a priced call to state (one or two: dp_avg has a
- * count and a sum); an overflow leaves the state saturated.
+ * Add the releases of a priced call to state (dp_avg has a count and a
+ * sum, dp_var also a sum of squares); an overflow leaves the state
+ * saturated.
  */
 void
 dp_release_add_pld(const DpRelease *r, DpPldState *state)
@@ -116,26 +125,52 @@ dp_release_add_pld(const DpRelease *r, DpPldState *state)
 	 * subsampled mechanism, not several independently subsampled ones:
 	 * composing them as independent would understate their loss.
 	 */
-	if (r->call.kind == DP_SELECT || r->shared_sample)
+	if (r->call.kind == DP_PUBLIC)
+		return;					/* no noise, nothing released that depends on the rows */
+	if (r->call.kind == DP_TOP_K)
+	{
+		/* k rounds, each e0-DP: randomized response at e0 dominates each (top_k.c) */
+		k.mechanism = DP_PLD_RR;
+		k.scale = dp_div_up((double) r->count.laplace.s, (double) r->count.laplace.t);
+		k.sens = 1;
+		k.rate = 1;
+		if (k.scale > PLD_MAX_RR_EPSILON)
+			state->saturated = true;	/* beyond any budget: basic composition decides */
+		else
+			dp_pld_state_add(state, &k, (double) r->top_k);
+		if (state->saturated)
+			state->n = 0;
+		return;
+	}
+	/*
+	 * A quantile tree under a privacy unit: a unit moves the counts of a
+	 * level by at most c = k R in all, perhaps spread over several nodes;
+	 * its Renyi DP is at most that of one shift of c per level (the Renyi
+	 * divergence of the Laplace mechanism is convex in the shift), which
+	 * the curve counts, but the state would compose it as a shift of c per
+	 * level without that argument for the PLD: not counted by kind.
+	 */
+	if (r->call.kind == DP_SELECT || r->shared_sample ||
+		(DP_KIND_QUANTILE(r->call.kind) && r->tree.sens_units > 1))
 	{
 		state->saturated = true;
 		state->n = 0;
 		return;
 	}
-	if (r->call.kind != DP_SUM && noise_kind(&r->count, &r->sampling, &k, &exact))
 	{
-		if (exact)
-			dp_pld_state_add(state, &k, 1);
-		else
-			state->saturated = true;
-	}
-	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) &&
-		noise_kind(&r->sum, &r->sampling, &k, &exact))
-	{
-		if (exact)
-			dp_pld_state_add(state, &k, 1);
-		else
-			state->saturated = true;
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
+		int			n = dp_release_noises(r, specs, NULL);
+
+		/* a release of r repeats: r independent releases of its kind */
+		for (int i = 0; i < n; i++)
+		{
+			if (!noise_kind(specs[i], &r->sampling, &k, &exact))
+				continue;
+			if (exact)
+				dp_pld_state_add(state, &k, (double) specs[i]->repeats);
+			else
+				state->saturated = true;
+		}
 	}
 	if (state->saturated)
 		state->n = 0;
@@ -256,15 +291,37 @@ parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
 
 	if (m == NULL || m->type != jbvString)
 		bad_input("a release description has no \"mechanism\"",
-				  "\"mechanism\" must be \"laplace\", \"gaussian\" or \"none\".");
+				  "\"mechanism\" must be \"laplace\", \"gaussian\", \"randomized_response\" or \"none\".");
 	mech = pnstrdup(m->val.string.val, m->val.string.len);
 	rate = sampling_rate(obj, rate);
 	count = count_field(obj, count);
 	if (strcmp(mech, "none") == 0)
 		return;
+	if (strcmp(mech, "randomized_response") == 0)
+	{
+		/* top-k's rounds (top_k.c): an epsilon, sensitivity 1, never sampled */
+		double		e0 = number_field(obj, "epsilon", NAN);
+
+		if (!(e0 > 0 && e0 <= PLD_MAX_RR_EPSILON))
+			bad_input("a randomized response's epsilon is out of range",
+					  psprintf("\"epsilon\" is %g; it must be positive and at most %g.", e0,
+							   PLD_MAX_RR_EPSILON));
+		if (count == 0)
+			return;
+		k.mechanism = DP_PLD_RR;
+		k.scale = e0;
+		k.sens = 1;
+		k.rate = 1;
+		dp_pld_state_add(state, &k, count);
+		if (state->saturated)
+			bad_input("too many kinds of releases",
+					  psprintf("At most %d different releases (mechanism, noise scale, sensitivity "
+							   "and rate) can be composed at once.", DP_PLD_MAX_KINDS));
+		return;
+	}
 	if (strcmp(mech, "laplace") != 0 && strcmp(mech, "gaussian") != 0)
 		bad_input("a release description has an unknown mechanism",
-				  psprintf("The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\" or \"none\".",
+				  psprintf("The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\", \"randomized_response\" or \"none\".",
 						   mech));
 	k.mechanism = strcmp(mech, "laplace") == 0 ? DP_PLD_LAPLACE : DP_PLD_GAUSSIAN;
 	grid = number_field(obj, "grid", 1);
@@ -394,11 +451,16 @@ dp_pld_state_encode(const DpPldState *state)
 	{
 		const DpPldTerm *t = &state->terms[i];
 
-		appendStringInfo(&buf, "%s{\"mechanism\": \"%s\", \"sensitivity\": %.17g, "
-						 "\"noise_scale\": %.17g, \"rate\": %.17g, \"count\": %.0f}",
-						 i > 0 ? ", " : "",
-						 t->kind.mechanism == DP_PLD_LAPLACE ? "laplace" : "gaussian",
-						 t->kind.sens, t->kind.scale, t->kind.rate, t->count);
+		if (t->kind.mechanism == DP_PLD_RR)
+			appendStringInfo(&buf, "%s{\"mechanism\": \"randomized_response\", \"epsilon\": %.17g, "
+							 "\"rate\": 1, \"count\": %.0f}",
+							 i > 0 ? ", " : "", t->kind.scale, t->count);
+		else
+			appendStringInfo(&buf, "%s{\"mechanism\": \"%s\", \"sensitivity\": %.17g, "
+							 "\"noise_scale\": %.17g, \"rate\": %.17g, \"count\": %.0f}",
+							 i > 0 ? ", " : "",
+							 t->kind.mechanism == DP_PLD_LAPLACE ? "laplace" : "gaussian",
+							 t->kind.sens, t->kind.scale, t->kind.rate, t->count);
 	}
 	appendStringInfoChar(&buf, ']');
 	return buf.data;
@@ -407,8 +469,8 @@ dp_pld_state_encode(const DpPldState *state)
 /* ---------- admission ---------- */
 
 /* does a hold at least the releases of b, kind by kind? */
-static bool
-covers(const DpPldState *a, const DpPldState *b)
+bool
+dp_pld_state_covers(const DpPldState *a, const DpPldState *b)
 {
 	if (a->saturated || b->saturated)
 		return false;
@@ -427,6 +489,13 @@ covers(const DpPldState *a, const DpPldState *b)
 	return true;
 }
 
+/* the same releases, kind by kind? */
+bool
+dp_pld_state_equal(const DpPldState *a, const DpPldState *b)
+{
+	return dp_pld_state_covers(a, b) && dp_pld_state_covers(b, a);
+}
+
 /* history plus m times stmt */
 static DpPldState
 repeated(const DpPldState *history, const DpPldState *stmt, double m)
@@ -438,63 +507,135 @@ repeated(const DpPldState *history, const DpPldState *stmt, double m)
 	return r;
 }
 
-/*
- * Does the PLD certificate admit stmt after history, for these limits?
- * false when it does not or is not available (untracked state, delta limit
- * 0, a grid too wide).
- *
- * Composing a history takes up to seconds; so the role's frontier (kept in
- * budget.pld_frontier, see the head comment) records a composition known
- * to meet the limits, and one known not to: a history covered by the
- * first (no more releases of any kind) is admitted, one covering the
- * second refused, without composing.  Otherwise the most repeats m of
- * stmt that the history admits are computed once (dp_pld_max_repeats):
- * history + m stmt becomes the fit frontier, history + (m + 1) stmt the
- * unfit one, and *changed says the frontier must be written back.
- */
-bool
-dp_pld_state_admits(double epsilon, double delta, const DpPldState *history,
-					const DpPldState *stmt, DpPldFrontier *frontier, bool *changed)
+DpPldState
+dp_pld_state_after(const DpPldState *history, const DpPldState *stmt)
 {
-	DpPldState	after;
-	int64		m;
+	DpPldState	r = repeated(history, stmt, 1);
 
-	if (history->saturated || stmt->saturated || !(delta > 0))
-		return false;
-	if (stmt->n == 0)
-		return true;
-	after = repeated(history, stmt, 1);
-	if (after.saturated)
-		return false;
-	if (frontier->epsilon != epsilon || frontier->delta != delta)
+	if (stmt->saturated)
 	{
-		memset(frontier, 0, sizeof(*frontier));
-		frontier->epsilon = epsilon;
-		frontier->delta = delta;
+		r.saturated = true;
+		r.n = 0;
 	}
-	if (frontier->has_fit && covers(&frontier->fit, &after))
-		return true;
-	if (frontier->has_unfit && covers(&after, &frontier->unfit))
-		return false;
-
-	if (!dp_pld_max_repeats(history->terms, history->n, stmt->terms, stmt->n,
-							epsilon, delta, PLD_MAX_REPEATS, &m))
-		return false;
-	if (m > 0)
-	{
-		frontier->fit = repeated(history, stmt, (double) m);
-		frontier->has_fit = !frontier->fit.saturated;
-	}
-	if (m < PLD_MAX_REPEATS)
-	{
-		frontier->unfit = repeated(history, stmt, (double) m + 1);
-		frontier->has_unfit = !frontier->unfit.saturated;
-	}
-	*changed = true;
-	return m > 0;
+	return r;
 }
 
-/* a budget row's pld_frontier column (NULL: isnull); ERROR if malformed */
+/*
+ * The certificate of a state at delta: dp_pld_epsilon, the one function
+ * that admission, the views and dp_agg.pld_state_epsilon use (it composes
+ * the kinds in a canonical order, so equal states get equal answers).
+ * false if it is not available (untracked, or too wide a grid).
+ */
+bool
+dp_pld_state_epsilon(const DpPldState *state, double delta, double *epsilon)
+{
+	if (state->saturated || !(delta > 0 && delta < 1))
+		return false;
+	return dp_pld_epsilon(state->terms, state->n, delta, epsilon);
+}
+
+/*
+ * Is after admitted by the frontier computed for these limits: is it
+ * covered by a composition F whose certificate meets them?  Why that is
+ * sound: the certificate of F bounds the hockey-stick curve of F's
+ * composition at the limit's epsilon (pld.c: the pessimistic
+ * discretization dominates each release, Doroshenko, Ghazi, Kamath, Kumar
+ * & Manurangsi 2022, Theorem 4.3; compositions of dominating pairs
+ * dominate, Zhu, Dong & Wang 2022, Theorem 10; the FFT composition,
+ * Koskela, Jalko & Honkela 2020, with its error bounded upwards).  The
+ * releases of after are some of F's (kind by kind, at most as many), and
+ * F's pair is after's pair times the pair of the releases F has more: the
+ * first coordinates of F's outputs are a post-processing of them (a
+ * projection), and the hockey-stick divergence never grows by
+ * post-processing (the data-processing inequality of f-divergences, of
+ * which it is one; for (epsilon, delta)-DP, Dwork & Roth 2014,
+ * Proposition 2.1).  So after's curve is below F's, below the certificate,
+ * below the limit: the composition of after's releases is
+ * (epsilon_limit, delta_limit)-DP, whatever the order of its releases.
+ */
+bool
+dp_pld_frontier_admits(const DpPldFrontier *f, double epsilon, double delta,
+					   const DpPldState *after)
+{
+	return f->has_fit && f->epsilon == epsilon && f->delta == delta &&
+		f->fit_epsilon <= epsilon && dp_pld_state_covers(&f->fit, after);
+}
+
+/* make a fit certificate the frontier (the charger, after checking it covers) */
+void
+dp_pld_frontier_adopt(DpPldFrontier *f, const DpPldCertificate *cert)
+{
+	Assert(cert->kind == DP_PLD_CERT_FIT);
+	memset(f, 0, sizeof(*f));
+	f->epsilon = cert->epsilon_limit;
+	f->delta = cert->delta_limit;
+	f->has_fit = true;
+	f->fit = cert->state;
+	f->fit_epsilon = cert->epsilon;
+}
+
+/*
+ * Compose for the charger, in the backend whose statement it is (never in
+ * the charger: its work would delay every role's charge): does history +
+ * stmt meet (epsilon, delta) by the PLD certificate?
+ *
+ * The decision is exactly dp_pld_state_epsilon(history + stmt) <= epsilon,
+ * the value the views report: a statement is refused only when that
+ * certificate refuses it.  To serve the next statements without composing,
+ * the fit certificate covers as many repeats m of stmt as it can: the most
+ * repeats are estimated by binary lifting (dp_pld_max_repeats, one
+ * composition), then the certificate of history + m stmt is computed by
+ * dp_pld_epsilon itself and m is halved until it meets the limits (or is
+ * 1, where history + stmt decides).  At most about log2(m) + 2
+ * compositions, with interrupts honoured throughout (dp_work_step).
+ */
+void
+dp_pld_certify(double epsilon, double delta, const DpPldState *history,
+			   const DpPldState *stmt, DpPldCertificate *cert)
+{
+	DpPldState	after = dp_pld_state_after(history, stmt);
+	int64		m = 0;
+	double		e;
+
+	memset(cert, 0, sizeof(*cert));
+	cert->epsilon_limit = epsilon;
+	cert->delta_limit = delta;
+	cert->state = after;
+	cert->kind = DP_PLD_CERT_REFUSED;
+	cert->epsilon = INFINITY;
+	if (after.saturated || !(delta > 0 && delta < 1))
+		return;
+
+	if (stmt->n > 0 &&
+		!dp_pld_max_repeats(history->terms, history->n, stmt->terms, stmt->n,
+							epsilon, delta, PLD_MAX_REPEATS, &m))
+		m = 0;
+	while (m > 1)
+	{
+		DpPldState	fit = repeated(history, stmt, (double) m);
+
+		if (!fit.saturated && dp_pld_state_epsilon(&fit, delta, &e) && e <= epsilon)
+		{
+			cert->kind = DP_PLD_CERT_FIT;
+			cert->state = fit;
+			cert->epsilon = e;
+			return;
+		}
+		m /= 2;
+	}
+	if (dp_pld_state_epsilon(&after, delta, &e))
+	{
+		cert->epsilon = e;
+		if (e <= epsilon)
+			cert->kind = DP_PLD_CERT_FIT;
+	}
+}
+
+/*
+ * A budget row's pld_frontier column (NULL: isnull); ERROR if malformed.
+ * A frontier without "fit_epsilon" (written by version 0.3, whose "fit" was
+ * not computed by dp_pld_epsilon) is ignored: the next charge composes.
+ */
 void
 dp_pld_frontier_decode(Datum d, bool isnull, DpPldFrontier *f)
 {
@@ -510,22 +651,15 @@ dp_pld_frontier_decode(Datum d, bool isnull, DpPldFrontier *f)
 		bad_input("a budget's pld_frontier is not an object", "It must be an object.");
 	f->epsilon = number_field(&j->root, "epsilon", NAN);
 	f->delta = number_field(&j->root, "delta", NAN);
-	for (int which = 0; which < 2; which++)
-	{
-		const char *key = which == 0 ? "fit" : "unfit";
-
-		v = field(&j->root, key, &buf);
-		if (v == NULL || v->type == jbvNull)
-			continue;
-		if (v->type != jbvBinary)
-			bad_input("a budget's pld_frontier is malformed",
-					  psprintf("\"%s\" must be an array of releases.", key));
-		parse_container(v->val.binary.data, which == 0 ? &f->fit : &f->unfit);
-		if (which == 0)
-			f->has_fit = true;
-		else
-			f->has_unfit = true;
-	}
+	f->fit_epsilon = number_field(&j->root, "fit_epsilon", NAN);
+	v = field(&j->root, "fit", &buf);
+	if (v == NULL || v->type == jbvNull || isnan(f->fit_epsilon))
+		return;
+	if (v->type != jbvBinary)
+		bad_input("a budget's pld_frontier is malformed",
+				  "\"fit\" must be an array of releases.");
+	parse_container(v->val.binary.data, &f->fit);
+	f->has_fit = !f->fit.saturated;
 }
 
 /* the pld_frontier column of a frontier, as jsonb text */
@@ -537,9 +671,8 @@ dp_pld_frontier_encode(const DpPldFrontier *f)
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "{\"epsilon\": %.17g, \"delta\": %.17g", f->epsilon, f->delta);
 	if (f->has_fit)
-		appendStringInfo(&buf, ", \"fit\": %s", dp_pld_state_encode(&f->fit));
-	if (f->has_unfit)
-		appendStringInfo(&buf, ", \"unfit\": %s", dp_pld_state_encode(&f->unfit));
+		appendStringInfo(&buf, ", \"fit\": %s, \"fit_epsilon\": %.17g",
+						 dp_pld_state_encode(&f->fit), f->fit_epsilon);
 	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
@@ -591,4 +724,75 @@ dp_pld_state_epsilon_sql(PG_FUNCTION_ARGS)
 	if (state.saturated)
 		PG_RETURN_NULL();
 	return epsilon_of(PG_GETARG_JSONB_P(0), PG_GETARG_FLOAT8(1), false);
+}
+
+/*
+ * dp_agg.pld_budget_epsilon(pld, pld_frontier, delta): the PLD certificate
+ * of a budget row at delta, as admission uses it, for the views
+ * (dp_agg.my_budget, dp_agg.spent_epsilon); never an ERROR for a history
+ * too wide to compose.  NULL when there is none: an untracked state, or a
+ * composition that is too wide or exceeds the calculators' work limit
+ * (the views then show the other certificates).  When the frontier was
+ * computed at this delta and covers the history, its certificate bounds
+ * the history's curve too (dp_pld_frontier_admits): the answer is the
+ * smaller of the two, so that a history the frontier admitted is shown
+ * within the limits, and one it did not is shown exactly as admission
+ * computed it (dp_pld_epsilon).
+ */
+PG_FUNCTION_INFO_V1(dp_pld_budget_epsilon_sql);
+Datum
+dp_pld_budget_epsilon_sql(PG_FUNCTION_ARGS)
+{
+	DpPldState	state;
+	DpPldFrontier frontier;
+	double		delta;
+	double		epsilon = 0;
+	volatile bool found = false;
+	bool		covered;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	delta = PG_GETARG_FLOAT8(2);
+	if (!(delta > 0 && delta < 1))
+		PG_RETURN_NULL();
+	dp_pld_state_decode(PG_GETARG_DATUM(0), false, &state);
+	if (state.saturated)
+		PG_RETURN_NULL();
+	dp_pld_frontier_decode(PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1), PG_ARGISNULL(1),
+						   &frontier);
+	covered = frontier.has_fit && frontier.delta == delta &&
+		dp_pld_state_covers(&frontier.fit, &state);
+
+	/*
+	 * Compose, within the calculators' work limit.  The composition only
+	 * allocates memory and counts steps: an error of its limits (too many
+	 * steps) is caught here and means "not available"; any other error,
+	 * such as a cancel, is raised.
+	 */
+	PG_TRY();
+	{
+		dp_work_limit(DP_CALCULATOR_MAX_STEPS);
+		found = dp_pld_state_epsilon(&state, delta, &epsilon);
+		dp_work_limit(0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		dp_work_limit(0);
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+			PG_RE_THROW();
+		FlushErrorState();
+		FreeErrorData(edata);
+		found = false;
+	}
+	PG_END_TRY();
+	if (covered && (!found || frontier.fit_epsilon < epsilon))
+		PG_RETURN_FLOAT8(frontier.fit_epsilon);
+	if (!found)
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(epsilon);
 }

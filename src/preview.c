@@ -199,7 +199,9 @@ caller_budget(double epsilon, double delta, const double *curve,
  * max_groups_contributed as the sensitivity (a unit changes the count of
  * at most that many groups, each by one); Gaussian thresholding's sigma as
  * the noise scale; no grid or interval (dp_agg.selection_probability gives
- * its accuracy).
+ * its accuracy).  The groups of a public domain have a row of their own:
+ * release "public_keys", mechanism "none", no price; so does top-k
+ * (release "top_k"), with the noise scale of its rounds.
  */
 static void
 selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilon,
@@ -210,13 +212,34 @@ selection_row(ReturnSetInfo *rsinfo, int call, const DpRelease *r, double epsilo
 
 	values[0] = Int32GetDatum(call);
 	values[1] = CStringGetTextDatum(dp_kind_name(r->call.kind));
-	values[2] = CStringGetTextDatum("selection");
-	values[3] = CStringGetTextDatum(dp_selection_mechanism_name(&r->selection));
-	values[4] = Float8GetDatum(r->selection.epsilon);
-	values[5] = Float8GetDatum(r->selection.delta);
-	values[6] = Float8GetDatum((double) r->selection.max_groups);
-	values[7] = Float8GetDatum(r->selection.gauss.sigma);
-	nulls[7] = r->selection.kind != DP_SELECTION_GAUSSIAN;
+	if (r->call.kind == DP_TOP_K)
+	{
+		/* each of the k rounds: Laplace noise on counts of sensitivity 1 */
+		values[2] = CStringGetTextDatum("top_k");
+		values[3] = CStringGetTextDatum("report_noisy_max");
+		values[4] = Float8GetDatum(r->epsilon);
+		values[5] = Float8GetDatum(0);
+		values[6] = Float8GetDatum(1);
+		values[7] = Float8GetDatum(r->count.noise_scale);
+	}
+	else if (r->call.kind == DP_PUBLIC)
+	{
+		values[2] = CStringGetTextDatum("public_keys");
+		values[3] = CStringGetTextDatum("none");
+		values[4] = Float8GetDatum(0);
+		values[5] = Float8GetDatum(0);
+		nulls[6] = nulls[7] = true;
+	}
+	else
+	{
+		values[2] = CStringGetTextDatum("selection");
+		values[3] = CStringGetTextDatum(dp_selection_mechanism_name(&r->selection));
+		values[4] = Float8GetDatum(r->selection.epsilon);
+		values[5] = Float8GetDatum(r->selection.delta);
+		values[6] = Float8GetDatum((double) r->selection.max_groups);
+		values[7] = Float8GetDatum(r->selection.gauss.sigma);
+		nulls[7] = r->selection.kind != DP_SELECTION_GAUSSIAN;
+	}
 	nulls[8] = nulls[9] = nulls[10] = true;
 	values[11] = Float8GetDatum(epsilon);
 	values[12] = Float8GetDatum(delta);
@@ -260,7 +283,7 @@ dp_preview(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the statement has no DP aggregate"),
-				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum or dp_avg.")));
+				 errhint("dp_agg.preview prices statements that call dp_count, dp_sum, dp_avg, dp_var, dp_stddev, dp_percentile, dp_median or dp_bounds.")));
 	memset(curve, 0, sizeof(curve));
 	dp_statement_add_rdp(priced, curve);
 	foreach(lc, priced)
@@ -272,36 +295,17 @@ dp_preview(PG_FUNCTION_ARGS)
 	foreach(lc, priced)
 	{
 		DpRelease  *r = lfirst(lc);
-		const DpNoiseSpec *parts[2];
-		const char *names[2];
-		int			nparts = 0;
+		const DpNoiseSpec *parts[DP_MAX_NOISES];
+		const char *names[DP_MAX_NOISES];
+		int			nparts;
 
 		call++;
-		if (r->call.kind == DP_SELECT)
+		if (r->call.kind == DP_SELECT || r->call.kind == DP_PUBLIC || r->call.kind == DP_TOP_K)
 		{
 			selection_row(rsinfo, call, r, epsilon, delta, has_budget, affordable);
 			continue;
 		}
-		switch (r->call.kind)
-		{
-			case DP_COUNT_STAR:
-			case DP_COUNT:
-				parts[nparts] = &r->count;
-				names[nparts++] = "count";
-				break;
-			case DP_SUM:
-				parts[nparts] = &r->sum;
-				names[nparts++] = "sum";
-				break;
-			case DP_AVG:
-				parts[nparts] = &r->count;
-				names[nparts++] = "count";
-				parts[nparts] = &r->sum;
-				names[nparts++] = "centred_sum";
-				break;
-			case DP_SELECT:
-				break;			/* above */
-		}
+		nparts = dp_release_noises(r, parts, names);
 		for (int i = 0; i < nparts; i++)
 		{
 			const DpNoiseSpec *ns = parts[i];
@@ -321,6 +325,8 @@ dp_preview(PG_FUNCTION_ARGS)
 			values[6] = Float8GetDatum(ns->sensitivity);
 			values[7] = Float8GetDatum(ns->noise_scale);
 			values[8] = Float8GetDatum(ldexp(1.0, ns->grid_exp));
+			/* bounds estimated: the grid, and the noise in its units, follow them */
+			nulls[8] = nulls[10] = dp_grid_at_release(r, ns);
 			values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sampling.data));
 			values[10] = Float8GetDatum(dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE));
 			values[11] = Float8GetDatum(epsilon);

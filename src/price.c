@@ -17,6 +17,7 @@
 #include "utils/lsyscache.h"
 
 #include "calibrate.h"
+#include "describe.h"
 #include "guard.h"
 #include "guc.h"
 #include "joint.h"
@@ -28,8 +29,8 @@
  * untrusted for the protected relation may not exceed the superuser
  * setting dp_agg.max_rows_contributed_limit (README, "Privacy units").
  */
-static int
-unit_rows(Oid relid)
+int
+dp_price_unit_rows(Oid relid)
 {
 	int			rows = dp_guc_max_rows_contributed;
 	int			limit = dp_guc_max_rows_contributed_limit;
@@ -74,11 +75,13 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		DpRelease  *r = dp_release_create(c->aggref, c->args_from, c->info,
 										  c->finalize, &c->sampling, params,
 										  c->unit_groups,
-										  c->info->unit != DP_UNIT_NONE ? unit_rows(c->unit_relid) : 0);
+										  c->info->unit != DP_UNIT_NONE ? dp_price_unit_rows(c->unit_relid) : 0);
 
 		r->agg_node = c->agg;
 		releases = lappend(releases, r);
 	}
+
+	dp_price_selection_shares(releases);
 
 	/* the Gaussian releases of the statement share its price (joint.c) */
 	{
@@ -87,6 +90,9 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 
 		dp_joint_calibrate(dp_priced_releases(releases, &epsilon, &delta), releases);
 	}
+	/* the half-widths of the error bars, from the noise as calibrated */
+	foreach(lc, releases)
+		dp_plan_halfwidths(lfirst(lc));
 
 	/* say once why a sampled table gets no amplification */
 	foreach(lc, releases)
@@ -106,6 +112,61 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		}
 	}
 	return releases;
+}
+
+/*
+ * The epsilon of the private selections whose price is a share of their
+ * node's (dp_agg.selection_share while dp_agg.selection_epsilon is unset,
+ * release.c): a selection at share s of a node whose releases cost E costs
+ * s E / (1 - s), so that it is the share s of the node's total (E is
+ * dp_agg.epsilon when the planner dropped every release of the node: an
+ * outer query uses none).  Called once
+ * every ticket of the statement is made, by dp_price_plan and for Citus
+ * statements (dist_exec.c).
+ */
+void
+dp_price_selection_shares(List *releases)
+{
+	double		epsilon,
+				delta;
+	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
+	ListCell   *lc;
+
+	foreach(lc, releases)
+	{
+		DpRelease  *r = lfirst(lc);
+		double		node_epsilon = 0;
+		double		share = dp_guc_selection_share;
+		ListCell   *lc2;
+
+		if (!r->selection_share)
+			continue;
+		foreach(lc2, priced)
+		{
+			DpRelease  *p = lfirst(lc2);
+
+			if (p->agg_node == r->agg_node && !p->selection_share &&
+				p->call.kind != DP_SELECT && p->call.kind != DP_PUBLIC &&
+				p->call.kind != DP_TOP_K)
+				node_epsilon = dp_add_up(node_epsilon, p->epsilon);
+		}
+		/*
+		 * a node whose releases the planner dropped (an outer query uses
+		 * none of them): the share of dp_agg.epsilon, the price of one
+		 * release
+		 */
+		if (!(node_epsilon > 0) && !dp_guc_epsilon(&node_epsilon))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("dp_agg.selection_epsilon is not set"),
+					 errdetail("While it is unset, the private selection of GROUP BY keys, and top-k, cost dp_agg.selection_share of the price of the releases of their groups, or of dp_agg.epsilon; the groups release nothing and dp_agg.epsilon is not set either."),
+					 errhint("SET dp_agg.selection_epsilon to the privacy loss of the selection.")));
+		r->selection_share = false;
+		if (r->call.kind == DP_TOP_K)
+			dp_release_plan_top_k(r, dp_mul_up(node_epsilon, share / (1 - share)));
+		else
+			dp_release_plan_selection(r, dp_mul_up(node_epsilon, share / (1 - share)));
+	}
 }
 
 /*

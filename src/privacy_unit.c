@@ -32,22 +32,25 @@
  * 2 are fused into one aggregation by unit that keeps each unit's group of
  * smallest pseudorandom priority (unit_pick.c): no sort, no window.
  *
- * Rows whose unit is NULL belong to no unit and are left out: no release
- * depends on them, so they need no protection.  A relation with a unit
- * read through a view or a sub-query, with TABLESAMPLE, or next to other
- * aggregates is refused (fail closed).  Then the selection of private
- * group keys is applied to the rewritten level 3 (selection.c), with k.
+ * The unit of the relation read is the one declared on it or on an
+ * ancestor, for a partition or inheritance child named directly as for
+ * its parent (unit_catalog.c, which refuses two units meeting); the plan
+ * guard checks that every DP aggregate over such rows is this rewrite's
+ * (guard.c).  Rows whose unit is NULL belong to no unit and are left out:
+ * no release depends on them, so they need no protection.  The relation
+ * may be read through views, sub-queries and CTEs, and joined to lookup
+ * tables (lookup_join.c): the unit is found through them (find_unit) and
+ * level 1 reads the level's whole FROM clause, grouped by the unit.
+ * TABLESAMPLE on the relation samples units (sample_units, unit_sample.c).
+ * Other aggregates next to DP ones are refused (fail closed).  Then the
+ * selection of private group keys is applied to the rewritten level 3
+ * (selection.c), with k.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -58,9 +61,8 @@
 #include "parser/parsetree.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
-#include "utils/inval.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
-#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
@@ -70,76 +72,14 @@
 #include "guc.h"
 #include "privacy_unit.h"
 #include "protect.h"
+#include "sampling.h"
 #include "selection.h"
+#include "unit_catalog.h"
 
 #define HINT_UNITS "See \"Privacy units\" in the dp_agg README."
 
 /* the internal aggregates of the fused level 1 (k = 1, unit_pick.c) */
 #define UNIT_PICK_PREFIX "unit_pick_bound_"
-
-/* ---------- the catalog dp_agg.privacy_unit ---------- */
-
-/* columns of dp_agg.privacy_unit */
-#define ANUM_UNIT_RELATION 1
-#define ANUM_UNIT_COLUMN 2
-#define ANUM_UNIT_MAX_GROUPS 3
-
-static Oid	unit_catalog = InvalidOid;
-
-/*
- * A change of dp_agg.privacy_unit (its trigger sends a relcache
- * invalidation of the catalog, privacy_unit_api.c) makes every plan again:
- * a plan made under the old units must not run under the new ones.
- */
-static void
-invalidate_units(Datum arg, Oid relid)
-{
-	if (!OidIsValid(relid) || relid == unit_catalog)
-	{
-		unit_catalog = InvalidOid;
-		ResetPlanCache();
-	}
-}
-
-void
-dp_privacy_unit_init(void)
-{
-	CacheRegisterRelcacheCallback(invalidate_units, (Datum) 0);
-}
-
-/*
- * The privacy unit of a relation: false if it has none (or the catalog
- * does not exist: versions before 0.3).
- */
-bool
-dp_privacy_unit_of(Oid relid, char **column, int *max_groups)
-{
-	Oid			nsp = get_namespace_oid("dp_agg", true);
-	Relation	rel;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	bool		found = false;
-
-	unit_catalog = OidIsValid(nsp) ? get_relname_relid("privacy_unit", nsp) : InvalidOid;
-	if (!OidIsValid(unit_catalog))
-		return false;
-	rel = table_open(unit_catalog, AccessShareLock);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		bool		isnull;
-
-		if (DatumGetObjectId(heap_getattr(tup, ANUM_UNIT_RELATION, desc, &isnull)) != relid)
-			continue;
-		*column = pstrdup(NameStr(*DatumGetName(heap_getattr(tup, ANUM_UNIT_COLUMN, desc, &isnull))));
-		*max_groups = DatumGetInt32(heap_getattr(tup, ANUM_UNIT_MAX_GROUPS, desc, &isnull));
-		found = true;
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
-}
 
 static void
 refuse(const char *message, const char *detail)
@@ -151,24 +91,16 @@ refuse(const char *message, const char *detail)
 			 errhint(HINT_UNITS)));
 }
 
-/* Does the relation, or (read with inheritance) any of its children, have a unit? */
+/*
+ * Do the rows read from the relation (with its descendants unless ONLY)
+ * have a privacy unit, declared on it or on an ancestor (unit_catalog.c)?
+ */
 static bool
-any_unit_below(RangeTblEntry *rte)
+reads_unit(RangeTblEntry *rte)
 {
-	char	   *column;
-	int			k;
-	ListCell   *lc;
+	DpUnit		unit;
 
-	if (dp_privacy_unit_of(rte->relid, &column, &k))
-		return true;
-	if (!rte->inh)
-		return false;
-	foreach(lc, find_all_inheritors(rte->relid, NoLock, NULL))
-	{
-		if (dp_privacy_unit_of(lfirst_oid(lc), &column, &k))
-			return true;
-	}
-	return false;
+	return dp_unit_of_read(rte->relid, !rte->inh, &unit);
 }
 
 /* Does a row source (sub-query, view, CTE) read a relation with a unit? */
@@ -181,7 +113,7 @@ row_source_has_unit(Query *q)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
-		if (rte->rtekind == RTE_RELATION && any_unit_below(rte))
+		if (rte->rtekind == RTE_RELATION && reads_unit(rte))
 			return true;
 		if (rte->rtekind == RTE_SUBQUERY && row_source_has_unit(rte->subquery))
 			return true;
@@ -199,10 +131,8 @@ row_source_has_unit(Query *q)
 typedef struct UnitRewrite
 {
 	Query	   *q;				/* the level with the DP aggregates */
-	Index		rti;			/* its relation's range table index */
-	RangeTblEntry *rte;			/* that relation */
-	AttrNumber	unit_attno;
-	Var		   *unit;			/* the unit column, at level 1 */
+	Oid			relid;			/* the relation with the unit it reads */
+	Var		   *unit;			/* the unit column, at level 1 (and at q) */
 	int			max_groups;		/* k */
 	List	   *aggrefs;		/* the distinct DP Aggrefs of the level */
 	List	   *group_exprs;	/* the grouped expressions, in groupClause order */
@@ -218,12 +148,17 @@ collect_level_aggrefs(Node *node, UnitRewrite *ur)
 	if (IsA(node, Aggref))
 	{
 		Aggref	   *a = (Aggref *) node;
+		const DpCallInfo *info;
 
 		if (a->agglevelsup != 0)
 			return false;
-		if (dp_lookup_call(a->aggfnoid) == NULL)
+		info = dp_lookup_call(a->aggfnoid);
+		if (info == NULL)
 			refuse("aggregates other than DP aggregates are not allowed with privacy units",
 				   "With a privacy unit, rows are bounded per unit before the DP aggregates see them; another aggregate would see them unbounded.");
+		if (info->lower_arg < 0 && info->kind != DP_COUNT && info->kind != DP_COUNT_STAR)
+			refuse("DP aggregates without bounds are not supported with privacy units",
+				   "Give the clamping bounds (NULL bounds of dp_percentile and dp_median are supported).");
 		if (!list_member(ur->aggrefs, a))
 			ur->aggrefs = lappend(ur->aggrefs, a);
 		return false;
@@ -331,31 +266,33 @@ new_select(void)
 
 /* ---------- level 1: per (unit, group) ---------- */
 
-/* level 1 reading the relation's rows of non-NULL unit, with no columns yet */
+/*
+ * Level 1 reading the rows of non-NULL unit of the level's FROM clause (the
+ * relation, or a row source, joined to lookup tables), with no columns
+ * yet.  It takes the level's range table, joins, WHERE and CTEs as they
+ * are, so the level's expressions mean the same in it; the level then
+ * reads level 1 (or 2) only.
+ */
 static Query *
 level1_scan(UnitRewrite *ur)
 {
 	Query	   *q = ur->q;
 	Query	   *l1 = new_select();
-	RangeTblEntry *rte = copyObject(ur->rte);
-	Node	   *quals = copyObject(q->jointree->quals);
 	NullTest   *nt = makeNode(NullTest);
 
-	l1->rtable = list_make1(rte);
+	l1->rtable = q->rtable;
 #ifdef DP_HAVE_RTEPERMINFO
-	if (rte->perminfoindex != 0)
-	{
-		l1->rteperminfos = list_make1(copyObject(list_nth(q->rteperminfos, rte->perminfoindex - 1)));
-		rte->perminfoindex = 1;
-	}
+	l1->rteperminfos = q->rteperminfos;
 #endif
-	ChangeVarNodes(quals, ur->rti, 1, 0);
-	nt->arg = (Expr *) ur->unit;
+	l1->cteList = q->cteList;
+	q->cteList = NIL;
+	l1->hasRowSecurity = q->hasRowSecurity;
+	nt->arg = (Expr *) copyObject(ur->unit);
 	nt->nulltesttype = IS_NOT_NULL;
 	nt->argisrow = false;
 	nt->location = -1;
-	l1->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), make_and_qual(quals, (Node *) nt));
-	linitial_node(RangeTblRef, l1->jointree->fromlist)->rtindex = 1;
+	l1->jointree = makeFromExpr(q->jointree->fromlist,
+								make_and_qual(q->jointree->quals, (Node *) nt));
 	l1->hasAggs = true;
 	return l1;
 }
@@ -377,7 +314,6 @@ make_level1(UnitRewrite *ur)
 		Expr	   *e = copyObject(get_sortgroupref_tle(gc->tleSortGroupRef, q->targetList)->expr);
 
 		ur->group_exprs = lappend(ur->group_exprs, copyObject(e));
-		ChangeVarNodes((Node *) e, ur->rti, 1, 0);
 		resno++;
 		gc->tleSortGroupRef = resno;
 		l1->targetList = lappend(l1->targetList, tle(e, resno, psprintf("g%d", resno - 1), resno));
@@ -387,7 +323,6 @@ make_level1(UnitRewrite *ur)
 	{
 		Aggref	   *a = copyObject(lfirst_node(Aggref, lc));
 
-		ChangeVarNodes((Node *) a, ur->rti, 1, 0);
 		a->aggfnoid = internal_aggregate(a->aggfnoid, "unit_bound_", false);
 		a->aggtype = BYTEAOID;
 		a->location = DP_UNIT_LOCATION;
@@ -446,7 +381,6 @@ pick_bound_aggref(UnitRewrite *ur, Aggref *orig, Expr *priority)
 {
 	Aggref	   *a = copyObject(orig);
 
-	ChangeVarNodes((Node *) a, ur->rti, 1, 0);
 	a->aggfnoid = internal_aggregate(orig->aggfnoid, UNIT_PICK_PREFIX, false);
 	a->aggtype = BYTEAOID;
 	if (a->aggstar)
@@ -488,7 +422,6 @@ make_level1_fused(UnitRewrite *ur)
 		Expr	   *e = copyObject(get_sortgroupref_tle(gc->tleSortGroupRef, q->targetList)->expr);
 
 		ur->group_exprs = lappend(ur->group_exprs, copyObject(e));
-		ChangeVarNodes((Node *) e, ur->rti, 1, 0);
 		keys = lappend(keys, e);
 	}
 	priority = priority_expr(ur, keys);
@@ -686,7 +619,7 @@ static int
 effective_max_groups(UnitRewrite *ur, int catalog_k)
 {
 	int			k = dp_guc_max_groups_contributed;
-	Oid			relid = ur->rte->relid;
+	Oid			relid = ur->relid;
 
 	if (k == 0)
 		return catalog_k;
@@ -698,28 +631,6 @@ effective_max_groups(UnitRewrite *ur, int catalog_k)
 				 errdetail("Roles untrusted for a protected relation may lower the bounds of its privacy unit, not raise them."),
 				 errhint("SET dp_agg.max_groups_contributed to at most %d, or to 0.", catalog_k)));
 	return k;
-}
-
-/* the unit column of the level's relation, as a Var of level 1 */
-static void
-resolve_unit_column(UnitRewrite *ur, const char *column)
-{
-	Oid			relid = ur->rte->relid;
-	AttrNumber	attno = get_attnum(relid, column);
-	Oid			type;
-	int32		typmod;
-	Oid			collation;
-
-	if (attno == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("privacy unit column \"%s\" of relation \"%s\" does not exist",
-						column, get_rel_name(relid)),
-				 errdetail("The column was dropped or renamed after dp_agg.set_privacy_unit."),
-				 errhint("Set the privacy unit again with dp_agg.set_privacy_unit.")));
-	get_atttypetypmodcoll(relid, attno, &type, &typmod, &collation);
-	ur->unit_attno = attno;
-	ur->unit = makeVar(1, attno, type, typmod, collation, 0);
 }
 
 /*
@@ -766,24 +677,261 @@ flatten_group_rte(Query *q, Index rti)
 	return rti;
 }
 
-/* Rewrite the level with the DP aggregates, whose FROM is the relation rti. */
+/* the unit column of the input of a query level */
+typedef struct UnitSource
+{
+	Var		   *var;			/* the unit column, a Var of the level */
+	Oid			relid;			/* the relation with the unit, below */
+	DpUnit		unit;
+} UnitSource;
+
+/*
+ * Can the sample of units hash the unit's values (unit_sample.c)
+ * consistently with the equality level 1 groups them by (the type's
+ * default, unit_group_clause): units equal under it must have equal
+ * hashes, so that all rows of a unit are kept or dropped together.
+ */
+static bool
+sampleable_type(Oid type, Oid collation)
+{
+	TypeCacheEntry *tc = lookup_type_cache(getBaseType(type),
+										   TYPECACHE_HASH_OPFAMILY | TYPECACHE_HASH_EXTENDED_PROC);
+	Oid			eqop;
+
+	get_sort_group_operators(type, false, true, false, NULL, &eqop, NULL, NULL);
+	if (!OidIsValid(tc->hash_extended_proc) || !OidIsValid(tc->hash_opf) ||
+		!op_in_opfamily(eqop, tc->hash_opf))
+		return false;
+	return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+}
+
+/*
+ * TABLESAMPLE on the relation with the unit, in a level q of the input of
+ * the DP aggregates (README, "Subsampling").  dp_agg.secure_bernoulli, and
+ * BERNOULLI without REPEATABLE, sample units: the clause leaves the
+ * relation, whose rows the level keeps when their unit is in the sample
+ * of the execution, dp_agg.unit_sampled(unit, percent, method), a
+ * conjunct of its WHERE, which the planner puts in each scan of the
+ * relation (each partition's).  Pricing finds it there and amplifies the
+ * releases at the level of units (sampling.c).  REPEATABLE and SYSTEM keep
+ * sampling rows and pages as they do without a unit: each row's inclusion
+ * depends on no other row, so the releases are DP over units without
+ * amplification (priced as if the relation were read whole); other
+ * methods are refused when the statement is priced.
+ */
 static void
-rewrite_level(Query *q, Index rti, const char *column, int catalog_k)
+sample_units(Query *q, RangeTblEntry *rte, UnitSource *us)
+{
+	TableSampleClause *tsc = rte->tablesample;
+	FuncExpr   *f;
+	int			method;
+
+	if (dp_is_secure_bernoulli(tsc->tsmhandler))
+		method = DP_UNIT_SAMPLE_SECURE_BERNOULLI;
+	else if (tsc->tsmhandler == F_BERNOULLI && tsc->repeatable == NULL)
+		method = DP_UNIT_SAMPLE_BERNOULLI;
+	else
+		return;
+	if (!OidIsValid(dp_unit_sampled_oid()))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sampling privacy units needs version 0.4 of the dp_agg objects"),
+				 errdetail("The function dp_agg.unit_sampled is missing."),
+				 errhint("Run ALTER EXTENSION dp_agg UPDATE.")));
+	if (!sampleable_type(us->var->vartype, us->var->varcollid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE cannot sample the privacy units of relation \"%s\"",
+						get_rel_name(rte->relid)),
+				 errdetail("A sample of units hashes each unit, and the type %s of its unit column \"%s\" has no hash function that agrees with its equality (or a nondeterministic collation).",
+						   format_type_be(us->var->vartype), us->unit.column),
+				 errhint("Use a unit column of a type with a hash operator class, with a deterministic collation, or TABLESAMPLE ... REPEATABLE, which samples rows without amplification.")));
+	f = makeNode(FuncExpr);
+	f->funcid = dp_unit_sampled_oid();
+	f->funcresulttype = BOOLOID;
+	f->funcretset = false;
+	f->funcvariadic = false;
+	f->funcformat = COERCE_EXPLICIT_CALL;
+	f->funccollid = InvalidOid;
+	f->inputcollid = us->var->varcollid;
+	f->args = list_make3(copyObject(us->var), copyObject(linitial(tsc->args)),
+						 makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+								   Int32GetDatum(method), false, true));
+	f->location = DP_UNIT_LOCATION;
+	q->jointree->quals = make_and_qual(q->jointree->quals, (Node *) f);
+	rte->tablesample = NULL;
+}
+
+/* ---------- the unit through sub-queries, views and CTEs ---------- */
+
+static bool find_unit(Query *q, Index rti, UnitSource *us, bool modify);
+
+/* the CTE a reference of this level names */
+static CommonTableExpr *
+cte_of(Query *q, RangeTblEntry *rte)
+{
+	ListCell   *lc;
+
+	foreach(lc, q->cteList)
+	{
+		CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+
+		if (strcmp(cte->ctename, rte->ctename) == 0)
+			return cte;
+	}
+	elog(ERROR, "dp_agg: CTE \"%s\" not found", rte->ctename);
+	return NULL;
+}
+
+/*
+ * A CTE that the DP aggregates read becomes the sub-query it stands for,
+ * as the planner would inline it (inline_cte): only one read, not
+ * MATERIALIZED, nothing volatile.  Otherwise the planner would scan it as
+ * a materialized CTE, which the plan guard refuses as the input of DP
+ * aggregates: refused here, saying what to write.
+ */
+static void
+inline_cte(Query *q, RangeTblEntry *rte)
+{
+	CommonTableExpr *cte = cte_of(q, rte);
+
+	if (cte->cterefcount != 1 || cte->ctematerialized == CTEMaterializeAlways ||
+		contain_volatile_functions(cte->ctequery))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("CTE \"%s\" over a relation with a privacy unit must be read once, not MATERIALIZED",
+						cte->ctename),
+				 errdetail("The DP aggregates must read the rows of the relation with the unit as they come, to bound each unit's contribution."),
+				 errhint("Read the CTE once in the statement, without MATERIALIZED or volatile functions, or write it as a sub-query in FROM.")));
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = copyObject(castNode(Query, cte->ctequery));
+	rte->security_barrier = false;
+	rte->ctename = NULL;
+	rte->ctelevelsup = 0;
+	rte->self_reference = false;
+	rte->coltypes = NIL;
+	rte->coltypmods = NIL;
+	rte->colcollations = NIL;
+	cte->cterefcount--;
+}
+
+/*
+ * The output column of a row source that is the unit (a Var of it): an
+ * output column that is that Var, else a new one, before the resjunk
+ * columns (ORDER BY), which the level above never reads.  Returns its
+ * number.
+ */
+static AttrNumber
+expose_unit(Query *sub, RangeTblEntry *rte, Var *unit)
+{
+	AttrNumber	resno = 1;
+	ListCell   *lc;
+	TargetEntry *t;
+
+	foreach(lc, sub->targetList)
+	{
+		t = lfirst_node(TargetEntry, lc);
+		if (!t->resjunk && equal(t->expr, unit))
+			return t->resno;
+		if (!t->resjunk)
+			resno = t->resno + 1;
+	}
+	foreach(lc, sub->targetList)
+	{
+		t = lfirst_node(TargetEntry, lc);
+		if (t->resjunk)
+			t->resno++;
+	}
+	t = makeTargetEntry((Expr *) copyObject(unit), resno, pstrdup("dp_unit"), false);
+	sub->targetList = list_insert_nth(sub->targetList, resno - 1, t);
+	rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup("dp_unit")));
+	return resno;
+}
+
+/*
+ * The privacy unit of the input rti of query level q: of a relation read
+ * there, or found through a sub-query, view or CTE that reads it row by
+ * row (the guard checked that they do: no aggregation, DISTINCT, window,
+ * LIMIT or set operation below the DP aggregates), the relation possibly
+ * joined to lookup tables (lookup_join.c) at each level.  Each row of such
+ * a row source comes from one row of the relation, so the unit is a column
+ * of it: the rewrite adds it to the row source's output if it is not
+ * there.  With modify false, only says whether there is a unit.
+ */
+static bool
+find_unit(Query *q, Index rti, UnitSource *us, bool modify)
+{
+	RangeTblEntry *rte = rt_fetch(rti, q->rtable);
+	Query	   *sub;
+	RangeTblRef *ref;
+	UnitSource	inner;
+	AttrNumber	resno;
+
+	switch (rte->rtekind)
+	{
+		case RTE_RELATION:
+			{
+				Oid			type;
+				int32		typmod;
+				Oid			collation;
+
+				if (!dp_unit_of_read(rte->relid, !rte->inh, &us->unit))
+					return false;
+				us->relid = rte->relid;
+				get_atttypetypmodcoll(rte->relid, us->unit.attnum, &type, &typmod, &collation);
+				us->var = makeVar(rti, us->unit.attnum, type, typmod, collation, 0);
+				if (modify && rte->tablesample != NULL)
+					sample_units(q, rte, us);
+				return true;
+			}
+		case RTE_CTE:
+			if (rte->ctelevelsup != 0)
+				return false;	/* refused by the guard */
+			if (!modify)
+			{
+				sub = castNode(Query, cte_of(q, rte)->ctequery);
+				ref = dp_guard_fact(sub);
+				return ref != NULL && find_unit(sub, ref->rtindex, us, false);
+			}
+			{
+				Query	   *cq = castNode(Query, cte_of(q, rte)->ctequery);
+				RangeTblRef *cref = dp_guard_fact(cq);
+
+				if (cref == NULL || !find_unit(cq, cref->rtindex, &inner, false))
+					return false;
+			}
+			inline_cte(q, rte);
+			/* FALLTHROUGH */
+		case RTE_SUBQUERY:
+			sub = rte->subquery;
+			ref = dp_guard_fact(sub);
+			if (ref == NULL || !find_unit(sub, ref->rtindex, &inner, modify))
+				return false;
+			*us = inner;
+			if (!modify)
+				return true;
+			resno = expose_unit(sub, rte, inner.var);
+			us->var = makeVar(rti, resno, inner.var->vartype, inner.var->vartypmod,
+							  inner.var->varcollid, 0);
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Rewrite the level with the DP aggregates, whose input has the unit us. */
+static void
+rewrite_level(Query *q, UnitSource *us)
 {
 	UnitRewrite ur;
 	Query	   *l1;
 	Query	   *source;
 
-	rti = flatten_group_rte(q, rti);
 	memset(&ur, 0, sizeof(ur));
 	ur.q = q;
-	ur.rti = rti;
-	ur.rte = rt_fetch(rti, q->rtable);
-	if (ur.rte->tablesample)
-		refuse("TABLESAMPLE is not supported with privacy units",
-			   "Sampling rows does not sample units, so it gives no privacy amplification per unit.");
-	resolve_unit_column(&ur, column);
-	ur.max_groups = effective_max_groups(&ur, catalog_k);
+	ur.relid = us->relid;
+	ur.unit = us->var;
+	ur.max_groups = effective_max_groups(&ur, us->unit.max_groups);
 	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
 	(void) expression_tree_walker(q->havingQual, collect_level_aggrefs, &ur);
 
@@ -820,43 +968,34 @@ static bool level_has_dp(Query *q);
 /*
  * Find the query level with the DP aggregates (the guard has checked the
  * shape: each level above it reads one sub-query or CTE) and rewrite it if
- * its relation has a privacy unit.
+ * its input has a privacy unit.
  */
 static bool
 rewrite_query(Query *q)
 {
-	RangeTblRef *ref;
-	RangeTblEntry *rte;
+	RangeTblRef *ref = dp_guard_fact(q);
 	ListCell   *lc;
+	UnitSource	us;
 
-	if (list_length(q->jointree->fromlist) != 1 ||
-		!IsA(linitial(q->jointree->fromlist), RangeTblRef))
+	if (ref == NULL)
 		return false;
-	ref = linitial_node(RangeTblRef, q->jointree->fromlist);
-	rte = rt_fetch(ref->rtindex, q->rtable);
 	if (level_has_dp(q))
 	{
-		char	   *column;
-		int			k;
-
-		if (rte->rtekind == RTE_RELATION)
+		if (!find_unit(q, ref->rtindex, &us, false))
 		{
-			if (dp_privacy_unit_of(rte->relid, &column, &k))
-			{
-				rewrite_level(q, ref->rtindex, column, k);
-				return true;
-			}
-			else if (any_unit_below(rte))
-				refuse("a partition or child with a privacy unit read through its parent is not supported",
-					   "Set the privacy unit on the table the statement names.");
+			if (row_source_has_unit(q))
+				refuse("the privacy unit of the relation the DP aggregates read cannot be found",
+					   "A sub-query, view or CTE between them hides the unit column.");
+			return false;
 		}
-		else if ((rte->rtekind == RTE_SUBQUERY && row_source_has_unit(rte->subquery)) ||
-				 (rte->rtekind == RTE_CTE && row_source_has_unit(q)))
-			refuse("privacy units are not supported through views, sub-queries or CTEs",
-				   "The DP aggregates must read the relation with the privacy unit directly.");
-		return false;
+		(void) flatten_group_rte(q, 0);
+		ref = dp_guard_fact(q);
+		(void) find_unit(q, ref->rtindex, &us, true);
+		rewrite_level(q, &us);
+		return true;
 	}
-	if (rte->rtekind == RTE_SUBQUERY && rewrite_query(rte->subquery))
+	if (rt_fetch(ref->rtindex, q->rtable)->rtekind == RTE_SUBQUERY &&
+		rewrite_query(rt_fetch(ref->rtindex, q->rtable)->subquery))
 		return true;
 	foreach(lc, q->cteList)
 	{

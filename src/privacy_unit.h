@@ -11,8 +11,6 @@
 
 #include "nodes/parsenodes.h"
 
-extern void dp_privacy_unit_init(void);
-extern bool dp_privacy_unit_of(Oid relid, char **column, int *max_groups);
 extern bool dp_privacy_unit_rewrite(Query *query);
 
 #endif							/* DP_AGG_PRIVACY_UNIT_H */

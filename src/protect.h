@@ -10,11 +10,16 @@
 
 #include "compat.h"
 
+/* the detail of a refusal on a Citus worker (dist_protect.c) */
+#define DP_PROTECTED_ON_WORKER "On a Citus worker only roles trusted for a protected table read it or its shards: run DP statements on the coordinator, which sends their fragments to the workers as the table's owner."
+
 extern void dp_protect_init(void);
 extern bool dp_any_protected(void);
 extern bool dp_relation_protected(Oid relid);
+extern bool dp_relation_has_children(Oid relid);
 extern bool dp_role_granted(Oid relid, Oid roleid);
 extern bool dp_function_allowed(Oid funcid);
+extern Oid	dp_allowed_function_oid(const char *signature);
 extern Oid	dp_untrusted_protected(Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern uint64 dp_catalog_execute(const char *catalog, const char *sql, int nargs,

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * protect_api.c
- *	  dp_agg.protect, unprotect, grant_access, revoke_access and the
- *	  trigger that announces changes of their catalogs.
+ *	  dp_agg.protect, unprotect, grant_access, revoke_access, the
+ *	  trigger that announces changes of their catalogs, and
+ *	  dp_agg.resolve_allowed_function.
  *
  * The callers need EXECUTE (revoked from PUBLIC) and must be trusted for
  * the relation: a superuser or a role with the privileges of its owner
@@ -23,10 +24,14 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "dist_catalog.h"
+#include "dist_protect.h"
+#include "guc.h"
 #include "protect.h"
 #include "protect_api.h"
 
@@ -35,6 +40,7 @@ PG_FUNCTION_INFO_V1(dp_unprotect);
 PG_FUNCTION_INFO_V1(dp_grant_access);
 PG_FUNCTION_INFO_V1(dp_revoke_access);
 PG_FUNCTION_INFO_V1(dp_protect_changed);
+PG_FUNCTION_INFO_V1(dp_resolve_allowed_function);
 
 #define SQL_PROTECT \
 	"INSERT INTO dp_agg.protected (relation) VALUES ($1) ON CONFLICT DO NOTHING"
@@ -134,13 +140,39 @@ run_as_catalog_owner(const char *sql, Oid relid, Oid roleid)
 	return dp_catalog_execute("protected", sql, OidIsValid(roleid) ? 2 : 1, argtypes, values);
 }
 
-/* dp_agg.protect(relation regclass) returns boolean */
+/*
+ * On a Citus cluster, the coordinator protects: a worker learns it from the
+ * coordinator (dist_protect.c), and its own catalogs would not reach the
+ * coordinator or the other nodes.
+ */
+static void
+not_on_worker(Oid relid)
+{
+	if (dp_guc_citus_worker && dp_is_citus_table(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the protection of Citus table \"%s\" is administered on the coordinator",
+						get_rel_name(relid)),
+				 errdetail("The coordinator enforces it and tells every worker."),
+				 errhint("Connect to the coordinator.")));
+}
+
+/*
+ * dp_agg.protect(relation regclass) returns boolean.  On a Citus cluster
+ * the table also gets dp_agg's security label, which Citus carries to the
+ * workers (dist_protect.c); it is set even if the table already was
+ * protected (by a version that did not label it).
+ */
 Datum
 dp_protect(PG_FUNCTION_ARGS)
 {
 	Oid			relid = relation_arg(fcinfo, true);
+	bool		added;
 
-	PG_RETURN_BOOL(run_as_catalog_owner(SQL_PROTECT, relid, InvalidOid) > 0);
+	not_on_worker(relid);
+	added = run_as_catalog_owner(SQL_PROTECT, relid, InvalidOid) > 0;
+	dp_dist_set_label(relid, true);
+	PG_RETURN_BOOL(added);
 }
 
 /* dp_agg.unprotect(relation regclass) returns boolean */
@@ -148,8 +180,16 @@ Datum
 dp_unprotect(PG_FUNCTION_ARGS)
 {
 	Oid			relid = relation_arg(fcinfo, false);
+	bool		removed;
 
-	PG_RETURN_BOOL(run_as_catalog_owner(SQL_UNPROTECT, relid, InvalidOid) > 0);
+	not_on_worker(relid);
+	removed = run_as_catalog_owner(SQL_UNPROTECT, relid, InvalidOid) > 0;
+	if (dp_dist_labeled(relid))
+	{
+		dp_dist_set_label(relid, false);
+		removed = true;
+	}
+	PG_RETURN_BOOL(removed);
 }
 
 /* dp_agg.grant_access(relation regclass, role regrole) returns boolean */
@@ -196,4 +236,19 @@ dp_protect_changed(PG_FUNCTION_ARGS)
 				 errmsg("function dp_agg.protect_changed must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * dp_agg.resolve_allowed_function(signature text) returns regprocedure: the
+ * function an entry of dp_agg.allowed_function names, as the guard
+ * resolves it (protect.c); NULL if it names none.
+ */
+Datum
+dp_resolve_allowed_function(PG_FUNCTION_ARGS)
+{
+	Oid			funcid = dp_allowed_function_oid(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+
+	if (!OidIsValid(funcid))
+		PG_RETURN_NULL();
+	PG_RETURN_OID(funcid);
 }

@@ -23,6 +23,8 @@ typedef struct DpProtectStart
 
 extern void dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 							 int instrument_options, DpProtectStart *st);
+extern void dp_protect_start_inner(Query *inner, Oid relid, ParamListInfo params, int eflags,
+								   int instrument_options);
 extern void dp_protect_check_epsilon(List *releases);
 extern void dp_protect_end(DpProtectStart *st);
 extern bool dp_protect_check_rtable(List *rtable, bool ereport_on_violation);

@@ -33,6 +33,10 @@
  *     may substitute them);
  *   - TABLESAMPLE only by dp_agg.secure_bernoulli, BERNOULLI REPEATABLE or
  *     SYSTEM (check_tablesample);
+ *   - no ORDER BY inside DP aggregates; DISTINCT inside them with its
+ *     operators and comparison function held to the rules of rows
+ *     (check_distinct); the row-level security policies of lookup tables
+ *     (lookup_join.c) held to them too;
  *   - a level above the DP aggregates, or of a statement without any, may
  *     not read the protected relation: refused here, before the planner
  *     passes its statistics to the statement's operators.
@@ -47,6 +51,7 @@
  */
 #include "postgres.h"
 
+#include "access/nbtree.h"
 #include "access/transam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
@@ -63,6 +68,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "guc.h"
+#include "params.h"
 #include "protect.h"
 #include "protect_guard.h"
 #include "row_rules.h"
@@ -90,11 +96,14 @@ typedef struct FindContext
 static void
 find_relation(Oid relid, bool inh, FindContext *fc)
 {
-	List	   *rels = list_make1_oid(relid);
+	List	   *rels;
 	ListCell   *lc;
 
-	if (inh)
+	/* without children (relhassubclass, as the planner checks) no search */
+	if (inh && dp_relation_has_children(relid))
 		rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	else
+		rels = list_make1_oid(relid);
 	foreach(lc, rels)
 	{
 		Oid			r = lfirst_oid(lc);
@@ -543,6 +552,36 @@ check_post(Node *node, GuardContext *ctx)
 	}
 }
 
+/*
+ * DISTINCT inside a DP aggregate: its values are sorted and compared, with
+ * the equality and ordering operators of the DISTINCT clause and the
+ * comparison function of their btree family, on the rows: each is held to
+ * the rules of functions on rows (the arguments vary with the row).
+ */
+static void
+check_distinct(Aggref *a, GuardContext *ctx)
+{
+	ListCell   *lc;
+
+	foreach(lc, a->aggdistinct)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Oid			opfamily;
+		Oid			opcintype;
+		DP_ORDERING_KIND strategy;
+
+		if (OidIsValid(sgc->eqop))
+			check_operator(sgc->eqop, get_opcode(sgc->eqop), (Node *) a->args, ctx);
+		if (OidIsValid(sgc->sortop))
+		{
+			check_operator(sgc->sortop, get_opcode(sgc->sortop), (Node *) a->args, ctx);
+			if (get_ordering_op_properties(sgc->sortop, &opfamily, &opcintype, &strategy))
+				check_call(get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC),
+						   (Node *) a->args, ctx);
+		}
+	}
+}
+
 static bool
 post_walker(Node *node, PostContext *pc)
 {
@@ -552,17 +591,37 @@ post_walker(Node *node, PostContext *pc)
 	{
 		Aggref	   *a = (Aggref *) node;
 
-		if (a->aggorder != NIL || a->aggdistinct != NIL)
-			reject_construct(pc->ctx, "ORDER BY and DISTINCT inside DP aggregates are",
-							 "Their comparisons would run on the rows.", HINT_README);
-		(void) rows_walker((Node *) a->args, pc->ctx);
+		if (a->aggorder != NIL)
+			reject_construct(pc->ctx, "ORDER BY inside DP aggregates is",
+							 "Its comparisons would run on the rows, and the order changes no DP aggregate.",
+							 "Remove the ORDER BY.");
+		check_distinct(a, pc->ctx);
+		{
+			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
+			ListCell   *lc;
+			int			argno = 0;
+
+			foreach(lc, a->args)
+			{
+				/*
+				 * the percentiles of dp_percentile: of parameter form
+				 * (guard.c), evaluated when the statement is priced, before
+				 * a row is read (params.c), so that neither their value nor
+				 * an error can depend on a row; an array cast of them is
+				 * one (numeric[] to float8[])
+				 */
+				if (argno != info->p_arg || !dp_is_parameter_form((Node *) lfirst_node(TargetEntry, lc)->expr))
+					(void) rows_walker(lfirst(lc), pc->ctx);
+				argno++;
+			}
+		}
 		(void) rows_walker((Node *) a->aggfilter, pc->ctx);
 		return false;
 	}
 	if (IsA(node, Aggref))
 		reject_construct(pc->ctx, "aggregates other than DP aggregates are",
 						 "An exact aggregate releases exact values computed from the rows.",
-						 "Use dp_count, dp_sum or dp_avg.");
+						 "Use the DP aggregates: dp_count, dp_sum, dp_avg, dp_var, dp_stddev, dp_percentile, dp_median or dp_bounds.");
 	if (IsA(node, WindowFunc))
 		reject_construct(pc->ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);
@@ -615,6 +674,17 @@ check_from(Query *q, bool rows, GuardContext *ctx)
 		{
 			case RTE_SUBQUERY:
 				check_level(rte->subquery, rows, ctx);
+				break;
+			case RTE_RELATION:
+
+				/*
+				 * The row-level security policies of a lookup table
+				 * (lookup_join.c), which may be the role's own table, run
+				 * for each of its rows read, once per row of the input in
+				 * a nested loop: they are held to the rules of rows.
+				 */
+				if (DP_RTE_IS_LOOKUP(rte))
+					(void) rows_walker((Node *) rte->securityQuals, ctx);
 				break;
 			case RTE_FUNCTION:
 				(void) rows_walker((Node *) rte->functions, ctx);
@@ -826,6 +896,8 @@ dp_protect_guard_query(Query *query, Oid *untrusted)
 	(void) find_walker((Node *) query, &fc);
 	if (OidIsValid(fc.untrusted))
 	{
+		if (dp_guc_citus_worker)
+			dp_reject_protected(fc.untrusted, DP_PROTECTED_ON_WORKER);
 		ctx.relid = fc.untrusted;
 		check_level(query, false, &ctx);
 	}

@@ -368,6 +368,11 @@ static const Setting settings[] = {
 	{"dp_agg.protected_min_epsilon", S_INERT, NULL, R_DP},
 	{"dp_agg.protected_max_row_work", S_INERT, NULL, R_DP},
 	{"dp_agg.unit_pick_key", S_INERT, NULL, R_DP},
+	{"dp_agg.unit_sample_key", S_INERT, NULL, R_DP},
+	{"dp_agg.selection_share", S_INERT, NULL, R_DP},
+	{"dp_agg.max_public_keys", S_INERT, NULL, R_DP},
+	{"dp_agg.composition_nice", S_INERT, NULL, R_DP},
+	{"dp_agg.stats_trusted_role", S_INERT, NULL, R_DP},
 };
 
 static const Setting *

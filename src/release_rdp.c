@@ -131,7 +131,11 @@ noise_rdp_curve_cached(const DpNoiseSpec *ns, const DpSampling *sampling)
 	return e->curve;
 }
 
-/* add the curve of one noisy release to curve[], each term rounded up */
+/*
+ * add the curve of one noisy release to curve[], each term rounded up; a
+ * release of r repeats is r independent releases (Renyi DP composes by
+ * addition, Mironov 2017, Proposition 1)
+ */
 static void
 add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 {
@@ -140,13 +144,14 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 	for (int i = 0; i < DP_RDP_ORDERS; i++)
 	{
 		if (c[i] > 0)
-			curve[i] = dp_add_up(curve[i], dp_mul_up(c[i], RDP_MARGIN));
+			curve[i] = dp_add_up(curve[i], dp_mul_up(dp_mul_up(c[i], (double) ns->repeats),
+													 RDP_MARGIN));
 	}
 }
 
 /*
- * The Renyi DP curve of a priced call: one or two noisy releases.  A
- * private selection of groups adds nothing: it is (epsilon, delta)-DP with
+ * The Renyi DP curve of a priced call: its noisy releases.  A private
+ * selection of groups adds nothing: it is (epsilon, delta)-DP with
  * delta > 0, which no Renyi DP curve bounds (a Renyi divergence of finite
  * order is infinite where one distribution has mass the other lacks), and
  * is composed beside the curve instead (dp_release_add_selection; the
@@ -155,26 +160,49 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 static void
 release_add_rdp(const DpRelease *r, double *curve)
 {
-	if (r->call.kind == DP_SELECT)
+	const DpNoiseSpec *specs[DP_MAX_NOISES];
+	int			n;
+
+	if (r->call.kind == DP_TOP_K)
+	{
+		/*
+		 * k rounds of report noisy max, each e0-DP with e0 = 1/b for the
+		 * Laplace scale b the sampler uses (top_k.c): each is at most
+		 * min(e0, alpha e0^2 / 2) (Bun & Steinke 2016, Proposition 3.3)
+		 */
+		int			norders;
+		const double *orders = dp_rdp_orders(&norders);
+		double		e0 = dp_div_up((double) r->count.laplace.s, (double) r->count.laplace.t);
+
+		for (int i = 0; i < norders; i++)
+		{
+			double		v = Min(e0, dp_mul_up(dp_mul_up(orders[i], e0), e0) / 2);
+
+			curve[i] = dp_add_up(curve[i], dp_mul_up(dp_mul_up(v, (double) r->top_k), RDP_MARGIN));
+		}
 		return;
-	if (r->call.kind != DP_SUM)
-		add_noise_rdp(&r->count, &r->sampling, curve);
-	if (r->call.kind == DP_SUM || r->call.kind == DP_AVG)
-		add_noise_rdp(&r->sum, &r->sampling, curve);
+	}
+	n = dp_release_noises(r, specs, NULL);
+	for (int i = 0; i < n; i++)
+		add_noise_rdp(specs[i], &r->sampling, curve);
 }
 
 /* the noisy releases of a call calibrated with its sample's others */
 static int
 shared_specs(const DpRelease *r, const DpNoiseSpec **specs)
 {
+	const DpNoiseSpec *all[DP_MAX_NOISES];
 	int			n = 0;
+	int			m;
 
 	if (!r->shared_sample)
 		return 0;
-	if (r->call.kind != DP_SUM && r->count.mechanism != DP_MECH_NONE)
-		specs[n++] = &r->count;
-	if ((r->call.kind == DP_SUM || r->call.kind == DP_AVG) && r->sum.mechanism != DP_MECH_NONE)
-		specs[n++] = &r->sum;
+	m = dp_release_noises(r, all, NULL);
+	for (int i = 0; i < m; i++)
+	{
+		if (all[i]->mechanism != DP_MECH_NONE)
+			specs[n++] = all[i];
+	}
 	return n;
 }
 
@@ -192,9 +220,9 @@ void
 dp_statement_add_rdp(List *priced, double *curve)
 {
 	int			n = 0,
-				nmax = 2 * list_length(priced);
-	double	   *lambda = palloc(sizeof(double) * Max(nmax, 1));
-	double	   *d = palloc(sizeof(double) * Max(nmax, 1));
+				nmax = 0;
+	double	   *lambda;
+	double	   *d;
 	double		mu2 = 0,
 				epsilon = 0,
 				rate = 1;
@@ -203,10 +231,22 @@ dp_statement_add_rdp(List *priced, double *curve)
 	int			norders;
 	const double *orders = dp_rdp_orders(&norders);
 
+	/* room for every Laplace release of the sample, repeats counted */
+	foreach(lc, priced)
+	{
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
+		int			m = shared_specs(lfirst(lc), specs);
+
+		for (int i = 0; i < m; i++)
+			nmax += specs[i]->repeats;
+	}
+	lambda = palloc(sizeof(double) * Max(nmax, 1));
+	d = palloc(sizeof(double) * Max(nmax, 1));
+
 	foreach(lc, priced)
 	{
 		const DpRelease *r = lfirst(lc);
-		const DpNoiseSpec *specs[2];
+		const DpNoiseSpec *specs[DP_MAX_NOISES];
 		int			m = shared_specs(r, specs);
 
 		if (!r->shared_sample)
@@ -224,14 +264,17 @@ dp_statement_add_rdp(List *priced, double *curve)
 			if (ns->mechanism == DP_MECH_LAPLACE)
 			{
 				/* the sampler's lambda (rounding covered by the margins) */
-				lambda[n] = (double) ns->laplace.s / (double) ns->laplace.t;
-				d[n++] = (double) ns->sens_units;
+				for (int j = 0; j < ns->repeats; j++)
+				{
+					lambda[n] = (double) ns->laplace.s / (double) ns->laplace.t;
+					d[n++] = (double) ns->sens_units;
+				}
 			}
 			else
 			{
 				double		inv = dp_div_up((double) ns->sens_units, ns->sigma_units);
 
-				mu2 = dp_add_up(mu2, dp_mul_up(inv, inv));
+				mu2 = dp_add_up(mu2, dp_mul_up(dp_mul_up(inv, inv), (double) ns->repeats));
 			}
 		}
 	}

@@ -557,6 +557,8 @@ typedef struct Check
 } Check;
 
 static void check_expr(Node *node, Check *c);
+static void check_equality(Oid eqop, Oid collation, bool hashed, Check *c, const char *what);
+static void check_ordering(Oid sortop, Oid collation, Check *c, const char *what);
 
 /* a variable-length value's size in bytes, as evaluated (detoasted) */
 static int64
@@ -725,6 +727,19 @@ check_walker(Node *node, Check *c)
 				c->verify = verify && !(info != NULL && info->kind == DP_SELECT);
 				(void) check_walker((Node *) a->aggfilter, c);
 				c->verify = verify;
+				/*
+				 * DISTINCT inside it: the aggregation sorts and compares the
+				 * values itself, outside any expression, as for GROUP BY
+				 */
+				foreach(lc, a->aggdistinct)
+				{
+					SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+
+					if (OidIsValid(sgc->eqop))
+						check_equality(sgc->eqop, a->inputcollid, false, c, "DISTINCT keys");
+					if (OidIsValid(sgc->sortop))
+						check_ordering(sgc->sortop, a->inputcollid, c, "DISTINCT keys");
+				}
 				return false;
 			}
 		case T_Const:
@@ -763,6 +778,20 @@ check_walker(Node *node, Check *c)
 
 					(void) expression_tree_walker((Node *) args, check_walker, c);
 					check_expr(expr, c);
+					return false;
+				}
+				/*
+				 * The key set of a public domain (public_domain.c) is looked
+				 * up in a hash table built before any row is read (keyset.c):
+				 * its size adds nothing to a row's work, whatever the number
+				 * of keys
+				 */
+				if (f->location == DP_DOMAIN_LOCATION &&
+					(f->funcid == dp_domain_index_oid() || f->funcid == dp_domain_key_oid()) &&
+					f->args != NIL && IsA(linitial(f->args), Const))
+				{
+					(void) expression_tree_walker((Node *) list_delete_first(list_copy(f->args)),
+												  check_walker, c);
 					return false;
 				}
 				check_call(f->funcid, f->args, f->inputcollid, c);
@@ -877,7 +906,7 @@ check_ordering(Oid sortop, Oid collation, Check *c, const char *what)
 {
 	Oid			opfamily;
 	Oid			opcintype;
-	DP_ORDERING_STRATEGY strategy;
+	DP_ORDERING_KIND strategy;
 	Oid			cmp;
 	Oid			support;
 

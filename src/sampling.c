@@ -47,13 +47,14 @@
 #include "utils/syscache.h"
 
 #include "calibrate.h"
+#include "catalog.h"
 #include "params.h"
 #include "random.h"
 #include "sampling.h"
 
 PG_FUNCTION_INFO_V1(dp_secure_bernoulli_handler);
 
-const DpSampling dp_no_sampling = {false, false, NULL, 1.0, NULL, NULL, 0};
+const DpSampling dp_no_sampling = {false, false, NULL, 1.0, NULL, NULL, 0, false, NULL};
 
 /* The sampling percentage must be decided before execution. */
 void
@@ -71,20 +72,56 @@ dp_check_tablesample(TableSampleClause *tsc)
 	}
 }
 
-/* How the one table of a DP aggregate is read (from the plan). */
+/*
+ * The filter by which a scan keeps the rows of the units of a sample
+ * (privacy_unit.c puts it in the scans of the relation with the unit, as
+ * a conjunct of their quals), NULL if it has none.  Identified by the
+ * function alone: the guard (guard.c) checks in the leader that it is in
+ * its place, with its argument the scan's unit column.
+ */
+FuncExpr *
+dp_unit_sample_filter(Plan *scan)
+{
+	Oid			fn = dp_unit_sampled_oid();
+	ListCell   *lc;
+
+	if (!OidIsValid(fn))
+		return NULL;
+	foreach(lc, scan->qual)
+	{
+		if (IsA(lfirst(lc), FuncExpr) && ((FuncExpr *) lfirst(lc))->funcid == fn)
+			return (FuncExpr *) lfirst(lc);
+	}
+	return NULL;
+}
+
+/*
+ * How the one table of a DP aggregate is read (from the plan): the scans of
+ * a sample (SampleScan nodes; lookup tables are never sampled), or the
+ * filter of a sample of units.
+ */
 void
 dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling)
 {
 	ListCell   *lc;
 
 	*sampling = dp_no_sampling;
-	sampling->nscans = list_length(scans);
+	sampling->nscans = 0;
 	foreach(lc, scans)
 	{
+		FuncExpr   *filter = dp_unit_sample_filter(lfirst(lc));
+
 		if (IsA(lfirst(lc), SampleScan))
 		{
 			sampling->sampled = true;
 			sampling->tablesample = ((SampleScan *) lfirst(lc))->tablesample;
+			sampling->nscans++;
+		}
+		if (filter != NULL)
+		{
+			sampling->sampled = true;
+			sampling->units = true;
+			sampling->unit_filter = filter;
 		}
 	}
 }
@@ -111,20 +148,78 @@ dp_is_secure_bernoulli(Oid handler)
 	return result;
 }
 
-/* the inclusion probability BERNOULLI (and secure_bernoulli) apply for p */
-static double
-bernoulli_rate(float4 percent)
+/*
+ * The cutoff BERNOULLI (and secure_bernoulli, and a sample of units) apply
+ * for p: a row (a unit) is kept if a uniform 32-bit value is below it.
+ */
+uint64
+dp_bernoulli_cutoff(float4 percent)
 {
 	double		p = percent;
-	double		cutoff;
 
 	if (isnan(p) || p < 0 || p > 100)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
 				 errmsg("sample percentage must be between 0 and 100")));
-	/* as tsm_bernoulli: a row is kept if a 32-bit value is below cutoff */
-	cutoff = rint(((double) PG_UINT32_MAX + 1) * p / 100);
-	return ldexp(cutoff, -32);
+	/* as tsm_bernoulli */
+	return (uint64) rint(((double) PG_UINT32_MAX + 1) * p / 100);
+}
+
+/* the inclusion probability of that cutoff, exact in a double */
+static double
+bernoulli_rate(float4 percent)
+{
+	return ldexp((double) dp_bernoulli_cutoff(percent), -32);
+}
+
+/*
+ * A sample of privacy units (unit_sample.c): each unit is kept, with all
+ * its rows, with the probability q of BERNOULLI's cutoff for the
+ * percentage, independently of the other units' rows, and no one can tell
+ * which were kept (the key of the sample is secret, drawn from the CSPRNG
+ * for each execution).  The releases, whose sensitivities are those of a
+ * unit, are then amplified at the level of units as releases over a
+ * Poisson sample of rows are at the level of rows (Steinke 2022, Theorem
+ * 29; for add/remove neighbours the argument needs only that the unit
+ * that differs be kept with probability q whatever the others: its rows
+ * are in the sample together or not at all).  The percentage is a
+ * constant or a parameter, evaluated now.
+ */
+static void
+resolve_units(DpSampling *s, ParamListInfo params)
+{
+	FuncExpr   *f = s->unit_filter;
+	Node	   *percent;
+	Node	   *method;
+	Datum		value;
+	bool		isnull;
+
+	if (list_length(f->args) != 3 || !IsA(lthird(f->args), Const) ||
+		((Const *) lthird(f->args))->constisnull)
+		elog(ERROR, "dp_agg: malformed filter of a sample of units");
+	percent = lsecond(f->args);
+	method = lthird(f->args);
+	s->method = DatumGetInt32(((Const *) method)->constvalue) == DP_UNIT_SAMPLE_BERNOULLI
+		? "bernoulli" : "secure_bernoulli";
+	s->amplified = false;
+	s->rate = 1.0;
+	if (!dp_is_parameter_form(percent))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the TABLESAMPLE percentage of a DP aggregate must be a constant or a parameter"),
+				 errdetail("A percentage computed from the data would make the noise depend on the data.")));
+	dp_eval_parameter(percent, params, &value, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
+				 errmsg("TABLESAMPLE parameter cannot be null")));
+	s->rate = bernoulli_rate(DatumGetFloat4(value));
+	if (s->rate == 0)
+		s->why_not = "a sampling rate of 0 reads nothing to amplify";
+	else
+		s->amplified = true;
+	if (!s->amplified)
+		s->rate = 1.0;
 }
 
 /*
@@ -138,6 +233,11 @@ dp_sampling_resolve(DpSampling *s, ParamListInfo params)
 	bool		bernoulli,
 				secure;
 
+	if (s->sampled && s->units)
+	{
+		resolve_units(s, params);
+		return;
+	}
 	if (!s->sampled || tsc == NULL)
 		return;
 	secure = dp_is_secure_bernoulli(tsc->tsmhandler);

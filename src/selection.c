@@ -50,6 +50,7 @@
 
 #include "catalog.h"
 #include "guc.h"
+#include "public_domain.h"
 #include "selection.h"
 
 /*
@@ -143,7 +144,7 @@ select_aggregate(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("private selection of GROUP BY keys needs dp_agg version 0.3"),
 				 errdetail("The installed SQL objects of dp_agg are older than its library."),
-				 errhint("Run ALTER EXTENSION dp_agg UPDATE, or SET dp_agg.group_keys = 'public' if the group keys are public knowledge.")));
+				 errhint("Run ALTER EXTENSION dp_agg UPDATE.")));
 	return select_oid;
 }
 
@@ -164,6 +165,9 @@ rewrite_level(Query *q, int max_groups_contributed)
 			rewrite_level(rte->subquery, max_groups_contributed);
 	}
 	if (q->groupClause == NIL || !level_has_dp(q))
+		return;
+	/* the groups of a public domain are released without selection */
+	if (dp_domain_level_public(q))
 		return;
 
 	select_oid = select_aggregate();

@@ -13,7 +13,16 @@
 /* the length of a SipHash key in bytes */
 #define DP_SIPHASH_KEY_LEN 16
 
+/* a key read for dp_siphash24_word */
+typedef struct DpSipKey
+{
+	uint64		k0,
+				k1;
+} DpSipKey;
+
 extern uint64 dp_siphash24(const uint8 *key, const uint8 *msg, size_t len);
+extern void dp_siphash_key(const uint8 *key, DpSipKey *k);
+extern uint64 dp_siphash24_word(const DpSipKey *k, uint64 m);
 extern bool dp_siphash_self_check(void);
 
 #endif							/* DP_AGG_SIPHASH_H */

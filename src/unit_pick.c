@@ -36,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
@@ -46,6 +47,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "catalog.h"
 #include "pick_key.h"
 #include "siphash.h"
 
@@ -92,6 +94,20 @@ priority_cache(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dp_agg.unit_priority needs its arguments one by one"),
 				 errdetail("It hashes each argument with the extended hash function of its type."),
+				 errhint(HINT_REWRITE_ONLY)));
+
+	/*
+	 * Only the rewrite's calls, which carry its mark (catalog.h): a call an
+	 * analyst wrote, in a statement the guard does not see (one without DP
+	 * aggregates), would evaluate priorities under the key of a statement
+	 * still running.  The mark does not reach a parallel worker's plan;
+	 * its leader checked the statement.
+	 */
+	if (!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp_agg.unit_priority runs only in statements rewritten by dp_agg"),
+				 errdetail("It is the priority of a privacy unit's group under the key of one statement."),
 				 errhint(HINT_REWRITE_ONLY)));
 	pc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(PriorityCache));
 	pc->nargs = nargs;

@@ -17,16 +17,16 @@ cd "$top"
 
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
-0 compat guc calibrate random siphash
-1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key
-2 params noise_param grid selection_gaussian dist_state dist_replay
-3 sampling selection_mechanism
-4 release selection
-5 registry release_rdp describe guard protect joint pld_state dist_plan
-6 price charger protect_check protect_stats dist_fingerprint row_rules protect_settings
-7 privacy_unit dist_exec protect_guard row_seal
+0 compat guc calibrate random siphash relcache_watch
+1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance dist_catalog dist_session keyset
+2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog estimate quantile_tree dist_protect bins domain_catalog key_list
+3 sampling selection_mechanism auto_bounds public_domain
+4 release selection error_bars
+5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
+6 price charger protect_check protect_stats dist_fingerprint estimators lookup_join domain_exec row_rules protect_settings
+7 privacy_unit dist_exec side_reads protect_guard row_seal
 8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick row_trap
+9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api row_trap
 10 dp_agg
 '
 

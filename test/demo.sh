@@ -282,6 +282,44 @@ SELECT dp_count(visit_id, 0.5) AS visits FROM visits;
 SELECT kind, epsilon FROM dp_agg.my_ledger ORDER BY id;
 SELECT epsilon_spent, epsilon_remaining FROM dp_agg.my_budget;
 \c - postgres
+
+-------------------------------------------------------------------------
+\echo
+\echo '--- 8. Spread, quantiles, estimated bounds and error bars (a third analyst, epsilon 1 each)'
+CREATE ROLE analyst3 LOGIN;
+SELECT dp_agg.set_budget('analyst3', 10) \g /dev/null
+SELECT dp_agg.grant_access('visits', 'analyst3') \g /dev/null
+\c - analyst3
+SET dp_agg.epsilon = 1;
+\echo 'analyst3=> SELECT dp_avg(wait_minutes, 0, 480) AS avg_wait,'
+\echo '                  dp_interval_low(dp_avg(wait_minutes, 0, 480)) AS low,'
+\echo '                  dp_interval_high(dp_avg(wait_minutes, 0, 480)) AS high,'
+\echo '                  dp_stddev(wait_minutes, 0, 480) AS sd_wait,'
+\echo '                  dp_percentile(wait_minutes, ARRAY[0.5, 0.9], 0, 480) AS median_p90'
+\echo '           FROM visits;'
+\echo '(the error bars are computed from the noise of the releases: they cost nothing;'
+\echo ' the two percentiles share one price)'
+SELECT round(dp_avg(wait_minutes, 0, 480)::numeric, 2) AS avg_wait,
+       round(dp_interval_low(dp_avg(wait_minutes, 0, 480))::numeric, 2) AS low,
+       round(dp_interval_high(dp_avg(wait_minutes, 0, 480))::numeric, 2) AS high,
+       round(dp_stddev(wait_minutes, 0, 480)::numeric, 2) AS sd_wait,
+       dp_percentile(wait_minutes, ARRAY[0.5, 0.9], 0, 480)::numeric(6, 1)[] AS median_p90
+FROM visits;
+SELECT epsilon AS charged FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1;
+\echo 'Without bounds, a quarter of epsilon estimates them (the approximate bounds of'
+\echo 'Google''s library: the edges of the powers of two whose noisy counts pass a threshold):'
+\echo 'analyst3=> SELECT dp_bounds(cost) FROM visits;'
+SELECT dp_bounds(cost) FROM visits;
+\echo 'analyst3=> SELECT dp_avg(cost), dp_lower_bound(dp_avg(cost)), dp_upper_bound(dp_avg(cost)) FROM visits;'
+\echo '(a numeric result is rounded to the precision of its noise)'
+SELECT dp_avg(cost) AS avg_cost, dp_lower_bound(dp_avg(cost)) AS lower,
+       dp_upper_bound(dp_avg(cost)) AS upper FROM visits;
+\c - postgres
+\echo 'The exact answers (the data owner):'
+SELECT round(avg(wait_minutes)::numeric, 2) AS avg_wait, round(stddev_pop(wait_minutes)::numeric, 2) AS sd_wait,
+       percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY wait_minutes)::numeric(6, 1)[] AS median_p90,
+       min(cost) AS min_cost, max(cost) AS max_cost, round(avg(cost), 2) AS avg_cost
+FROM visits;
 SQL
 
 dp_log "stopping and removing the cluster"

@@ -21,7 +21,7 @@ dp_log() { printf '== %s\n' "$*" >&2; }
 
 # Install the Debian packages we need, if any is missing.
 dp_install_deps() {
-    # libkissfft-dev and pkg-config: the FFTs of pld accounting (issue 13);
+    # libkissfft-dev and pkg-config: the FFTs of pld accounting;
     # python3-numpy: its independent reference (test/reference/pld.py)
     local pkgs="build-essential libssl-dev libipc-run-perl python3 ca-certificates libkissfft-dev pkg-config python3-numpy"
     [ "$DP_PG_PACKAGED" = 1 ] &&
@@ -96,25 +96,40 @@ dp_stop_cluster() {
     "$DP_PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
 }
 
-# Build Citus from the source the checkout's parent directory holds
-# ($1/../shared/deps/citus: a tarball and a one-line patch for PostgreSQL
-# 15.20, see its README) and install it into PG_CONFIG's tree, for the
-# citus suite (test/citus/check.py).  The build is cached under
-# /var/cache/dp_agg-ci/citus, keyed by the sha256 of the tarball and the
-# patch and by the PostgreSQL it was configured for, so a second run only
-# installs.  Without the tarball it says so and returns: the suite then
-# fails with a clear message.
-DP_CITUS_VERSION=13.2.2
+# Citus, for the citus suite (test/citus/check.py), the Citus mutants and
+# the Citus benchmark.  dp_citus_installed: whether PG_CONFIG's tree has it.
+dp_citus_installed() {
+    [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]
+}
+
+# Build Citus from the source tarball DP_CITUS_TARBALL names (such as
+# citus-13.2.2.tar.gz; .ci/run names the one in ../shared/deps/citus) and
+# install it into PG_CONFIG's tree.  The patches DP_CITUS_PATCH names
+# (space-separated), else every patch beside the tarball named after it
+# (citus-13.2.2-*.patch: Citus 13.2.2 needs a one-line patch to build
+# against PostgreSQL 15.20, see that directory's README), are applied first.
+# The build is cached under /var/cache/dp_agg-ci/citus, keyed by the sha256
+# of the tarball and the patches and by the PostgreSQL it was configured
+# for, so a second run only installs.  Fails, saying why, when
+# DP_CITUS_TARBALL is unset or names no file, or the build fails.
 dp_citus_install() {
-    local deps="$1/../shared/deps/citus"
-    local tarball="$deps/citus-$DP_CITUS_VERSION.tar.gz"
-    local patch="$deps/citus-$DP_CITUS_VERSION-pg15.20.patch"
-    local key cache src
-    if [ ! -f "$tarball" ] || [ ! -f "$patch" ]; then
-        dp_log "no Citus source in $deps: the citus suite will fail"
-        return 0
+    local tarball=${DP_CITUS_TARBALL:-} patches p key cache dir src missing=""
+    if [ -z "$tarball" ]; then
+        dp_log "DP_CITUS_TARBALL names no Citus source tarball"
+        return 1
     fi
-    local missing=""
+    if [ ! -f "$tarball" ]; then
+        dp_log "DP_CITUS_TARBALL names $tarball, which does not exist"
+        return 1
+    fi
+    if [ -n "${DP_CITUS_PATCH:-}" ]; then
+        patches=$DP_CITUS_PATCH
+    else
+        patches=$(ls "${tarball%.tar.gz}"-*.patch 2>/dev/null || true)
+    fi
+    for p in $patches; do
+        [ -f "$p" ] || { dp_log "the Citus patch $p does not exist"; return 1; }
+    done
     for p in libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev; do
         dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
     done
@@ -123,17 +138,23 @@ dp_citus_install() {
         dp_log "installing$missing"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
     fi
-    key=$(cat "$tarball" "$patch" | sha256sum | cut -c1-16)-$(echo "$PG_CONFIG $("$PG_CONFIG" --version)" | sha256sum | cut -c1-8)
+    key=$(cat "$tarball" $patches | sha256sum | cut -c1-16)-$(echo "$PG_CONFIG $("$PG_CONFIG" --version)" | sha256sum | cut -c1-8)
     cache=/var/cache/dp_agg-ci/citus/$key
-    src="$cache/citus-$DP_CITUS_VERSION"
+    # the tarball's top directory (citus-13.2.2); awk reads the whole list,
+    # so that tar never dies of a closed pipe
+    dir=$(tar tzf "$tarball" 2>/dev/null | awk -F/ 'NR == 1 { print $1 }')
+    [ -n "$dir" ] || { dp_log "cannot read $tarball"; return 1; }
+    src="$cache/$dir"
     if [ ! -f "$cache/built" ]; then
-        dp_log "building Citus $DP_CITUS_VERSION (cached in $cache)"
+        dp_log "building Citus from $(basename "$tarball") (cached in $cache)"
         rm -rf "$cache" && mkdir -p "$cache"
-        tar xzf "$tarball" -C "$cache"
-        (cd "$src" && patch -s -p1 < "$patch" &&
-            ./configure -q PG_CONFIG="$PG_CONFIG" >/dev/null &&
+        tar xzf "$tarball" -C "$cache" || { dp_log "cannot unpack $tarball"; return 1; }
+        for p in $patches; do
+            (cd "$src" && patch -s -p1 < "$p") || { dp_log "the Citus patch $p does not apply"; return 1; }
+        done
+        (cd "$src" && ./configure -q PG_CONFIG="$PG_CONFIG" >/dev/null &&
             make -s -j2 with_llvm=no >/dev/null 2>&1) || { dp_log "Citus build failed"; return 1; }
         touch "$cache/built"
     fi
-    make -C "$src" -s with_llvm=no install >/dev/null
+    make -C "$src" -s with_llvm=no install >/dev/null && dp_citus_installed
 }

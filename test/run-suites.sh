@@ -1,9 +1,12 @@
 #!/bin/bash
 # Run every suite against a throw-away cluster (as the postgres user, from
 # a writable copy of the tree; see run-all.sh).  Prints one line per suite
-# and finally "N passed, N failed"; exits non-zero if anything failed.
+# and finally "N passed, N failed, N skipped"; exits non-zero if anything
+# failed.  A suite whose prerequisite is absent and was not asked for (the
+# citus suite without Citus and without DP_CITUS_TARBALL) counts as
+# skipped, never as passed.
 # DP_SUITES chooses the suites (default: all of them):
-#   graph regress tap stat reference load fuzz neighbour citus
+#   packaging graph regress tap stat reference load fuzz neighbour citus mutants core
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -18,13 +21,36 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 
 total_pass=0
 total_fail=0
-suites=" ${DP_SUITES:-graph regress tap stat reference load fuzz neighbour citus} "
+total_skip=0
+suites=" ${DP_SUITES:-packaging graph regress tap stat reference load fuzz neighbour citus mutants core} "
 want() { [[ "$suites" == *" $1 "* ]]; }
-record() {   # suite passed failed
-    printf '%-14s %4d passed, %d failed\n' "$1" "$2" "$3"
+record() {   # suite passed failed [skipped]
+    local skipped=${4:-0}
+    if [ "$skipped" -gt 0 ]; then
+        printf '%-14s %4d passed, %d failed, %d skipped\n' "$1" "$2" "$3" "$skipped"
+    else
+        printf '%-14s %4d passed, %d failed\n' "$1" "$2" "$3"
+    fi
     total_pass=$((total_pass + $2))
     total_fail=$((total_fail + $3))
+    total_skip=$((total_skip + skipped))
 }
+
+# packaging (test/check-packaging.sh): META.json, dp_agg.control, the update
+# scripts, LICENSE and CHANGELOG.md agree; no tracker numbers in the tree.
+# It prints "packaging: N passed, M failed", one result per check
+if want packaging && [ -f test/check-packaging.sh ]; then
+    out=$(bash test/check-packaging.sh 2>&1)
+    echo "$out"
+    line=$(echo "$out" | grep -E '^packaging: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        kp=$(echo "$line" | sed -E 's/^packaging: ([0-9]+) passed.*/\1/')
+        kf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        kp=0; kf=1
+    fi
+    record "packaging" "$kp" "$kf"
+fi
 
 # the module graph (builds the objects in this copy of the tree)
 if want graph && [ -f test/check-graph.sh ]; then
@@ -141,10 +167,14 @@ if want neighbour && [ -f test/neighbour/run.py ]; then
 fi
 
 # Citus: a coordinator and two workers of their own on ports port+2 ..
-# port+4 (test/citus/check.py prints "citus: N passed, M failed"); Citus
-# is built and installed by run-all.sh (test/lib.sh, dp_citus_install)
+# port+4, and a worker added late on port+5 (test/citus/check.py prints
+# "citus: N passed, M failed").  Runs when Citus is installed for PG_CONFIG
+# (run-all.sh installs it from the source tarball DP_CITUS_TARBALL names:
+# test/lib.sh, dp_citus_install); without Citus it fails if
+# DP_CITUS_TARBALL asked for it, else it is skipped
 if want citus; then
-    if [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ]; then
+    cs_=0
+    if dp_citus_installed; then
         out=$(timeout 900 python3 test/citus/check.py $((port + 2)) 2>&1)
         echo "$out"
         line=$(echo "$out" | grep -E '^citus: [0-9]+ passed, [0-9]+ failed' | tail -1)
@@ -154,12 +184,61 @@ if want citus; then
         else
             cp_=0; cf_=1
         fi
-    else
-        echo "citus: Citus is not installed for $PG_CONFIG (no ../shared/deps/citus next to the checkout?)"
+    elif [ -n "${DP_CITUS_TARBALL:-}" ]; then
+        echo "citus: Citus is not installed for $PG_CONFIG although DP_CITUS_TARBALL names $DP_CITUS_TARBALL (its build failed: see above)"
         cp_=0; cf_=1
+    else
+        echo "citus: skipped: Citus is not installed for $PG_CONFIG and DP_CITUS_TARBALL names no source to build it from"
+        cp_=0; cf_=0; cs_=1
     fi
-    record "citus" "$cp_" "$cf_"
+    record "citus" "$cp_" "$cf_" "$cs_"
 fi
 
-echo "$total_pass passed, $total_fail failed"
+# mutants (test/mutants/README.md): a subset chosen from the commit
+# (DP_COMMIT, set by run-all.sh) is applied, built into a private copy of
+# this PostgreSQL and run against its kill suites on port port+5 (Citus
+# port+6 .. port+8); every mutant must still apply.  Each killed mutant
+# counts as passed; a survivor, or a mutant that no longer applies or
+# builds, as failed; a mutant only the citus suite kills, as skipped when
+# that suite is skipped (the runner prints "mutants: N skipped ...").
+if want mutants && [ -f test/mutants/run.py ]; then
+    out=$(timeout 2400 python3 test/mutants/run.py --rotate "${DP_MUTANTS_PER_RUN:-3}" \
+        --port $((port + 5)) 2>&1)
+    rc=$?
+    echo "$out" | grep -vE '^\|' || true
+    mp=$(echo "$out" | sed -nE 's/^([0-9]+) killed, [0-9]+ survived$/\1/p' | tail -1)
+    mf=$(echo "$out" | sed -nE 's/^[0-9]+ killed, ([0-9]+) survived$/\1/p' | tail -1)
+    mu=$(echo "$out" | sed -nE 's/^mutants: ([0-9]+) could not be tested.*/\1/p' | tail -1)
+    ms=$(echo "$out" | sed -nE 's/^mutants: ([0-9]+) skipped.*/\1/p' | tail -1)
+    mp=${mp:-0}
+    mf=$(( ${mf:-0} + ${mu:-0} ))
+    # a failing baseline, a timeout or a crash of the runner fails too
+    [ "$rc" != 0 ] && [ "$mf" = 0 ] && mf=1
+    record "mutants" "$mp" "$mf" "${ms:-0}"
+fi
+
+# PostgreSQL's own regression suite, with dp_agg created and a table
+# protected against a server without dp_agg, on ports port+5 and port+6
+# (test/core-regress.sh prints "core-regress: N passed, M failed", one per
+# test); DP_CORE_REGRESS_DIR is the built suite, which run-all.sh and
+# pg-matrix.sh prepare as root
+if want core; then
+    if [ -n "${DP_CORE_REGRESS_DIR:-}" ] && [ -x "$DP_CORE_REGRESS_DIR/pg_regress" ]; then
+        out=$(timeout 2400 bash test/core-regress.sh run "$DP_CORE_REGRESS_DIR" $((port + 5)) 2>&1)
+        echo "$out"
+        line=$(echo "$out" | grep -E '^core-regress: [0-9]+ passed, [0-9]+ failed' | tail -1)
+        if [ -n "$line" ]; then
+            kp=$(echo "$line" | sed -E 's/^core-regress: ([0-9]+) passed.*/\1/')
+            kf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+        else
+            kp=0; kf=1
+        fi
+    else
+        echo "core-regress: no built PostgreSQL regression suite (DP_CORE_REGRESS_DIR='${DP_CORE_REGRESS_DIR:-}')"
+        kp=0; kf=1
+    fi
+    record "core-regress" "$kp" "$kf"
+fi
+
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" = 0 ]

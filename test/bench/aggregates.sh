@@ -5,10 +5,12 @@
 #   test/bench/aggregates.sh
 #   DP_BENCH_ROWS=200000 DP_BENCH_RUNS=3 test/bench/aggregates.sh   # smoke test
 #
-# Times dp_count(*), dp_sum and dp_avg (bigint and double precision columns)
-# against count(*), sum and avg on one table, serial
-# (max_parallel_workers_per_gather = 0) and with 2 parallel workers, without
-# GROUP BY, with GROUP BY into 1,000 groups and into 1,000,000 groups.  For
+# Times dp_count(*), dp_count(b), dp_sum and dp_avg (bigint and double
+# precision columns) against count(*), count(b), sum and avg on one table,
+# serial (max_parallel_workers_per_gather = 0) and with 2 parallel workers,
+# without GROUP BY, with GROUP BY into 1,000 groups (with public keys, and
+# with private keys: the DP statement then also selects its groups
+# privately, selection epsilon 1 and delta 1e-6) and into 1,000,000 groups.  For
 # 1,000,000 groups both queries are wrapped as
 #     SELECT count(a) FROM (SELECT g, agg(...) AS a FROM t GROUP BY g) s
 # so that sending the groups to the client does not dominate.  (count(a),
@@ -23,7 +25,10 @@
 # native and the DP query alternate (native, DP, DP, native, ...) on one
 # connection, after one unmeasured run of each.  The time is psql's \timing
 # (parse, plan, execute, the budget charge, the result to the client) on a
-# Unix socket.  DP statements are charged to the role dp_bench, whose budget
+# Unix socket.  When the server runs on this machine, the table also gives
+# the server's CPU time of each statement (its backend and parallel
+# workers, from /proc): on a machine shared with other work, the wall-clock
+# time also counts the time the statement waited for a CPU.  DP statements are charged to the role dp_bench, whose budget
 # is set high enough for any run.
 #
 # Ends with a Markdown table and the machine description.
@@ -84,6 +89,9 @@ SQL
 fi
 "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -c "GRANT SELECT ON dp_bench_agg TO dp_bench"
 
+# the postmaster's pid, for the CPU time of parallel workers (when local)
+DP_BENCH_POSTMASTER_PID=$(head -1 "$("$DP_PSQL" -X -Atc 'SHOW data_directory')/postmaster.pid" 2>/dev/null || true)
+export DP_BENCH_POSTMASTER_PID
 python3 "$top/test/bench/agg_bench.py"
 
 if [ "${DP_BENCH_KEEP:-0}" != 1 ]; then

@@ -10,6 +10,10 @@
 #   DP_BENCH_PORT           port of the throw-away cluster (it listens only on a
 #                           Unix socket in its temporary directory)
 #   DP_BENCH_SHARED_BUFFERS shared_buffers of the throw-away cluster (1GB)
+#   DP_BENCH_TMPDIR         where the throw-away cluster lives (/tmp); on a
+#                           tmpfs (/dev/shm) fsync costs nothing, so that a
+#                           benchmark measures the CPU path, not the disk's
+#                           flush latency
 #   DP_BENCH_SKIP_BUILD=1   use the installed extension: no apt-get, no make
 
 DP_PSQL="$DP_PG_BIN/psql"
@@ -36,7 +40,7 @@ dp_bench_cluster() {
             port=$((port + 1))
         done
     fi
-    DP_BENCH_DIR=$(mktemp -d /tmp/dp_agg_bench.XXXXXX)
+    DP_BENCH_DIR=$(mktemp -d "${DP_BENCH_TMPDIR:-/tmp}/dp_agg_bench.XXXXXX")
     [ "$(id -u)" = 0 ] && chown postgres: "$DP_BENCH_DIR"
     dp_log "starting a throw-away cluster in $DP_BENCH_DIR (port $port)"
     (cd / && dp_as_postgres bash -c "$(declare -f dp_start_cluster); DP_PG_BIN=$DP_PG_BIN; dp_start_cluster '$DP_BENCH_DIR' '$port'")
@@ -86,7 +90,12 @@ dp_bench_machine() {
     if [ "$rev" != unknown ] && [ -n "$(git -C "$top" status --porcelain -- src sql Makefile 2>/dev/null)" ]; then
         rev="$rev (with uncommitted changes in src/sql)"
     fi
-    echo "Machine: $(nproc) CPUs ($cpu), $mem RAM, Linux $(uname -r)"
+    echo "Machine: $(nproc) CPUs ($cpu), $mem RAM, Linux $(uname -r); load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+    local datadir fs
+    datadir=$("$DP_PSQL" -X -Atc "SHOW data_directory" 2>/dev/null || true)
+    if [ -n "$datadir" ] && fs=$(stat -f -c %T "$datadir" 2>/dev/null); then
+        echo "Data directory: on $fs (fsync = $("$DP_PSQL" -X -Atc "SHOW fsync"), wal_sync_method = $("$DP_PSQL" -X -Atc "SHOW wal_sync_method"))"
+    fi
     echo "PostgreSQL: $pg"
     echo "dp_agg: $("$DP_PSQL" -X -Atc "SELECT extversion FROM pg_extension WHERE extname = 'dp_agg'") at commit $rev"
 }

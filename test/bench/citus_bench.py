@@ -1,7 +1,23 @@
 #!/usr/bin/env python3
 """The Citus benchmark (test/bench/citus.sh): DP / native on one distributed
-table, median of DP_BENCH_RUNS runs.  Usage: citus_bench.py BASE_PORT, as the
-postgres user with PostgreSQL's binaries in PATH."""
+table, ratio of the medians of DP_BENCH_RUNS runs, repeated DP_BENCH_REPEATS
+times.  Usage: citus_bench.py BASE_PORT, as the postgres user with
+PostgreSQL's binaries in PATH.
+
+Equal plan shapes: every node has max_parallel_workers_per_gather = 0, so
+that neither side gets parallel scans on the workers (the built-in
+aggregates are parallel-capable, dp_agg's partial sums are not: left to
+the planner, native count(*) would run with parallel workers and DP
+without, and the comparison would measure that), and
+citus.max_adaptive_executor_pool_size is the same for both (Citus's
+default, 16 connections per worker).  The runs of a pair alternate in one
+session; citus.max_cached_conns_per_worker is DP_BENCH_CACHED_CONNS (Citus's
+default 1: each multi-shard statement of either side opens about 30 new
+connections to the workers, which it times; 16: Citus keeps them, and the
+statements time the work and the fixed costs alone).  Each pair is printed
+with the median and the range of each side and the load average of the
+machine before and after; then the plan shape of shard queries on a
+worker."""
 import os
 import platform
 import re
@@ -14,7 +30,12 @@ import tempfile
 base = int(sys.argv[1])
 ROWS = int(os.environ.get("DP_BENCH_ROWS", "10000000"))
 RUNS = int(os.environ.get("DP_BENCH_RUNS", "5"))
+REPEATS = int(os.environ.get("DP_BENCH_REPEATS", "1"))
+ONLY = os.environ.get("DP_BENCH_ONLY", "")
 PORTS = (base, base + 1, base + 2)
+# connections Citus keeps to each worker between statements: its default, 1,
+# or as many as a statement opens (16), so that neither side times new ones
+CACHED = int(os.environ.get("DP_BENCH_CACHED_CONNS", "1"))
 top = tempfile.mkdtemp(prefix="dp_agg_citus_bench.")
 
 
@@ -38,6 +59,8 @@ listen_addresses = ''
 unix_socket_directories = '{top}'
 shared_buffers = '512MB'
 max_worker_processes = 16
+max_parallel_workers_per_gather = 0
+citus.max_cached_conns_per_worker = {CACHED}
 dp_agg.cluster_key_file = '{top}/cluster.key'
 dp_agg.citus_worker = {'on' if worker else 'off'}
 citus.shard_count = 32
@@ -49,20 +72,25 @@ citus.local_hostname = '{top}'
     q(port, "CREATE EXTENSION dp_agg")
 
 
-def timed(sql):
-    """psql's \\timing of sql, in ms, on the coordinator"""
+def timed(sqls):
+    """psql's \\timing of each statement of sqls, in ms, in one session on the
+    coordinator (Citus keeps its connections to the workers between them)"""
     p = subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", top, "-p", str(PORTS[0]),
                         "-d", "postgres"],
                        input="SET dp_agg.epsilon = 1;\n"
                              # GROUP BY releases its keys by private selection (100 groups of
                              # 100,000 rows: every group is released)
                              "SET dp_agg.selection_epsilon = 1;\nSET dp_agg.selection_delta = 1e-6;\n"
-                             f"\\timing on\n{sql};\n",
+                             "\\timing on\n" + "".join(f"{sql};\n" for sql in sqls),
                        capture_output=True, text=True)
     m = re.findall(r"Time: ([0-9.]+) ms", p.stdout)
-    if p.returncode != 0 or not m:
-        raise RuntimeError(f"{sql}: {p.stderr}")
-    return float(m[-1])
+    if p.returncode != 0 or len(m) != len(sqls):
+        raise RuntimeError(f"{sqls}: {p.stderr}")
+    return [float(x) for x in m]
+
+
+def load():
+    return "%.1f" % os.getloadavg()[0]
 
 
 PAIRS = [
@@ -89,18 +117,36 @@ try:
                 f"FROM generate_series(1, {ROWS}) i")
     q(PORTS[0], "VACUUM ANALYZE t")
     q(PORTS[0], "SELECT dp_agg.set_budget('postgres', 1e15, 0.5)")
-    print(f"| query ({ROWS:,} rows, 32 shards, 2 workers) | native ms | DP ms | DP / native |")
-    print("|---|---|---|---|")
-    for name, native, dp in PAIRS:
-        timed(native), timed(dp)
-        tn, td = [], []
-        for r in range(RUNS):
-            order = ((native, tn), (dp, td)) if r % 2 == 0 else ((dp, td), (native, tn))
-            for sql, acc in order:
-                acc.append(timed(sql))
-        mn, md = statistics.median(tn), statistics.median(td)
-        print(f"| {name} | {mn:.1f} | {md:.1f} | {md / mn:.2f} |")
-    print(f"\nmedian of {RUNS} runs; {platform.processor() or platform.machine()}, "
+    shard = q(PORTS[0], "SELECT min(shardid) FROM pg_dist_shard_placement WHERE nodeport = "
+                        f"{PORTS[1]}")
+    print(f"| query ({ROWS:,} rows, 32 shards, 2 workers) | native ms (range) | DP ms (range) "
+          "| DP / native | load before, after |")
+    print("|---|---|---|---|---|")
+    for rep in range(REPEATS):
+        for name, native, dp in PAIRS:
+            if ONLY and ONLY not in name:
+                continue
+            before = load()
+            # one unmeasured run of each, then RUNS of each, alternating
+            sqls = [native, dp]
+            for r in range(RUNS):
+                sqls += [native, dp] if r % 2 == 0 else [dp, native]
+            times = timed(sqls)[2:]
+            tn = [t for t, sql in zip(times, sqls[2:]) if sql == native]
+            td = [t for t, sql in zip(times, sqls[2:]) if sql == dp]
+            mn, md = statistics.median(tn), statistics.median(td)
+            print(f"| {name} | {mn:.1f} ({min(tn):.0f}-{max(tn):.0f}) | {md:.1f} "
+                  f"({min(td):.0f}-{max(td):.0f}) | {md / mn:.2f} | {before}, {load()} |",
+                  flush=True)
+    # the plan shape of a shard query on a worker, for both sides
+    for sql in ("SELECT g, count(*) FROM t_%s GROUP BY g" % shard,
+                "SELECT count(*) FROM t_%s" % shard):
+        print("\nworker plan of `%s`:\n" % sql)
+        for line in q(PORTS[1], "EXPLAIN (COSTS OFF) " + sql).splitlines():
+            print("    " + line)
+    print(f"\nmedian of {RUNS} runs, {REPEATS} repetition(s); max_parallel_workers_per_gather = 0 "
+          f"on every node, citus.max_cached_conns_per_worker = {CACHED}, one session per pair; "
+          f"{platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, {platform.platform()}")
 finally:
     for port in PORTS:

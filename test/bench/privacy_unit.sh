@@ -12,8 +12,10 @@
 #   native:  SELECT g, sum(c) FROM (SELECT g, u, count(*) c FROM t GROUP BY g, u) s GROUP BY g
 #   dp:      SELECT g, dp_count(*, ...) FROM t GROUP BY g        (the rewrite; k = 1: fused)
 # and the same pair without GROUP BY (native: SELECT sum(c) FROM (SELECT u,
-# count(*) c FROM t GROUP BY u) s).  Serial (max_parallel_workers_per_gather
-# = 0) and parallel (2).  The time is psql's \timing (parse, plan, rewrite,
+# count(*) c FROM t GROUP BY u) s), and the GROUP BY pair over a partition
+# named directly of a copy of t partitioned by hash of u into 4, the unit
+# set on the partitioned table (its unit found through the ancestors).
+# Serial (max_parallel_workers_per_gather = 0) and parallel (2).  The time is psql's \timing (parse, plan, rewrite,
 # execute, the charge).  Verdict: median dp / median native at most 2.
 # The DP GROUP BY includes the private selection of its keys (dp_select in
 # level 3, counting units; selection epsilon 1, delta 1e-6: every group of
@@ -48,6 +50,14 @@ FROM generate_series(1::bigint, :rows) i;
 VACUUM (FREEZE, ANALYZE) dp_bench_units;
 SELECT dp_agg.set_privacy_unit('dp_bench_units', 'u') \g /dev/null
 GRANT SELECT ON dp_bench_units TO dp_bench;
+DROP TABLE IF EXISTS dp_bench_units_pt;
+CREATE TABLE dp_bench_units_pt (u integer NOT NULL, g integer NOT NULL) PARTITION BY HASH (u);
+SELECT format('CREATE TABLE dp_bench_units_pt_%s PARTITION OF dp_bench_units_pt FOR VALUES WITH (MODULUS 4, REMAINDER %s)', i, i)
+FROM generate_series(0, 3) i \gexec
+INSERT INTO dp_bench_units_pt SELECT * FROM dp_bench_units;
+VACUUM (FREEZE, ANALYZE) dp_bench_units_pt;
+SELECT dp_agg.set_privacy_unit('dp_bench_units_pt', 'u') \g /dev/null
+GRANT SELECT ON dp_bench_units_pt, dp_bench_units_pt_0 TO dp_bench;
 CHECKPOINT;
 SQL
 
@@ -61,6 +71,9 @@ pairs = {
                      "SELECT g, dp_count(*) FROM dp_bench_units GROUP BY g"),
     "no GROUP BY": ("SELECT sum(c) FROM (SELECT u, count(*) c FROM dp_bench_units GROUP BY u) s",
                     "SELECT dp_count(*) FROM dp_bench_units"),
+    "a partition, 1,000 groups": (
+        "SELECT g, sum(c) FROM (SELECT g, u, count(*) c FROM dp_bench_units_pt_0 GROUP BY g, u) s GROUP BY g",
+        "SELECT g, dp_count(*) FROM dp_bench_units_pt_0 GROUP BY g"),
 }
 print("| statement | parallel | native (ms) | dp_agg (ms) | dp / native |")
 print("|---|---|---:|---:|---:|")
@@ -97,6 +110,6 @@ print()
 print("largest dp / native: %.2f (%s: at most 2)" % (worst, "PASS" if worst <= 2 else "FAIL"))
 PY
 
-"$DP_PSQL" -X -q -c "DROP TABLE dp_bench_units"
+"$DP_PSQL" -X -q -c "DROP TABLE dp_bench_units, dp_bench_units_pt"
 echo
 dp_bench_machine "$top"

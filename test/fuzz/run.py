@@ -105,6 +105,14 @@ class Target:
         return 2 if self.volatility == "v" else 0
 
 
+# the error-bar functions of the catalog (set by main), applied to the
+# first ERROR_BAR_CALLS calls of every public aggregate
+ERROR_BARS = []
+ERROR_BAR_CALLS = 40
+ERROR_BAR_FUNCTIONS = ("dp_interval_low", "dp_interval_high", "dp_noise_scale",
+                       "dp_lower_bound", "dp_upper_bound")
+
+
 def build(target):
     if target.rettype == "tsm_handler":
         _build_tablesample(target)
@@ -153,8 +161,12 @@ def _build_aggregate(target):
         else [values.COLUMNS.get(vtype, "NULL::%s" % vtype)]
     rest = target.types[1:]
     names = [""] * len(rest)
-    if vtype in values.AGG_BOUNDS and len(rest) >= 2:
-        names[0:2] = ["lower", "upper"]
+    # a quantile's fraction(s) come before the bounds: dp_percentile(x, p, lower, upper ...)
+    if "percentile" in target.name and rest and rest[0] in ("double precision", "double precision[]"):
+        names[0] = "p"
+    b = 1 if names[:1] == ["p"] else 0
+    if vtype in values.AGG_BOUNDS and len(rest) >= b + 2:
+        names[b:b + 2] = ["lower", "upper"]
     extra = ["epsilon", "delta"]
     for j in range(len(rest)):
         if names[j] == "":
@@ -167,11 +179,24 @@ def _build_aggregate(target):
             base.append(values.AGG_BOUNDS[vtype][0])
         elif n == "upper":
             base.append(values.AGG_BOUNDS[vtype][1])
+        elif n == "p":
+            base.append(values.P_BASE[t])
         else:
             base.append(values.base(n, t))
-    for args in cover.combinations(full, pairs, base):
+    combos = cover.combinations(full, pairs, base)
+    for args in combos:
         target.statements.append("SELECT %s(%s) FROM fz.t" % (target.name, ", ".join(args)))
     target.statements.append("SELECT %s(%s) FROM fz.empty" % (target.name, ", ".join(base)))
+    # the error bars of a public aggregate's release, in the same statement
+    if ERROR_BARS and not target.name.startswith("dp_agg."):
+        for args in combos[:ERROR_BAR_CALLS]:
+            call = "%s(%s)" % (target.name, ", ".join(args))
+            target.statements.append("SELECT %s FROM fz.t" % ", ".join("%s(%s)" % (f, call) for f in ERROR_BARS))
+            target.statements.append("SELECT %s FROM (SELECT %s AS v FROM fz.t) q"
+                                     % (", ".join("%s(v)" % f for f in ERROR_BARS), call))
+        target.statements.append("SELECT %s FROM fz.empty"
+                                 % ", ".join("%s(%s(%s))" % (f, target.name, ", ".join(base))
+                                             for f in ERROR_BARS))
 
 
 # ---------- judging outcomes ----------
@@ -366,6 +391,8 @@ def main(argv):
         setup(h.admin)
         rows = [line.split("|") for line in h.admin.query(CATALOG_SQL, database=DATABASE).splitlines()]
         targets = [Target(r) for r in rows]
+        names = set(t.name for t in targets)
+        ERROR_BARS[:] = [f for f in ERROR_BAR_FUNCTIONS if f in names]
         targets = [t for t in targets if not patterns or any(p in t.signature for p in patterns)]
         for t in targets:
             build(t)

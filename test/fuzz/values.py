@@ -77,6 +77,8 @@ FLOAT8_ARRAY_EXPRESSIONS = [
     "'{{2,3},{4,5}}'::float8[]",
     "'{1.0000001,NaN,Infinity,-Infinity,5e-324,1e300}'::float8[]",
     "'{0,-1,1}'::float8[]",
+    "'{0,0.25,0.5,0.75,1}'::float8[]",
+    "'{0.9,0.1,0.5,0.5}'::float8[]",
     "array_fill(2::float8, ARRAY[%d])" % N_BIG,
     "array_fill(%s::float8, ARRAY[%d])" % (FLOAT8_MAX, N_BIG),
     "array_fill(1.0000001::float8, ARRAY[%d])" % N_BIG,
@@ -84,7 +86,7 @@ FLOAT8_ARRAY_EXPRESSIONS = [
     "array_fill(NULL::float8, ARRAY[%d])" % N_BIG,
     "array_cat(array_fill(1e300::float8, ARRAY[%d]), ARRAY[5e-324::float8])" % (N_BIG - 1),
 ]
-FLOAT8_ARRAY_PAIRS = [0, 1, 4, 5, 6, 9, 12]     # indices into the list above
+FLOAT8_ARRAY_PAIRS = [0, 1, 4, 5, 6, 11, 14, 8]     # indices into the list above
 
 # regrole: the current role, another existing role, a name that does not
 # exist (an input error), OIDs of no role, NULL.
@@ -116,6 +118,34 @@ REGPROCEDURE_EXPRESSIONS = [
     "4294967295::oid::regprocedure",
     "NULL::regprocedure",
 ]
+# bytea: the key sets of public domains (keyset.c), which must only fail to
+# decode: empty, short, a header alone, a header announcing 10,000,000 keys
+# of 64 columns, or of one int4 column, with no data, a valid set of three
+# int4 keys, the same with a byte more, 100,000 bytes of 0xff, NULL
+KEYSET_INT4_3 = ("314b504401000000010000000300000017000000ffffffff00000000"
+                 "000400000000000001000400000000000002000400000000000005")
+BYTEA_EXPRESSIONS = [
+    "'\\x'::bytea",
+    "'\\x00'::bytea",
+    "'\\x314b5044'::bytea",
+    "'\\x314b50444000000040000000809698000000000000000000'::bytea",
+    "'\\x314b5044010000000100000080969800' || '\\x17000000ffffffff00000000'::bytea",
+    "'\\x%s'::bytea" % KEYSET_INT4_3,
+    "'\\x%s00'::bytea" % KEYSET_INT4_3,
+    "decode(repeat('ff', 100000), 'hex')",
+    "NULL::bytea",
+]
+# bigint[]: the counts of top_k_sample
+BIGINT_ARRAY_EXPRESSIONS = [
+    "NULL::bigint[]",
+    "'{}'::bigint[]",
+    "'{6,4,4,0}'::bigint[]",
+    "'{1,NULL,3}'::bigint[]",
+    "'{{1,2},{3,4}}'::bigint[]",
+    "'{9223372036854775807,-9223372036854775808,0}'::bigint[]",
+    "array_fill(1::bigint, ARRAY[1000])",
+    "array_fill(1::bigint, ARRAY[%d])" % N_BIG,
+]
 BOOLEAN_EXPRESSIONS = ["true", "false", "NULL::boolean"]
 JSONB_EXPRESSIONS = ["'{}'::jsonb", "'null'::jsonb", "'[]'::jsonb", "'{\"epsilon\": 1e400}'::jsonb",
                      "(SELECT jsonb_agg(g) FROM generate_series(1, %d) g)" % N_BIG, "NULL::jsonb"]
@@ -146,6 +176,8 @@ TYPES = {
     "regprocedure": (REGPROCEDURE_EXPRESSIONS, REGPROCEDURE_EXPRESSIONS),
     "boolean": (BOOLEAN_EXPRESSIONS, BOOLEAN_EXPRESSIONS),
     "jsonb": (JSONB_EXPRESSIONS, JSONB_EXPRESSIONS),
+    "bytea": (BYTEA_EXPRESSIONS, BYTEA_EXPRESSIONS),
+    "bigint[]": (BIGINT_ARRAY_EXPRESSIONS, BIGINT_ARRAY_EXPRESSIONS),
 }
 
 # valid values by argument name, then by type
@@ -184,7 +216,12 @@ BASE_BY_TYPE = {
     "regprocedure": "'pg_catalog.float8abs(double precision)'::regprocedure",
     "boolean": "true",
     "jsonb": "'{}'::jsonb",
+    "bytea": "'\\x%s'::bytea" % KEYSET_INT4_3,
+    "bigint[]": "'{6,4,4,0}'::bigint[]",
 }
+
+# base fractions of the quantile aggregates, by the type of p
+P_BASE = {"double precision": "0.5::float8", "double precision[]": "'{0.1,0.5,0.9}'::float8[]"}
 
 # base bounds of the aggregates (lower, upper), by the value's type
 AGG_BOUNDS = {

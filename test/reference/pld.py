@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent reference for dp_agg's 'pld' accounting (issue 13).
+"""Independent reference for dp_agg's 'pld' accounting (privacy loss distributions).
 
 How many releases of one kind does a budget (epsilon, delta) admit, at
 most, for the tightest accountant?  For each kind of release dp_agg makes,

@@ -60,6 +60,19 @@ units_audit
         rows would leak (event: release >= its count over D' plus 30,
         ln P(X >= 0) / P(X >= 30) = 30.0), and the lower bound's value.
     Run time: about 5000 statements (a few tens of seconds on 2 cores).
+units_audit_partition
+    The same audit through a partition named directly, the privacy unit
+    set on its partitioned parent: stat.units_audit_pt_p0 (U = 200 units
+    with one row each, and unit 0 with A = 30 rows; each unit also has 5
+    rows in the other partition) and stat.units_audit_pt_minus_p0 (without
+    unit 0).  SELECT dp_count(*) over the partition, epsilon 1, T = 2500
+    releases each, event release >= 201.  One row per other unit makes
+    counting rows (the unit of the parent ignored) detectable: the event
+    then has probabilities about 1 and 0.269, whose ratio 3.72 the
+    Clopper-Pearson bound exceeds e except with probability below 1e-8.
+      * deterministic (0): the ledger's privacy_unit.
+      * the lower bound is at most the declared epsilon 1: false failure at
+        most 1e-6.
 
 units_group_count_variance
     SELECT g, dp_count(*) ... GROUP BY g over stat.units_groups: U = 200
@@ -128,10 +141,34 @@ units_pick_uniform
       * independence across units: of the N/2 disjoint pairs (2i - 1, 2i),
         the number whose two units choose the same j in execution 1 is
         Binomial(N/2, 1/4): in its acceptance interval, 1e-6.
+units_keep_uniform
+    The choice of a unit's groups with k > 1 (level 2 of the rewrite, the
+    window function dp_agg.unit_keep: Floyd's algorithm over the unit's
+    groups, src/unit_keep.c).  stat.units_keep: N = 3000 units, unit u with
+    rows in its own groups 4u + j, j = 0..3, with 1, 2, 5 and 10 rows,
+    max_groups_contributed k = 2: each unit keeps one of the 6 pairs of its
+    groups, each with probability 1/6.  SELECT g, dp_count(*) ... GROUP BY g
+    with public keys: a group appears iff its unit kept it, twice
+    (executions 1 and 2).  Hash aggregation is off, so level 1 is sorted by
+    unit and group and the window sees each unit's groups in the order j:
+    a choice that depended on the position of a group in its unit's
+    partition would show in the pairs (the uniformity holds whatever the
+    plan; this plan makes a bias visible).
+      * deterministic (0): each execution releases exactly 2 N groups, two
+        per unit.
+      * Y_S, the number of units keeping the pair S in execution 1, is
+        Binomial(N, 1/6): in its acceptance interval (Chernoff, 5e-7 per
+        tail): 1e-6 per pair (6 assertions).  Negative control, its power
+        checked before drawing: a pair kept with probability 1/3 (as Floyd's
+        algorithm drawing among j instead of j + 1 rows keeps its first two
+        positions) falls in the interval with probability below 1e-6.
+      * independence across executions: the number of units keeping the
+        same pair in both is Binomial(N, 1/6): in its acceptance interval,
+        1e-6.
 
-Thirty-nine statistical assertions (units_selection_curve: 20 and 2
-controls; units_pick_uniform: 6), the sum of their false-failure
-probabilities below 3.9e-5.
+Forty-seven statistical assertions (units_selection_curve: 20 and 2
+controls; units_pick_uniform: 6; units_keep_uniform: 7), the sum of their
+false-failure probabilities below 4.7e-5.
 """
 
 import math
@@ -283,6 +320,62 @@ def units_audit(check):
     leak = math.log(row_level.sf(0) / row_level.sf(A))
     check.note("E hit %d/%d on D, %d/%d on D'; epsilon lower bound %.3f (declared 1); "
                "counting rows would leak %.1f" % (hits[0], T_AUDIT, hits[1], T_AUDIT, eps_lb, leak))
+
+
+
+def partitioned_unit_table(name, units, extra_rows):
+    """stat.<name>, partitioned by p, with privacy unit u set on it: its
+    partition stat.<name>_p0 holds one row of each unit 1..units and
+    extra_rows rows of unit 0; stat.<name>_p1 holds 5 rows of each of
+    them (so a unit spans both partitions).  Returns the partition p0."""
+    t, p0, p1 = "stat." + name, "stat.%s_p0" % name, "stat.%s_p1" % name
+    rows = "SELECT u, %d FROM generate_series(1, %d) u" % (0, units)
+    if extra_rows:
+        rows += " UNION ALL SELECT 0, 0 FROM generate_series(1, %d) r" % extra_rows
+    db.run("DROP TABLE IF EXISTS %s;\n"
+           "CREATE TABLE %s (u int, p int) PARTITION BY LIST (p);\n"
+           "CREATE TABLE %s PARTITION OF %s FOR VALUES IN (0);\n"
+           "CREATE TABLE %s PARTITION OF %s FOR VALUES IN (1);\n"
+           "INSERT INTO %s (u, p) %s;\n"
+           "INSERT INTO %s (u, p) SELECT u, 1 FROM generate_series(%d, %d) u, generate_series(1, 5) r;\n"
+           "ANALYZE %s;\n"
+           "SELECT dp_agg.set_privacy_unit(%s, 'u');\n"
+           % (t, t, p0, t, p1, t, t, rows, t, 0 if extra_rows else 1, units, t, db.literal(t)))
+    return p0
+
+
+@stat_test("units_audit_partition")
+def units_audit_partition(check):
+    """The audit of units_audit through a partition named directly, the
+    unit set on its parent: D's partition holds one row of each of U = 200
+    units and unit 0's A = 30 rows, D''s the same without unit 0.  Each
+    other unit has one row in the partition, so that counting rows instead
+    of units shows: the event release >= U + 1 then has probabilities
+    P(X >= 1 - A), about 1, on D and P(X >= 1) = 0.269 on D' (a ratio of
+    3.72, ln 1.31), and the Clopper-Pearson lower bound exceeds 1 unless
+    the rate on D' is 5.9 standard deviations above its mean (probability
+    below 1e-8).  Counting units, the ratio is exactly e.
+      * deterministic (0): the ledger records the unit's bound.
+      * the lower bound is at most the declared epsilon 1: false failure at
+        most 1e-6 (as units_audit)."""
+    d = partitioned_unit_table("units_audit_pt", U, A)
+    d_minus = partitioned_unit_table("units_audit_pt_minus", U, 0)
+    settings = {"dp_agg.epsilon": "1", "dp_agg.delta": "0"}
+    hits = []
+    for t in (d, d_minus):
+        rels = db.releases("SELECT dp_count(*) FROM %s" % t, T_AUDIT, settings=settings)
+        check_unit_record(check, rels[:1], 1)
+        hits.append(sum(1 for rel in rels if int(rel.rows[0][0]) >= U + 1))
+    check.stop_if_failed()
+    p_lo = cp_lower(T_AUDIT, hits[0], CP_SIDE)
+    q_hi = cp_upper(T_AUDIT, hits[1], CP_SIDE)
+    eps_lb = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
+    check.that(eps_lb <= 1.0, "epsilon lower bound %.4f through a partition exceeds the declared "
+               "epsilon 1" % eps_lb)
+    law = laws.DiscreteLaplace(1.0)
+    check.note("E hit %d/%d on D, %d/%d on D'; epsilon lower bound %.3f (declared 1); counting "
+               "rows would give about %.2f" % (hits[0], T_AUDIT, hits[1], T_AUDIT, eps_lb,
+                                               math.log(law.sf(1 - A) / law.sf(1))))
 
 
 # ---------- GROUP BY with k > 1 ----------
@@ -493,3 +586,54 @@ def units_pick_uniform(check):
     check.note("choices %s; same twice %d; same in pairs %d (acceptance [%d, %d], [%d, %d])"
                % ([sum(1 for c in first.values() if c == j) for j in range(m)], same, pairs,
                   lo, hi, plo, phi))
+
+
+KEEP_UNITS = 3000
+KEEP_ROWS = (1, 2, 5, 10)       # rows of each unit in its groups j = 0..3
+KEEP_K = 2
+KEEP_SIDE = 5e-7
+
+
+def keep_choices(check, rel, m):
+    """{unit: (j1, j2)} of one execution; checks k groups per unit"""
+    kept = {}
+    for row in rel.rows:
+        g = int(row[0])
+        kept.setdefault(g // m, []).append(g % m)
+    check.that(len(rel.rows) == KEEP_K * KEEP_UNITS and len(kept) == KEEP_UNITS and
+               all(len(v) == KEEP_K for v in kept.values()),
+               "%d groups released for %d units, expected %d per unit of %d"
+               % (len(rel.rows), len(kept), KEEP_K, KEEP_UNITS))
+    return {u: tuple(sorted(v)) for u, v in kept.items()}
+
+
+@stat_test("units_keep_uniform")
+def units_keep_uniform(check):
+    m = len(KEEP_ROWS)
+    n = KEEP_UNITS
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
+    p = 1.0 / len(pairs)
+    lo, hi = stats.binomial_acceptance(n, p, KEEP_SIDE)
+    check.that(stats.binom_tail_bound(n, 1.0 / 3, hi, upper=False) <= 1e-6,
+               "control: a pair kept with probability 1/3 is not rejected")
+    check.stop_if_failed()
+    t = db.fixed_table(
+        "units_keep",
+        "SELECT u, %d * u + j AS g FROM generate_series(1, %d) u, "
+        "(VALUES %s) w(j, n), generate_series(1, n) r"
+        % (m, n, ", ".join("(%d, %d)" % (j, r) for j, r in enumerate(KEEP_ROWS))))
+    db.run("SELECT dp_agg.set_privacy_unit(%s, 'u', %d);" % (db.literal(t), KEEP_K))
+    rels = db.releases("SELECT g, dp_count(*) FROM %s GROUP BY g" % t, 2,
+                       settings={"dp_agg.epsilon": "1", "dp_agg.delta": "0",
+                                 "enable_hashagg": "off"})
+    first = keep_choices(check, rels[0], m)
+    second = keep_choices(check, rels[1], m)
+    check.stop_if_failed()
+    counts = [sum(1 for c in first.values() if c == pair) for pair in pairs]
+    for pair, y in zip(pairs, counts):
+        check.that(lo <= y <= hi, "%d units kept groups %s of %d, outside [%d, %d]"
+                   % (y, pair, m, lo, hi))
+    same = sum(1 for u in first if first[u] == second[u])
+    check.that(lo <= same <= hi, "%d units kept the same pair twice, outside [%d, %d]"
+               % (same, lo, hi))
+    check.note("pairs %s; same twice %d (acceptance [%d, %d])" % (counts, same, lo, hi))

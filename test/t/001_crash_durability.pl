@@ -20,21 +20,12 @@ use lib $FindBin::RealBin;
 use DpAggTest;
 
 my $node = crash_test_node('crash');
-
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION dp_agg;
-CREATE ROLE analyst;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO analyst;
-SELECT dp_agg.set_budget('analyst', 4);
-});
+create_budget_roles($node, analyst => '4');
 
 # 1. autocommit: the value reached the client, then everything is killed
-my $out = $node->safe_psql('postgres',
-	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
-is(bg_output($out), 't', 'released a count');
-crash_and_restart($node);
+release_then_crash($node,
+	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t',
+	't', 'released a count');
 is(budget_state($node), '0.25|1|0.25',
 	'after kill -9 and restart, the release is charged');
 is( $node->safe_psql(
@@ -44,38 +35,26 @@ is( $node->safe_psql(
 	'the ledger row names the statement');
 
 # 2. the releasing transaction is still open (it will never commit)
-my $bg = $node->background_psql('postgres', on_error_stop => 0);
-$bg->query_safe('BEGIN');
-$bg->query_safe('SET ROLE analyst');
-$out = $bg->query_safe('SELECT dp_sum(x, 0, 1000, 0.5) IS NOT NULL FROM t');
-is(bg_output($out), 't', 'released a sum in an open transaction');
-crash_and_restart($node);
-eval { $bg->quit; };
+release_in_open_transaction($node, 'analyst',
+	'SELECT dp_sum(x, 0, 1000, 0.5) IS NOT NULL FROM t',
+	't', 'released a sum in an open transaction');
 is(budget_state($node), '0.75|2|0.75',
 	'the release of a transaction that never committed stays charged after kill -9'
 );
 
 # 3. one statement with two aggregates, charged once
-$out = $node->safe_psql('postgres',
-	'SET ROLE analyst; SELECT dp_count(x, 0.125) IS NOT NULL AND dp_avg(x, 0, 1000, 0.125) IS NOT NULL FROM t'
-);
-is(bg_output($out), 't', 'released a count and an average');
-crash_and_restart($node);
+release_then_crash($node,
+	'SET ROLE analyst; SELECT dp_count(x, 0.125) IS NOT NULL AND dp_avg(x, 0, 1000, 0.125) IS NOT NULL FROM t',
+	't', 'released a count and an average');
 is(budget_state($node), '1|3|1', 'a statement with two aggregates, charged once, survives');
 
 # 4. kill -9 of the charger: the postmaster restarts every process (crash
 # recovery); no charge is lost and releases work again
 $node->safe_psql('postgres',
 	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
-my $charger = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
-like($charger, qr/^\d+$/, 'one charger runs');
-my $log_offset = -s $node->logfile;
-kill 'KILL', $charger;
-ok(wait_for_crash_restart($node, $log_offset),
-	'the server restarted after the charger was killed');
+kill_charger($node);
 is(budget_state($node), '1.25|4|1.25', 'no charge lost when the charger was killed');
-$out = $node->safe_psql('postgres',
+my $out = $node->safe_psql('postgres',
 	'SET ROLE analyst; SELECT dp_count(x, 0.25) IS NOT NULL FROM t');
 is(bg_output($out), 't', 'releases work after the crash restart');
 is(budget_state($node), '1.5|5|1.5', 'and are charged');
@@ -95,9 +74,7 @@ ok( $node->poll_query_until(
 		'postgres', q{SELECT count(*) = 1 FROM pg_stat_activity
 		   WHERE backend_type = 'dp_agg charger' AND wait_event_type = 'Lock'}),
 	'the charger waits for the budget row');
-$charger = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
-kill 'TERM', $charger;
+kill 'TERM', charger_pid($node);
 pump_until($analyst->{run}, $analyst->{timeout}, \$analyst->{stderr},
 	qr/DONE/);
 pump_until($analyst->{run}, $analyst->{timeout}, \$analyst->{stdout},

@@ -22,14 +22,8 @@ use FindBin;
 use lib $FindBin::RealBin;
 use DpAggTest;
 
-my $node = PostgreSQL::Test::Cluster->new('errors');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'dp_agg'
-client_connection_check_interval = '100ms'
-});
-$node->start;
+my $node = preloaded_node('errors',
+	conf => "client_connection_check_interval = '100ms'\n");
 
 $node->safe_psql(
 	'postgres', q{

@@ -16,6 +16,15 @@
 # at delta 1e-5 of 70, 71, 72 such releases is 4.93763, 4.97833, 5.01838).
 # In the restored copy carol makes the 71st and is refused the 72nd, which
 # only the restored accounting and curve decide.
+#
+# The privacy unit of a relation (dp_agg.privacy_unit) is kept by
+# attribute number and name: after a rename, and a dropped column before
+# it that makes the restore number it differently, the restored unit is
+# the same column.
+#
+# A public domain declared by a DBA (dp_agg.public_domain) is kept: the
+# restored row is the same, and a DP statement grouping by its key
+# releases every declared key, the empty one too.
 use strict;
 use warnings;
 
@@ -23,12 +32,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node);
+
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $node = PostgreSQL::Test::Cluster->new('dump');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$node->start;
+my $node = preloaded_node('dump');
 
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql(
@@ -60,7 +70,28 @@ SET ROLE carol;
 DO $$ DECLARE v bigint; BEGIN
     FOR i IN 1 .. 70 LOOP SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t; END LOOP;
 END $$;
+RESET ROLE;
+CREATE TABLE pu (gone int, patient int, x int);
+INSERT INTO pu SELECT k, k % 10, k FROM generate_series(1, 100) k;
+SELECT dp_agg.set_privacy_unit('pu', 'patient', 2);
+ALTER TABLE pu DROP COLUMN gone;
+ALTER TABLE pu RENAME COLUMN patient TO person;
+ALTER TABLE pu ADD COLUMN patient int DEFAULT 7;
+CREATE TABLE pd (dept text NOT NULL);
+INSERT INTO pd SELECT (ARRAY['a', 'b', 'c'])[1 + k % 3] FROM generate_series(1, 30) k;
+SELECT dp_agg.set_public_domain('pd', 'dept', ARRAY['a', 'b', 'z']);
 });
+
+# the public domain of pd.dept: a (10 rows), b (10), z (none); the rows of
+# c are dropped.  At epsilon 1e9 the noise is 0 but with probability below
+# 1e-300 per key.
+my $domain_sql = q{
+SELECT relation::text, key, key_type::text, keys::text, set_at FROM dp_agg.public_domain};
+my $domain_release_sql = q{
+SET dp_agg.epsilon = 1e9; SELECT string_agg(dept || '=' || n, ',' ORDER BY dept)
+FROM (SELECT dept, dp_count(*) AS n FROM pd GROUP BY dept) s};
+my $src_domain = $node->safe_psql('src', $domain_sql);
+like($src_domain, qr/^pd\|dept\|text\|\{a,b,z\}\|/, 'source: the public domain of pd.dept');
 
 my $budget_sql = q{
 SELECT role::text, epsilon_limit, delta_limit, epsilon_spent, delta_spent,
@@ -87,6 +118,18 @@ SELECT (SELECT count(*) FROM l) || '|' || b.epsilon_spent || '|' || b.accounting
         AND (SELECT bool_and(abs(b.rdp[s.o] - s.v) <= 1e-12 * s.v AND s.v > 0) FROM s)) || '|' ||
        round(dp_agg.spent_epsilon(b.role, b.delta_limit)::numeric, 5)
 FROM b};
+
+# the privacy unit of pu: its column "person" (renamed from "patient",
+# attribute 2 after a dropped column: a restore numbers it 1), 10 units;
+# a new column has the old name.  At epsilon 1e9 the count's noise is 0
+# but with probability below 1e-300.
+my $unit_sql = q{
+SELECT relation::text || '|' || unit_column || '|' || max_groups_contributed || '|' ||
+       (SELECT attname FROM pg_attribute WHERE attrelid = relation AND attnum = unit_attnum)
+FROM dp_agg.privacy_unit};
+my $units_sql = q{SET dp_agg.epsilon = 1e9; SELECT dp_count(*) FROM pu};
+is($node->safe_psql('src', $unit_sql), 'pu|person|2|person',
+	'source: the privacy unit of pu follows its column through the rename');
 
 my $src_budget = $node->safe_psql('src', $budget_sql);
 my $src_ledger = $node->safe_psql('src', $ledger_sql);
@@ -170,6 +213,22 @@ FROM dp_agg.my_budget}),
 	is($stdout, '', "$what: nothing released");
 	is($target->safe_psql($db, $carol_sql), '71|35.5|rdp|true|4.97833',
 		"$what: the new charge adds its curve to the restored one");
+
+	# the privacy unit is the same column, whatever its number now
+	is($target->safe_psql($db, $unit_sql), 'pu|person|2|person',
+		"$what: the privacy unit of pu is its column person");
+	is( $target->safe_psql(
+			$db, q{SELECT attnum FROM pg_attribute WHERE attrelid = 'pu'::regclass AND attname = 'person'}),
+		'1', "$what: which the restore numbered 1");
+	$target->safe_psql($db, q{SELECT dp_agg.set_budget(current_user::regrole, 1e12)});
+	is($target->safe_psql($db, $units_sql), '10',
+		"$what: a count over pu counts its 10 units");
+
+	# the public domain is the declared one, and applies
+	is($target->safe_psql($db, $domain_sql), $src_domain,
+		"$what: the public domain of pd.dept is identical");
+	is($target->safe_psql($db, $domain_release_sql), 'a=10,b=10,z=0',
+		"$what: a GROUP BY of pd.dept releases every declared key");
 	return;
 }
 
@@ -200,10 +259,7 @@ command_ok(
 	],
 	'pg_dumpall --roles-only');
 
-my $fresh = PostgreSQL::Test::Cluster->new('fresh');
-$fresh->init;
-$fresh->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$fresh->start;
+my $fresh = preloaded_node('fresh');
 # the roles first (the budget and ledger name them); "role postgres already
 # exists" is expected
 $fresh->psql('postgres', undef,

@@ -13,11 +13,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'dp_agg'\n");
-$primary->start;
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node);
+
+my $primary = preloaded_node('primary', init => { allows_streaming => 1 });
 
 $primary->safe_psql(
 	'postgres', q{

@@ -26,17 +26,7 @@ use lib $FindBin::RealBin;
 use DpAggTest;
 
 my $node = crash_test_node('rdp_crash');
-
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION dp_agg;
-CREATE ROLE renyi;
-CREATE ROLE probe;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO renyi, probe;
-SELECT dp_agg.set_budget('renyi', 5, 1e-5, 'rdp');
-SELECT dp_agg.set_budget('probe', 1, 1e-6);
-});
+create_budget_roles($node, renyi => "5, 1e-5, 'rdp'", probe => '1, 1e-6');
 
 my $release = 'SELECT dp_count(x, 0.5, 1e-6) IS NOT NULL FROM t';
 
@@ -62,9 +52,7 @@ FROM b});
 }
 
 # 1. autocommit: the value reached the client, then everything is killed
-my $out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
-is(bg_output($out), 't', 'released a Gaussian count');
-crash_and_restart($node);
+release_then_crash($node, "SET ROLE renyi; $release", 't', 'released a Gaussian count');
 is(rdp_state(), '1|0.5|true|0.47388',
 	'after kill -9 and restart, the charge and its curve are there');
 # the curve of the same release made after the restart, by another role
@@ -82,29 +70,19 @@ SELECT (SELECT l.rdp FROM dp_agg.ledger l
 	'the ledger curve is that of the release, and the budget curve is that curve');
 
 # 2. the releasing transaction is still open (it will never commit)
-my $bg = $node->background_psql('postgres', on_error_stop => 0);
-$bg->query_safe('BEGIN');
-$bg->query_safe('SET ROLE renyi');
-$out = $bg->query_safe('SELECT dp_sum(x, 0, 1000, 0.5, 1e-6) IS NOT NULL FROM t');
-is(bg_output($out), 't', 'released a Gaussian sum in an open transaction');
-crash_and_restart($node);
-eval { $bg->quit; };
+release_in_open_transaction($node, 'renyi',
+	'SELECT dp_sum(x, 0, 1000, 0.5, 1e-6) IS NOT NULL FROM t',
+	't', 'released a Gaussian sum in an open transaction');
 is(rdp_state(), '2|1|true|0.68948',
 	'the curve of a transaction that never committed stays after kill -9');
 
 # 3. the 71st release, which only the Renyi curve pays for (basic
 # composition ran out after 9), just before the crash
-$node->safe_psql(
-	'postgres', qq{
-SET ROLE renyi;
-DO \$\$ DECLARE v bigint; BEGIN
-    FOR i IN 1 .. 68 LOOP SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t; END LOOP;
-END \$\$;
-});
+release_times($node, 'SET ROLE renyi;',
+	'SELECT dp_count(x, 0.5, 1e-6) INTO v FROM t', 68);
 is(rdp_state(), '70|35|true|4.93763', '70 releases charged');
-$out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
-is(bg_output($out), 't', 'the 71st release, beyond basic composition');
-crash_and_restart($node);
+release_then_crash($node, "SET ROLE renyi; $release",
+	't', 'the 71st release, beyond basic composition');
 is(rdp_state(), '71|35.5|true|4.97833',
 	'after kill -9 and restart, the 71st charge and its curve are there');
 is( $node->safe_psql(
@@ -115,34 +93,24 @@ SELECT accounting || '|' || (composed_epsilon = dp_agg.spent_epsilon('renyi', 1e
 FROM dp_agg.my_budget}),
 	'rdp|true|true',
 	'my_budget shows the composed epsilon within the limit');
-my ($ret, $stdout, $stderr) = $node->psql('postgres',
+refused(
+	$node,
 	"SET ROLE renyi; $release",
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like(
-	$stderr,
 	qr/PB001.*privacy budget of role "renyi" is exhausted.*Renyi composition would reach epsilon 5\.018/s,
 	'the 72nd release is refused by the restored curve');
-is($stdout, '', 'nothing released');
 is(rdp_state(), '71|35.5|true|4.97833', 'and nothing charged');
 
 # 4. kill -9 of the charger right after a release: the postmaster restarts
 # every process (crash recovery); the curve is not lost
 $node->safe_psql('postgres',
 	q{SELECT dp_agg.set_budget('renyi', 5.02, 1e-5, 'rdp')});
-$out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
+my $out = $node->safe_psql('postgres', "SET ROLE renyi; $release");
 is(bg_output($out), 't', 'the 72nd release under a limit of 5.02');
-my $charger = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
-like($charger, qr/^\d+$/, 'one charger runs');
-my $log_offset = -s $node->logfile;
-kill 'KILL', $charger;
-ok(wait_for_crash_restart($node, $log_offset),
-	'the server restarted after the charger was killed');
+kill_charger($node);
 is(rdp_state(), '72|36|true|5.01838',
 	'no curve lost when the charger was killed');
-($ret, $stdout, $stderr) =
-  $node->psql('postgres', "SET ROLE renyi; $release");
-like($stderr, qr/privacy budget of role "renyi" is exhausted/,
+refused($node, "SET ROLE renyi; $release",
+	qr/privacy budget of role "renyi" is exhausted/,
 	'the 73rd release is refused');
 is(rdp_state(), '72|36|true|5.01838', 'and nothing charged');
 

@@ -37,14 +37,7 @@ use DpAggTest;
 my $statement_timeout = 60;
 
 my $node = crash_test_node('charger_kill');
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION dp_agg;
-CREATE ROLE analyst;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO analyst;
-SELECT dp_agg.set_budget('analyst', 100000);
-});
+create_budget_roles($node, analyst => '100000');
 
 # the tags of the statements that returned a value
 my @released;
@@ -54,12 +47,6 @@ sub release_sql
 	my ($tag) = @_;
 	return
 	  "SET ROLE analyst; SELECT 'k-$tag' AS tag, dp_count(x, 0.0078125) IS NOT NULL FROM t";
-}
-
-sub charger_pid
-{
-	return $node->safe_psql('postgres',
-		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
 }
 
 # a release in a session of its own, in the background: returns its handle
@@ -125,7 +112,7 @@ WHERE tag IS NOT NULL AND NOT EXISTS
 
 # --- 1. an idle charger, SIGTERM: a new one starts on demand ---
 ok(release_now('idle-term-1'), 'a release starts the charger');
-my $pid = charger_pid();
+my $pid = charger_pid($node);
 like($pid, qr/^\d+$/, 'one charger runs');
 kill 'TERM', $pid;
 ok( $node->poll_query_until(
@@ -137,7 +124,7 @@ check_ledger('idle charger, SIGTERM');
 
 # --- 2. an idle charger, SIGKILL: the postmaster restarts every process ---
 my $log_offset = -s $node->logfile;
-kill 'KILL', charger_pid();
+kill 'KILL', charger_pid($node);
 ok(wait_for_crash_restart($node, $log_offset, $statement_timeout), 'the server restarts after kill -9 of the charger');
 ok(release_now('idle-kill'), 'releases work after the restart');
 check_ledger('idle charger, SIGKILL');
@@ -161,7 +148,7 @@ sub blocked_batch
 		"$label: the charger waits for the budget row");
 	ok(waiting_backends(3), "$label: three statements wait for the charger");
 	my $offset = -s $node->logfile;
-	my $charger = charger_pid();
+	my $charger = charger_pid($node);
 	kill $signal, $charger;
 	if ($signal eq 'KILL')
 	{
@@ -261,7 +248,7 @@ blocked_batch('KILL', 'batch-kill');
 	for my $round (1 .. 10)
 	{
 		usleep(100_000 + int(rand(400_000)));
-		my $p = charger_pid();
+		my $p = charger_pid($node);
 		next unless $p =~ /^\d+$/;
 		if ($round == 4 || $round == 8)
 		{

@@ -12,18 +12,20 @@
 #
 # Version 0.2 adds checks of the shape of the stored curves: an update over
 # a damaged curve fails and leaves 0.1 in place.  Version 0.3 adds the
-# private selection of GROUP BY keys and privacy units (issue 12), Gaussian thresholding and
-# the sums of each budget's selections (issue 12), and the calculators of
-# joint calibration and the subsampled Laplace, 'pld' accounting and the
-# column budget.pld (issue 13), and the objects of DP statements on Citus
-# tables (issue 14); a 'pld' role charges after the update.
+# private selection of GROUP BY keys and privacy units, Gaussian
+# thresholding and the sums of each budget's selections, the calculators
+# of joint calibration and the subsampled Laplace, 'pld' accounting and the
+# column budget.pld, and the objects of DP statements on Citus tables; a
+# 'pld' role charges after the update.  Version 0.4
+# stores the allow-list by signature (pg_upgrade refuses regprocedure).
 # The database is updated to 0.2, then to 0.3, then to 0.4; a new install of 0.4 (0.1
 # plus the update scripts: there is no dp_agg--0.4.sql) has the same
 # objects as the updated one (functions, constraints, the columns of the
 # tables and views, the views' queries).
 # pg_dump and pg_restore of the updated database keep version, rows and
 # charging, and the privacy unit of a relation (dp_agg.privacy_unit) and
-# its effect.
+# its effect.  The units of 0.3 (stored by name) get the attribute number
+# of their column in 0.4, which then follows renames.
 use strict;
 use warnings;
 
@@ -31,12 +33,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node);
+
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$node->start;
+my $node = preloaded_node('upgrade');
 
 my $version_sql =
   q{SELECT extversion FROM pg_extension WHERE extname = 'dp_agg'};
@@ -190,6 +193,18 @@ like($objects, qr/function dp_agg\.selection_mechanism\(double precision,double 
 like($objects, qr/dp_agg\.budget column 012 selection_epsilon double precision default 0.*dp_agg\.budget column 013 selection_delta double precision default 0/s,
 	'0.3 sums the selections of each budget beside its curve');
 
+# privacy units of 0.3, stored by name: one on a column after a dropped
+# one (attribute 2), one whose column was renamed (statements over it fail)
+$node->safe_psql(
+	'old', q{
+CREATE TABLE u3 (gone int, unit int);
+SELECT dp_agg.set_privacy_unit('u3', 'unit');
+ALTER TABLE u3 DROP COLUMN gone;
+CREATE TABLE u4 (unit int);
+SELECT dp_agg.set_privacy_unit('u4', 'unit');
+ALTER TABLE u4 RENAME COLUMN unit TO renamed;
+});
+
 # then to 0.4, the default version
 $node->safe_psql('old', 'ALTER EXTENSION dp_agg UPDATE');
 is($node->safe_psql('old', $version_sql), '0.4', 'updated to 0.4');
@@ -198,6 +213,61 @@ is($node->safe_psql('old', $budget_sql),
 is($node->safe_psql('old', $ledger_sql),
 	$old_ledger, 'after the update to 0.4: the ledger is identical');
 $objects = $node->safe_psql('old', $objects_sql);
+like($objects, qr/dp_agg\.privacy_unit column 005 unit_attnum smallint/,
+	'0.4 stores the unit column by attribute number');
+is( $node->safe_psql(
+		'old',
+		q{SELECT string_agg(relation::text || '|' || unit_column || '|' || coalesce(unit_attnum::text, 'none'), ',' ORDER BY 1) FROM dp_agg.privacy_unit}
+	),
+	'u3|unit|2,u4|unit|none',
+	'after the update to 0.4: the units of 0.3 get the attribute number of their column, if it still has its name');
+($ret, $stdout, $stderr) =
+  $node->psql('old', 'SELECT dp_count(*) FROM u4');
+like($stderr, qr/privacy unit column "unit" of relation "u4" does not exist/,
+	'after the update to 0.4: a unit whose column was renamed under 0.3 still fails closed');
+$node->safe_psql('old', 'ALTER TABLE u3 RENAME COLUMN unit TO person');
+is( $node->safe_psql(
+		'old', q{SELECT unit_column || '|' || unit_attnum FROM dp_agg.privacy_unit WHERE relation = 'u3'::regclass}),
+	'person|2',
+	'after the update to 0.4: a unit follows its column through a rename');
+$node->safe_psql('old', 'DROP TABLE u3, u4');
+is($node->safe_psql('old', 'SELECT count(*) FROM dp_agg.privacy_unit'),
+	'0', 'dropped relations leave no unit behind');
+
+# the allow-list of 0.2 and 0.3 stores OIDs (regprocedure, which pg_upgrade
+# refuses): the library honours them until the update to 0.4, which stores
+# signatures instead and drops the entries of functions that do not exist
+# (OID 4000000000 here)
+$node->safe_psql('postgres', 'CREATE DATABASE allow');
+$node->safe_psql(
+	'allow', q{
+CREATE EXTENSION dp_agg VERSION '0.2';
+CREATE ROLE dora;
+CREATE TABLE pt AS SELECT g AS x FROM generate_series(1, 100) g;
+SELECT dp_agg.protect('pt');
+SELECT dp_agg.grant_access('pt', 'dora');
+SELECT dp_agg.set_budget('dora', 1e12);
+SELECT dp_agg.allow_function('int4pl(integer, integer)');
+INSERT INTO dp_agg.allowed_function (function) VALUES ('4000000000'::regprocedure);
+});
+# at epsilon 1e9 the count is exact except with probability about 2 exp(-1e9)
+my $allowed_sql = 'SET ROLE dora; SELECT dp_count(x, 1e9) FROM pt WHERE x + 1 <= 50';
+is($node->safe_psql('allow', $allowed_sql), '49',
+	'0.2: an allowed function (by OID) is accepted on the rows of a protected table');
+$node->safe_psql('allow', "ALTER EXTENSION dp_agg UPDATE TO '0.3'");
+is($node->safe_psql('allow', $allowed_sql), '49', '0.3: and still is');
+$node->safe_psql('allow', 'ALTER EXTENSION dp_agg UPDATE');
+is( $node->safe_psql(
+		'allow',
+		q{SELECT string_agg(function || ' ' || format_type(pg_typeof(function), NULL), ',')
+		  FROM dp_agg.allowed_function}),
+	'pg_catalog.int4pl(integer,integer) text',
+	'0.4: the entry is a signature, and the entry of no function is gone');
+is($node->safe_psql('allow', $allowed_sql), '49', '0.4: the function is still allowed');
+$node->safe_psql('allow', q{SELECT dp_agg.disallow_function('int4pl(integer, integer)')});
+my ($ret_allow, $out_allow, $err_allow) = $node->psql('allow', $allowed_sql);
+like($err_allow, qr/function int4pl\(integer,integer\) is not allowed on the rows of protected relation "pt"/,
+	'0.4: and no longer once disallowed');
 
 # a new install of 0.4 has the same objects as the updated one
 $node->safe_psql('postgres', 'CREATE DATABASE new');

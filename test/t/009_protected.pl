@@ -13,12 +13,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use DpAggTest qw(preloaded_node);
+
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $node = PostgreSQL::Test::Cluster->new('protect');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$node->start;
+my $node = preloaded_node('protect');
 
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql(
@@ -48,7 +49,7 @@ SELECT 'access ' || string_agg(relation::text || ':' || role::text, ',' ORDER BY
 UNION ALL
 SELECT 'allowed ' || string_agg(function::text, ',' ORDER BY function::text) FROM dp_agg.allowed_function};
 my $expected_catalog =
-  "protected p,t\naccess p:analyst,t:analyst\nallowed int4pl(integer,integer)";
+  "protected p,t\naccess p:analyst,t:analyst\nallowed pg_catalog.int4pl(integer,integer)";
 
 sub check_protected
 {
@@ -112,10 +113,7 @@ command_ok(
 		'-f', "$tempdir/roles.sql"
 	],
 	'pg_dumpall --roles-only');
-my $fresh = PostgreSQL::Test::Cluster->new('fresh');
-$fresh->init;
-$fresh->append_conf('postgresql.conf', "shared_preload_libraries = 'dp_agg'\n");
-$fresh->start;
+my $fresh = preloaded_node('fresh');
 $fresh->safe_psql('postgres', 'CREATE ROLE unrelated');
 $fresh->psql('postgres', undef,
 	extra_params => [ '-f', "$tempdir/roles.sql" ],

@@ -25,15 +25,7 @@ use lib $FindBin::RealBin;
 use DpAggTest;
 
 my $node = crash_test_node('pld_crash');
-
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION dp_agg;
-CREATE ROLE tight;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO tight;
-SELECT dp_agg.set_budget('tight', 5, 1e-5, 'pld');
-});
+create_budget_roles($node, tight => "5, 1e-5, 'pld'");
 
 my $release = 'SELECT dp_count(x, 0.1) IS NOT NULL FROM t';
 
@@ -51,35 +43,22 @@ FROM b});
 }
 
 # 1. autocommit: the value reached the client, then everything is killed
-my $out = $node->safe_psql('postgres', "SET ROLE tight; $release");
-is(bg_output($out), 't', 'released a Laplace count');
-crash_and_restart($node);
+release_then_crash($node, "SET ROLE tight; $release", 't', 'released a Laplace count');
 is(pld_state(), '1|1|1|true', 'after kill -9 and restart, the release is counted');
 
 # 2. the releasing transaction is still open (it will never commit)
-my $bg = $node->background_psql('postgres', on_error_stop => 0);
-$bg->query_safe('BEGIN');
-$bg->query_safe('SET ROLE tight');
-$out = $bg->query_safe('SELECT dp_count(x::text, 0.1) IS NOT NULL FROM t');
-is(bg_output($out), 't', 'released a count in an open transaction');
-crash_and_restart($node);
-eval { $bg->quit; };
+release_in_open_transaction($node, 'tight',
+	'SELECT dp_count(x::text, 0.1) IS NOT NULL FROM t',
+	't', 'released a count in an open transaction');
 is(pld_state(), '2|2|1|true',
 	'the release of a transaction that never committed is counted after kill -9');
 
 # 3. the 128th release, which only the pld certificate pays for, just
 # before the crash
-$node->safe_psql(
-	'postgres', qq{
-SET ROLE tight;
-DO \$\$ DECLARE v bigint; BEGIN
-    FOR i IN 1 .. 125 LOOP SELECT dp_count(x, 0.1) INTO v FROM t; END LOOP;
-END \$\$;
-});
+release_times($node, 'SET ROLE tight;', 'SELECT dp_count(x, 0.1) INTO v FROM t', 125);
 is(pld_state(), '127|127|1|true', '127 releases charged');
-$out = $node->safe_psql('postgres', "SET ROLE tight; $release");
-is(bg_output($out), 't', 'the 128th release, beyond basic and Renyi composition');
-crash_and_restart($node);
+release_then_crash($node, "SET ROLE tight; $release",
+	't', 'the 128th release, beyond basic and Renyi composition');
 is(pld_state(), '128|128|1|true',
 	'after kill -9 and restart, the 128th release is counted');
 is( $node->safe_psql(
@@ -90,31 +69,20 @@ SELECT accounting || '|' || (pld_epsilon <= epsilon_limit) || '|'
 FROM dp_agg.my_budget}),
 	'pld|true|true|true',
 	'my_budget shows the pld epsilon within the limit, beyond basic composition');
-my ($ret, $stdout, $stderr) = $node->psql('postgres',
+refused(
+	$node,
 	"SET ROLE tight; $release",
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like(
-	$stderr,
 	qr/PB001.*privacy budget of role "tight" is exhausted/s,
 	'the 129th release is refused by the restored count');
-is($stdout, '', 'nothing released');
 is(pld_state(), '128|128|1|true', 'and nothing charged');
 
 # 4. kill -9 of the charger right after a release: the postmaster restarts
 # every process (crash recovery); the count is not lost
 $node->safe_psql('postgres',
 	q{SELECT dp_agg.set_budget('tight', 5.1, 1e-5, 'pld')});
-$out = $node->safe_psql('postgres', "SET ROLE tight; $release");
+my $out = $node->safe_psql('postgres', "SET ROLE tight; $release");
 is(bg_output($out), 't', 'the 129th release under a limit of 5.1');
-my $charger = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
-like($charger, qr/^\d+$/, 'one charger runs');
-my $log_offset = -s $node->logfile;
-kill 'KILL', $charger;
-$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-	$log_offset);
-ok($node->poll_query_until('postgres', 'SELECT true'),
-	'the server restarted after the charger was killed');
+kill_charger($node);
 is(pld_state(), '129|129|1|true', 'no release lost when the charger was killed');
 
 $node->stop;

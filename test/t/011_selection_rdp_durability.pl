@@ -1,6 +1,5 @@
 # dp_agg: the sums of an rdp role's private selections survive a crash of
-# the server right after the release (issue 12, Renyi accounting of
-# selections).
+# the server right after the release (Renyi accounting of selections).
 #
 # A GROUP BY statement's selection is composed beside the role's Renyi DP
 # curve: the charger adds its epsilon and delta to dp_agg.budget's
@@ -25,15 +24,7 @@ use lib $FindBin::RealBin;
 use DpAggTest;
 
 my $node = crash_test_node('selection_rdp_crash');
-
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION dp_agg;
-CREATE ROLE renyi;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 1000) g;
-GRANT SELECT ON t TO renyi;
-SELECT dp_agg.set_budget('renyi', 5, 1e-5, 'rdp');
-});
+create_budget_roles($node, renyi => "5, 1e-5, 'rdp'");
 
 my $settings = q{SET dp_agg.selection_epsilon = 0.1; SET dp_agg.selection_delta = 1e-7; SET ROLE renyi;};
 my $release =
@@ -62,50 +53,33 @@ FROM b, s});
 }
 
 # 1. autocommit: the groups reached the client, then everything is killed
-my $out = $node->safe_psql('postgres', "$settings $release");
-like(bg_output($out), qr/^\d+$/, 'released a GROUP BY statement');
-crash_and_restart($node);
+release_then_crash($node, "$settings $release", qr/^\d+$/, 'released a GROUP BY statement');
 is(state(), '1|true|true|true',
 	'after kill -9 and restart, the charge and the sums of its selection are there');
 
 # 2. the 43rd statement, which only the hybrid certificate pays for (basic
 # composition ran out after 24), just before the crash
-$node->safe_psql(
-	'postgres', qq{$settings
-DO \$\$ DECLARE v bigint; BEGIN
-    FOR i IN 1 .. 41 LOOP
-        SELECT count(s.dc) INTO v FROM (SELECT x % 5 AS g, dp_count(x, 0.1, 1e-7) AS dc FROM t GROUP BY 1) s;
-    END LOOP;
-END \$\$;
-});
+release_times($node, $settings,
+	'SELECT count(s.dc) INTO v FROM (SELECT x % 5 AS g, dp_count(x, 0.1, 1e-7) AS dc FROM t GROUP BY 1) s',
+	41);
 is(state(), '42|true|true|true', '42 statements charged');
-$out = $node->safe_psql('postgres', "$settings $release");
-like(bg_output($out), qr/^\d+$/, 'the 43rd statement, beyond basic composition');
-crash_and_restart($node);
+release_then_crash($node, "$settings $release",
+	qr/^\d+$/, 'the 43rd statement, beyond basic composition');
 is(state(), '43|true|true|true',
 	'after kill -9 and restart, the 43rd charge and the sums are there');
-my ($ret, $stdout, $stderr) = $node->psql('postgres',
+refused(
+	$node,
 	"$settings $release",
-	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like(
-	$stderr,
 	qr/PB001.*privacy budget of role "renyi" is exhausted.*Renyi composition would reach epsilon 5\./s,
 	'the 44th statement is refused by the restored sums and curve');
-is($stdout, '', 'nothing released');
 is(state(), '43|true|true|true', 'and nothing charged');
 
 # 3. kill -9 of the charger right after a statement: the sums are not lost
 $node->safe_psql('postgres',
 	q{SELECT dp_agg.set_budget('renyi', 6, 1e-5, 'rdp')});
-$out = $node->safe_psql('postgres', "$settings $release");
+my $out = $node->safe_psql('postgres', "$settings $release");
 like(bg_output($out), qr/^\d+$/, 'the 44th statement under a limit of 6');
-my $charger = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dp_agg charger'});
-like($charger, qr/^\d+$/, 'one charger runs');
-my $log_offset = -s $node->logfile;
-kill 'KILL', $charger;
-ok(wait_for_crash_restart($node, $log_offset),
-	'the server restarted after the charger was killed');
+kill_charger($node);
 is(state(), '44|true|true|true', 'no sum lost when the charger was killed');
 
 $node->stop;
