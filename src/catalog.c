@@ -31,10 +31,19 @@
 
 #include "catalog.h"
 
+typedef struct DpNamedFunction
+{
+	char		name[NAMEDATALEN];
+	Oid			oid;
+} DpNamedFunction;
+
 static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
 static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
 static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
 static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
+static Oid	row_call_oid = InvalidOid;	/* dp_agg.row_call(internal), row_trap.c */
+static Oid	row_eval_oid = InvalidOid;	/* dp_agg.row_eval(internal), row_trap.c */
+static HTAB *row_functions = NULL;	/* dp_agg.row_*: name -> oid, row_trap.c */
 static Oid	relation_statistic_oid[2];	/* dp_agg.relation_statistic, its volatile twin */
 static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg.statistics_visible */
 /* error bars (error_bars.c, estimate.c); InvalidOid before 0.4 */
@@ -336,6 +345,16 @@ build_calls(void)
 	unit_keep_oid = InvalidOid;
 	unit_pick_oid = InvalidOid;
 	unit_priority_oid = InvalidOid;
+	row_call_oid = InvalidOid;
+	row_eval_oid = InvalidOid;
+	if (row_functions)
+		hash_destroy(row_functions);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = NAMEDATALEN;
+	ctl.entrysize = sizeof(DpNamedFunction);
+	ctl.hcxt = dp_cache_cxt;
+	row_functions = hash_create("dp_agg functions on rows", 128, &ctl,
+								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	relation_statistic_oid[0] = relation_statistic_oid[1] = InvalidOid;
 	statistics_visible_oid = InvalidOid;
 	memset(error_bar_oids, 0, sizeof(error_bar_oids));
@@ -396,6 +415,18 @@ build_calls(void)
 					domain_index_oid = d->objid;
 				else if (strcmp(name, "domain_key") == 0)
 					domain_key_oid = d->objid;
+				else if (strcmp(name, "row_call") == 0)
+					row_call_oid = d->objid;
+				else if (strcmp(name, "row_eval") == 0)
+					row_eval_oid = d->objid;
+				if (strncmp(name, "row_", 4) == 0)
+				{
+					char		rowname[NAMEDATALEN] = {0};
+
+					strlcpy(rowname, name, NAMEDATALEN);
+					((DpNamedFunction *) hash_search(row_functions, rowname, HASH_ENTER, &found))->oid =
+						d->objid;
+				}
 				for (int b = DP_BAR_LOW; b <= DP_BAR_SCALE; b++)
 				{
 					if (strcmp(name, bars[b]) == 0)
@@ -489,6 +520,48 @@ dp_unit_priority_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_priority_oid;
+}
+
+/* dp_agg.row_call, the trap of a function call (row_trap.c); InvalidOid before 0.4 */
+Oid
+dp_row_call_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return row_call_oid;
+}
+
+/* dp_agg.row_eval, the trap of an expression (row_trap.c); InvalidOid before 0.4 */
+Oid
+dp_row_eval_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return row_eval_oid;
+}
+
+/*
+ * A function of the schema dp_agg whose name starts with row_ (the soft
+ * arithmetic of row_trap.c, dp_agg.row_int4pl); InvalidOid if there is none.
+ */
+Oid
+dp_row_function_oid(const char *name)
+{
+	DpNamedFunction *e;
+
+	if (!dp_calls_valid)
+		build_calls();
+	e = hash_search(row_functions, name, HASH_FIND, NULL);
+	return e != NULL ? e->oid : InvalidOid;
+}
+
+/* Is the function a member of the extension dp_agg (a calculator, say)? */
+bool
+dp_extension_member(Oid funcid)
+{
+	Oid			extoid = get_extension_oid("dp_agg", true);
+
+	return OidIsValid(extoid) && getExtensionOfObject(ProcedureRelationId, funcid) == extoid;
 }
 
 /*

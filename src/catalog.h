@@ -122,12 +122,16 @@ typedef enum DpErrorBar
 extern void dp_catalog_init(void);
 extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
 extern bool dp_extension_present(void);
+extern bool dp_extension_member(Oid funcid);
 extern Oid	dp_select_aggregate(void);
 extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_arg_name(const DpCallInfo *info, int argno);
 extern Oid	dp_unit_keep_oid(void);
 extern Oid	dp_unit_pick_oid(void);
 extern Oid	dp_unit_priority_oid(void);
+extern Oid	dp_row_call_oid(void);
+extern Oid	dp_row_eval_oid(void);
+extern Oid	dp_row_function_oid(const char *name);
 extern Oid	dp_relation_statistic_oid(bool is_volatile);
 extern Oid	dp_statistics_visible_oid(void);
 extern DpErrorBar dp_error_bar_function(Oid funcid);

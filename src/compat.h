@@ -163,6 +163,13 @@
 #include "varatt.h"
 #endif
 
+/* the array of all settings: get_guc_variables returns its length itself since 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_GUC_VARIABLES(n) get_guc_variables(&(n))
+#else
+#define DP_GUC_VARIABLES(n) ((n) = GetNumConfigOptions(), get_guc_variables())
+#endif
+
 /*
  * get_ordering_op_properties reports the operator's comparison as a
  * CompareType from 18, as a btree strategy number before (protect_guard.c)

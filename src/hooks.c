@@ -56,9 +56,11 @@
 #include "protect.h"
 #include "protect_check.h"
 #include "protect_guard.h"
+#include "protect_settings.h"
 #include "protect_stats.h"
 #include "public_domain.h"
 #include "registry.h"
+#include "row_seal.h"
 #include "selection.h"
 #include "side_reads.h"
 #include "top_k.h"
@@ -68,6 +70,7 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ExecutorCheckPerms_hook_type prev_ExecutorCheckPerms = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
 
 /* Does the plan read a protected relation (one the planner added too)? */
@@ -117,6 +120,7 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 {
 	PlannedStmt *stmt;
 	bool		names_protected;
+	Oid			untrusted;
 	Oid			citus_relid;
 	List	   *fragment_specs = NIL;
 	void	   *side_reads;
@@ -130,7 +134,7 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 	/* joins to lookup tables, which the guards then accept (lookup_join.c) */
 	dp_lookup_check_query(parse);
 	dp_guard_query(parse);
-	names_protected = dp_protect_guard_query(parse);
+	names_protected = dp_protect_guard_query(parse, &untrusted);
 	/* for every role: no function reads the rows beside the DP aggregates */
 	dp_side_reads_check_query(parse);
 	/* error bars: the DP aggregates they name return estimates (error_bars.c) */
@@ -192,6 +196,9 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	else if (!OidIsValid(citus_relid))
 		dp_selection_fuse(stmt);	/* a selection reads its rows from a DP aggregate */
+	/* nothing on its rows can fail or report (row_seal.c) */
+	if (OidIsValid(untrusted))
+		dp_row_seal_plan(stmt, untrusted);
 	/*
 	 * Which plans depend on the role (README, "Protected tables", "What
 	 * protection changes").  A cached plan is used again only by the role
@@ -284,6 +291,13 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	protect.untrusted |= dist_untrusted;
 	PG_TRY();
 	{
+		/* before the executor builds anything, and any row is read */
+		if (protect.untrusted)
+		{
+			dp_row_check_plan(queryDesc->plannedstmt, queryDesc->params, protect.relid);
+			dp_settings_check(queryDesc->plannedstmt, protect.relid);
+			dp_settings_note_untrusted();
+		}
 		if (prev_ExecutorStart)
 			prev_ExecutorStart(queryDesc, eflags);
 		else
@@ -327,11 +341,28 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		dp_side_reads_register(queryDesc);
 }
 
+/*
+ * While the executor reads the rows of a protected relation for a role
+ * untrusted for it, no setting reports on the execution
+ * (protect_settings.c): the settings are checked again at each run (a
+ * cursor's FETCH runs after whatever the session did since), and those that
+ * report are at their quiet values for the executor's call.  An error
+ * leaves them quiet: the (sub)transaction's abort restores them.  While it
+ * runs, no other statement reads its rows (side_reads.c).
+ */
 static void
 dp_ExecutorRun(DP_RUN_HOOK_PARAMS)
 {
-	void	   *token = dp_side_reads_enter(queryDesc);
+	Oid			relid = dp_protect_untrusted(queryDesc->plannedstmt);
+	int			nest = -1;
+	void	   *token;
 
+	if (OidIsValid(relid))
+	{
+		dp_settings_check(queryDesc->plannedstmt, relid);
+		nest = dp_settings_force();
+	}
+	token = dp_side_reads_enter(queryDesc);
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -344,16 +375,40 @@ dp_ExecutorRun(DP_RUN_HOOK_PARAMS)
 		dp_side_reads_leave(token);
 	}
 	PG_END_TRY();
+	dp_settings_restore(nest);
 }
 
-/* the key of privacy units lives as long as the statement that drew it */
+static void
+dp_ExecutorFinish(QueryDesc *queryDesc)
+{
+	int			nest = -1;
+
+	if (OidIsValid(dp_protect_untrusted(queryDesc->plannedstmt)))
+		nest = dp_settings_force();
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+	dp_settings_restore(nest);
+}
+
+/*
+ * The end of an untrusted role's statement runs with the quiet settings too
+ * (a sort's end reports its memory); the key of privacy units lives as long
+ * as the statement that drew it.
+ */
 static void
 dp_ExecutorEnd(QueryDesc *queryDesc)
 {
+	int			nest = -1;
+
+	if (OidIsValid(dp_protect_untrusted(queryDesc->plannedstmt)))
+		nest = dp_settings_force();
 	if (prev_ExecutorEnd)
 		prev_ExecutorEnd(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
+	dp_settings_restore(nest);
 	dp_pick_key_release(queryDesc);
 }
 
@@ -396,8 +451,11 @@ dp_hooks_init(void)
 	ExecutorEnd_hook = dp_ExecutorEnd;
 	prev_ExecutorCheckPerms = ExecutorCheckPerms_hook;
 	ExecutorCheckPerms_hook = dp_ExecutorCheckPerms;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = dp_ExecutorFinish;
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = dp_object_access;
 	dp_stats_planner_init();
 	dp_pick_key_init();
+	dp_row_seal_init();
 }

@@ -45,6 +45,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
@@ -80,6 +81,7 @@ static List *allowed_entries = NIL;	/* the entries: signatures (char *) */
 static List *allowed_oids = NIL;	/* or OIDs, with the catalog before 0.4 */
 static bool cache_valid = false;
 static bool allowed_valid = false;	/* allowed_functions is up to date */
+static bool built_in_script = false;	/* built while an extension script ran */
 
 /*
  * What every statement asks of each relation it names, cached per session:
@@ -326,12 +328,23 @@ build_cache(void)
 	allowed_catalog = OidIsValid(nsp) ? get_relname_relid("allowed_function", nsp) : InvalidOid;
 	/* valid from here: an invalidation while loading marks it invalid again */
 	cache_valid = true;
+	built_in_script = creating_extension;
 	if (OidIsValid(protected_catalog) && OidIsValid(access_catalog) &&
 		OidIsValid(allowed_catalog))
 	{
 		load_catalog(protected_catalog, protected_rels, false);
 		load_catalog(access_catalog, grants, true);
-		load_allowed(allowed_catalog);
+
+		/*
+		 * Not while an extension's script runs: the update to 0.4 changes
+		 * the column's type from regprocedure to text, and in the middle of
+		 * that ALTER TABLE (the planner is called for its TOAST table's
+		 * index) the catalog says text while the rows still hold OIDs.  The
+		 * allow-list is then empty, which allows nothing, until the cache is
+		 * built again after the script.
+		 */
+		if (!creating_extension)
+			load_allowed(allowed_catalog);
 		/* plans made while there were no catalogs assumed no protection */
 		if (!had_catalogs)
 			ResetPlanCache();
@@ -343,6 +356,8 @@ build_cache(void)
 static void
 ensure_cache(void)
 {
+	if (built_in_script && !creating_extension)
+		cache_valid = false;
 	while (!cache_valid)
 		build_cache();
 }

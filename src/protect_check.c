@@ -25,12 +25,13 @@
  * of a range table calls, also COPY's, rejects any range table naming a
  * protected relation for an untrusted role unless it is the accepted one.
  *
- * An accepted statement is also bounded in the work it may do per row
- * (check_row_work, dp_agg.protected_max_row_work: the nodes and the bytes
- * of its expressions, but for the key sets of public domains, whose lookup
- * takes the same time whatever their size), and its releases must
- * each cost at least dp_agg.protected_min_epsilon (dp_protect_check_epsilon,
- * called when the statement is priced).
+ * An accepted statement's releases must each cost at least
+ * dp_agg.protected_min_epsilon (dp_protect_check_epsilon, called when the
+ * statement is priced); its expressions on rows are checked by row_seal.c
+ * (the work bound of rule 6 among them), and here for the inner statement
+ * of a DP statement on a Citus table (dp_protect_start_inner: the nodes
+ * and the bytes of its expressions, but for the key sets of public
+ * domains, whose lookup takes the same time whatever their size).
  *
  *-------------------------------------------------------------------------
  */
@@ -241,6 +242,21 @@ first_untrusted(List *rtable, bool *routed)
 }
 
 /*
+ * A protected relation of the plan that the current user is untrusted for
+ * (InvalidOid if none): its statement runs under the rules of protected
+ * relations (hooks.c, protect_settings.c).
+ */
+Oid
+dp_protect_untrusted(PlannedStmt *stmt)
+{
+	bool		routed;
+
+	if (!dp_any_protected() || stmt->commandType == CMD_UTILITY)
+		return InvalidOid;
+	return first_untrusted(stmt->rtable, &routed);
+}
+
+/*
  * Check as their owner the protected relations of an accepted statement
  * that the current user reads as itself (directly, or through a view it
  * owns) and was granted access to.
@@ -264,7 +280,7 @@ check_granted_as_owner(PlannedStmt *stmt, DpProtectStart *st)
 	}
 }
 
-/* The size of the expressions of a plan (see check_row_work). */
+/* The size of the expressions of a statement (see report_row_work). */
 typedef struct RowWork
 {
 	int64		size;
@@ -317,18 +333,6 @@ row_work_walker(Node *node, RowWork *w)
 	return expression_tree_walker(node, row_work_walker, w);
 }
 
-static void
-plan_row_work(Plan *plan, RowWork *w)
-{
-	ListCell   *lc;
-
-	if (plan == NULL)
-		return;
-	(void) row_work_walker((Node *) dp_plan_expressions(plan), w);
-	foreach(lc, dp_plan_children(plan))
-		plan_row_work(lfirst(lc), w);
-}
-
 /*
  * Bound the work a statement may do for one row.  An expression evaluated
  * only for some rows (under CASE WHEN, after AND) that is large, or takes
@@ -350,18 +354,6 @@ report_row_work(RowWork *w, Oid relid)
 				 errdetail("They count %lld expression nodes and bytes of constants and parameters; dp_agg.protected_max_row_work allows %d.",
 						   (long long) w->size, dp_guc_protected_max_row_work),
 				 errhint("Evaluated only for some rows, a large expression would make the statement's duration tell whether they exist: use smaller expressions and constants.")));
-}
-
-static void
-check_row_work(PlannedStmt *stmt, ParamListInfo params, Oid relid)
-{
-	RowWork		w = {0, params};
-	ListCell   *lc;
-
-	plan_row_work(stmt->planTree, &w);
-	foreach(lc, stmt->subplans)
-		plan_row_work(lfirst(lc), &w);
-	report_row_work(&w, relid);
 }
 
 /* the refusals of instrumented plans (EXPLAIN, EXPLAIN ANALYZE) */
@@ -395,6 +387,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	st->check_as_saved = NIL;
 	st->prev_accepted = accepted_rtable;
 	st->untrusted = false;
+	st->relid = InvalidOid;
 	accepted_rtable = NIL;
 	if (!dp_any_protected() || !OidIsValid(relid = first_untrusted(stmt->rtable, &routed)))
 	{
@@ -428,10 +421,10 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 	outside = read_outside_dp(stmt, dp_guard_plan(stmt, false));
 	if (OidIsValid(outside))
 		dp_reject_protected(outside, "Only queries that compute DP aggregates over it may read it, and only as their input.");
-	check_row_work(stmt, params, relid);
 	check_granted_as_owner(stmt, st);
 	accepted_rtable = stmt->rtable;
 	st->untrusted = true;
+	st->relid = relid;
 }
 
 /*

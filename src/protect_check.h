@@ -18,6 +18,7 @@ typedef struct DpProtectStart
 	List	   *check_as_saved; /* their values before (OIDs) */
 	List	   *prev_accepted;	/* the range table accepted before */
 	bool		untrusted;		/* accepted for a role untrusted for one */
+	Oid			relid;			/* ... such as this protected relation */
 } DpProtectStart;
 
 extern void dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
@@ -27,5 +28,6 @@ extern void dp_protect_start_inner(Query *inner, Oid relid, ParamListInfo params
 extern void dp_protect_check_epsilon(List *releases);
 extern void dp_protect_end(DpProtectStart *st);
 extern bool dp_protect_check_rtable(List *rtable, bool ereport_on_violation);
+extern Oid	dp_protect_untrusted(PlannedStmt *stmt);
 
 #endif							/* DP_AGG_PROTECT_CHECK_H */

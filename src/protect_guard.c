@@ -17,15 +17,20 @@
  *     expressions of the keys are held to the rules of rows;
  *   - every expression evaluated on row data (WHERE, the arguments and
  *     FILTER of DP aggregates, everything in the sub-queries, views and
- *     CTEs below them) is made of a few node kinds that cannot fail, and
- *     its functions and operators are built in, not volatile, and LEAKPROOF
- *     or in the allow-list: the list below, or dp_agg.allowed_function;
+ *     CTEs below them) is made of node kinds dp_agg can evaluate so that
+ *     they cannot fail (row_seal.c traps them), and its functions and
+ *     operators are built in, not volatile, and LEAKPROOF, among the
+ *     everyday built-ins, or allowed by a DBA (row_rules.c); patterns of
+ *     regular expressions and LIKE, and the sizes given to lpad and rpad,
+ *     come from the statement;
  *   - expressions without row data may not be volatile either: evaluated
  *     once per row, a side effect (a sequence, a setting, a notification)
- *     would count the rows;
+ *     would count the rows; and nothing in the statement, not even the
+ *     post-processing of the released values, runs code other than
+ *     built-in functions that are not volatile: user code could change a
+ *     setting while the rows are read (protect_settings.c);
  *   - an operator's negator and commutator are checked with it (the planner
- *     may substitute them), and starts_with with a nondeterministic
- *     collation is refused (LEAKPROOF, yet it fails at each call);
+ *     may substitute them);
  *   - TABLESAMPLE only by dp_agg.secure_bernoulli, BERNOULLI REPEATABLE or
  *     SYSTEM (check_tablesample);
  *   - no ORDER BY inside DP aggregates; DISTINCT inside them with its
@@ -55,6 +60,7 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -65,22 +71,8 @@
 #include "params.h"
 #include "protect.h"
 #include "protect_guard.h"
+#include "row_rules.h"
 #include "sampling.h"
-
-/*
- * Built-in functions that are not LEAKPROOF but neither fail nor have side
- * effects for any argument value (each is tested on extreme values in the
- * regression test protect): comparisons of numeric (NaN and the infinities
- * are ordered values), absolute values and larger/smaller of floating point values (IEEE 754 has no
- * overflow to trap), and the length of text.  Integer arithmetic is not
- * here: it fails on overflow.
- */
-static const Oid default_allowed[] = {
-	F_NUMERIC_EQ, F_NUMERIC_NE, F_NUMERIC_LT, F_NUMERIC_LE, F_NUMERIC_GT, F_NUMERIC_GE,
-	F_FLOAT4ABS, F_FLOAT8ABS, F_ABS_FLOAT4, F_ABS_FLOAT8,
-	F_FLOAT8LARGER, F_FLOAT8SMALLER,
-	F_TEXTLEN, F_LENGTH_TEXT, F_CHAR_LENGTH_TEXT,
-};
 
 typedef struct GuardContext
 {
@@ -137,15 +129,6 @@ reject_construct(GuardContext *ctx, const char *construct, const char *detail, c
 
 #define HINT_README "See \"Protected tables\" in the dp_agg README."
 
-static bool
-default_allowed_function(Oid funcid)
-{
-	for (size_t i = 0; i < lengthof(default_allowed); i++)
-		if (default_allowed[i] == funcid)
-			return true;
-	return false;
-}
-
 /* A function evaluated per row: on row data if on_rows. */
 
 /*
@@ -167,25 +150,40 @@ static void
 check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 {
 	const char *detail = NULL;
+	DpRowRefusal r = dp_row_function_refusal(funcid);
 
-	if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
-		detail = "It is volatile: evaluated for each row, its side effects could count or show the rows.";
+	if (r == DP_ROW_VOLATILE)
+		detail = on_rows
+			? "It is volatile: evaluated for each row, its side effects could count or show the rows."
+			: "It is volatile: its side effects could count the rows, or change settings while they are read.";
+	else if (r == DP_ROW_NOT_BUILT_IN && !on_rows && dp_extension_member(funcid))
+		return;					/* dp_agg's own functions, over released values */
+	else if (r == DP_ROW_NOT_BUILT_IN)
+		detail = on_rows
+			? "It is not built into PostgreSQL: it could fail, or show or store a row's values."
+			: "It is not built into PostgreSQL: it could change settings while the rows are read. Post-process the released values in a separate statement (CREATE TEMPORARY TABLE r AS SELECT ...; SELECT f(...) FROM r).";
 	else if (!on_rows)
 		return;
-	else if (funcid >= FirstNormalObjectId)
-		detail = "It is not built into PostgreSQL: it could fail, or show or store a row's values.";
-	else if (!get_func_leakproof(funcid) && !default_allowed_function(funcid) &&
-			 !dp_function_allowed(funcid))
-		detail = "It is not LEAKPROOF: for some values it could fail, and its error would tell a row's value.";
+	else if (r == DP_ROW_NOT_TRAPPABLE)
+		detail = "It is not a plain built-in function that dp_agg can call safely on rows.";
+	else if (r == DP_ROW_NOT_LISTED)
+		detail = "It is not among the functions allowed on rows: for some values it could fail, and its error would tell a row's value.";
 	if (detail == NULL)
 		return;
+	if (!on_rows)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("function %s is not allowed in a statement over protected relation \"%s\"",
+						function_name(funcid), get_rel_name(ctx->relid)),
+				 errdetail("%s", detail),
+				 errhint(HINT_README)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",
 					function_name(funcid), get_rel_name(ctx->relid)),
 			 errdetail("%s", detail),
-			 funcid < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ?
-			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').",
+			 r == DP_ROW_NOT_LISTED ?
+			 errhint("A DBA may allow a built-in function with dp_agg.allow_function('%s'); its errors then yield NULL, as for the built-ins listed in \"Protected tables\" in the dp_agg README.",
 					 function_name(funcid)) :
 			 errhint(HINT_README)));
 }
@@ -249,38 +247,50 @@ function_on_rows(Oid funcid, Node *args)
 }
 
 /*
- * Built-in functions that PostgreSQL marks LEAKPROOF but that fail for a
- * nondeterministic collation: starts_with (and its operator ^@) raises
- * "nondeterministic collations are not supported for substring searches"
- * at each call, so under CASE WHEN a row predicate its error would tell
- * whether some row matches.
+ * The arguments of a function on rows that must come from the statement
+ * (a regular expression's pattern and flags, LIKE's pattern, the size given
+ * to lpad): constants and parameters, the same for every row, so that a
+ * pattern is compiled once and the work a row costs is bounded by the
+ * statement (row_seal.c counts them).  And the types whose output functions
+ * concat and array_to_string call must be built in.
  */
-static const Oid fails_nondeterministic[] = {F_STARTS_WITH};
-
 static void
-check_collation(Oid funcid, Oid inputcollid, GuardContext *ctx)
+check_arguments(Oid funcid, List *args, GuardContext *ctx)
 {
-	if (!OidIsValid(inputcollid) || get_collation_isdeterministic(inputcollid))
-		return;
-	for (size_t i = 0; i < lengthof(fails_nondeterministic); i++)
-		if (fails_nondeterministic[i] == funcid)
+	int			fixed = dp_row_fixed_from(funcid);
+	ListCell   *lc;
+
+	foreach(lc, args)
+	{
+		if (fixed >= 0 && foreach_current_index(lc) >= fixed &&
+			!dp_row_expr_fixed(lfirst(lc)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("function %s is not allowed on the rows of protected relation \"%s\" with a nondeterministic collation",
-							function_name(funcid), get_rel_name(ctx->relid)),
-					 errdetail("It fails for a nondeterministic collation, and its error would tell whether a row reaches it."),
-					 errhint("Compare with = or with a range instead.")));
+					 errmsg("argument %d of %s on the rows of protected relation \"%s\" must come from the statement",
+							foreach_current_index(lc) + 1, function_name(funcid),
+							get_rel_name(ctx->relid)),
+					 errdetail("Patterns and sizes that vary from row to row would make a row's work depend on other rows' values."),
+					 errhint("Write it as a constant or a parameter.")));
+		if (dp_row_any_io(funcid) && !dp_row_type_io_ok(exprType(lfirst(lc))))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("%s of type %s is not allowed on the rows of protected relation \"%s\"",
+							function_name(funcid), format_type_be(exprType(lfirst(lc))),
+							get_rel_name(ctx->relid)),
+					 errdetail("Its text form comes from functions that are not built into PostgreSQL."),
+					 errhint(HINT_README)));
+	}
 }
 
-/* A function or operator call: its arguments args, its input collation. */
+/* A function or operator call: its arguments args. */
 static void
-check_call(Oid funcid, Node *args, Oid inputcollid, GuardContext *ctx)
+check_call(Oid funcid, Node *args, GuardContext *ctx)
 {
 	bool		on_rows = function_on_rows(funcid, args);
 
 	check_function(funcid, on_rows, ctx);
-	if (on_rows)
-		check_collation(funcid, inputcollid, ctx);
+	if (on_rows && IsA(args, List))
+		check_arguments(funcid, (List *) args, ctx);
 }
 
 /*
@@ -292,39 +302,37 @@ check_call(Oid funcid, Node *args, Oid inputcollid, GuardContext *ctx)
  * Their functions are checked as if they were called here.
  */
 static void
-check_operator(Oid opno, Oid opfuncid, Node *args, Oid inputcollid, GuardContext *ctx)
+check_operator(Oid opno, Oid opfuncid, Node *args, GuardContext *ctx)
 {
 	Oid			substitutes[] = {get_negator(opno), get_commutator(opno)};
 
-	check_call(opfuncid, args, inputcollid, ctx);
+	check_call(opfuncid, args, ctx);
 	for (size_t i = 0; i < lengthof(substitutes); i++)
 		if (OidIsValid(substitutes[i]))
-			check_call(get_opcode(substitutes[i]), args, inputcollid, ctx);
+			check_call(get_opcode(substitutes[i]), args, ctx);
 }
 
 /*
- * ARRAY[] on rows.  One that nests arrays fails when its sub-arrays'
- * dimensions differ, and one of variable-length elements fails when their
- * total size exceeds the maximum size of an array (construct_md_array);
- * either error would depend on the rows.  An array of fixed-length
- * elements, or of row-independent ones, cannot fail.
+ * A cast through text (CoerceViaIO), to a domain, or of arrays on rows: the
+ * types' input and output functions are built in, and the domains'
+ * constraints call allowed functions only; row_seal.c traps the cast.
  */
 static void
-check_array(ArrayExpr *a, GuardContext *ctx)
+check_cast(Oid from, Oid to, GuardContext *ctx)
 {
-	if (a->multidims)
-		reject_construct(ctx, "nested ARRAY[] on rows is",
-						 "It fails when its sub-arrays' dimensions differ, and its error would depend on the rows.",
-						 "Use one-dimensional arrays.");
-	if (get_typlen(a->element_typeid) == -1 && varies_walker((Node *) a->elements, NULL))
-		reject_construct(ctx, "ARRAY[] of variable-length row values is",
-						 "It fails when the values' total size exceeds the maximum size of an array, and its error would depend on the rows.",
-						 HINT_README);
+	if (dp_row_type_io_ok(from) && dp_row_type_io_ok(to))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("casts from %s to %s are not allowed on the rows of protected relation \"%s\"",
+					format_type_be(from), format_type_be(to), get_rel_name(ctx->relid)),
+			 errdetail("Their input or output functions, or the constraints of a domain, are not among those dp_agg calls safely on rows."),
+			 errhint("Cast between built-in types, to domains whose constraints use built-in functions.")));
 }
 
 /*
- * Expressions evaluated on rows: only node kinds that cannot fail, and
- * allowed functions (see the file's comment).
+ * Expressions evaluated on rows: node kinds that row_seal.c evaluates so
+ * that they cannot fail, and allowed functions (see the file's comment).
  */
 static bool
 rows_walker(Node *node, GuardContext *ctx)
@@ -344,33 +352,69 @@ rows_walker(Node *node, GuardContext *ctx)
 		case T_CaseExpr:
 		case T_CaseWhen:
 		case T_CoalesceExpr:
+		case T_ArrayExpr:
+		case T_RowExpr:
+		case T_FieldSelect:
+		case T_CollateExpr:
+		case T_SQLValueFunction:
+		case T_ConvertRowtypeExpr:
+		case T_CoerceToDomainValue:
+		case T_NamedArgExpr:
 		case T_TargetEntry:
 		case T_List:
 		case T_FromExpr:
 		case T_JoinExpr:
 		case T_RangeTblRef:
 			break;
-		case T_ArrayExpr:
-			check_array((ArrayExpr *) node, ctx);
-			break;
 		case T_FuncExpr:
-			check_call(((FuncExpr *) node)->funcid, (Node *) ((FuncExpr *) node)->args,
-					   ((FuncExpr *) node)->inputcollid, ctx);
+			check_call(((FuncExpr *) node)->funcid, (Node *) ((FuncExpr *) node)->args, ctx);
 			break;
 		case T_OpExpr:
 		case T_DistinctExpr:
 		case T_NullIfExpr:
 			set_opfuncid((OpExpr *) node);
 			check_operator(((OpExpr *) node)->opno, ((OpExpr *) node)->opfuncid,
-						   (Node *) ((OpExpr *) node)->args,
-						   ((OpExpr *) node)->inputcollid, ctx);
+						   (Node *) ((OpExpr *) node)->args, ctx);
 			break;
 		case T_ScalarArrayOpExpr:
 			set_sa_opfuncid((ScalarArrayOpExpr *) node);
 			check_operator(((ScalarArrayOpExpr *) node)->opno,
 						   ((ScalarArrayOpExpr *) node)->opfuncid,
-						   (Node *) ((ScalarArrayOpExpr *) node)->args,
-						   ((ScalarArrayOpExpr *) node)->inputcollid, ctx);
+						   (Node *) ((ScalarArrayOpExpr *) node)->args, ctx);
+			break;
+		case T_RowCompareExpr:
+			{
+				RowCompareExpr *r = (RowCompareExpr *) node;
+				ListCell   *lc;
+
+				foreach(lc, r->opnos)
+					check_operator(lfirst_oid(lc), get_opcode(lfirst_oid(lc)),
+								   (Node *) list_concat_copy(r->largs, r->rargs), ctx);
+				break;
+			}
+		case T_CoerceViaIO:
+			check_cast(exprType((Node *) ((CoerceViaIO *) node)->arg),
+					   ((CoerceViaIO *) node)->resulttype, ctx);
+			break;
+		case T_ArrayCoerceExpr:
+			check_cast(exprType((Node *) ((ArrayCoerceExpr *) node)->arg),
+					   ((ArrayCoerceExpr *) node)->resulttype, ctx);
+			break;
+		case T_CoerceToDomain:
+			if (!dp_row_domain_ok(((CoerceToDomain *) node)->resulttype))
+				check_cast(exprType((Node *) ((CoerceToDomain *) node)->arg),
+						   ((CoerceToDomain *) node)->resulttype, ctx);
+			break;
+		case T_MinMaxExpr:
+			if (!dp_row_comparable(((MinMaxExpr *) node)->minmaxtype))
+				reject_construct(ctx, "GREATEST and LEAST of this type are",
+								 "Its comparison function is not built into PostgreSQL.",
+								 "Compare values of built-in types.");
+			break;
+		case T_SubscriptingRef:
+			if (((SubscriptingRef *) node)->refassgnexpr != NULL)
+				reject_construct(ctx, "subscript assignments are",
+								 "On rows, subscripts may only read.", HINT_README);
 			break;
 		case T_SubLink:
 			check_level(castNode(Query, ((SubLink *) node)->subselect), true, ctx);
@@ -384,25 +428,9 @@ rows_walker(Node *node, GuardContext *ctx)
 			reject_construct(ctx, "sequences are",
 							 "Advanced once per row, a sequence would count the rows.", HINT_README);
 			break;
-		case T_CoerceViaIO:
-			reject_construct(ctx, "casts through text are",
-							 "A cast through text fails for some values, and its error shows the value.",
-							 "Compare with a constant of the column's type instead.");
-			break;
-		case T_MinMaxExpr:
-			reject_construct(ctx, "GREATEST and LEAST on rows are",
-							 "Their comparisons are not checked to be LEAKPROOF.",
-							 "Use CASE with LEAKPROOF comparisons.");
-			break;
-		case T_ArrayCoerceExpr:
-		case T_CoerceToDomain:
-			reject_construct(ctx, "array and domain casts on rows are",
-							 "A cast of this kind can fail for some values, and its error would show the value.",
-							 HINT_README);
-			break;
 		default:
 			reject_construct(ctx, "this kind of expression is",
-							 "On the rows of a protected relation, expressions are limited to allowed functions and operators, CASE, COALESCE, ARRAY, boolean logic and NULL tests, which cannot fail.",
+							 "On the rows of a protected relation, expressions are limited to allowed functions and operators, casts, CASE, COALESCE, NULLIF, GREATEST, LEAST, ARRAY, row values, subscripts, boolean logic and NULL tests, which dp_agg evaluates so that they cannot fail.",
 							 HINT_README);
 			break;
 	}
@@ -465,6 +493,66 @@ contains_level_var(Node *node, int sublevels)
 }
 
 /*
+ * Post-processing of the released values runs while the rows are read (a
+ * group's output while the sort below it still reads): only built-in
+ * functions that are not volatile, which cannot change a setting the
+ * statement runs with (protect_settings.c), nor run the analyst's code.
+ */
+static void
+check_post_function(Oid funcid, GuardContext *ctx)
+{
+	check_function(funcid, false, ctx);
+}
+
+static void
+check_post_operator(Oid opno, GuardContext *ctx)
+{
+	Oid			ops[] = {opno, get_negator(opno), get_commutator(opno)};
+
+	for (size_t i = 0; i < lengthof(ops); i++)
+		if (OidIsValid(ops[i]))
+			check_post_function(get_opcode(ops[i]), ctx);
+}
+
+static void
+check_post(Node *node, GuardContext *ctx)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(node))
+	{
+		case T_FuncExpr:
+			check_post_function(((FuncExpr *) node)->funcid, ctx);
+			break;
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			check_post_operator(((OpExpr *) node)->opno, ctx);
+			break;
+		case T_ScalarArrayOpExpr:
+			check_post_operator(((ScalarArrayOpExpr *) node)->opno, ctx);
+			break;
+		case T_RowCompareExpr:
+			foreach(lc, ((RowCompareExpr *) node)->opnos)
+				check_post_operator(lfirst_oid(lc), ctx);
+			break;
+		case T_CoerceToDomain:
+			if (!dp_row_domain_ok(((CoerceToDomain *) node)->resulttype))
+				reject_construct(ctx, "casts to this domain are",
+								 "Its constraints call functions that are volatile or not built into PostgreSQL.",
+								 HINT_README);
+			break;
+		case T_NextValueExpr:
+			reject_construct(ctx, "sequences are",
+							 "A DP statement over a protected relation runs no code with side effects.",
+							 HINT_README);
+			break;
+		default:
+			break;
+	}
+}
+
+/*
  * DISTINCT inside a DP aggregate: its values are sorted and compared, with
  * the equality and ordering operators of the DISTINCT clause and the
  * comparison function of their btree family, on the rows: each is held to
@@ -483,13 +571,13 @@ check_distinct(Aggref *a, GuardContext *ctx)
 		DP_ORDERING_KIND strategy;
 
 		if (OidIsValid(sgc->eqop))
-			check_operator(sgc->eqop, get_opcode(sgc->eqop), (Node *) a->args, a->inputcollid, ctx);
+			check_operator(sgc->eqop, get_opcode(sgc->eqop), (Node *) a->args, ctx);
 		if (OidIsValid(sgc->sortop))
 		{
-			check_operator(sgc->sortop, get_opcode(sgc->sortop), (Node *) a->args, a->inputcollid, ctx);
+			check_operator(sgc->sortop, get_opcode(sgc->sortop), (Node *) a->args, ctx);
 			if (get_ordering_op_properties(sgc->sortop, &opfamily, &opcintype, &strategy))
 				check_call(get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC),
-						   (Node *) a->args, a->inputcollid, ctx);
+						   (Node *) a->args, ctx);
 		}
 	}
 }
@@ -555,6 +643,7 @@ post_walker(Node *node, PostContext *pc)
 		check_level(castNode(Query, ((SubLink *) node)->subselect), true, pc->ctx);
 		return post_walker(((SubLink *) node)->testexpr, pc);
 	}
+	check_post(node, pc->ctx);
 	return expression_tree_walker(node, post_walker, pc);
 }
 
@@ -792,14 +881,16 @@ find_walker(Node *node, FindContext *fc)
  * At planning: check a statement that names a protected relation the
  * current user is not trusted for (see the file's comment).  Returns
  * whether it names a protected relation at all: its plan then depends on
- * the role.
+ * the role; *untrusted is one it names that the user is untrusted for
+ * (InvalidOid if none): its plan is then sealed (row_seal.c).
  */
 bool
-dp_protect_guard_query(Query *query)
+dp_protect_guard_query(Query *query, Oid *untrusted)
 {
 	FindContext fc = {false, InvalidOid};
 	GuardContext ctx;
 
+	*untrusted = InvalidOid;
 	if (!dp_any_protected())
 		return false;
 	(void) find_walker((Node *) query, &fc);
@@ -810,5 +901,6 @@ dp_protect_guard_query(Query *query)
 		ctx.relid = fc.untrusted;
 		check_level(query, false, &ctx);
 	}
+	*untrusted = fc.untrusted;
 	return fc.any;
 }

@@ -10,6 +10,6 @@
 
 #include "nodes/parsenodes.h"
 
-extern bool dp_protect_guard_query(Query *query);
+extern bool dp_protect_guard_query(Query *query, Oid *untrusted);
 
 #endif							/* DP_AGG_PROTECT_GUARD_H */

@@ -23,10 +23,10 @@ layers='
 3 sampling selection_mechanism auto_bounds public_domain
 4 release selection error_bars
 5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
-6 price budget_store protect_check protect_guard protect_stats dist_fingerprint estimators lookup_join domain_exec
-7 charger privacy_unit dist_exec side_reads
+6 price budget_store protect_check protect_stats dist_fingerprint estimators lookup_join domain_exec row_rules protect_settings
+7 charger privacy_unit dist_exec side_reads protect_guard row_seal
 8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api budget_api
+9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api budget_api row_trap
 10 dp_agg
 '
 
