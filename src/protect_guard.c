@@ -124,16 +124,14 @@ find_relation(Oid relid, bool inh, FindContext *fc)
 	}
 }
 
-static void
-reject_construct(GuardContext *ctx, const char *construct, const char *detail, const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("%s not allowed over protected relation \"%s\"", construct,
-					get_rel_name(ctx->relid)),
-			 errdetail("%s", detail),
-			 errhint("%s", hint)));
-}
+/* a macro, so that each message is a literal format string where it is raised */
+#define reject_construct(ctx, construct, detail, hint) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg(construct " not allowed over protected relation \"%s\"", \
+					get_rel_name((ctx)->relid)), \
+			 errdetail(detail), \
+			 errhint(hint)))
 
 #define HINT_README "See \"Protected tables\" in the dp_agg README."
 
@@ -163,31 +161,30 @@ function_name(Oid funcid)
 	return name;
 }
 
+/* a macro, so that each detail is a literal format string where it is raised */
+#define reject_function(funcid, ctx, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"", \
+					function_name(funcid), get_rel_name((ctx)->relid)), \
+			 errdetail(detail), \
+			 (funcid) < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ? \
+			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').", \
+					 function_name(funcid)) : \
+			 errhint(HINT_README)))
+
 static void
 check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 {
-	const char *detail = NULL;
-
 	if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
-		detail = "It is volatile: evaluated for each row, its side effects could count or show the rows.";
+		reject_function(funcid, ctx, "It is volatile: evaluated for each row, its side effects could count or show the rows.");
 	else if (!on_rows)
 		return;
 	else if (funcid >= FirstNormalObjectId)
-		detail = "It is not built into PostgreSQL: it could fail, or show or store a row's values.";
+		reject_function(funcid, ctx, "It is not built into PostgreSQL: it could fail, or show or store a row's values.");
 	else if (!get_func_leakproof(funcid) && !default_allowed_function(funcid) &&
 			 !dp_function_allowed(funcid))
-		detail = "It is not LEAKPROOF: for some values it could fail, and its error would tell a row's value.";
-	if (detail == NULL)
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",
-					function_name(funcid), get_rel_name(ctx->relid)),
-			 errdetail("%s", detail),
-			 funcid < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ?
-			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').",
-					 function_name(funcid)) :
-			 errhint(HINT_README)));
+		reject_function(funcid, ctx, "It is not LEAKPROOF: for some values it could fail, and its error would tell a row's value.");
 }
 
 /*
@@ -712,9 +709,12 @@ check_tablesample(Query *q, GuardContext *ctx)
 							 "Its seed comes from PostgreSQL's non-cryptographic random generator, whose state a role can learn from samples of its own tables; a known sample voids the amplification the release is priced with.",
 							 "Use TABLESAMPLE dp_agg.secure_bernoulli, whose coins come from a cryptographic generator.");
 		if (handler != F_BERNOULLI && handler != F_SYSTEM && !dp_is_secure_bernoulli(handler))
-			reject_construct(ctx, psprintf("TABLESAMPLE %s is", get_func_name(handler)),
-							 "Whether it reads a row depends on the other rows, so a row can change the release by more than its sensitivity.",
-							 "Use TABLESAMPLE dp_agg.secure_bernoulli.");
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("TABLESAMPLE %s is not allowed over protected relation \"%s\"",
+							get_func_name(handler), get_rel_name(ctx->relid)),
+					 errdetail("Whether it reads a row depends on the other rows, so a row can change the release by more than its sensitivity."),
+					 errhint("Use TABLESAMPLE dp_agg.secure_bernoulli.")));
 	}
 }
 
