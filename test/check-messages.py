@@ -43,8 +43,9 @@ FORMAT_MACROS = {"INT64_FORMAT", "UINT64_FORMAT", "INT64_MODIFIER",
 
 # The arguments of SQL functions and other names that start a detail in
 # lower case, as they are spelled.
-NAMES = {"epsilon", "delta", "k", "order", "orders", "sigmas", "mechanism",
-         "part", "lower", "max_groups_contributed", "dp_agg"}
+NAMES = {"epsilon", "delta", "k", "n", "order", "orders", "rdp", "rate",
+         "draws", "steps", "scale", "sigma", "sigmas", "sensitivity",
+         "confidence", "mechanism", "part", "lower", "dp_agg"}
 
 # errmsg_internal and errdetail_internal (can't-happen states), and "%s"
 # formats (a message formed elsewhere): (file, start of the message or the
