@@ -5,8 +5,10 @@
  *
  * This is the only source of randomness of every sampler (dist_token.c uses
  * OpenSSL for HMAC only).  There is no fallback: if OpenSSL cannot
- * deliver, the caller gets an ERROR and nothing is released.  There is no
- * seed, and nothing here can be influenced from SQL.
+ * deliver, the caller gets an ERROR (ERRCODE_INTERNAL_ERROR, with OpenSSL's
+ * reason from dp_openssl_error, which the other users of OpenSSL report
+ * their failures with too) and nothing is released.  There is no seed, and
+ * nothing here can be influenced from SQL.
  *
  * Bytes are drawn with RAND_priv_bytes() (the DRBG instance OpenSSL keeps for
  * secret values) into a small per-process buffer, so that a release that
