@@ -236,6 +236,10 @@ def main():
                     templates.setdefault(key, {}).setdefault(pos, []).append((value, text, where))
                 continue
             check_text(problems, where, rel, value, text, args)
+            if value.endswith("_plural") and len(args) > 1 \
+                    and literal_text(args[1], params)[0] is None:
+                problems.append("%s: %s(...) has a plural format that is not a literal string: %s"
+                                % (where, value, " ".join(t[1] for t in args[1])))
 
     # pass 2: the uses of macros that paste parameters into formats; a use
     # inside another macro that passes its own parameter on makes that
