@@ -161,30 +161,31 @@ function_name(Oid funcid)
 	return name;
 }
 
-/* a macro, so that each detail is a literal format string where it is raised */
-#define reject_function(funcid, ctx, detail) \
-	ereport(ERROR, \
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
-			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"", \
-					function_name(funcid), get_rel_name((ctx)->relid)), \
-			 errdetail(detail), \
-			 (funcid) < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ? \
-			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').", \
-					 function_name(funcid)) : \
-			 errhint(HINT_README)))
-
 static void
 check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 {
+	const char *detail = NULL;
+
 	if (func_volatile(funcid) == PROVOLATILE_VOLATILE)
-		reject_function(funcid, ctx, "It is volatile: evaluated for each row, its side effects could count or show the rows.");
+		detail = "It is volatile: evaluated for each row, its side effects could count or show the rows.";
 	else if (!on_rows)
 		return;
 	else if (funcid >= FirstNormalObjectId)
-		reject_function(funcid, ctx, "It is not built into PostgreSQL: it could fail, or show or store a row's values.");
+		detail = "It is not built into PostgreSQL: it could fail, or show or store a row's values.";
 	else if (!get_func_leakproof(funcid) && !default_allowed_function(funcid) &&
 			 !dp_function_allowed(funcid))
-		reject_function(funcid, ctx, "It is not LEAKPROOF: for some values it could fail, and its error would tell a row's value.");
+		detail = "It is not LEAKPROOF: for some values it could fail, and its error would tell a row's value.";
+	if (detail == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",
+					function_name(funcid), get_rel_name(ctx->relid)),
+			 errdetail("%s", detail),
+			 funcid < FirstNormalObjectId && func_volatile(funcid) != PROVOLATILE_VOLATILE ?
+			 errhint("If it neither fails nor has side effects for any argument, a DBA may allow it with dp_agg.allow_function('%s').",
+					 function_name(funcid)) :
+			 errhint(HINT_README)));
 }
 
 /*

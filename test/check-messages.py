@@ -56,6 +56,9 @@ ALLOW = {
         "of dist_fingerprint.c",
     ("src/budget.c", "reply->message"):
         "the error the charger process met, relayed as it formed it",
+    ("src/protect_guard.c", "detail"):
+        "check_function chooses its detail among literal sentences by the "
+        "kind of the function refused (to become literal formats where raised)",
 }
 
 TOKEN = re.compile(r"""
