@@ -26,29 +26,6 @@
 #include "protect.h"
 
 /*
- * dp_agg.max_rows_contributed, read when a statement is priced: a role
- * untrusted for the protected relation may not exceed the superuser
- * setting dp_agg.max_rows_contributed_limit (README, "Privacy units").
- */
-int
-dp_price_unit_rows(Oid relid)
-{
-	int			rows = dp_guc_max_rows_contributed;
-	int			limit = dp_guc_max_rows_contributed_limit;
-
-	if (rows > limit && OidIsValid(relid) && dp_relation_protected(relid) &&
-		!dp_role_trusted(relid, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.max_rows_contributed %d exceeds dp_agg.max_rows_contributed_limit %d",
-						rows, limit),
-				 errdetail("Roles untrusted for the protected relation \"%s\" may lower the bounds of its privacy unit, not raise them.",
-						   get_rel_name(relid)),
-				 errhint("SET dp_agg.max_rows_contributed to at most %d.", limit)));
-	return rows;
-}
-
-/*
  * The NOTICE that a sampled table earns no amplification is given once per
  * plan, as a NOTICE of planning would be: a prepared statement's cached plan
  * gives it at its first execution only, a statement planned again (a custom
@@ -101,6 +78,29 @@ first_notice_of_plan(const PlannedStmt *stmt, const char *why_not)
 	n->cb.arg = n;
 	MemoryContextRegisterResetCallback(cxt, &n->cb);
 	return true;
+}
+
+/*
+ * dp_agg.max_rows_contributed, read when a statement is priced: a role
+ * untrusted for the protected relation may not exceed the superuser
+ * setting dp_agg.max_rows_contributed_limit (README, "Privacy units").
+ */
+int
+dp_price_unit_rows(Oid relid)
+{
+	int			rows = dp_guc_max_rows_contributed;
+	int			limit = dp_guc_max_rows_contributed_limit;
+
+	if (rows > limit && OidIsValid(relid) && dp_relation_protected(relid) &&
+		!dp_role_trusted(relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("dp_agg.max_rows_contributed %d exceeds dp_agg.max_rows_contributed_limit %d",
+						rows, limit),
+				 errdetail("Roles untrusted for the protected relation \"%s\" may lower the bounds of its privacy unit, not raise them.",
+						   get_rel_name(relid)),
+				 errhint("SET dp_agg.max_rows_contributed to at most %d.", limit)));
+	return rows;
 }
 
 /*
