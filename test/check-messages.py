@@ -48,17 +48,21 @@ NAMES = {"epsilon", "delta", "k", "n", "order", "orders", "rdp", "rate",
          "confidence", "mechanism", "part", "lower", "dp_agg"}
 
 # errmsg_internal and errdetail_internal (can't-happen states), and "%s"
-# formats (a message formed elsewhere): (file, start of the message or the
-# argument given to "%s") -> why it is allowed.
+# formats (a message formed elsewhere): (file name, in whichever folder of
+# src/; start of the message or the argument given to "%s") -> why it is
+# allowed.
 ALLOW = {
-    ("src/dist_exec.c", "why"):
+    ("dist_exec.c", "why"):
         "the reason dp_fragment_fingerprint gives, one of the literal sentences "
         "of dist_fingerprint.c",
-    ("src/budget.c", "reply->message"):
+    ("budget.c", "reply->message"):
         "the error the charger process met, relayed as it formed it",
-    ("src/protect_guard.c", "detail"):
+    ("protect_guard.c", "detail"):
         "check_function chooses its detail among literal sentences by the "
         "kind of the function refused (to become literal formats where raised)",
+    ("row_trap.c", "dp_agg: a call on the rows of a protected relation failed"):
+        "the error a trapped call on the rows is turned into, caught by the "
+        "trap itself",
 }
 
 TOKEN = re.compile(r"""
@@ -311,7 +315,7 @@ def check_text(problems, where, rel, func, text, args):
         # a message formed elsewhere, or one nobody translates: only where
         # the allow-list says why
         arg = "".join(t[1] for t in args[1]) if text == "%s" and len(args) > 1 else text
-        if not any(rel.endswith(f) and (arg.startswith(start) or text.startswith(start))
+        if not any(os.path.basename(rel) == f and (arg.startswith(start) or text.startswith(start))
                    for (f, start) in ALLOW):
             problems.append("%s: %s(\"%s\"%s) is a message formed elsewhere or not translated, "
                             "and not in the allow-list of test/check-messages.py"
