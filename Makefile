@@ -160,3 +160,8 @@ check-graph: all
 .PHONY: check-packaging
 check-packaging:
 	bash test/check-packaging.sh
+
+# error messages: literal format strings, PostgreSQL's message style
+.PHONY: check-messages
+check-messages:
+	python3 test/check-messages.py

@@ -39,15 +39,13 @@
 #define COL_SELECTION_EPSILON 7
 #define COL_SELECTION_DELTA	8
 
-static void
-malformed(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("malformed row in dp_agg.budget"),
-			 errdetail("%s", detail),
-			 errhint("Reset the budget with dp_agg.reset_budget, which keeps the ledger.")));
-}
+/* a macro, so that the detail is a literal format string where it is raised */
+#define malformed(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_DATA_CORRUPTED), \
+			 errmsg("malformed row in dp_agg.budget"), \
+			 errdetail(__VA_ARGS__), \
+			 errhint("Reset the budget with dp_agg.reset_budget, which keeps the ledger.")))
 
 /* a column that must not be NULL */
 static Datum
@@ -76,13 +74,13 @@ decode_curve(const Datum *values, const bool *isnull, double *curve)
 	deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &elems, &nulls, &n);
 	if (n != DP_RDP_ORDERS)
-		malformed(psprintf("The Renyi DP curve has %d orders; dp_agg records %d.",
-						   n, DP_RDP_ORDERS));
+		malformed("The Renyi DP curve has %d orders; dp_agg records %d.",
+				  n, DP_RDP_ORDERS);
 	for (int i = 0; i < n; i++)
 	{
 		if (nulls[i] || isnan(DatumGetFloat8(elems[i])) || DatumGetFloat8(elems[i]) < 0)
-			malformed(psprintf("Order %d of the Renyi DP curve is NULL, NaN or negative.",
-							   i + 1));
+			malformed("Order %d of the Renyi DP curve is NULL, NaN or negative.",
+					  i + 1);
 		curve[i] = DatumGetFloat8(elems[i]);
 	}
 }

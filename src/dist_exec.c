@@ -1781,15 +1781,13 @@ query_fragment_walker(Node *node, FragmentWalk *w)
 	return expression_tree_walker(node, query_fragment_walker, w);
 }
 
-static void
-fragment_changed(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("a signed fragment of a DP statement differs from the fragment the coordinator signed"),
-			 errdetail("%s", detail),
-			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
-}
+/* a macro, so that the detail is a literal format string where it is raised */
+#define fragment_changed(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg("a signed fragment of a DP statement differs from the fragment the coordinator signed"), \
+			 errdetail(__VA_ARGS__), \
+			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")))
 
 /*
  * On a worker, at planning (before anything is read): a query with partial
@@ -1834,7 +1832,7 @@ dp_dist_check_fragment_query(Query *q, ParamListInfo params)
 	}
 	fragment = dp_fragment_fingerprint(q, nspname, relname, params, false, &why);
 	if (fragment == NULL)
-		fragment_changed(why);
+		fragment_changed("%s", why);
 	foreach(lc, w.found)
 	{
 		verify_spec_arg(lfirst(lc), &spec);

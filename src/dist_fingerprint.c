@@ -73,6 +73,7 @@
 
 #include "dist_fingerprint.h"
 #include "dist_plan.h"
+#include "random.h"
 
 #define DP_FP_VERSION "dpq1"		/* of the canonical form below */
 
@@ -515,9 +516,9 @@ dp_fragment_fingerprint(Query *q, const char *nspname, const char *relname,
 	if (EVP_Digest(c.s.data, c.s.len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
 		mdlen != DP_FRAGMENT_FP_LEN / 2)
 		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
+				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not compute the fingerprint of a fragment of a DP statement"),
-				 errdetail("OpenSSL's SHA-256 failed."),
+				 errdetail("OpenSSL's SHA-256 failed: %s.", dp_openssl_error()),
 				 errhint("Nothing was released.")));
 	hex = palloc(DP_FRAGMENT_FP_LEN + 1);
 	hex_encode((const char *) md, mdlen, hex);

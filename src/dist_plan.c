@@ -183,14 +183,12 @@ scan_walker(Node *node, ScanContext *ctx)
 	return expression_tree_walker(node, scan_walker, ctx);
 }
 
-static void
-refuse(const char *message)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s", message),
-			 errdetail(DETAIL_SUPPORTED)));
-}
+/* a macro, so that each message is a literal format string where it is raised */
+#define refuse(message) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(message), \
+			 errdetail(DETAIL_SUPPORTED)))
 
 typedef struct AggrefList
 {

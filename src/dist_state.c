@@ -83,22 +83,20 @@ dp_dist_state_copy(const DpDistState *st)
 	return c;
 }
 
-static void
-bad_state(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("invalid partial state of a DP aggregate"),
-			 errdetail("%s", detail)));
-}
+/* a macro, so that the detail is a literal format string where it is raised */
+#define bad_state(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_DATA_CORRUPTED), \
+			 errmsg("invalid partial state of a DP aggregate"), \
+			 errdetail(__VA_ARGS__)))
 
 static void
 seal_error(void)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_SYSTEM_ERROR),
+			(errcode(ERRCODE_INTERNAL_ERROR),
 			 errmsg("could not seal a partial state of a DP aggregate"),
-			 errdetail("OpenSSL's AES-256-GCM failed."),
+			 errdetail("OpenSSL's AES-256-GCM failed: %s.", dp_openssl_error()),
 			 errhint("Nothing was released.")));
 }
 

@@ -53,6 +53,7 @@
 
 #include "dist_token.h"
 #include "guc.h"
+#include "random.h"
 
 #define DP_TOKEN_VERSION "dpf3"
 #define DP_TOKEN_FIELDS 17
@@ -60,15 +61,13 @@
 #define DP_KEY_MIN_LEN 32		/* 256 bits, the tag's strength */
 #define DP_KEY_MAX_LEN 1024
 
-static void
-token_error(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("invalid signature of a fragment of a DP statement"),
-			 errdetail("%s", detail),
-			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")));
-}
+/* a macro, so that the detail is a literal format string where it is raised */
+#define token_error(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg("invalid signature of a fragment of a DP statement"), \
+			 errdetail(__VA_ARGS__), \
+			 errhint("Only the coordinator of the Citus cluster sends fragments with DP aggregates.")))
 
 /*
  * The key is read from its file at most once per transaction and wiped
@@ -163,9 +162,9 @@ tag_of(const char *msg)
 	ok = HMAC(EVP_sha256(), key, keylen, (const unsigned char *) msg, strlen(msg), tag, &taglen);
 	if (ok == NULL || taglen != DP_TAG_LEN)
 		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
+				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not compute the signature of a fragment of a DP statement"),
-				 errdetail("OpenSSL's HMAC failed."),
+				 errdetail("OpenSSL's HMAC failed: %s.", dp_openssl_error()),
 				 errhint("Nothing was released.")));
 	hex_encode((const char *) tag, DP_TAG_LEN, hex);
 	hex[2 * DP_TAG_LEN] = '\0';
@@ -198,9 +197,9 @@ dp_cluster_subkey(const char *label, unsigned char *out)
 	}
 	if (ok == NULL || len != DP_SUBKEY_LEN)
 		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
+				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not derive a key from dp_agg.cluster_key_file"),
-				 errdetail("OpenSSL's HMAC failed."),
+				 errdetail("OpenSSL's HMAC failed: %s.", dp_openssl_error()),
 				 errhint("Nothing was released.")));
 }
 

@@ -56,15 +56,13 @@ typedef struct BarContext
 	LevelMarks *marks;			/* its marks, in the value pass */
 } BarContext;
 
-static void
-refuse(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("error bars are given for the result of a DP aggregate only"),
-			 errdetail("%s", detail),
-			 errhint("Write dp_interval_low(dp_avg(...)) next to the aggregate, or apply it to a sub-query's column that holds a DP aggregate; post-process the interval, not the argument.")));
-}
+/* a macro, so that the detail is a literal format string where it is raised */
+#define refuse(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg("error bars are given for the result of a DP aggregate only"), \
+			 errdetail(__VA_ARGS__), \
+			 errhint("Write dp_interval_low(dp_avg(...)) next to the aggregate, or apply it to a sub-query's column that holds a DP aggregate; post-process the interval, not the argument.")))
 
 static LevelMarks *
 marks_of(BarContext *ctx, Query *q)

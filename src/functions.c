@@ -39,15 +39,27 @@ PG_FUNCTION_INFO_V1(dp_selection_threshold_sql);
 PG_FUNCTION_INFO_V1(dp_selection_sample_sql);
 PG_FUNCTION_INFO_V1(dp_selection_mechanism_sql);
 
-static void
-check_arg(bool ok, const char *name, const char *must, double v)
-{
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be %s", name, must),
-				 errdetail("%s is %g.", name, v)));
-}
+/*
+ * An argument out of its range.  Macros, so that each message is one
+ * literal format string where it is raised: the argument's name and what
+ * it must be are pasted; check_arg_max prints the limit from its constant.
+ */
+#define check_arg(ok, name, must, v) \
+	do { \
+		if (!(ok)) \
+			ereport(ERROR, \
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+					 errmsg(name " must be " must), \
+					 errdetail(name " is %g.", (double) (v)))); \
+	} while (0)
+#define check_arg_max(ok, name, must, max, v) \
+	do { \
+		if (!(ok)) \
+			ereport(ERROR, \
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+					 errmsg(name " must be " must, (max)), \
+					 errdetail(name " is %g.", (double) (v)))); \
+	} while (0)
 
 /*
  * The result of a calculator, computed under the work limit of one call
@@ -190,7 +202,7 @@ dp_noise_sample(PG_FUNCTION_ARGS)
 	check_arg(scale >= (laplace ? NOISE_SAMPLE_MIN_LAPLACE_SCALE : DP_MIN_GAUSSIAN_SIGMA) &&
 			  scale <= (laplace ? DP_MAX_LAPLACE_SCALE : DP_MAX_GAUSSIAN_SIGMA),
 			  "scale", "within the range of the sampler", scale);
-	check_arg(n >= 0 && n <= NOISE_SAMPLE_MAX_DRAWS, "n", "between 0 and 1000000", n);
+	check_arg_max(n >= 0 && n <= NOISE_SAMPLE_MAX_DRAWS, "n", "between 0 and %d", NOISE_SAMPLE_MAX_DRAWS, n);
 
 	if (laplace)
 		lp = dp_laplace_param(scale);
@@ -433,6 +445,9 @@ dp_noise_interval_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(CALCULATE(dp_noise_halfwidth(laplace, scale, confidence, 0)));
 }
 
+/* the largest |k| of units of 2^k */
+#define NUMERIC_UNITS_MAX_K 2000
+
 /*
  * dp_agg.numeric_units(value, k): the in-place rounding of a numeric row to
  * units of 2^k (numeric_units.c), so that it can be checked against
@@ -444,10 +459,10 @@ dp_numeric_units_sql(PG_FUNCTION_ARGS)
 	int32		k = PG_GETARG_INT32(1);
 	int64		units;
 
-	if (k < -2000 || k > 2000)
+	if (k < -NUMERIC_UNITS_MAX_K || k > NUMERIC_UNITS_MAX_K)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must lie between -2000 and 2000"),
+				 errmsg("k must lie between %d and %d", -NUMERIC_UNITS_MAX_K, NUMERIC_UNITS_MAX_K),
 				 errdetail("k is %d.", k),
 				 errhint("Grids of the DP aggregates lie far inside that range.")));
 	if (!dp_numeric_units(PG_GETARG_DATUM(0), k, &units))
@@ -474,8 +489,8 @@ selection_spec(FunctionCallInfo fcinfo, int epsilon_arg, int delta_arg, int k_ar
 
 	CHECK_EPSILON(epsilon);
 	CHECK_DELTA_POS(delta);
-	check_arg(k >= 1 && k <= SELECTION_MAX_GROUPS, "max_groups_contributed",
-			  "between 1 and 1000000", k);
+	check_arg_max(k >= 1 && k <= SELECTION_MAX_GROUPS, "max_groups_contributed",
+				  "between 1 and %d", SELECTION_MAX_GROUPS, k);
 	dp_selection_plan(spec, epsilon, delta, k);
 }
 
@@ -555,7 +570,7 @@ dp_selection_sample_sql(PG_FUNCTION_ARGS)
 	int64		released = 0;
 
 	check_arg(n >= 0, "n", "at least 0", (double) n);
-	check_arg(draws >= 0 && draws <= NOISE_SAMPLE_MAX_DRAWS, "draws", "between 0 and 1000000", draws);
+	check_arg_max(draws >= 0 && draws <= NOISE_SAMPLE_MAX_DRAWS, "draws", "between 0 and %d", NOISE_SAMPLE_MAX_DRAWS, draws);
 	selection_spec(fcinfo, 0, 1, 4, &spec);
 	for (int i = 0; i < draws; i++)
 	{
@@ -632,8 +647,8 @@ dp_rdp_sampled_laplace_sql(PG_FUNCTION_ARGS)
 	check_arg(sens >= 1 && sens <= MAX_LAPLACE_UNITS && sens == floor(sens), "sensitivity",
 			  "an integer from 1 to 2^62", sens);
 	for (int i = 0; i < n; i++)
-		check_arg(orders[i] > 1 && orders[i] <= DP_RDP_MAX_ORDER, "order",
-				  "greater than 1 and at most 100000", orders[i]);
+		check_arg_max(orders[i] > 1 && orders[i] <= DP_RDP_MAX_ORDER, "order",
+					  "greater than 1 and at most %d", DP_RDP_MAX_ORDER, orders[i]);
 	dp_work_limit(DP_CALCULATOR_MAX_STEPS);
 	for (int i = 0; i < n; i++)
 		out[i] = Float8GetDatum(dp_rdp_sampled_discrete_laplace(rate, 1.0 / scale, sens,

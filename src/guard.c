@@ -78,23 +78,37 @@ dp_query_has_dp(Query *query)
 
 /* ---------- the query-level check ---------- */
 
-/* ERROR with a complete message */
-static void
-reject_msg(const char *message, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg_internal("%s", message),
-			 errdetail("%s", detail),
-			 errhint("See \"What the guard accepts\" in the dp_agg README.")));
-}
+/*
+ * ERROR with a complete message.  Macros, so that every message is one
+ * literal format string where it is raised (translatable, and checked by
+ * test/check-messages.py); reject_fmt takes a format and its arguments.
+ */
+#define GUARD_HINT "See \"What the guard accepts\" in the dp_agg README."
+#define reject_msg(message, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(message), \
+			 errdetail(detail), \
+			 errhint(GUARD_HINT)))
+#define reject_fmt(detail, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(__VA_ARGS__), \
+			 errdetail(detail), \
+			 errhint(GUARD_HINT)))
 
 /* ERROR naming a construct ("joins are") */
-static void
-reject(const char *construct, const char *detail)
-{
-	reject_msg(psprintf("%s not allowed in a statement with DP aggregates", construct), detail);
-}
+#define reject(construct, detail) \
+	reject_msg(construct " not allowed in a statement with DP aggregates", detail)
+
+/* ERROR naming a row source where a DP aggregate reads or around a DP sub-query */
+#define reject_source(dp_here, things, detail) \
+	do { \
+		if (dp_here) \
+			reject_msg(things " in the FROM of a DP aggregate are not allowed", detail); \
+		else \
+			reject_msg(things " around a DP sub-query are not allowed", detail); \
+	} while (0)
 
 #define DETAIL_TWICE "A row could feed a DP aggregate more than once, or a DP aggregate be evaluated more often than it was charged."
 #define DETAIL_DATA "The result of a DP aggregate would depend on other rows than its own, so its noise would not hide a row."
@@ -207,7 +221,6 @@ check_from_item(Query *q, bool dp_here)
 {
 	RangeTblRef *ref;
 	RangeTblEntry *rte;
-	const char *what = dp_here ? "in the FROM of a DP aggregate" : "around a DP sub-query";
 
 	if (list_length(q->jointree->fromlist) == 0)
 	{
@@ -273,16 +286,16 @@ check_from_item(Query *q, bool dp_here)
 				break;
 			}
 		case RTE_FUNCTION:
-			reject_msg(psprintf("set-returning functions %s are not allowed", what), DETAIL_TWICE);
+			reject_source(dp_here, "set-returning functions", DETAIL_TWICE);
 			break;
 		case RTE_VALUES:
-			reject_msg(psprintf("VALUES lists %s are not allowed", what), DETAIL_TWICE);
+			reject_source(dp_here, "VALUES lists", DETAIL_TWICE);
 			break;
 		case RTE_TABLEFUNC:
-			reject_msg(psprintf("table functions %s are not allowed", what), DETAIL_TWICE);
+			reject_source(dp_here, "table functions", DETAIL_TWICE);
 			break;
 		case RTE_NAMEDTUPLESTORE:
-			reject_msg(psprintf("transition tables %s are not allowed", what), DETAIL_TWICE);
+			reject_source(dp_here, "transition tables", DETAIL_TWICE);
 			break;
 		case RTE_RESULT:
 			if (dp_here)
@@ -466,19 +479,23 @@ typedef struct InputWalk
 	List	   *domains;		/* the public domain's rows (public_domain.c) */
 } InputWalk;
 
-static void
-plan_reject(PlanWalk *w, const char *construct, const char *detail)
-{
-	if (w->validate)
-		reject(construct, detail);
-}
+#define plan_reject(w, construct, detail) \
+	do { \
+		if ((w)->validate) \
+			reject(construct, detail); \
+	} while (0)
 
-static void
-plan_reject_msg(PlanWalk *w, const char *message, const char *detail)
-{
-	if (w->validate)
-		reject_msg(message, detail);
-}
+#define plan_reject_msg(w, message, detail) \
+	do { \
+		if ((w)->validate) \
+			reject_msg(message, detail); \
+	} while (0)
+
+#define plan_reject_fmt(w, detail, ...) \
+	do { \
+		if ((w)->validate) \
+			reject_fmt(detail, __VA_ARGS__); \
+	} while (0)
 
 typedef struct AggrefCollect
 {
@@ -956,9 +973,9 @@ walk_input(PlanWalk *w, Plan *plan, InputWalk *in)
 			plan_reject_msg(w, "FOR UPDATE and FOR SHARE in the FROM of a DP aggregate are not allowed", DETAIL_TWICE);
 			break;
 		default:
-			plan_reject_msg(w, psprintf("plan nodes of type %d in the FROM of a DP aggregate are not allowed",
-										(int) nodeTag(plan)),
-						"dp_agg cannot tell how often such a node reads its input.");
+			plan_reject_fmt(w, "dp_agg cannot tell how often such a node reads its input.",
+							"plan nodes of type %d in the FROM of a DP aggregate are not allowed",
+							(int) nodeTag(plan));
 			break;
 	}
 	foreach(lc, dp_plan_children(plan))
@@ -1551,7 +1568,7 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 		plan_reject_msg(w, "partial DP aggregation without its finalization is not allowed", DETAIL_TWICE);
 	}
 	else if (unsafe)
-		plan_reject_msg(w, psprintf("DP aggregates cannot be evaluated below %s", unsafe), DETAIL_TWICE);
+		plan_reject_fmt(w, DETAIL_TWICE, "DP aggregates cannot be evaluated below %s", unsafe);
 	if (agg->groupingSets != NIL || agg->aggstrategy == AGG_MIXED || agg->chain != NIL)
 		plan_reject(w, "GROUPING SETS, ROLLUP and CUBE are",
 					"A row would feed one release per grouping set.");

@@ -60,15 +60,13 @@
 
 #define HINT_LIST "Write FROM (VALUES (key), ...) k(col) LEFT JOIN t ON t.col = k.col, or unnest(ARRAY[key, ...]) as the list."
 
-static void
-refuse(const char *message, const char *detail, const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg_internal("%s", message),
-			 errdetail("%s", detail),
-			 errhint("%s", hint)));
-}
+/* a macro, so that each message is a literal format string where it is raised */
+#define refuse(message, detail, hint) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(message), \
+			 errdetail(detail), \
+			 errhint(hint)))
 
 /* ---------- the list's constants ---------- */
 
@@ -569,10 +567,12 @@ dp_key_list_normalize(Query *q)
 					   HINT_LIST);
 			if (op->opno != lookup_type_cache(key->vartype, TYPECACHE_EQ_OPR)->eq_opr ||
 				exprType(expr) != key->vartype)
-				refuse("a key list is joined to the rows by the equality of its keys' type",
-					   psprintf("The keys have type %s, the expression they are joined to type %s.",
-								format_type_be(key->vartype), format_type_be(exprType(expr))),
-					   "Cast the keys of the list to the type of the rows' expression.");
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("a key list is joined to the rows by the equality of its keys' type"),
+						 errdetail("The keys have type %s, the expression they are joined to type %s.",
+								   format_type_be(key->vartype), format_type_be(exprType(expr))),
+						 errhint("Cast the keys of the list to the type of the rows' expression.")));
 			if (kl->matched[key->varattno - 1] != NULL)
 				refuse("a column of a key list is joined to the rows twice",
 					   "Each listed key is a group; the rows of a group are those whose expression equals the key.",

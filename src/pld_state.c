@@ -208,17 +208,18 @@ dp_pld_state_merge(DpPldState *state, const DpPldState *other)
 
 /* ---------- the jsonb vocabulary ---------- */
 
-static void
-bad_input(const char *msg, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("%s", msg),
-			 errdetail("%s", detail),
-			 errhint("Describe releases as the ledger does: objects with \"mechanism\", "
-					 "\"sensitivity\", \"noise_scale\", \"grid\" and \"sampling\", or calls "
-					 "with \"releases\", each with an optional integer \"count\".")));
-}
+/*
+ * A macro, so that each message is a literal format string where it is
+ * raised: the primary message, then the detail's format and arguments.
+ */
+#define bad_input(msg, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg(msg), \
+			 errdetail(__VA_ARGS__), \
+			 errhint("Describe releases as the ledger does: objects with \"mechanism\", " \
+					 "\"sensitivity\", \"noise_scale\", \"grid\" and \"sampling\", or calls " \
+					 "with \"releases\", each with an optional integer \"count\".")))
 
 static JsonbValue *
 field(JsonbContainer *obj, const char *key, JsonbValue *buf)
@@ -237,7 +238,7 @@ number_field(JsonbContainer *obj, const char *key, double dflt)
 		return dflt;
 	if (v->type != jbvNumeric)
 		bad_input("a release description has a field that is not a number",
-				  psprintf("\"%s\" must be a number.", key));
+				  "\"%s\" must be a number.", key);
 	return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 											  NumericGetDatum(v->val.numeric)));
 }
@@ -273,7 +274,7 @@ count_field(JsonbContainer *obj, double dflt)
 
 	if (!(c >= 0 && c <= DP_PLD_MAX_COUNT && c == floor(c)))
 		bad_input("a release count is out of range",
-				  psprintf("\"count\" is %g; it must be an integer from 0 to 2^40.", c));
+				  "\"count\" is %g; it must be an integer from 0 to 2^40.", c);
 	return c;
 }
 
@@ -304,8 +305,8 @@ parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
 
 		if (!(e0 > 0 && e0 <= PLD_MAX_RR_EPSILON))
 			bad_input("a randomized response's epsilon is out of range",
-					  psprintf("\"epsilon\" is %g; it must be positive and at most %g.", e0,
-							   PLD_MAX_RR_EPSILON));
+					  "\"epsilon\" is %g; it must be positive and at most %g.", e0,
+					  PLD_MAX_RR_EPSILON);
 		if (count == 0)
 			return;
 		k.mechanism = DP_PLD_RR;
@@ -315,34 +316,34 @@ parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
 		dp_pld_state_add(state, &k, count);
 		if (state->saturated)
 			bad_input("too many kinds of releases",
-					  psprintf("At most %d different releases (mechanism, noise scale, sensitivity "
-							   "and rate) can be composed at once.", DP_PLD_MAX_KINDS));
+					  "At most %d different releases (mechanism, noise scale, sensitivity "
+					  "and rate) can be composed at once.", DP_PLD_MAX_KINDS);
 		return;
 	}
 	if (strcmp(mech, "laplace") != 0 && strcmp(mech, "gaussian") != 0)
 		bad_input("a release description has an unknown mechanism",
-				  psprintf("The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\", \"randomized_response\" or \"none\".",
-						   mech));
+				  "The mechanism is \"%s\"; it must be \"laplace\", \"gaussian\", \"randomized_response\" or \"none\".",
+				  mech);
 	k.mechanism = strcmp(mech, "laplace") == 0 ? DP_PLD_LAPLACE : DP_PLD_GAUSSIAN;
 	grid = number_field(obj, "grid", 1);
 	if (!(grid > 0 && isfinite(grid)))
 		bad_input("a release's grid is out of range",
-				  psprintf("\"grid\" is %g; it must be positive and finite.", grid));
+				  "\"grid\" is %g; it must be positive and finite.", grid);
 	sens = number_field(obj, "sensitivity", NAN) / grid;
 	scale = number_field(obj, "noise_scale", NAN) / grid;
 	if (!(sens >= 0 && sens <= PLD_MAX_SENS && sens == floor(sens)))
 		bad_input("a release's sensitivity is out of range",
-				  psprintf("The sensitivity is %g grid units; it must be an integer from 0 to 2^53.",
-						   sens));
+				  "The sensitivity is %g grid units; it must be an integer from 0 to 2^53.",
+				  sens);
 	if (k.mechanism == DP_PLD_LAPLACE
 		? !(scale >= PLD_MIN_LAPLACE_SCALE && scale <= PLD_MAX_LAPLACE_SCALE)
 		: !(scale >= PLD_MIN_GAUSSIAN_SCALE && scale <= PLD_MAX_GAUSSIAN_SCALE))
 		bad_input("a release's noise scale is out of range",
-				  psprintf("The noise scale is %g grid units; it must be from 2^-40 to 2^62 "
-						   "(laplace) or from 1/256 to 2^48 (gaussian).", scale));
+				  "The noise scale is %g grid units; it must be from 2^-40 to 2^62 "
+				  "(laplace) or from 1/256 to 2^48 (gaussian).", scale);
 	if (!(rate >= PLD_MIN_RATE && rate <= 1))
 		bad_input("a release's sampling rate is out of range",
-				  psprintf("The rate is %g; it must be from 2^-32 to 1.", rate));
+				  "The rate is %g; it must be from 2^-32 to 1.", rate);
 	if (sens == 0 || count == 0)
 		return;
 	k.scale = scale;
@@ -351,8 +352,8 @@ parse_release(JsonbContainer *obj, double rate, double count, DpPldState *state)
 	dp_pld_state_add(state, &k, count);
 	if (state->saturated)
 		bad_input("too many kinds of releases",
-				  psprintf("At most %d different releases (mechanism, noise scale, sensitivity "
-						   "and rate) can be composed at once.", DP_PLD_MAX_KINDS));
+				  "At most %d different releases (mechanism, noise scale, sensitivity "
+				  "and rate) can be composed at once.", DP_PLD_MAX_KINDS);
 }
 
 /*
@@ -378,7 +379,7 @@ parse_container(JsonbContainer *root, DpPldState *state)
 
 		if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 			bad_input("releases must be JSON objects",
-					  psprintf("Element %d of the array is not an object.", i + 1));
+					  "Element %d of the array is not an object.", i + 1);
 		obj = v->val.binary.data;
 		rel = field(obj, "releases", &buf);
 		if (rel == NULL)
@@ -388,7 +389,7 @@ parse_container(JsonbContainer *root, DpPldState *state)
 		}
 		if (rel->type != jbvBinary || !JsonContainerIsArray(rel->val.binary.data))
 			bad_input("a call's \"releases\" must be an array",
-					  psprintf("Element %d of the array has a malformed \"releases\".", i + 1));
+					  "Element %d of the array has a malformed \"releases\".", i + 1);
 		{
 			double		rate = sampling_rate(obj, 1);
 			double		count = count_field(obj, 1);
@@ -400,7 +401,7 @@ parse_container(JsonbContainer *root, DpPldState *state)
 
 				if (r->type != jbvBinary || !JsonContainerIsObject(r->val.binary.data))
 					bad_input("releases must be JSON objects",
-							  psprintf("Release %d of element %d is not an object.", k + 1, i + 1));
+							  "Release %d of element %d is not an object.", k + 1, i + 1);
 				parse_release(r->val.binary.data, rate, count, state);
 			}
 		}

@@ -15,6 +15,7 @@
 
 #include "miscadmin.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "calibrate.h"
 #include "describe.h"
@@ -24,6 +25,61 @@
 #include "price.h"
 #include "selection.h"
 #include "protect.h"
+
+/*
+ * The NOTICE that a sampled table earns no amplification is given once per
+ * plan, as a NOTICE of planning would be: a prepared statement's cached plan
+ * gives it at its first execution only, a statement planned again (a custom
+ * plan, a plan made again after an invalidation) gives it again.  A plan is
+ * remembered until its memory context is reset or deleted, so that a plan
+ * made later at the same address is never taken for it.
+ */
+typedef struct NoticedPlan
+{
+	MemoryContextCallback cb;	/* forgets the plan with its context */
+	const PlannedStmt *stmt;
+	const char *why_not;		/* the reason given */
+	struct NoticedPlan *prev;
+	struct NoticedPlan *next;
+} NoticedPlan;
+
+static NoticedPlan *noticed_plans = NULL;
+
+static void
+forget_noticed_plan(void *arg)
+{
+	NoticedPlan *n = arg;
+
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		noticed_plans = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+}
+
+/* Is this the first time the plan gives this reason?  Remembers it. */
+static bool
+first_notice_of_plan(const PlannedStmt *stmt, const char *why_not)
+{
+	MemoryContext cxt = GetMemoryChunkContext((void *) stmt);
+	NoticedPlan *n;
+
+	for (n = noticed_plans; n != NULL; n = n->next)
+		if (n->stmt == stmt && strcmp(n->why_not, why_not) == 0)
+			return false;
+	n = MemoryContextAllocZero(cxt, sizeof(NoticedPlan));
+	n->stmt = stmt;
+	n->why_not = MemoryContextStrdup(cxt, why_not);
+	n->next = noticed_plans;
+	if (noticed_plans)
+		noticed_plans->prev = n;
+	noticed_plans = n;
+	n->cb.func = forget_noticed_plan;
+	n->cb.arg = n;
+	MemoryContextRegisterResetCallback(cxt, &n->cb);
+	return true;
+}
 
 /*
  * dp_agg.max_rows_contributed, read when a statement is priced: a role
@@ -145,13 +201,15 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 	foreach(lc, releases)
 		dp_plan_halfwidths(lfirst(lc));
 
-	/* say once why a sampled table gets no amplification */
+	/* say once per plan why a sampled table gets no amplification */
 	foreach(lc, releases)
 	{
 		DpRelease  *r = lfirst(lc);
 
 		if (validate && r->finalize && r->sampling.sampled && !r->sampling.amplified)
 		{
+			if (!first_notice_of_plan(stmt, r->sampling.why_not))
+				break;
 			ereport(NOTICE,
 					(errmsg("TABLESAMPLE %s gives no privacy amplification here",
 							r->sampling.method),

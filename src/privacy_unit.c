@@ -81,15 +81,13 @@
 /* the internal aggregates of the fused level 1 (k = 1, unit_pick.c) */
 #define UNIT_PICK_PREFIX "unit_pick_bound_"
 
-static void
-refuse(const char *message, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg_internal("%s", message),
-			 errdetail("%s", detail),
-			 errhint(HINT_UNITS)));
-}
+/* a macro, so that each message is a literal format string where it is raised */
+#define refuse(message, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(message), \
+			 errdetail(detail), \
+			 errhint(HINT_UNITS)))
 
 /*
  * Do the rows read from the relation (with its descendants unless ONLY)

@@ -611,18 +611,3 @@ dp_role_trusted(Oid relid, Oid roleid)
 	}
 	return false;
 }
-
-/*
- * The refusal of a statement that reads a protected relation otherwise
- * than as the input of DP aggregates, at planning (protect_guard.c) or at
- * executor start (protect_check.c): one message for both.
- */
-void
-dp_reject_protected(Oid relid, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("relation \"%s\" is protected", get_rel_name(relid)),
-			 errdetail("%s", detail),
-			 errhint("Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in the dp_agg README.")));
-}

@@ -25,6 +25,19 @@ extern Oid	dp_relation_owner(Oid relid);
 extern uint64 dp_catalog_execute(const char *catalog, const char *sql, int nargs,
 								 Oid *argtypes, Datum *values);
 extern bool dp_role_trusted(Oid relid, Oid roleid);
-DP_NORETURN extern void dp_reject_protected(Oid relid, const char *detail);
+
+/*
+ * The refusal of a statement that reads a protected relation otherwise
+ * than as the input of DP aggregates, at planning (protect_guard.c) or at
+ * executor start (protect_check.c): one message for both.  A macro, so that
+ * the detail is a literal string where it is raised (the caller includes
+ * utils/lsyscache.h).
+ */
+#define dp_reject_protected(relid, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg("relation \"%s\" is protected", get_rel_name(relid)), \
+			 errdetail(detail), \
+			 errhint("Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in the dp_agg README.")))
 
 #endif							/* DP_AGG_PROTECT_H */

@@ -505,7 +505,10 @@ dp_protect_check_rtable(List *rtable, bool ereport_on_violation)
 	if (ereport_on_violation && routed)
 		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it; this statement changes data.");
 	if (ereport_on_violation)
-		dp_reject_protected(relid, dp_guc_citus_worker ? DP_PROTECTED_ON_WORKER :
-							"Only queries that compute DP aggregates over it may read it.");
+	{
+		if (dp_guc_citus_worker)
+			dp_reject_protected(relid, DP_PROTECTED_ON_WORKER);
+		dp_reject_protected(relid, "Only queries that compute DP aggregates over it may read it.");
+	}
 	return false;
 }

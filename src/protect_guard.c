@@ -116,16 +116,14 @@ find_relation(Oid relid, bool inh, FindContext *fc)
 	}
 }
 
-static void
-reject_construct(GuardContext *ctx, const char *construct, const char *detail, const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("%s not allowed over protected relation \"%s\"", construct,
-					get_rel_name(ctx->relid)),
-			 errdetail("%s", detail),
-			 errhint("%s", hint)));
-}
+/* a macro, so that each message is a literal format string where it is raised */
+#define reject_construct(ctx, construct, detail, hint) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg(construct " not allowed over protected relation \"%s\"", \
+					get_rel_name((ctx)->relid)), \
+			 errdetail(detail), \
+			 errhint(hint)))
 
 #define HINT_README "See \"Protected tables\" in the dp_agg README."
 
@@ -801,9 +799,12 @@ check_tablesample(Query *q, GuardContext *ctx)
 							 "Its seed comes from PostgreSQL's non-cryptographic random generator, whose state a role can learn from samples of its own tables; a known sample voids the amplification the release is priced with.",
 							 "Use TABLESAMPLE dp_agg.secure_bernoulli, whose coins come from a cryptographic generator.");
 		if (handler != F_BERNOULLI && handler != F_SYSTEM && !dp_is_secure_bernoulli(handler))
-			reject_construct(ctx, psprintf("TABLESAMPLE %s is", get_func_name(handler)),
-							 "Whether it reads a row depends on the other rows, so a row can change the release by more than its sensitivity.",
-							 "Use TABLESAMPLE dp_agg.secure_bernoulli.");
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("TABLESAMPLE %s is not allowed over protected relation \"%s\"",
+							get_func_name(handler), get_rel_name(ctx->relid)),
+					 errdetail("Whether it reads a row depends on the other rows, so a row can change the release by more than its sensitivity."),
+					 errhint("Use TABLESAMPLE dp_agg.secure_bernoulli.")));
 	}
 }
 

@@ -833,15 +833,16 @@ matched_column(DpKeyList *kl, Node *key)
 	return -1;
 }
 
-static void
-list_refused(const char *message, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg_internal("%s", message),
-			 errdetail_internal("%s", detail),
-			 errhint("Group by the list's columns, and give the other keys a public domain too, or group by the list's columns alone.")));
-}
+/*
+ * A macro, so that each message is a literal format string where it is
+ * raised: the primary message, then the detail's format and arguments.
+ */
+#define list_refused(message, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(message), \
+			 errdetail(__VA_ARGS__), \
+			 errhint("Group by the list's columns, and give the other keys a public domain too, or group by the list's columns alone.")))
 
 /* find the domain of a DP level with GROUP BY (the file's comment) */
 static void
@@ -908,8 +909,8 @@ resolve_level(Query *q)
 		{
 			if (kl != NULL)
 				list_refused("a GROUP BY key of a statement with a key list cannot be listed",
-							 psprintf("Keys of type %s cannot be in a public domain: they need binary send and receive functions, a hash operator class, and a deterministic collation.",
-									  format_type_be(exprType(key))));
+							 "Keys of type %s cannot be in a public domain: they need binary send and receive functions, a hash operator class, and a deterministic collation.",
+							 format_type_be(exprType(key)));
 			l->consumed = NIL;
 			return;
 		}
@@ -1036,7 +1037,7 @@ resolve_level(Query *q)
 	for (int j = list_length(keys); j < m; j++)
 		if (!dp_keyset_type_ok(cols[j].type, cols[j].collation))
 			list_refused("a column of a key list cannot be a GROUP BY key",
-						 psprintf("Its type %s cannot be in a public domain.", format_type_be(cols[j].type)));
+						 "Its type %s cannot be in a public domain.", format_type_be(cols[j].type));
 	kb = dp_keyset_begin(m, list_length(keys), cols);
 	add_product(kb, factors, 0, values, nulls);
 	l->domain.nkeys = dp_keyset_count(kb);

@@ -5,8 +5,10 @@
  *
  * This is the only source of randomness of every sampler (dist_token.c uses
  * OpenSSL for HMAC only).  There is no fallback: if OpenSSL cannot
- * deliver, the caller gets an ERROR and nothing is released.  There is no
- * seed, and nothing here can be influenced from SQL.
+ * deliver, the caller gets an ERROR (ERRCODE_INTERNAL_ERROR, with OpenSSL's
+ * reason from dp_openssl_error, which the other users of OpenSSL report
+ * their failures with too) and nothing is released.  There is no seed, and
+ * nothing here can be influenced from SQL.
  *
  * Bytes are drawn with RAND_priv_bytes() (the DRBG instance OpenSSL keeps for
  * secret values) into a small per-process buffer, so that a release that
@@ -35,6 +37,27 @@ static size_t rand_pos = DP_RANDOM_BUFSIZE;	/* empty */
 static pid_t rand_pid = 0;
 
 /*
+ * OpenSSL's reason for its first queued error, for the detail of an ERROR
+ * (ERRCODE_INTERNAL_ERROR: a library that fails is not the user's doing);
+ * the queue is cleared so that a later failure reports its own reason.
+ */
+const char *
+dp_openssl_error(void)
+{
+	unsigned long e = ERR_get_error();
+	const char *reason = e ? ERR_reason_error_string(e) : NULL;
+	char		buf[256];
+
+	ERR_clear_error();
+	if (e == 0)
+		return "no error was queued";
+	if (reason != NULL)
+		return pstrdup(reason);
+	ERR_error_string_n(e, buf, sizeof(buf));
+	return pstrdup(buf);
+}
+
+/*
  * Refill the buffer from OpenSSL; ERROR if it fails.
  */
 static void
@@ -42,16 +65,14 @@ refill(void)
 {
 	if (RAND_priv_bytes(rand_buf, DP_RANDOM_BUFSIZE) != 1)
 	{
-		unsigned long e = ERR_get_error();
+		const char *why = dp_openssl_error();
 
 		explicit_bzero(rand_buf, sizeof(rand_buf));
 		rand_pos = DP_RANDOM_BUFSIZE;
-		ERR_clear_error();
 		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
+				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not obtain random bytes from OpenSSL"),
-				 errdetail("RAND_priv_bytes failed: %s",
-						   e ? ERR_error_string(e, NULL) : "no error code"),
+				 errdetail("RAND_priv_bytes failed: %s.", why),
 				 errhint("Nothing was released.")));
 	}
 	rand_pos = 0;

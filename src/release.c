@@ -457,17 +457,25 @@ int_type_max(Oid type)
 	}
 }
 
-static void
-bad_bounds(const char *fname, const char *msg, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("bounds of %s %s", fname, msg),
-			 detail ? errdetail("%s", detail) : 0,
-			 errhint("Clamping bounds must be finite constants with lower <= upper; "
-					 "they set the sensitivity, so choose them from what you know "
-					 "about the column, not from the data.")));
-}
+/*
+ * Macros, so that each message is a literal format string where it is
+ * raised: the function's name, what is wrong with its bounds, and the
+ * detail's format and arguments.
+ */
+#define BOUNDS_HINT "Clamping bounds must be finite constants with lower <= upper; " \
+	"they set the sensitivity, so choose them from what you know " \
+	"about the column, not from the data."
+#define bad_bounds(fname, msg) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg("bounds of %s " msg, fname), \
+			 errhint(BOUNDS_HINT)))
+#define bad_bounds_detail(fname, msg, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg("bounds of %s " msg, fname), \
+			 errdetail(__VA_ARGS__), \
+			 errhint(BOUNDS_HINT)))
 
 /* integer bounds; *log2_span and *log2_max as for resolve_bounds */
 static void
@@ -480,12 +488,12 @@ resolve_int_bounds(DpRelease *r, Datum ld, Datum ud, double *log2_span, double *
 	int128		m = Max(-(int128) l, (int128) u);
 
 	if (l > u)
-		bad_bounds(fname, "are reversed",
-				   psprintf("lower is " INT64_FORMAT ", upper is " INT64_FORMAT ".", l, u));
+		bad_bounds_detail(fname, "are reversed",
+						  "lower is " INT64_FORMAT ", upper is " INT64_FORMAT ".", l, u);
 	if (info->kind == DP_SUM && m > int_type_max(info->valtype))
-		bad_bounds(fname, "have a sensitivity that overflows the type",
-				   psprintf("max(|lower|, |upper|) = max(|" INT64_FORMAT "|, |" INT64_FORMAT "|) "
-							"does not fit in %s.", l, u, format_type_be(info->valtype)));
+		bad_bounds_detail(fname, "have a sensitivity that overflows the type",
+						  "max(|lower|, |upper|) = max(|" INT64_FORMAT "|, |" INT64_FORMAT "|) "
+						  "does not fit in %s.", l, u, format_type_be(info->valtype));
 	r->lower_int = l;
 	r->upper_int = u;
 	*log2_max = log2((double) m);	/* m = max(|l|, |u|) as l <= u */
@@ -502,12 +510,12 @@ resolve_float_bounds(DpRelease *r, Datum ld, Datum ud, double *log2_span, double
 	double		u = info->valtype == FLOAT4OID ? DatumGetFloat4(ud) : DatumGetFloat8(ud);
 
 	if (isnan(l) || isnan(u))
-		bad_bounds(fname, "must not be NaN", NULL);
+		bad_bounds(fname, "must not be NaN");
 	if (isinf(l) || isinf(u))
-		bad_bounds(fname, "must be finite", NULL);
+		bad_bounds(fname, "must be finite");
 	if (l > u)
-		bad_bounds(fname, "are reversed",
-				   psprintf("lower is %g, upper is %g.", l, u));
+		bad_bounds_detail(fname, "are reversed",
+						  "lower is %g, upper is %g.", l, u);
 	r->lower_float = l;
 	r->upper_float = u;
 	*log2_max = log2(Max(fabs(l), fabs(u)));
@@ -527,20 +535,20 @@ resolve_numeric_bounds(DpRelease *r, Datum ld, Datum ud, double *log2_span, doub
 				span;
 
 	if (numeric_is_nan(l) || numeric_is_nan(u))
-		bad_bounds(fname, "must not be NaN", NULL);
+		bad_bounds(fname, "must not be NaN");
 	if (numeric_is_inf(l) || numeric_is_inf(u))
-		bad_bounds(fname, "must be finite", NULL);
+		bad_bounds(fname, "must be finite");
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, ld, ud)) > 0)
-		bad_bounds(fname, "are reversed",
-				   psprintf("lower is %s, upper is %s.",
-							numeric_normalize(l), numeric_normalize(u)));
+		bad_bounds_detail(fname, "are reversed",
+						  "lower is %s, upper is %s.",
+						  numeric_normalize(l), numeric_normalize(u));
 	lf = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, ld));
 	uf = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, ud));
 	span = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 											  NumericGetDatum(numeric_sub_opt_error(u, l, NULL))));
 	if (!isfinite(lf) || !isfinite(uf) || !isfinite(span))
-		bad_bounds(fname, "are too large",
-				   "Numeric bounds must lie within the range of double precision.");
+		bad_bounds_detail(fname, "are too large",
+						  "Numeric bounds must lie within the range of double precision.");
 	r->lower_num = DatumGetNumeric(datumCopy(ld, false, -1));
 	r->upper_num = DatumGetNumeric(datumCopy(ud, false, -1));
 	*log2_max = log2(Max(fabs(lf), fabs(uf)));
@@ -1050,15 +1058,18 @@ dp_release_tree_tails(DpRelease *r)
 /* most percentiles one call may ask for */
 #define DP_MAX_PERCENTILES 1000
 
-static void
-bad_percentile(const char *msg, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("percentiles of dp_percentile %s", msg),
-			 detail ? errdetail("%s", detail) : 0,
-			 errhint("Give a fraction from 0 to 1 (0.5 is the median), or an array of them: ARRAY[0.25, 0.5, 0.75].")));
-}
+#define PERCENTILE_HINT "Give a fraction from 0 to 1 (0.5 is the median), or an array of them: ARRAY[0.25, 0.5, 0.75]."
+#define bad_percentile(msg) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg("percentiles of dp_percentile " msg), \
+			 errhint(PERCENTILE_HINT)))
+#define bad_percentile_detail(msg, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg("percentiles of dp_percentile " msg), \
+			 errdetail(__VA_ARGS__), \
+			 errhint(PERCENTILE_HINT)))
 
 /* the percentile argument: a double, or an array of them, each in [0, 1] */
 static void
@@ -1078,7 +1089,7 @@ resolve_percentiles(DpRelease *r, Aggref *aggref, ParamListInfo params)
 		double		p = DatumGetFloat8(resolve_arg(aggref, info, info->p_arg, params));
 
 		if (!(p >= 0 && p <= 1))
-			bad_percentile("must lie in [0, 1]", psprintf("The percentile is %g.", p));
+			bad_percentile_detail("must lie in [0, 1]", "The percentile is %g.", p);
 		r->npercentiles = 1;
 		r->percentiles = palloc(sizeof(double));
 		r->percentiles[0] = p;
@@ -1091,12 +1102,15 @@ resolve_percentiles(DpRelease *r, Aggref *aggref, ParamListInfo params)
 		int			n;
 
 		if (ARR_NDIM(a) > 1)
-			bad_percentile("must be a one-dimensional array", NULL);
+			bad_percentile("must be a one-dimensional array");
 		deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 						  &elems, &nulls, &n);
 		if (n < 1 || n > DP_MAX_PERCENTILES)
-			bad_percentile("must be from 1 to 1000",
-						   psprintf("The array has %d elements.", n));
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("percentiles of dp_percentile must be from 1 to %d", DP_MAX_PERCENTILES),
+					 errdetail("The array has %d elements.", n),
+					 errhint(PERCENTILE_HINT)));
 		r->npercentiles = n;
 		r->percentiles = palloc(sizeof(double) * n);
 		for (int i = 0; i < n; i++)
@@ -1104,10 +1118,10 @@ resolve_percentiles(DpRelease *r, Aggref *aggref, ParamListInfo params)
 			double		p = nulls[i] ? NAN : DatumGetFloat8(elems[i]);
 
 			if (nulls[i])
-				bad_percentile("must not be NULL", psprintf("Element %d is NULL.", i + 1));
+				bad_percentile_detail("must not be NULL", "Element %d is NULL.", i + 1);
 			if (!(p >= 0 && p <= 1))
-				bad_percentile("must lie in [0, 1]",
-							   psprintf("Element %d is %g.", i + 1, p));
+				bad_percentile_detail("must lie in [0, 1]",
+									  "Element %d is %g.", i + 1, p);
 			r->percentiles[i] = p;
 		}
 	}

@@ -88,6 +88,9 @@
 
 /* most noise draws of one call of top_k_sample (half a calculator call's steps) */
 #define TOP_K_SAMPLE_MAX_DRAWS (DP_CALCULATOR_MAX_STEPS / 2)
+/* most counts, and runs (its argument draws), of one call of top_k_sample */
+#define TOP_K_SAMPLE_MAX_COUNTS 1000
+#define TOP_K_SAMPLE_MAX_RUNS 1000000
 
 PG_FUNCTION_INFO_V1(dp_top_k_condition);
 PG_FUNCTION_INFO_V1(dp_top_k_rank);
@@ -342,11 +345,12 @@ dp_top_k_sample(PG_FUNCTION_ARGS)
 	DpLaplaceParam param;
 
 	deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
-	if (n < 1 || n > 1000 || k < 1 || k > n || !(epsilon > 0) || !isfinite(epsilon) ||
-		draws < 1 || draws > 1000000)
+	if (n < 1 || n > TOP_K_SAMPLE_MAX_COUNTS || k < 1 || k > n || !(epsilon > 0) || !isfinite(epsilon) ||
+		draws < 1 || draws > TOP_K_SAMPLE_MAX_RUNS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("top_k_sample takes 1 to 1000 counts, k from 1 to their number, a positive epsilon and 1 to 1000000 draws")));
+				 errmsg("top_k_sample takes 1 to %d counts, k from 1 to their number, a positive epsilon and 1 to %d draws",
+						TOP_K_SAMPLE_MAX_COUNTS, TOP_K_SAMPLE_MAX_RUNS)));
 	/* noise draws: k n - k (k - 1) / 2 per run, as the calculators' steps */
 	if ((int64) draws * ((int64) k * n - (int64) k * (k - 1) / 2) > TOP_K_SAMPLE_MAX_DRAWS)
 		ereport(ERROR,

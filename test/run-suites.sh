@@ -60,6 +60,15 @@ if want graph && [ -f test/check-graph.sh ]; then
         echo "$out"; record "graph" 0 1
     fi
 fi
+# the error messages (test/check-messages.py, with the graph: both read
+# src/ only): literal format strings, PostgreSQL's message style
+if want graph && [ -f test/check-messages.py ]; then
+    if out=$(python3 test/check-messages.py 2>&1); then
+        echo "$out"; record "messages" 1 0
+    else
+        echo "$out"; record "messages" 0 1
+    fi
+fi
 
 # pg_regress and isolation: one line per test, "ok" or "FAILED"
 if want regress; then
