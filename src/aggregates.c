@@ -493,14 +493,12 @@ check_units(const DpAggState *st, const DpRelease *r)
 				 errhint("Do not change dp_agg settings while a statement is running.")));
 }
 
-static void
-invalid_partial_state(const DpRelease *r, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
-			 errdetail_internal("%s", detail)));
-}
+/* ERROR for a partial state that does not fit its call; detail: a literal */
+#define invalid_partial_state(r, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_DATA_CORRUPTED), \
+			 errmsg("invalid partial state of %s", dp_kind_name((r)->call.kind)), \
+			 errdetail(detail)))
 
 Datum
 dp_agg_combine(PG_FUNCTION_ARGS)

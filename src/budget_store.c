@@ -373,15 +373,13 @@ dp_budget_store_has(const DpBudgetStore *s, const char *column)
 
 /* ---------- reading ---------- */
 
-static void
-malformed(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("malformed row in dp_agg.budget"),
-			 errdetail("%s", detail),
-			 errhint("Reset the budget with dp_agg.reset_budget, which keeps the ledger.")));
-}
+/* ERROR for a budget row the store cannot read; detail: a literal */
+#define malformed(detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_DATA_CORRUPTED), \
+			 errmsg("malformed row in dp_agg.budget"), \
+			 errdetail(detail), \
+			 errhint("Reset the budget with dp_agg.reset_budget, which keeps the ledger.")))
 
 /* the value of a known column of the slot's row; *isnull true if absent */
 static Datum

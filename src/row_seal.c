@@ -139,16 +139,14 @@ function_name(Oid funcid)
 	return format_procedure(funcid);
 }
 
-static void
-refuse_function(Seal *s, Oid funcid, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"",
-					function_name(funcid), get_rel_name(s->relid)),
-			 errdetail("%s", detail),
-			 errhint("See \"Protected tables\" in the dp_agg README for the functions allowed on rows.")));
-}
+/* ERROR for a function on rows; detail: a literal */
+#define refuse_function(s, funcid, detail) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
+			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"", \
+					function_name(funcid), get_rel_name((s)->relid)), \
+			 errdetail(detail), \
+			 errhint("See \"Protected tables\" in the dp_agg README for the functions allowed on rows.")))
 
 static void
 refuse_expression(Seal *s, const char *what)
@@ -180,12 +178,14 @@ trap_call(Seal *s, Oid funcid, List *args)
 	if (r != DP_ROW_ALLOWED)
 	{
 		if (s->on_rows)
-			refuse_function(s, funcid,
-							r == DP_ROW_VOLATILE
-							? "It is volatile: evaluated for each row, its side effects could count or show the rows."
-							: r == DP_ROW_NOT_TRAPPABLE
-							? "It is not a plain built-in function that dp_agg can call safely (a function in SQL the planner did not inline, or one with settings of its own)."
-							: "It is not among the functions allowed on rows.");
+		{
+			if (r == DP_ROW_VOLATILE)
+				refuse_function(s, funcid, "It is volatile: evaluated for each row, its side effects could count or show the rows.");
+			else if (r == DP_ROW_NOT_TRAPPABLE)
+				refuse_function(s, funcid, "It is not a plain built-in function that dp_agg can call safely (a function in SQL the planner did not inline, or one with settings of its own).");
+			else
+				refuse_function(s, funcid, "It is not among the functions allowed on rows.");
+		}
 		return false;
 	}
 	return !dp_row_never_fails(funcid, args);
@@ -537,7 +537,7 @@ dp_row_seal_plan(PlannedStmt *stmt, Oid relid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("dp_agg must be updated to version 0.4 to read protected relation \"%s\"",
 						get_rel_name(relid)),
-				 errhint("ALTER EXTENSION dp_agg UPDATE;")));
+				 errhint("Run ALTER EXTENSION dp_agg UPDATE.")));
 	seal_plan(stmt->planTree, &s);
 	foreach(lc, stmt->subplans)
 		seal_plan(lfirst(lc), &s);
