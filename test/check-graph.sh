@@ -3,34 +3,22 @@
 #  - the include graph, from the #include "..." lines of src/ that name a
 #    file of src/, and the call graph, from the object files (each symbol a
 #    .o leaves undefined, resolved to the .o that defines it), have no cycle;
-#  - every dependency goes to a module of a lower layer (the table below);
+#  - every dependency goes to a module of a lower layer, and of the same
+#    folder or a lower one (both orders are in src/LAYERS, the one place
+#    they are written);
 #  - every function or variable a header declares extern is defined by the
 #    object of the same module, and every symbol an object defines and
 #    another object uses is declared in its module's header.
-# A module is a .c file and the .h of the same name.  Builds the objects if
-# any is missing (make, with PG_CONFIG; only the objects).  Usage: test/check-graph.sh
-# (or make check-graph).  Prints the problems and exits 1, or prints one
-# "graph: ..." line and exits 0.
+# A module is a .c file and the .h of the same name, in one folder of src/
+# (src/FOLDER/NAME.c).  Builds the objects if any is missing (make, with
+# PG_CONFIG; only the objects).  Usage: test/check-graph.sh (or make
+# check-graph).  Prints the problems and exits 1, or prints one "graph: ..."
+# line and exits 0.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-# Layers, bottom up: a module may use only modules of lower layers.
-layers='
-0 compat guc calibrate random siphash relcache_watch
-1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance dist_catalog dist_session keyset
-2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog estimate quantile_tree dist_protect bins domain_catalog key_list
-3 sampling selection_mechanism auto_bounds public_domain
-4 release selection error_bars
-5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
-6 price charger protect_check protect_guard protect_stats dist_fingerprint estimators lookup_join domain_exec
-7 privacy_unit dist_exec side_reads
-8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api
-10 dp_agg
-'
-
-objs=$(ls src/*.c | sed 's/\.c$/.o/')
+objs=$(ls src/*/*.c | sed 's/\.c$/.o/')
 missing=0
 for o in $objs; do [ -f "$o" ] || missing=1; done
 if [ "$missing" = 1 ]; then
@@ -44,21 +32,42 @@ symbols=$(for o in $objs; do
     nm --undefined-only -g "$o" | awk -v m="$m" '{ print m, "U", $NF }'
 done)
 
-LAYERS="$layers" SYMBOLS="$symbols" python3 - <<'EOF'
+SYMBOLS="$symbols" python3 - <<'EOF'
 import os, re, sys, glob
 
-layer = {}
-for line in os.environ["LAYERS"].strip().splitlines():
-    n, *mods = line.split()
-    for m in mods:
-        layer[m] = int(n)
-
-files = sorted(glob.glob("src/*.c") + glob.glob("src/*.h"))
-modules = sorted({os.path.splitext(os.path.basename(f))[0] for f in files})
+# src/LAYERS: "folders F1 F2 ..." (bottom up), then "N module ..." lines
 problems = []
+folders, layer = [], {}
+for line in open("src/LAYERS"):
+    words = line.split("#")[0].split()
+    if not words:
+        continue
+    if words[0] == "folders":
+        folders = words[1:]
+    else:
+        for m in words[1:]:
+            if m in layer:
+                problems.append(f"module {m} has two layers in src/LAYERS")
+            layer[m] = int(words[0])
+rank = {f: i for i, f in enumerate(folders)}
+
+files = sorted(glob.glob("src/*/*.c") + glob.glob("src/*/*.h"))
+folder = {}
+for f in files:
+    d, m = f.split("/")[1], os.path.splitext(os.path.basename(f))[0]
+    if folder.setdefault(m, d) != d:
+        problems.append(f"module {m} is in two folders, src/{folder[m]} and src/{d}")
+modules = sorted(folder)
+for f in sorted(glob.glob("src/*.[ch]")):
+    problems.append(f"{f} is in no folder: move it into the folder of its feature (src/LAYERS)")
+for d in sorted({f.split("/")[1] for f in files}):
+    if d not in rank:
+        problems.append(f"folder src/{d} is not in the folders of src/LAYERS")
 for m in modules:
     if m not in layer:
-        problems.append(f"module {m} has no layer in test/check-graph.sh")
+        problems.append(f"module {m} has no layer in src/LAYERS")
+for m in sorted(set(layer) - set(modules)):
+    problems.append(f"src/LAYERS names {m}, which is no module of src/")
 
 # include graph
 include = {m: set() for m in modules}
@@ -116,10 +125,14 @@ for name, graph in (("include", include), ("call", call)):
             if m in layer and n in layer and layer[n] >= layer[m]:
                 problems.append(f"{name} edge {m} (layer {layer[m]}) -> {n} (layer {layer[n]}): "
                                 "a module may use only lower layers")
+            fm, fn = folder[m], folder[n]
+            if fm in rank and fn in rank and rank[fn] > rank[fm]:
+                problems.append(f"{name} edge {m} ({fm}) -> {n} ({fn}): a module may use only "
+                                "its own folder and lower ones (src/LAYERS)")
 
 # headers declare what their module defines, and what other modules use
 declared = {}
-for h in glob.glob("src/*.h"):
+for h in glob.glob("src/*/*.h"):
     m = os.path.splitext(os.path.basename(h))[0]
     text = re.sub(r"/\*.*?\*/", "", open(h).read(), flags=re.S)
     # a declaration may start with an attribute macro (DP_NORETURN extern ...)
@@ -142,5 +155,6 @@ if problems:
     sys.exit(1)
 ne = sum(len(v) for v in include.values())
 nc = sum(len(v) for v in call.values())
-print(f"graph: {len(modules)} modules, {ne} include and {nc} call edges, acyclic and layered")
+print(f"graph: {len(modules)} modules in {len(folders)} folders, {ne} include and {nc} call edges, "
+      "acyclic and layered")
 EOF
