@@ -8,7 +8,9 @@
 #    they are written);
 #  - every function or variable a header declares extern is defined by the
 #    object of the same module, and every symbol an object defines and
-#    another object uses is declared in its module's header.
+#    another object uses is declared in its module's header;
+#  - README, "Layout" (or doc/ when it moves there), lists every module
+#    once, under its folder, the folders in the order of src/LAYERS.
 # A module is a .c file and the .h of the same name, in one folder of src/
 # (src/FOLDER/NAME.c).  Builds the objects if any is missing (make, with
 # PG_CONFIG; only the objects).  Usage: test/check-graph.sh (or make
@@ -149,6 +151,35 @@ for m, syms in sorted(used.items()):
         d = defined.get(s)
         if d is not None and d != m and declared.get(s) != d:
             problems.append(f"{m}.c uses {s} of {d}.c, which {d}.h does not declare")
+
+# README, "Layout" (or the page of doc/ that holds it): one row per module,
+# "| folder | `src/folder/name.c` | ...", the folders in the order of src/LAYERS
+layout = None
+for page in ["README.md"] + sorted(glob.glob("doc/*.md")):
+    m = re.search(r"^## Layout\n(.*?)(?=^## |\Z)", open(page).read(), re.M | re.S)
+    if m:
+        layout = m.group(1)
+        break
+if layout is None:
+    problems.append('no section "## Layout" in README.md or doc/*.md')
+    layout = ""
+rows = re.findall(r"^\| *`?([a-z_]+)`? *\| *`src/([a-z_]+)/([a-z_0-9]+)\.[ch]`", layout, re.M)
+listed = {}
+last = -1
+for d, d2, m in rows:
+    if d != d2 or folder.get(m) != d:
+        problems.append(f"README, Layout: src/{d2}/{m} under folder {d}, but the module is "
+                        f"src/{folder.get(m, '?')}/{m}")
+    if m in listed:
+        problems.append(f"README, Layout: module {m} listed twice")
+    listed[m] = d
+    if d in rank:
+        if rank[d] < last:
+            problems.append(f"README, Layout: folder {d} out of the order of src/LAYERS")
+        last = max(last, rank[d])
+for m in modules:
+    if m not in listed:
+        problems.append(f"README, Layout: module {m} (src/{folder[m]}) is not listed")
 
 if problems:
     print("\n".join(problems))
