@@ -20,9 +20,9 @@
 # the attacker did compose: it was admitted beyond its basic composition,
 # refused, and cancelled.
 #
-# Why it holds: the charger never composes (src/charger.c, admits): its work
+# Why it holds: the charger never composes (src/accounting/charger.c, admits): its work
 # per request is a comparison of counts.  The attacker's compositions run
-# in its own backends, one at a time per role (src/budget.c), so they keep
+# in its own backends, one at a time per role (src/accounting/budget.c), so they keep
 # at most one CPU busy; the bystander's statement, its backend and the
 # charger have the other.  Assumptions: at least two CPUs, and no other
 # heavy load on the machine while the test runs (CI's machine: two CPUs, one
