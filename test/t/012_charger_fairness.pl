@@ -20,9 +20,9 @@
 # the attacker did compose: it was admitted beyond its basic composition,
 # refused, and cancelled.
 #
-# Why it holds: the charger never composes (src/charger.c, admits): its work
+# Why it holds: the charger never composes (src/accounting/charger.c, admits): its work
 # per request is a comparison of counts.  The attacker's compositions run
-# in its own backends, one at a time per role (src/budget.c), at a lower
+# in its own backends, one at a time per role (src/accounting/budget.c), at a lower
 # CPU priority (dp_agg.composition_nice), so they keep at most one CPU busy
 # and yield it to the bystander; the bystander's statement, its backend and
 # the charger have the other.  Measured apart on the shared development

@@ -41,7 +41,6 @@
 #include "guc.h"
 #include "inheritance.h"
 #include "params.h"
-#include "public_domain.h"
 #include "sampling.h"
 #include "unit_catalog.h"
 
