@@ -91,6 +91,7 @@ OBJS += \
 # accounting: price, budgets, charges, Renyi and PLD accounting, the
 # calculators
 OBJS += \
+	src/accounting/admission.o \
 	src/accounting/budget.o \
 	src/accounting/budget_api.o \
 	src/accounting/budget_row.o \

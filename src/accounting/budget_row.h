@@ -11,7 +11,7 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 
-#include "calibrate.h"
+#include "admission.h"
 
 /*
  * The select list that dp_budget_row_decode reads, in this order, from

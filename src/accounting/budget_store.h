@@ -17,6 +17,7 @@
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
 
+#include "admission.h"
 #include "budget_window.h"
 #include "calibrate.h"
 #include "pld_state.h"

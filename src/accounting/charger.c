@@ -103,6 +103,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "admission.h"
 #include "budget_store.h"
 #include "calibrate.h"
 #include "charger.h"

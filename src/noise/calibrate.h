@@ -74,27 +74,11 @@ extern double dp_sampled_gaussian_sigma(double epsilon, double delta, double q, 
 /* largest finite Renyi order the calculators accept: exact up to there */
 #define DP_RDP_MAX_ORDER 100000
 
-/* Renyi DP of releases, and budgets */
+/* Renyi DP of releases: the orders of a curve (dp_rdp_orders) */
 #define DP_RDP_ORDERS (99 + 53 + 4)
-
-typedef struct DpBudget
-{
-	double		epsilon_limit;
-	double		delta_limit;
-	double		epsilon_spent;
-	double		delta_spent;
-	bool		renyi;			/* accounting 'rdp' or 'pld' */
-	double		rdp[DP_RDP_ORDERS];	/* composed Renyi DP curve */
-	/* the private selections of GROUP BY keys, composed beside the curve */
-	double		selection_epsilon;	/* sum of their epsilons */
-	double		selection_delta;	/* sum of their deltas */
-} DpBudget;
 
 extern double dp_rdp_discrete_laplace(double lambda, double d, double alpha);
 extern double dp_rdp_gaussian(double noise_multiplier, double alpha);
-extern bool dp_budget_admits(const DpBudget *b, double epsilon, double delta,
-							 const double *curve, double selection_epsilon,
-							 double selection_delta, double *composed);
 
 /* intervals of the noise */
 extern double dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift);

@@ -45,6 +45,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "admission.h"
 #include "budget.h"
 #include "budget_row.h"
 #include "budget_store.h"
