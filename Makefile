@@ -120,9 +120,11 @@ OBJS += \
 # pipeline: _PG_init, the hooks, the aggregates' functions, preview
 OBJS += \
 	src/pipeline/aggregates.o \
+	src/pipeline/dist_aggregates.o \
 	src/pipeline/dp_agg.o \
 	src/pipeline/hooks.o \
-	src/pipeline/preview.o
+	src/pipeline/preview.o \
+	src/pipeline/unit_aggregates.o
 
 PG_CPPFLAGS += $(patsubst %/,-I%,$(sort $(wildcard src/*/)))
 

@@ -8,7 +8,7 @@
  * worker sends its result, the state, as text (the type's output
  * function), and the coordinator reads it back (the input function) and
  * adds the states with dp_agg.sum(dp_agg.dist_state).  The state holds
- * exact integers only, as DpAggState does (aggregates.c): the rows counted
+ * exact integers only, as DpAggState does (aggregates.h): the rows counted
  * and their clamped sum in units of the row grid, with the fingerprint of
  * those units and the nonce of the statement it belongs to, both checked
  * when states are combined and released.  The input function checks the

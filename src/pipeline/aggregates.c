@@ -26,6 +26,10 @@
  * The final functions never raise an error that depends on the data: the
  * result is saturated to the range of its type.
  *
+ * The state and the accumulation of a row are in aggregates.h, shared with
+ * the aggregates of Citus statements (dist_aggregates.c) and the pieces of
+ * the rewrite of privacy units (unit_aggregates.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -45,10 +49,9 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
+#include "aggregates.h"
 #include "auto_bounds.h"
 #include "compat.h"
-#include "dist_exec.h"
-#include "dist_state.h"
 #include "describe.h"
 #include "estimate.h"
 #include "estimators.h"
@@ -79,68 +82,11 @@ PG_FUNCTION_INFO_V1(dp_var_numeric_final);
 PG_FUNCTION_INFO_V1(dp_stddev_float_final);
 PG_FUNCTION_INFO_V1(dp_bounds_final);
 PG_FUNCTION_INFO_V1(dp_stddev_numeric_final);
-PG_FUNCTION_INFO_V1(dp_unit_bound_var_final);
-PG_FUNCTION_INFO_V1(dp_unit_bound_stddev_final);
 PG_FUNCTION_INFO_V1(dp_select_trans);
 PG_FUNCTION_INFO_V1(dp_select_final);
 PG_FUNCTION_INFO_V1(dp_public_trans);
 PG_FUNCTION_INFO_V1(dp_public_final);
 PG_FUNCTION_INFO_V1(dp_top_k_final);
-PG_FUNCTION_INFO_V1(dp_dist_trans);
-PG_FUNCTION_INFO_V1(dp_dist_final);
-PG_FUNCTION_INFO_V1(dp_dist_combine);
-PG_FUNCTION_INFO_V1(dp_dist_release);
-PG_FUNCTION_INFO_V1(dp_unit_bound_count_final);
-PG_FUNCTION_INFO_V1(dp_unit_bound_sum_final);
-PG_FUNCTION_INFO_V1(dp_unit_bound_avg_final);
-PG_FUNCTION_INFO_V1(dp_unit_collect_trans);
-PG_FUNCTION_INFO_V1(dp_unit_pick_trans);
-
-/*
- * What a state needs beyond its rows and sum: allocated with the state for
- * the calls that need it at every row (sums of squares, bins, priority),
- * else when the state is deserialized or released.
- */
-typedef struct DpAggMore
-{
-	uint64		fingerprint;	/* the accumulation units it was built in */
-	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
-	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
-								 * group's rows, for a fused selection */
-	bool		released;		/* noise drawn: the fields below are final */
-	int128		noisy_count;
-	int128		noisy_sum;
-	int128		noisy_sumsq;
-	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
-	bool		picked;
-	int64		pick;
-	/* bounds left out (auto_bounds.c): the rows by bin, and what was found */
-	DpBins	   *bins;
-	bool		auto_found;
-	double		auto_lower;
-	double		auto_upper;
-	int			auto_lo_bin;
-	int			auto_hi_bin;
-} DpAggMore;
-
-/*
- * Transition state: 32 bytes.  Its ticket is the call's (fn_extra of the
- * function called, registry.c), not a field.  more == NULL means: units of
- * the call that made it, no squares, no priority, no bins, not released.
- */
-typedef struct DpAggState
-{
-	int128		sum;			/* sum of clamped, rounded values, in units */
-	int64		count;			/* rows counted (non-NULL, non-NaN) */
-	DpAggMore  *more;
-} DpAggState;
-
-/* a state for an empty input (the final function's NULL state) */
-typedef struct DpAggEmpty
-{
-	DpAggState	st;
-	DpAggMore	more;
-} DpAggEmpty;
 
 /*
  * Serialized form (between the processes of one server only): version,
@@ -156,86 +102,15 @@ typedef struct DpAggEmpty
 #define DP_STATE_FLAG_BINS 2
 #define DP_STATE_FLAG_SQUARES 4
 
-/* the ticket of the call whose support function runs (registry.c) */
-static inline const DpRelease *
-call_release(FunctionCallInfo fcinfo)
-{
-	if (likely(fcinfo->flinfo->fn_extra != NULL))
-		return (const DpRelease *) fcinfo->flinfo->fn_extra;
-	return dp_release_for_call(fcinfo, "DP aggregate");
-}
-
-/* a state's second part, made on first need, in the state's context */
-static DpAggMore *
-state_more(DpAggState *st, const DpRelease *r)
-{
-	if (st->more == NULL)
-	{
-		st->more = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggMore));
-		st->more->fingerprint = r->fingerprint;
-	}
-	return st->more;
-}
-
-/* the units a state was accumulated in: its own, or those of its call's */
-static inline uint64
-state_fingerprint(const DpAggState *st, const DpRelease *r)
-{
-	return st->more ? st->more->fingerprint : r->fingerprint;
-}
-
-static inline int128
-state_sumsq(const DpAggState *st)
-{
-	return st->more ? st->more->sumsq : 0;
-}
-
-static inline int64
-state_skipped(const DpAggState *st)
-{
-	return st->more ? st->more->skipped : 0;
-}
-
 /* a row the call does not count (NULL, NaN): the cold path */
-static pg_noinline void
-skip_row(DpAggState *st, const DpRelease *r)
+pg_noinline void
+dp_agg_skip_row(DpAggState *st, const DpRelease *r)
 {
 	state_more(st, r)->skipped++;
 }
 
-static inline bool
-state_picked(const DpAggState *st)
-{
-	return st->more != NULL && st->more->picked;
-}
-
-static inline int64
-state_pick(const DpAggState *st)
-{
-	return st->more ? st->more->pick : 0;
-}
-
-static inline DpBins *
-state_bins(const DpAggState *st)
-{
-	return st->more ? st->more->bins : NULL;
-}
-
-/*
- * Are this node's states sent to another process (a parallel worker's
- * partial aggregation)?  Such a state carries its units (DpAggMore): the
- * serial function, for which PostgreSQL names no current call, writes them
- * from the state.
- */
-static bool
-sends_states(FunctionCallInfo fcinfo)
-{
-	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
-		DO_AGGSPLIT_SERIALIZE(((AggState *) fcinfo->context)->aggsplit);
-}
-
-static DpAggState *
-new_state(FunctionCallInfo fcinfo)
+DpAggState *
+dp_agg_new_state(FunctionCallInfo fcinfo)
 {
 	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
 	MemoryContext aggcontext;
@@ -251,9 +126,6 @@ new_state(FunctionCallInfo fcinfo)
 		st->more->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
 	return st;
 }
-
-#define GET_STATE() \
-	(PG_ARGISNULL(0) ? new_state(fcinfo) : (DpAggState *) PG_GETARG_POINTER(0))
 
 /* ---------- transition functions ---------- */
 
@@ -276,69 +148,8 @@ dp_count_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		st->count++;
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
-}
-
-/*
- * dp_var, dp_stddev: the centred square of a row of u units, 2 z^2 - D^2
- * with z = 2 u - (r(l) + r(u)) in half units (|z| <= D <= 2^62, so
- * 2 z^2 < 2^125), rounded to units of 2^sq_shift, half up (release.c)
- */
-static inline int128
-centred_square(const DpRelease *r, int64 u)
-{
-	int64		z = 2 * u - r->sq_mid;
-	int128		q = 2 * ((int128) z * z) - r->sq_d2;
-
-	if (r->sq_shift > 0)
-		q = (q + ((int128) 1 << (r->sq_shift - 1))) >> r->sq_shift;
-	return q;
-}
-
-/* add one clamped row of u units */
-static inline void
-accumulate_units(DpAggState *st, const DpRelease *r, int64 u)
-{
-	st->sum += u;
-	st->count++;
-	if (unlikely(r->squares))
-		st->more->sumsq += centred_square(r, u);
-}
-
-static inline void
-accumulate_int(DpAggState *st, const DpRelease *r, int64 v)
-{
-	if (unlikely(r->auto_bounds))
-	{
-		dp_bins_add(st->more->bins, (double) v);
-		return;
-	}
-	if (v < r->lower_int)
-		v = r->lower_int;
-	else if (v > r->upper_int)
-		v = r->upper_int;
-	accumulate_units(st, r, dp_round_int(v, r->row_grid_exp));
-}
-
-static inline void
-accumulate_float(DpAggState *st, const DpRelease *r, double v)
-{
-	if (isnan(v))
-	{
-		skip_row(st, r);		/* not counted by dp_avg */
-		return;
-	}
-	if (unlikely(r->auto_bounds))
-	{
-		dp_bins_add(st->more->bins, v);
-		return;
-	}
-	if (v < r->lower_float)
-		v = r->lower_float;
-	else if (v > r->upper_float)
-		v = r->upper_float;		/* also clamps +-Infinity */
-	accumulate_units(st, r, dp_round_float(v, r->row_mult, r->row_grid_exp));
 }
 
 /* dp_sum and dp_avg for each value type; bounds come from the ticket */
@@ -350,7 +161,7 @@ dp_sum_int2_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT16(1));
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -362,7 +173,7 @@ dp_sum_int4_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT32(1));
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -374,7 +185,7 @@ dp_sum_int8_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT64(1));
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -386,7 +197,7 @@ dp_sum_float4_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT4(1));
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -398,46 +209,10 @@ dp_sum_float8_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT8(1));
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
-static void
-accumulate_numeric(DpAggState *st, const DpRelease *r, Datum d)
-{
-	Numeric		v;
-	int64		units;
-
-	if (unlikely(r->auto_bounds))
-	{
-		/* as a double: a monotone conversion (NaN skipped, infinities clamped) */
-		v = DatumGetNumeric(d);
-		if (!numeric_is_nan(v))
-			dp_bins_add(st->more->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
-		return;
-	}
-	/* the common case, read in place (see numeric_units.c) */
-	if (dp_numeric_units(d, r->row_grid_exp, &units))
-	{
-		accumulate_units(st, r, Min(Max(units, r->lo_units), r->hi_units));
-		return;
-	}
-
-	/* the rest with numeric arithmetic (NaN is skipped, infinities clamped) */
-	v = DatumGetNumeric(d);
-	if (numeric_is_nan(v))
-	{
-		skip_row(st, r);
-		return;
-	}
-	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
-										  NumericGetDatum(r->lower_num))) < 0)
-		v = r->lower_num;
-	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
-											   NumericGetDatum(r->upper_num))) > 0)
-		v = r->upper_num;
-	accumulate_units(st, r, dp_round_numeric(v, r->row_mult_num));
-}
 
 Datum
 dp_sum_numeric_trans(PG_FUNCTION_ARGS)
@@ -447,7 +222,7 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(1))
 		accumulate_numeric(st, call_release(fcinfo), PG_GETARG_DATUM(1));
 	else
-		skip_row(st, call_release(fcinfo));
+		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -585,19 +360,6 @@ check_split(FunctionCallInfo fcinfo, bool serialize, const char *fname)
 						fname)));
 }
 
-static void
-put_bytes(char **p, const void *v, size_t n)
-{
-	memcpy(*p, v, n);
-	*p += n;
-}
-
-static void
-get_bytes(const char **p, void *v, size_t n)
-{
-	memcpy(v, *p, n);
-	*p += n;
-}
 
 Datum
 dp_agg_serialize(PG_FUNCTION_ARGS)
@@ -715,8 +477,8 @@ count_units(const DpAggState *st, const DpRelease *r)
 }
 
 /* draw the noise of a state's releases, once */
-static void
-draw_noise(DpAggState *st, const DpRelease *r)
+void
+dp_agg_draw_noise(DpAggState *st, const DpRelease *r)
 {
 	DpAggMore  *m = state_more(st, r);
 
@@ -832,7 +594,7 @@ released_state(FunctionCallInfo fcinfo, DpAggEmpty *empty, const DpRelease **rp)
 		fed_rows(st, r);
 	/* with estimated bounds, the noise follows the bounds (auto_release) */
 	if (!r->auto_bounds)
-		draw_noise(st, r);
+		dp_agg_draw_noise(st, r);
 	*rp = r;
 	return st;
 }
@@ -1022,8 +784,8 @@ avg_numeric(const DpAggState *st, const DpRelease *r)
 }
 
 /* the type of a call's released value */
-static Oid
-value_type(const DpRelease *r)
+Oid
+dp_agg_value_type(const DpRelease *r)
 {
 	switch (r->call.kind)
 	{
@@ -1055,12 +817,12 @@ int64_plus(int64 v, double d)
  * statement asked for its error bar (error_bars.c), an estimate holding the
  * value, its 95% interval, the noise scale and the bounds (estimators.c).
  */
-static Datum
-release_datum(const DpAggState *st, const DpRelease *r, bool want_estimate)
+Datum
+dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimate)
 {
 	DpEstimate	e;
 	DpInterval	iv = {0, 0, 0};
-	Oid			type = value_type(r);
+	Oid			type = dp_agg_value_type(r);
 	double		w;
 	double		v = 0;
 
@@ -1234,7 +996,7 @@ auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 	}
 	(void) dp_release_auto_grid(r, m->auto_lower, m->auto_upper, &lr);
 	dp_plan_halfwidths(&lr);
-	return release_datum(st, &lr, wants_estimate(fcinfo));
+	return dp_agg_release_datum(st, &lr, wants_estimate(fcinfo));
 }
 
 /* the final functions of dp_count, dp_sum, dp_avg, dp_var, dp_stddev */
@@ -1248,7 +1010,7 @@ final_release(FunctionCallInfo fcinfo)
 	if (r->auto_bounds)
 		return auto_release(fcinfo, st, r);
 	feed_rows(st, r);
-	return release_datum(st, r, wants_estimate(fcinfo));
+	return dp_agg_release_datum(st, r, wants_estimate(fcinfo));
 }
 
 /*
@@ -1345,219 +1107,6 @@ dp_stddev_numeric_final(PG_FUNCTION_ARGS)
 	return dp_var_numeric_final(fcinfo);
 }
 
-/* ---------- DP statements on Citus tables (dist_plan.c, dist_exec.c) ---------- */
-
-static void
-not_in_aggregate(const char *fname)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s may only run inside the DP statements dp_agg makes for Citus tables", fname),
-			 errdetail("It accumulates or releases the partial states of a signed fragment.")));
-}
-
-/*
- * Final function of dp_agg.sum(spec [, value]) on a worker: the state, or,
- * when no row reached the aggregate (none passed WHERE or FILTER), an
- * empty state of the call, sealed like any other when it is sent; a NULL
- * state would tell whoever reads the fragment's result whether any row
- * passed.
- */
-Datum
-dp_dist_final(PG_FUNCTION_ARGS)
-{
-	const DpRelease *r;
-	DpDistState *ds;
-
-	if (!AggCheckCallContext(fcinfo, NULL))
-		not_in_aggregate("dp_agg.dist_finalfn");
-	if (!PG_ARGISNULL(0))
-		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
-	r = dp_release_for_call(fcinfo, "dp_agg.sum");
-	if (r->dist_nonce == NULL)
-		not_in_aggregate("dp_agg.dist_finalfn");
-	ds = dp_dist_state_new(CurrentMemoryContext, r->call.kind, r->dist_nonce, r->fingerprint);
-	PG_RETURN_POINTER(ds);
-}
-
-/*
- * dp_agg.sum(spec [, value]) on a worker: the rows and the clamped
- * sum of a signed fragment, in the units its ticket gives (a ticket exists
- * only for a verified signature); the state is modified in place.
- */
-Datum
-dp_dist_trans(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcontext;
-	DpDistState *ds;
-	DpAggState	st;
-	DpAggMore	more;
-	const DpRelease *r;
-
-	/*
-	 * A state with a ticket was made below, in this aggregate: a state read
-	 * by the type's input function, or copied, has none.  So the aggregate
-	 * context is checked once, when the state is made.
-	 */
-	if (PG_ARGISNULL(0))
-	{
-		if (!AggCheckCallContext(fcinfo, &aggcontext))
-			not_in_aggregate("dp_agg.dist_transfn");
-		r = dp_release_for_call(fcinfo, "dp_agg.sum");
-		if (r->dist_nonce == NULL)
-			not_in_aggregate("dp_agg.dist_transfn");
-		ds = dp_dist_state_new(aggcontext, r->call.kind, r->dist_nonce, r->fingerprint);
-		ds->release = r;
-	}
-	else
-	{
-		ds = (DpDistState *) PG_GETARG_POINTER(0);
-		r = ds->release;
-		if (r == NULL)
-			not_in_aggregate("dp_agg.dist_transfn");
-	}
-
-	/* every row of the group that reaches the call (the private selection's count) */
-	ds->rows++;
-	if (r->call.kind == DP_COUNT_STAR)
-		ds->count++;
-	else if (PG_NARGS() < 3 || PG_ARGISNULL(2))
-		PG_RETURN_POINTER(ds);
-	else if (r->call.kind == DP_COUNT)
-	{
-		if (PG_GETARG_BOOL(2))
-			ds->count++;
-	}
-	else
-	{
-		memset(&st, 0, sizeof(st));
-		memset(&more, 0, sizeof(more));
-		st.more = &more;
-		st.count = ds->count;
-		st.sum = ds->sum;
-		more.sumsq = ds->sumsq;
-		switch (r->call.valtype)
-		{
-			case INT2OID:
-				accumulate_int(&st, r, PG_GETARG_INT16(2));
-				break;
-			case INT4OID:
-				accumulate_int(&st, r, PG_GETARG_INT32(2));
-				break;
-			case INT8OID:
-				accumulate_int(&st, r, PG_GETARG_INT64(2));
-				break;
-			case FLOAT4OID:
-				accumulate_float(&st, r, PG_GETARG_FLOAT4(2));
-				break;
-			case FLOAT8OID:
-				accumulate_float(&st, r, PG_GETARG_FLOAT8(2));
-				break;
-			default:
-				accumulate_numeric(&st, r, PG_GETARG_DATUM(2));
-				break;
-		}
-		ds->count = st.count;
-		ds->sum = st.sum;
-		ds->sumsq = more.sumsq;
-	}
-	PG_RETURN_POINTER(ds);
-}
-
-static void
-check_same_run(const DpDistState *a, const DpDistState *b)
-{
-	if (a->kind != b->kind || a->fingerprint != b->fingerprint ||
-		memcmp(a->nonce, b->nonce, DP_NONCE_LEN) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("partial states of DP aggregates of different statements cannot be combined"),
-				 errdetail("The states have different nonces or units.")));
-}
-
-/*
- * dp_agg.sum(dp_agg.dist_state) on the coordinator: the sum of the states
- * of the same statement and units
- */
-Datum
-dp_dist_combine(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcontext;
-	DpDistState *s1;
-	DpDistState *s2;
-
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		not_in_aggregate("dp_agg.dist_combinefn");
-	if (PG_ARGISNULL(1))
-	{
-		if (PG_ARGISNULL(0))
-			PG_RETURN_NULL();
-		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	}
-	s2 = (DpDistState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
-	if (PG_ARGISNULL(0))
-	{
-		s1 = MemoryContextAlloc(aggcontext, sizeof(DpDistState));
-		memcpy(s1, s2, sizeof(DpDistState));
-		s1->release = NULL;
-		PG_RETURN_POINTER(s1);
-	}
-	s1 = (DpDistState *) PG_GETARG_POINTER(0);
-	check_same_run(s1, s2);
-	s1->count += s2->count;
-	s1->sum += s2->sum;
-	s1->sumsq += s2->sumsq;
-	s1->rows += s2->rows;
-	PG_RETURN_POINTER(s1);
-}
-
-/*
- * dp_agg.dist_release(state, call, NULL::type) on the coordinator: the
- * noisy release of one call for one group, drawn once (dp_dist_slot keeps
- * it), converted as the call's final function converts it.
- */
-Datum
-dp_dist_release(PG_FUNCTION_ARGS)
-{
-	DpDistState *ds;
-	DpDistSlot *slot;
-	MemoryContext cxt;
-	MemoryContext oldcxt;
-	const DpRelease *r;
-	DpAggState	st;
-	DpAggMore	more;
-	Datum		v;
-	int16		typlen;
-	bool		typbyval;
-	Oid			restype;
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		not_in_aggregate("dp_agg.dist_release");
-	ds = (DpDistState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	r = dp_dist_slot(ds, PG_GETARG_INT32(1), &slot, &cxt);
-	if (slot->done)
-		PG_RETURN_DATUM(slot->value);
-
-	memset(&st, 0, sizeof(st));
-	memset(&more, 0, sizeof(more));
-	st.more = &more;
-	more.fingerprint = ds->fingerprint;
-	st.count = ds->count;
-	st.sum = ds->sum;
-	more.sumsq = ds->sumsq;
-	restype = get_fn_expr_rettype(fcinfo->flinfo);
-	if (restype != value_type(r) && restype != dp_estimate_type())
-		not_in_aggregate("dp_agg.dist_release");
-	draw_noise(&st, r);
-	v = release_datum(&st, r, restype == dp_estimate_type());
-	get_typlenbyval(restype, &typlen, &typbyval);
-	oldcxt = MemoryContextSwitchTo(cxt);
-	slot->value = datumCopy(v, typbyval, typlen);
-	MemoryContextSwitchTo(oldcxt);
-	slot->done = true;
-	PG_RETURN_DATUM(slot->value);
-}
-
 /* true to release the group (one draw per group, selection_mechanism.c) */
 Datum
 dp_select_final(PG_FUNCTION_ARGS)
@@ -1595,253 +1144,4 @@ dp_top_k_final(PG_FUNCTION_ARGS)
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
 	PG_RETURN_INT64((int64) st->more->noisy_count);
-}
-
-/* ---------- privacy units (privacy_unit.c) ---------- */
-
-/*
- * One unit's bounded contribution to one group, passed from level 1 to
- * level 3 of the rewrite: the fingerprint of the accumulation units, the
- * bounded count, the bounded total and the bounded sum of centred squares
- * (dp_var, dp_stddev) in units.
- */
-#define DP_UNIT_CONTRIBUTION_SIZE (8 + 8 + 16 + 16)
-
-static bytea *
-unit_contribution(uint64 fingerprint, int64 count, int128 sum, int128 sumsq)
-{
-	bytea	   *result = (bytea *) palloc(VARHDRSZ + DP_UNIT_CONTRIBUTION_SIZE);
-	char	   *p = VARDATA(result);
-
-	SET_VARSIZE(result, VARHDRSZ + DP_UNIT_CONTRIBUTION_SIZE);
-	put_bytes(&p, &fingerprint, 8);
-	put_bytes(&p, &count, 8);
-	put_bytes(&p, &sum, 16);
-	put_bytes(&p, &sumsq, 16);
-	return result;
-}
-
-/*
- * The state of level 1 (a unit's rows in one group, accumulated by the DP
- * aggregate's own transition function) and its ticket; NULL state when no
- * row passed (FILTER): an empty contribution.  *rows is the unit's number
- * of rows, *count that number bounded by max_rows_contributed.
- */
-static void
-unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *rows, int64 *count,
-		   int128 *sum, int128 *sumsq)
-{
-	const DpRelease *r = dp_release_for_call(fcinfo, "DP aggregate");
-	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
-
-	if ((r->call.unit != DP_UNIT_BOUND && r->call.unit != DP_UNIT_PICK) || r->unit_rows < 1)
-		elog(ERROR, "dp_agg: bounding function of a call that is not level 1 of a privacy unit");
-	if (st != NULL && state_picked(st) != (r->call.unit == DP_UNIT_PICK))
-		elog(ERROR, "dp_agg: bounding function of a state of another level");
-	*rp = r;
-	*rows = st ? st->count : 0;
-	*count = Min(*rows, (int64) r->unit_rows);
-	*sum = st ? st->sum : 0;
-	*sumsq = st ? state_sumsq(st) : 0;
-}
-
-/* level 1 of dp_count: at most max_rows_contributed rows */
-Datum
-dp_unit_bound_count_final(PG_FUNCTION_ARGS)
-{
-	const DpRelease *r;
-	int64		rows,
-				count;
-	int128		sum,
-				sumsq;
-
-	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, 0, 0));
-}
-
-/* level 1 of dp_sum: the unit's total clamped to [lower, upper] */
-Datum
-dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
-{
-	const DpRelease *r;
-	int64		rows,
-				count;
-	int128		sum,
-				sumsq;
-
-	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
-	sum = Max(sum, (int128) r->lo_units);
-	sum = Min(sum, (int128) r->hi_units);
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, 0));
-}
-
-/*
- * level 1 of dp_avg, dp_var and dp_stddev: the unit's clamped rows
- * weighted by c / m, c = min(m, max_rows_contributed) of its m rows: c rows'
- * worth at the unit's own mean, so count c and total round(c S / m) (and
- * sum of centred squares round(c Q / m)).  The total lies within
- * [c lower, c upper] (the mean of clamped rows does, and c lower, c upper
- * are integers in units: rounding stays inside), so its centred value
- * 2 total - c (lower + upper) lies within c (upper - lower) half units, and
- * the squares within c times their bound: the sensitivity of R rows.  A
- * unit of at most R rows contributes its rows exactly; a heavier one no
- * longer pulls the average toward a bound (README, "Privacy units").
- */
-Datum
-dp_unit_bound_avg_final(PG_FUNCTION_ARGS)
-{
-	const DpRelease *r;
-	int64		rows,
-				count;
-	int128		sum,
-				sumsq;
-
-	unit_state(fcinfo, &r, &rows, &count, &sum, &sumsq);
-	if (rows > count)
-	{
-		sum = dp_scale_total(sum, count, rows);
-		sumsq = dp_scale_total(sumsq, count, rows);
-	}
-	PG_RETURN_BYTEA_P(unit_contribution(r->fingerprint, count, sum, sumsq));
-}
-
-/* dp_var, dp_stddev: as dp_avg, under the names the catalog reads */
-Datum
-dp_unit_bound_var_final(PG_FUNCTION_ARGS)
-{
-	return dp_unit_bound_avg_final(fcinfo);
-}
-
-Datum
-dp_unit_bound_stddev_final(PG_FUNCTION_ARGS)
-{
-	return dp_unit_bound_avg_final(fcinfo);
-}
-
-/* level 3: add one unit's bounded contribution to its group */
-Datum
-dp_unit_collect_trans(PG_FUNCTION_ARGS)
-{
-	DpAggState *st = GET_STATE();
-	const DpRelease *r;
-	bytea	   *b;
-	const char *p;
-	uint64		fingerprint;
-	int64		count;
-	int128		sum,
-				sumsq;
-
-	if (PG_ARGISNULL(1))
-		PG_RETURN_POINTER(st);
-	b = PG_GETARG_BYTEA_PP(1);
-	if (VARSIZE_ANY_EXHDR(b) != DP_UNIT_CONTRIBUTION_SIZE)
-		elog(ERROR, "dp_agg: invalid contribution of a privacy unit");
-	p = VARDATA_ANY(b);
-	get_bytes(&p, &fingerprint, 8);
-	get_bytes(&p, &count, 8);
-	get_bytes(&p, &sum, 16);
-	get_bytes(&p, &sumsq, 16);
-	r = call_release(fcinfo);
-	if (fingerprint != state_fingerprint(st, r))
-		elog(ERROR, "dp_agg: contribution of a privacy unit accumulated with other parameters");
-	st->count += count;
-	st->sum += sum;
-	if (sumsq != 0)
-		state_more(st, r)->sumsq += sumsq;
-	PG_RETURN_POINTER(st);
-}
-
-/*
- * The transition function of f's transition function for one row of the
- * unit's priority p (the last argument; f's own arguments keep their
- * positions)
- */
-static PGFunction
-pick_inner_transition(const DpRelease *r)
-{
-	switch (r->call.kind)
-	{
-		case DP_COUNT_STAR:
-			return dp_count_star_trans;
-		case DP_COUNT:
-			return dp_count_trans;
-		case DP_SUM:
-		case DP_AVG:
-		case DP_VAR:
-		case DP_STDDEV:
-			switch (r->call.valtype)
-			{
-				case INT2OID:
-					return dp_sum_int2_trans;
-				case INT4OID:
-					return dp_sum_int4_trans;
-				case INT8OID:
-					return dp_sum_int8_trans;
-				case FLOAT4OID:
-					return dp_sum_float4_trans;
-				case FLOAT8OID:
-					return dp_sum_float8_trans;
-				case NUMERICOID:
-					return dp_sum_numeric_trans;
-			}
-			break;
-		case DP_PERCENTILE:
-		case DP_MEDIAN:
-		case DP_BOUNDS:
-		case DP_SELECT:
-		case DP_PUBLIC:
-		case DP_TOP_K:
-			break;
-	}
-	elog(ERROR, "dp_agg: no transition function to pick for a call of kind %d", (int) r->call.kind);
-	return NULL;
-}
-
-/*
- * dp_agg.unit_pick_bound_f(args of f..., p bigint), level 1 of the fused
- * path of privacy units (k = 1, privacy_unit.c, unit_pick.c): the state of
- * the unit's rows of smallest priority p, accumulated by f's own
- * transition function.  A smaller p starts the state again, a larger one
- * is skipped.  Rows of equal p (two groups of the unit with the same
- * priority, probability about 2^-64) are accumulated together and released
- * in the one group dp_agg.unit_pick names: each unit is one row of level 1,
- * so it never contributes to more than one group, and the bounding final
- * function bounds what it contributes there.
- */
-Datum
-dp_unit_pick_trans(PG_FUNCTION_ARGS)
-{
-	int			parg = PG_NARGS() - 1;
-	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
-	DpAggMore  *m;
-	int64		p;
-
-	if (parg < 1 || PG_ARGISNULL(parg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("dp_agg.unit_pick_bound aggregates need a priority"),
-				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
-				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in the dp_agg README).")));
-	p = PG_GETARG_INT64(parg);
-	if (st == NULL)
-	{
-		st = new_state(fcinfo);
-		m = state_more(st, call_release(fcinfo));
-		m->picked = true;
-		m->pick = p;
-	}
-	else if (!state_picked(st))
-		elog(ERROR, "dp_agg: priority of a state of another level");
-	else if (p > (m = st->more)->pick)
-		PG_RETURN_POINTER(st);
-	else if (p < m->pick)
-	{
-		m->pick = p;
-		st->count = 0;
-		st->sum = 0;
-		m->sumsq = 0;
-	}
-	fcinfo->args[0].value = PointerGetDatum(st);
-	fcinfo->args[0].isnull = false;
-	return pick_inner_transition(call_release(fcinfo)) (fcinfo);
 }

@@ -22,7 +22,7 @@
  * numbers, so the group of smallest priority is a uniform choice among
  * the unit's groups, independent across units and executions.
  * dp_agg.unit_pick(key, p) keeps the key of the row of smallest p, and
- * dp_agg.unit_pick_bound_* (aggregates.c) the contribution of the rows of
+ * dp_agg.unit_pick_bound_* (unit_aggregates.c) the contribution of the rows of
  * smallest p: both see the same rows in the same order, so they agree.
  *
  * Whatever the priorities, each unit is one row of level 1, so it
