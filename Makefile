@@ -43,6 +43,7 @@ OBJS += \
 	src/release/quantile_tree.o \
 	src/release/registry.o \
 	src/release/release.o \
+	src/release/release_noise.o \
 	src/release/sampling.o
 
 # protect: protected relations: the catalog cache, its Citus labels, the SQL

@@ -91,21 +91,6 @@ dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **na
 	return n;
 }
 
-const char *
-dp_mechanism_name(DpMechanism mech)
-{
-	switch (mech)
-	{
-		case DP_MECH_NONE:
-			return "none";
-		case DP_MECH_LAPLACE:
-			return "laplace";
-		case DP_MECH_GAUSSIAN:
-			return "gaussian";
-	}
-	return "?";
-}
-
 static Node *
 call_arg(Aggref *aggref, int argno)
 {
@@ -130,203 +115,6 @@ resolve_arg(Aggref *aggref, const DpCallInfo *info, int argno, ParamListInfo par
 				 errmsg("%s of %s must not be NULL",
 						dp_arg_name(info, argno), dp_kind_name(info->kind))));
 	return value;
-}
-
-static double
-u64_to_double_up(uint64 x)
-{
-	double		d = (double) x;
-
-	if (d < 18446744073709551616.0 && (uint64) d < x)
-		d = nextafter(d, INFINITY);
-	return d;
-}
-
-/*
- * A small cache of calibrations, which take from microseconds (analytic)
- * to tens of milliseconds (the Renyi DP of the sampled Gaussian): the same
- * few parameters come back statement after statement.
- */
-typedef enum CalibrationKind
-{
-	CAL_DISCRETE_SIGMA,			/* dp_discrete_gaussian_sigma(a, b, c) */
-	CAL_RDP_MULTIPLIER			/* dp_rdp_sampled_gaussian_sigma(a, b, c) */
-} CalibrationKind;
-
-typedef struct CalibrationEntry
-{
-	CalibrationKind kind;
-	double		a,
-				b,
-				c;
-	double		value;
-} CalibrationEntry;
-
-#define CALIBRATION_CACHE_SIZE 32
-static CalibrationEntry calibration_cache[CALIBRATION_CACHE_SIZE];
-static int	calibration_cache_used = 0;
-static int	calibration_cache_next = 0;
-
-static double
-calibration_cached(CalibrationKind kind, double a, double b, double c)
-{
-	CalibrationEntry *e;
-	double		value;
-
-	for (int i = 0; i < calibration_cache_used; i++)
-	{
-		e = &calibration_cache[i];
-		if (e->kind == kind && e->a == a && e->b == b && e->c == c)
-			return e->value;
-	}
-	/* computed before the entry is touched: an error leaves no stale pair */
-	value = kind == CAL_DISCRETE_SIGMA
-		? dp_discrete_gaussian_sigma(a, b, c)
-		: dp_rdp_sampled_gaussian_sigma(a, b, c);
-	e = &calibration_cache[calibration_cache_next];
-	e->kind = kind;
-	e->a = a;
-	e->b = b;
-	e->c = c;
-	e->value = value;
-	calibration_cache_next = (calibration_cache_next + 1) % CALIBRATION_CACHE_SIZE;
-	if (calibration_cache_used < CALIBRATION_CACHE_SIZE)
-		calibration_cache_used++;
-	return e->value;
-}
-
-static double
-discrete_sigma_cached(double epsilon, double delta, uint64 sens_units)
-{
-	return calibration_cached(CAL_DISCRETE_SIGMA, epsilon, delta, (double) sens_units);
-}
-
-static double
-rdp_multiplier_cached(double epsilon, double delta, double rate)
-{
-	return calibration_cached(CAL_RDP_MULTIPLIER, epsilon, delta, rate);
-}
-
-/* noise per unit of sensitivity, roughly, to choose grids */
-static double
-noise_multiplier(double epsilon, double delta, const DpSampling *sampling)
-{
-	double		m;
-
-	if (delta == 0)
-		return 1.0 / dp_sampling_base_epsilon(epsilon, sampling);
-	if (!sampling->amplified)
-		return dp_gaussian_sigma(epsilon, delta, 1.0);
-	m = rdp_multiplier_cached(epsilon, delta, sampling->rate);
-	if (delta / sampling->rate < 1)
-		m = Min(m, dp_gaussian_sigma(dp_base_epsilon(epsilon, sampling->rate),
-									 delta / sampling->rate, 1.0));
-	return m;
-}
-
-/*
- * The discrete Gaussian sigma of a release, in units, and the base
- * guarantee it has before subsampling.  Without amplification: the exact
- * discrete calibration at (epsilon, delta).  With it: the better of
- *  (i) the discrete calibration at the base (epsilon0, delta/q) that
- *      amplification turns into (epsilon, delta) (Steinke 2022, Theorem 29);
- *  (ii) the Renyi DP of the Poisson-subsampled Gaussian (Mironov, Talwar &
- *      Zhang 2019) converted to (epsilon, delta) (Balle et al. 2020,
- *      Theorem 21).  That analysis is for the continuous Gaussian; our noise
- *      is the discrete Gaussian on a lattice at least 2^30 times finer than
- *      sigma, whose sums over the lattice equal the corresponding integrals
- *      to within a relative exp(-2 pi^2 sigma_units^2) (Poisson summation),
- *      far below any rounding.
- */
-static double
-gaussian_sigma_units(DpNoiseSpec *ns, uint64 sens_units, const DpSampling *sampling)
-{
-	double		su = (double) sens_units;
-	double		q = sampling->rate;
-	double		s1 = INFINITY,
-				s2;
-
-	if (!sampling->amplified)
-		return discrete_sigma_cached(ns->epsilon, ns->delta, sens_units);
-	if (ns->delta / q < 1)
-	{
-		ns->base_epsilon = dp_base_epsilon(ns->epsilon, q);
-		ns->base_delta = ns->delta / q;
-		s1 = discrete_sigma_cached(ns->base_epsilon, ns->base_delta, sens_units);
-	}
-	s2 = dp_mul_up(rdp_multiplier_cached(ns->epsilon, ns->delta, q), su);
-	if (s1 <= s2)
-	{
-		ns->calibration = "amplified";
-		return s1;
-	}
-	ns->calibration = "renyi";
-	ns->base_delta = ns->delta;
-	ns->base_epsilon = dp_discrete_gaussian_epsilon(s2, ns->delta, su);
-	return s2;
-}
-
-/*
- * Fill in one noisy release: mechanism and exact sampler parameters for a
- * query of sens_units sensitivity on a grid of 2^grid_exp.
- */
-static void
-plan_noise(DpNoiseSpec *ns, const char *fname, double epsilon, double delta,
-		   uint64 sens_units, int grid_exp, const DpSampling *sampling)
-{
-	ns->epsilon = epsilon;
-	ns->delta = delta;
-	ns->base_epsilon = epsilon;
-	ns->base_delta = delta;
-	ns->sigma_units = 0;
-	ns->calibration = NULL;
-	ns->joint_mu = 0;
-	ns->repeats = 1;
-	ns->grid_exp = grid_exp;
-	ns->sens_units = sens_units;
-	ns->sensitivity = ldexp((double) sens_units, grid_exp);
-
-	if (sens_units == 0)
-	{
-		ns->mechanism = DP_MECH_NONE;
-		ns->noise_scale = 0;
-		return;
-	}
-	if (delta == 0)
-	{
-		double		b;
-
-		ns->base_epsilon = dp_sampling_base_epsilon(epsilon, sampling);
-		if (sampling->amplified)
-			ns->calibration = "amplified";
-		b = dp_div_up(u64_to_double_up(sens_units), ns->base_epsilon);
-		if (!(b <= DP_MAX_LAPLACE_SCALE))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epsilon %g is too small for %s", epsilon, fname),
-					 errdetail("The Laplace noise would have a scale of %g grid units; "
-							   "the sampler accepts at most 2^62.", b)));
-		ns->mechanism = DP_MECH_LAPLACE;
-		ns->laplace = dp_laplace_param(b);
-		ns->noise_scale = ldexp((double) ns->laplace.t / (double) ns->laplace.s, grid_exp);
-	}
-	else
-	{
-		double		sigma = gaussian_sigma_units(ns, sens_units, sampling);
-
-		if (sigma < DP_MIN_GAUSSIAN_SIGMA)
-			sigma = DP_MIN_GAUSSIAN_SIGMA;
-		if (!(sigma <= DP_MAX_GAUSSIAN_SIGMA))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epsilon %g and delta %g are too small for %s", epsilon, delta, fname),
-					 errdetail("The Gaussian noise would have a standard deviation of %g grid units; "
-							   "the sampler accepts at most 2^48.", sigma)));
-		ns->mechanism = DP_MECH_GAUSSIAN;
-		ns->gaussian = dp_gaussian_param(dp_mul_up(sigma, sigma));
-		ns->sigma_units = sigma;
-		ns->noise_scale = ldexp(sigma, grid_exp);
-	}
 }
 
 /*
@@ -423,9 +211,9 @@ plan_count_noise(DpNoiseSpec *ns, const DpRelease *r, double epsilon, double del
 
 	if (delta > 0)
 		k = dp_choose_row_grid(log2_noise, log2_size,
-							noise_multiplier(epsilon, delta, sampling),
+							dp_release_noise_multiplier(epsilon, delta, sampling),
 							DP_GRID_MIN_EXP);
-	plan_noise(ns, dp_kind_name(r->call.kind), epsilon, delta,
+	dp_release_plan_noise(ns, dp_kind_name(r->call.kind), epsilon, delta,
 			   unit_sensitivity(r, UINT64CONST(1) << (-k), true, delta > 0), k, sampling);
 }
 
@@ -702,17 +490,17 @@ plan_auto_sums(DpRelease *r, const double *w)
 	double		eps_m = share_of(r->epsilon, 1 - DP_BOUNDS_SHARE);
 
 	r->auto_bounds = true;
-	plan_noise(&r->histogram, fname, eps_b, 0, 1, 0, sampling);
+	dp_release_plan_noise(&r->histogram, fname, eps_b, 0, 1, 0, sampling);
 	if (r->call.kind == DP_SUM)
 	{
-		plan_noise(&r->sum, fname, eps_m, r->delta, DP_AUTO_SENSITIVITY, 0, sampling);
+		dp_release_plan_noise(&r->sum, fname, eps_m, r->delta, DP_AUTO_SENSITIVITY, 0, sampling);
 		return;
 	}
 	plan_count_noise(&r->count, r, share_of(eps_m, w[0]), share_of(r->delta, w[0]));
-	plan_noise(&r->sum, fname, share_of(eps_m, w[1]), share_of(r->delta, w[1]),
+	dp_release_plan_noise(&r->sum, fname, share_of(eps_m, w[1]), share_of(r->delta, w[1]),
 			   DP_AUTO_SENSITIVITY, 0, sampling);
 	if (DP_KIND_SQUARES(r->call.kind))
-		plan_noise(&r->sumsq, fname, share_of(eps_m, w[2]), share_of(r->delta, w[2]),
+		dp_release_plan_noise(&r->sumsq, fname, share_of(eps_m, w[2]), share_of(r->delta, w[2]),
 				   DP_AUTO_SENSITIVITY, 0, sampling);
 }
 
@@ -725,7 +513,7 @@ plan_bounds(DpRelease *r)
 {
 	r->delta = 0;
 	r->auto_bounds = true;
-	plan_noise(&r->histogram, dp_kind_name(r->call.kind), r->epsilon, 0, 1, 0, &r->sampling);
+	dp_release_plan_noise(&r->histogram, dp_kind_name(r->call.kind), r->epsilon, 0, 1, 0, &r->sampling);
 }
 
 /*
@@ -865,7 +653,7 @@ squares_shift(const DpRelease *r, double epsilon, double delta)
 	if (d == 0)
 		return 0;
 	return dp_choose_row_grid(log2_sq + log2_noise, log2_sq + log2_size,
-							  noise_multiplier(epsilon, delta, &r->sampling), 0);
+							  dp_release_noise_multiplier(epsilon, delta, &r->sampling), 0);
 }
 
 /* the largest |row| of the centred squares: round(D^2 2^-s), half up */
@@ -921,7 +709,7 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	/* privacy units: the grid is chosen for the bounded contributions */
 	log2_noise = unit_grid_log2(r, info->kind != DP_SUM, &log2_size);
 	k = dp_choose_row_grid(log2_span + log2_noise, log2_max + log2_size,
-						   noise_multiplier(share_of(r->epsilon, w[1]),
+						   dp_release_noise_multiplier(share_of(r->epsilon, w[1]),
 											share_of(r->delta, w[1]), sampling),
 						   (info->vclass == DP_VALUE_INT && r->delta == 0) ? 0 : DP_GRID_MIN_EXP);
 	set_row_grid(r, k);
@@ -929,13 +717,13 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 	{
 		uint64		sens = (uint64) Max(-r->lo_units, r->hi_units);	/* lo <= hi */
 
-		plan_noise(&r->sum, fname, r->epsilon, r->delta,
+		dp_release_plan_noise(&r->sum, fname, r->epsilon, r->delta,
 				   unit_sensitivity(r, sens, false, r->delta > 0), k, sampling);
 		return;
 	}
 	/* centred values 2 r(x) - (r(l) + r(u)) in half units */
 	plan_count_noise(&r->count, r, share_of(r->epsilon, w[0]), share_of(r->delta, w[0]));
-	plan_noise(&r->sum, fname, share_of(r->epsilon, w[1]), share_of(r->delta, w[1]),
+	dp_release_plan_noise(&r->sum, fname, share_of(r->epsilon, w[1]), share_of(r->delta, w[1]),
 			   unit_sensitivity(r, (uint64) (r->hi_units - r->lo_units), true, r->delta > 0),
 			   k - 1, sampling);
 	if (DP_KIND_SQUARES(info->kind))
@@ -947,7 +735,7 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 		r->sq_mid = r->lo_units + r->hi_units;
 		r->sq_d2 = (int128) (r->hi_units - r->lo_units) * (r->hi_units - r->lo_units);
 		r->sq_shift = squares_shift(r, e2, d2);
-		plan_noise(&r->sumsq, fname, e2, d2,
+		dp_release_plan_noise(&r->sumsq, fname, e2, d2,
 				   unit_sensitivity(r, squares_sensitivity(r), true, r->delta > 0),
 				   2 * k - 3 + r->sq_shift, sampling);
 	}
@@ -1036,7 +824,7 @@ dp_release_plan_top_k(DpRelease *r, double epsilon)
 				 errmsg("epsilon of dp_agg.top_k must be a positive finite number"),
 				 errdetail("epsilon is %g.", epsilon)));
 	r->epsilon = epsilon;
-	plan_noise(&r->count, "dp_agg.top_k", epsilon / r->top_k, 0, 1, 0, &dp_no_sampling);
+	dp_release_plan_noise(&r->count, "dp_agg.top_k", epsilon / r->top_k, 0, 1, 0, &dp_no_sampling);
 }
 
 /*
@@ -1379,20 +1167,4 @@ dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper, int k,
 	}
 	r->fingerprint = units_fingerprint(r);
 	return r;
-}
-
-/* one draw of the noise of a release, in its grid units */
-int128
-dp_noise_draw(const DpNoiseSpec *spec)
-{
-	switch (spec->mechanism)
-	{
-		case DP_MECH_NONE:
-			return 0;
-		case DP_MECH_LAPLACE:
-			return dp_sample_discrete_laplace(spec->laplace);
-		case DP_MECH_GAUSSIAN:
-			return dp_sample_discrete_gaussian(spec->gaussian);
-	}
-	return 0;
 }

@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "noise.h"
 #include "quantile_tree.h"
+#include "release_noise.h"
 #include "sampling.h"
 #include "selection_mechanism.h"
 
@@ -32,35 +33,6 @@
  */
 #define DP_AUTO_SPAN_LOG2 40
 #define DP_AUTO_SENSITIVITY ((UINT64CONST(1) << DP_AUTO_SPAN_LOG2) + 3)
-
-typedef enum DpMechanism
-{
-	DP_MECH_NONE,				/* sensitivity 0: nothing to hide */
-	DP_MECH_LAPLACE,
-	DP_MECH_GAUSSIAN
-} DpMechanism;
-
-/* One noisy release (a count, or a sum): exact sampler parameters. */
-typedef struct DpNoiseSpec
-{
-	DpMechanism mechanism;
-	double		epsilon;		/* what it costs */
-	double		delta;
-	double		base_epsilon;	/* what the noise is calibrated to */
-	double		base_delta;
-	int			grid_exp;		/* released value = units * 2^grid_exp */
-	uint64		sens_units;		/* sensitivity in units */
-	double		sensitivity;	/* sens_units * 2^grid_exp */
-	double		noise_scale;	/* Laplace scale or sigma, value units */
-	double		sigma_units;	/* Gaussian: sigma in grid units */
-	const char *calibration;	/* under sampling: "amplified" or "renyi" */
-	double		joint_mu;		/* Gaussian calibrated jointly (joint.c): the
-								 * statement's mu, else 0 */
-	int			repeats;		/* independent releases of this noise per
-								 * group (a quantile tree's levels), >= 1 */
-	DpLaplaceParam laplace;
-	DpGaussianParam gaussian;
-} DpNoiseSpec;
 
 /*
  * The rows of each group, from a DP aggregate of an aggregation node (its
@@ -150,7 +122,6 @@ typedef struct DpRelease
 	DpSelectionFeed *feed;		/* a fused selection's, and its host's */
 } DpRelease;
 
-extern const char *dp_mechanism_name(DpMechanism mech);
 extern int	dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs,
 							  const char **names);
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
@@ -159,7 +130,6 @@ extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									int unit_groups, int unit_rows);
 extern DpRelease *dp_release_for_fragment(const DpCallInfo *info, Datum lower, Datum upper,
 										  int k, int sq_shift);
-extern int128 dp_noise_draw(const DpNoiseSpec *spec);
 extern void dp_release_tree_tails(DpRelease *r);
 extern bool dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *out);
 extern void dp_release_plan_selection(DpRelease *r, double epsilon);

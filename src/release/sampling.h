@@ -9,6 +9,7 @@
 #define DP_AGG_SAMPLING_H
 
 #include "nodes/params.h"
+#include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 
 /* How a table is sampled, as far as privacy is concerned. */
