@@ -98,7 +98,10 @@ OBJS += \
 	src/accounting/budget_row.o \
 	src/accounting/budget_store.o \
 	src/accounting/budget_window.o \
+	src/accounting/charge_ledger.o \
+	src/accounting/charge_request.o \
 	src/accounting/charger.o \
+	src/accounting/charger_shmem.o \
 	src/accounting/functions.o \
 	src/accounting/joint.o \
 	src/accounting/pld.o \

@@ -44,7 +44,7 @@
 #include "budget.h"
 #include "budget_store.h"
 #include "calibrate.h"
-#include "charger.h"
+#include "charge_request.h"
 #include "compat.h"
 #include "describe.h"
 #include "guc.h"

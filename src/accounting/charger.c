@@ -62,6 +62,11 @@
  * over-charge, never an under-charge).  An idle charger exits after
  * dp_agg.charger_idle_timeout, so that DROP DATABASE is not blocked.
  *
+ * Files.  The requests, replies and slots are in charger_shmem.c, the
+ * backend's side (launch, submit, wait) in charge_request.c, the rows of
+ * the ledger in charge_ledger.c; this file is the charger's side: it
+ * decides and charges each batch, and runs the worker.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -107,579 +112,11 @@
 #include "budget_store.h"
 #include "calibrate.h"
 #include "charger.h"
+#include "charger_shmem.h"
+#include "charge_ledger.h"
 #include "compat.h"
 #include "guc.h"
 #include "pld_state.h"
-
-typedef enum RequestState
-{
-	REQ_IDLE = 0,
-	REQ_WRITING,
-	REQ_PENDING,
-	REQ_TAKEN,
-	REQ_DONE,
-	REQ_ORPHANED
-} RequestState;
-
-typedef enum ChargerState
-{
-	CHARGER_FREE = 0,
-	CHARGER_STARTING,
-	CHARGER_RUNNING
-} ChargerState;
-
-/*
- * Requests up to this size travel in the slot itself: a dynamic shared
- * memory segment per statement (create, attach, detach: several system
- * calls and page faults on each side) was a large part of the cost of a
- * charge.  A request holds the query text, the detail, the Renyi curve
- * (DP_RDP_ORDERS doubles) and the releases by kind (a few DpPldTerm).
- */
-#define CHARGE_INLINE_SIZE 8192
-
-typedef struct RequestSlot
-{
-	slock_t		mutex;			/* protects state, seq, dboid, charger */
-	RequestState state;
-	uint64		seq;			/* of the request in the slot */
-	Oid			dboid;
-	uint64		charger;		/* TAKEN: generation of the charger */
-	ConditionVariable cv;		/* the backend waits here */
-	/* owned by whoever the state names (see the head comment) */
-	DpChargeReply reply;
-	dsm_handle	handle;			/* DSM_HANDLE_INVALID: the request is inline */
-	uint32		inline_size;
-	char		inline_data[CHARGE_INLINE_SIZE];
-} RequestSlot;
-
-typedef struct ChargerSlot
-{
-	ChargerState state;
-	Oid			dboid;
-	uint64		generation;		/* of the charger claimed into it */
-	Latch	   *latch;			/* RUNNING: the charger's */
-	Latch	   *starter;		/* STARTING: the launching backend's */
-} ChargerSlot;
-
-typedef struct DpChargerShared
-{
-	LWLock	   *lock;			/* protects the charger slots */
-	uint64		next_generation;
-	int			n_chargers;
-	int			n_requests;
-	/* ChargerSlot[n_chargers], then RequestSlot[n_requests] */
-} DpChargerShared;
-
-/* what a launching backend tells its charger, in bgw_extra */
-typedef struct ChargerStart
-{
-	int			slot;
-	uint64		generation;
-} ChargerStart;
-
-static DpChargerShared *shared = NULL;
-static ChargerSlot *chargers = NULL;
-static RequestSlot *requests = NULL;
-
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-
-static int
-request_slots(void)
-{
-	return MaxBackends;
-}
-
-static Size
-shmem_size(void)
-{
-	Size		size = MAXALIGN(sizeof(DpChargerShared));
-
-	size = add_size(size, mul_size(dp_guc_max_databases, sizeof(ChargerSlot)));
-	size = add_size(size, mul_size(request_slots(), sizeof(RequestSlot)));
-	return size;
-}
-
-static void
-charger_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(shmem_size());
-	RequestNamedLWLockTranche("dp_agg", 1);
-}
-
-static void
-charger_shmem_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	shared = ShmemInitStruct("dp_agg charger", shmem_size(), &found);
-	chargers = (ChargerSlot *) ((char *) shared + MAXALIGN(sizeof(DpChargerShared)));
-	requests = (RequestSlot *) (chargers + dp_guc_max_databases);
-	if (!found)
-	{
-		memset(shared, 0, shmem_size());
-		shared->lock = &(GetNamedLWLockTranche("dp_agg"))->lock;
-		shared->next_generation = 1;
-		shared->n_chargers = dp_guc_max_databases;
-		shared->n_requests = request_slots();
-		for (int i = 0; i < shared->n_requests; i++)
-		{
-			SpinLockInit(&requests[i].mutex);
-			ConditionVariableInit(&requests[i].cv);
-		}
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* called from _PG_init */
-void
-dp_charger_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = charger_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = charger_shmem_startup;
-}
-
-/* ---------- both sides ---------- */
-
-/*
- * Wake the backends whose requests wait in PENDING for a charger of dboid:
- * called when that database's charger goes away or fails to start, so they
- * launch another.
- */
-static void
-wake_pending(Oid dboid)
-{
-	for (int i = 0; i < shared->n_requests; i++)
-	{
-		RequestSlot *s = &requests[i];
-		bool		wake;
-
-		SpinLockAcquire(&s->mutex);
-		wake = s->state == REQ_PENDING && s->dboid == dboid;
-		SpinLockRelease(&s->mutex);
-		if (wake)
-			ConditionVariableBroadcast(&s->cv);
-	}
-}
-
-/* is the charger of this generation registered and running? */
-static bool
-charger_running(uint64 generation)
-{
-	bool		running = false;
-
-	LWLockAcquire(shared->lock, LW_SHARED);
-	for (int i = 0; i < shared->n_chargers; i++)
-	{
-		if (chargers[i].generation == generation && chargers[i].state == CHARGER_RUNNING)
-			running = true;
-	}
-	LWLockRelease(shared->lock);
-	return running;
-}
-
-/*
- * Free charger slot i if it still holds this generation (and, with
- * only_starting, its charger has not registered yet); true if it did.
- */
-static bool
-release_charger_slot(int i, uint64 generation, bool only_starting)
-{
-	ChargerSlot *c = &chargers[i];
-	bool		released = false;
-
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	if (c->generation == generation && c->state != CHARGER_FREE &&
-		(!only_starting || c->state == CHARGER_STARTING))
-	{
-		c->state = CHARGER_FREE;
-		c->latch = NULL;
-		c->starter = NULL;
-		released = true;
-	}
-	LWLockRelease(shared->lock);
-	return released;
-}
-
-/* ---------- the backend's side ---------- */
-
-/* the request this backend is writing or waiting for, for the cleanup */
-static uint64 my_seq = 0;
-
-/* the claimed charger slot a launch is waiting on, for the cleanup */
-static int	launching_slot = -1;
-static uint64 launching_generation = 0;
-
-typedef struct ChargerRef
-{
-	ChargerState state;			/* CHARGER_FREE: this database has none */
-	Latch	   *latch;			/* RUNNING: to wake it */
-} ChargerRef;
-
-/* the charger of this database, as the charger slots say */
-static ChargerRef
-my_charger(void)
-{
-	ChargerRef	ref = {CHARGER_FREE, NULL};
-
-	LWLockAcquire(shared->lock, LW_SHARED);
-	for (int i = 0; i < shared->n_chargers; i++)
-	{
-		if (chargers[i].state != CHARGER_FREE && chargers[i].dboid == MyDatabaseId)
-		{
-			ref.state = chargers[i].state;
-			ref.latch = chargers[i].latch;
-		}
-	}
-	LWLockRelease(shared->lock);
-	return ref;
-}
-
-/*
- * Claim a charger slot for this database; -1 if another backend claimed one
- * first (its charger will take our request).
- */
-static int
-claim_charger_slot(uint64 *generation)
-{
-	int			claimed = -1;
-	bool		taken = false;
-	int			free_slot = -1;
-
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < shared->n_chargers; i++)
-	{
-		if (chargers[i].state != CHARGER_FREE && chargers[i].dboid == MyDatabaseId)
-			taken = true;
-		else if (chargers[i].state == CHARGER_FREE && free_slot < 0)
-			free_slot = i;
-	}
-	if (!taken && free_slot >= 0)
-	{
-		ChargerSlot *c = &chargers[free_slot];
-
-		c->state = CHARGER_STARTING;
-		c->dboid = MyDatabaseId;
-		c->generation = shared->next_generation++;
-		c->latch = NULL;
-		c->starter = MyLatch;
-		*generation = c->generation;
-		claimed = free_slot;
-	}
-	LWLockRelease(shared->lock);
-
-	if (!taken && claimed < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many databases are charging privacy budgets at the same time"),
-				 errdetail("Nothing was charged or released."),
-				 errhint("Raise dp_agg.max_databases (currently %d).", shared->n_chargers)));
-	return claimed;
-}
-
-/* the state of charger slot i if it still holds this generation, else FREE */
-static ChargerState
-charger_slot_state(int i, uint64 generation)
-{
-	ChargerState state = CHARGER_FREE;
-
-	LWLockAcquire(shared->lock, LW_SHARED);
-	if (chargers[i].generation == generation)
-		state = chargers[i].state;
-	LWLockRelease(shared->lock);
-	return state;
-}
-
-/*
- * Cleanup of a launch given up: give the claimed slot back, unless the
- * charger registered in the meantime (it runs and owns the slot).
- */
-static void
-unclaim_charger_slot(int code, Datum arg)
-{
-	if (launching_slot >= 0 &&
-		release_charger_slot(launching_slot, launching_generation, true))
-		wake_pending(MyDatabaseId);
-	launching_slot = -1;
-}
-
-static void
-charger_start_failed(void)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("could not start the dp_agg charger"),
-			 errdetail("Nothing was charged or released."),
-			 errhint("See the server log.")));
-}
-
-/*
- * Start the charger of claimed slot i and wait until it runs (it sets our
- * latch) or stops (the postmaster sets our latch: bgw_notify_pid).
- */
-static void
-launch_charger(int i, uint64 generation)
-{
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
-	ChargerStart start = {i, generation};
-
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dp_agg");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dp_charger_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "dp_agg charger for database %u", MyDatabaseId);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "dp_agg charger");
-	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
-	StaticAssertStmt(sizeof(ChargerStart) <= BGW_EXTRALEN, "ChargerStart fits in bgw_extra");
-	memcpy(bgw.bgw_extra, &start, sizeof(start));
-	bgw.bgw_notify_pid = MyProcPid;
-
-	launching_slot = i;
-	launching_generation = generation;
-	PG_ENSURE_ERROR_CLEANUP(unclaim_charger_slot, (Datum) 0);
-	{
-		pid_t		pid;
-
-		if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("could not start the dp_agg charger"),
-					 errdetail("Nothing was charged or released."),
-					 errhint("Raise max_worker_processes.")));
-		while (charger_slot_state(i, generation) == CHARGER_STARTING)
-		{
-			if (GetBackgroundWorkerPid(handle, &pid) == BGWH_STOPPED)
-				charger_start_failed();
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
-							 PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		if (charger_slot_state(i, generation) != CHARGER_RUNNING)
-			charger_start_failed();
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(unclaim_charger_slot, (Datum) 0);
-	launching_slot = -1;
-}
-
-/*
- * While our request is PENDING: wake this database's charger, or start one
- * if it has none.  Returns true if it started one (our latch was consumed:
- * the caller must look at the slot again before sleeping).
- */
-static bool
-prod_charger(void)
-{
-	ChargerRef	ref = my_charger();
-	uint64		generation;
-	int			i;
-
-	if (ref.state == CHARGER_RUNNING)
-		SetLatch(ref.latch);
-	if (ref.state != CHARGER_FREE)
-		return false;
-	i = claim_charger_slot(&generation);
-	if (i < 0)
-		return false;
-	ConditionVariableCancelSleep();
-	launch_charger(i, generation);
-	return true;
-}
-
-/* cleanup of a request given up: withdraw it unless a charger holds it */
-static void
-withdraw_request(int code, Datum arg)
-{
-	RequestSlot *s = &requests[DP_MY_PROC_INDEX()];
-
-	ConditionVariableCancelSleep();
-	SpinLockAcquire(&s->mutex);
-	if (s->seq == my_seq && (s->state == REQ_WRITING || s->state == REQ_PENDING))
-		s->state = REQ_IDLE;
-	SpinLockRelease(&s->mutex);
-}
-
-/*
- * Make the slot ours for a new request: wait while a charger still holds
- * the previous one (given up by this backend, or by a previous owner of
- * this PGPROC).  Returns the new request's sequence number.
- */
-static uint64
-begin_request(RequestSlot *s)
-{
-	for (;;)
-	{
-		RequestState state;
-		uint64		holder;
-		uint64		seq = 0;
-
-		SpinLockAcquire(&s->mutex);
-		state = s->state;
-		holder = s->charger;
-		SpinLockRelease(&s->mutex);
-		if (state == REQ_TAKEN && charger_running(holder))
-		{
-			ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-			continue;
-		}
-		SpinLockAcquire(&s->mutex);
-		if (s->state == state && s->charger == holder)
-		{
-			seq = ++s->seq;
-			s->state = REQ_WRITING;
-			s->dboid = MyDatabaseId;
-		}
-		SpinLockRelease(&s->mutex);
-		if (seq != 0)
-		{
-			ConditionVariableCancelSleep();
-			return seq;
-		}
-	}
-}
-
-/* write the request into the slot we own, or name its segment; publish it */
-static void
-publish_request(RequestSlot *s, const DpChargeRequest *req, dsm_segment *seg)
-{
-	if (seg != NULL)
-	{
-		s->handle = dsm_segment_handle(seg);
-		s->inline_size = 0;
-	}
-	else
-	{
-		s->handle = DSM_HANDLE_INVALID;
-		s->inline_size = req->size;
-		memcpy(s->inline_data, req, req->size);
-	}
-	SpinLockAcquire(&s->mutex);
-	s->state = REQ_PENDING;
-	SpinLockRelease(&s->mutex);
-}
-
-static void
-charger_exited(void)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("the dp_agg charger exited while charging this statement"),
-			 errdetail("The charge may or may not have been recorded; nothing was released."),
-			 errhint("Look for the statement in dp_agg.my_ledger before running it again.")));
-}
-
-/*
- * Is the slot still held by that charger?  Asked after finding it no longer
- * running: it may have answered just before it went.
- */
-static bool
-still_taken(RequestSlot *s, uint64 holder)
-{
-	bool		taken;
-
-	SpinLockAcquire(&s->mutex);
-	taken = s->state == REQ_TAKEN && s->charger == holder;
-	SpinLockRelease(&s->mutex);
-	return taken;
-}
-
-/*
- * Wait for the outcome of our published request: copy the reply out and
- * free the slot, or ERROR if the charger holding it exited.
- */
-static void
-await_reply(RequestSlot *s, DpChargeReply *reply)
-{
-	for (;;)
-	{
-		RequestState state;
-		uint64		holder;
-
-		SpinLockAcquire(&s->mutex);
-		state = s->state;
-		holder = s->charger;
-		SpinLockRelease(&s->mutex);
-
-		if (state == REQ_DONE)
-			*reply = s->reply;
-		if (state == REQ_DONE || state == REQ_ORPHANED)
-		{
-			ConditionVariableCancelSleep();
-			SpinLockAcquire(&s->mutex);
-			s->state = REQ_IDLE;
-			SpinLockRelease(&s->mutex);
-			if (state == REQ_ORPHANED)
-				charger_exited();
-			return;
-		}
-		if (state == REQ_TAKEN && !charger_running(holder) && still_taken(s, holder))
-			charger_exited();	/* left TAKEN: the next request takes the slot over */
-		if (state == REQ_PENDING && prod_charger())
-			continue;
-		if (state != REQ_PENDING && state != REQ_TAKEN)
-			elog(ERROR, "dp_agg: request slot in state %d while waiting", (int) state);
-		ConditionVariableSleep(&s->cv, PG_WAIT_EXTENSION);
-	}
-}
-
-/* the request's round trip, withdrawn if it is given up before a charger takes it */
-static void
-exchange(RequestSlot *slot, const DpChargeRequest *req, dsm_segment *seg, DpChargeReply *reply)
-{
-	PG_ENSURE_ERROR_CLEANUP(withdraw_request, (Datum) 0);
-	{
-		my_seq = 0;
-		my_seq = begin_request(slot);
-		/* prepared before the charger can answer: the first sleep waits */
-		ConditionVariablePrepareToSleep(&slot->cv);
-		publish_request(slot, req, seg);
-		await_reply(slot, reply);
-	}
-	PG_END_ENSURE_ERROR_CLEANUP(withdraw_request, (Datum) 0);
-}
-
-/*
- * Send a charge request to this database's charger and wait for its reply.
- * Interrupts are honoured while waiting; a request given up while the
- * charger holds it may still be charged, but its statement releases
- * nothing.
- */
-void
-dp_charger_submit(const DpChargeRequest *req, DpChargeReply *reply)
-{
-	int			me = DP_MY_PROC_INDEX();
-	RequestSlot *slot;
-	dsm_segment *seg = NULL;
-
-	if (shared == NULL || me < 0 || me >= shared->n_requests)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the dp_agg charge path is not available in this process"),
-				 errdetail("Nothing was charged or released.")));
-	slot = &requests[me];
-
-	if (req->size > CHARGE_INLINE_SIZE)
-	{
-		seg = dsm_create(req->size, 0);
-		memcpy(dsm_segment_address(seg), req, req->size);
-	}
-
-	exchange(slot, req, seg, reply);
-	if (seg != NULL)
-		dsm_detach(seg);
-}
 
 /* ---------- the charger's side ---------- */
 
@@ -806,15 +243,6 @@ remember_refused(const DpBudgetRow *row, const DpPldState *after, double certifi
 	r->after = *after;
 	r->certificate = certificate;
 }
-
-/* A budget during a batch: read and locked once, written once. */
-typedef struct BudgetState
-{
-	DpBudgetRow row;
-	TimestampTz window_end;		/* of the window it holds */
-	bool		dirty;
-	bool		frontier_dirty;
-} BudgetState;
 
 /* the budget a role or a relation has in this batch (NULL: none) */
 typedef struct KeyedBudget
@@ -1095,343 +523,6 @@ charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
 }
 
 /*
- * The ledger rows of a batch, written without SPI: an INSERT through SPI
- * per charge (parse-free, but an executor started and its CHECK
- * constraints compiled again for every row, and the detail parsed as
- * jsonb) was most of the charger's work per charge, and the charger is the
- * one process every charge goes through.  Per batch, the ledger is opened
- * once, with its indexes and its constraints compiled in one executor
- * state; per charge, the row is formed, its constraints checked
- * (ExecConstraints: NOT NULL and CHECK, as an INSERT checks them), and it
- * is inserted into the heap and every index (ExecInsertIndexTuples, as an
- * INSERT does).  id is the identity column's next value, at the clock.
- * The detail arrives as jsonb, converted by the statement's backend.  A
- * ledger that is not the one this code knows (a column it does not fill,
- * or triggers a DBA added) is written through SPI instead, so that
- * nothing an INSERT would do is skipped.
- */
-#define LEDGER_BASE_COLUMNS 9
-#define LEDGER_COLUMNS 12
-
-typedef struct LedgerWriter
-{
-	bool		direct;			/* false: through SQL */
-	bool		policies;		/* relations, budgets, windows (0.4 on) */
-	Relation	rel;
-	EState	   *estate;
-	ResultRelInfo *rri;
-	TupleTableSlot *slot;
-	Oid			seq;			/* of the identity column id */
-	AttrNumber	att[LEDGER_COLUMNS];
-} LedgerWriter;
-
-static const char *const ledger_columns[LEDGER_COLUMNS] = {
-	"id", "at", "role", "kind", "epsilon", "delta", "query", "detail", "rdp",
-	"relations", "budgets", "windows"
-};
-
-static Oid	ledger_relid = InvalidOid;
-static Oid	ledger_seq = InvalidOid;
-
-/*
- * The executor state of the ledger's writes, kept from batch to batch with
- * its compiled CHECK constraints (compiling them, from their stored node
- * trees, was a third of a small batch's work).  They are compiled again
- * when the relation's constraints differ from those compiled (their
- * number or text), and everything is dropped after an error.
- */
-static MemoryContext ledger_cxt = NULL;
-static EState *ledger_estate = NULL;
-static ResultRelInfo *ledger_rri = NULL;
-static int	ledger_ncheck = 0;
-static char **ledger_ccbin = NULL;
-
-static void
-ledger_forget(void)
-{
-	if (ledger_cxt != NULL)
-		MemoryContextDelete(ledger_cxt);
-	ledger_cxt = NULL;
-	ledger_estate = NULL;
-	ledger_rri = NULL;
-	ledger_ncheck = 0;
-	ledger_ccbin = NULL;
-	ledger_relid = InvalidOid;
-}
-
-/* are these the constraints compiled? */
-static bool
-ledger_same_checks(TupleConstr *constr)
-{
-	int			n = constr ? constr->num_check : 0;
-
-	if (n != ledger_ncheck)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (strcmp(constr->check[i].ccbin, ledger_ccbin[i]) != 0)
-			return false;
-	return true;
-}
-
-/* the writer's executor state and result relation, for this batch's relation */
-static void
-ledger_executor(LedgerWriter *w)
-{
-	TupleConstr *constr = RelationGetDescr(w->rel)->constr;
-	ExprState **compiled = NULL;
-
-	if (ledger_cxt != NULL && ledger_same_checks(constr))
-		compiled = DP_RRI_CHECK_EXPRS(ledger_rri);
-	else
-	{
-		MemoryContext old;
-
-		ledger_forget();
-		ledger_relid = RelationGetRelid(w->rel);
-		ledger_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg charger ledger",
-										   ALLOCSET_DEFAULT_SIZES);
-		old = MemoryContextSwitchTo(ledger_cxt);
-		ledger_estate = CreateExecutorState();
-		ledger_rri = makeNode(ResultRelInfo);
-		ledger_ncheck = constr ? constr->num_check : 0;
-		ledger_ccbin = palloc(sizeof(char *) * Max(ledger_ncheck, 1));
-		for (int i = 0; i < ledger_ncheck; i++)
-			ledger_ccbin[i] = pstrdup(constr->check[i].ccbin);
-		MemoryContextSwitchTo(old);
-	}
-	InitResultRelInfo(ledger_rri, w->rel, 0, NULL, 0);
-	DP_RRI_CHECK_EXPRS(ledger_rri) = compiled;	/* NULL: ExecConstraints compiles */
-	w->estate = ledger_estate;
-	w->rri = ledger_rri;
-}
-
-static void
-ledger_open(LedgerWriter *w)
-{
-	static uint64 generation = 0;
-	static Oid	relid = InvalidOid;
-	static AttrNumber att[LEDGER_COLUMNS];
-	bool		fresh = generation == 0 || generation != dp_budget_catalog_generation();
-	TupleDesc	desc;
-	int			live = 0;
-	int			known = 0;
-	bool		isnull;
-
-	memset(w, 0, sizeof(*w));
-	if (fresh)
-		relid = get_relname_relid("ledger", get_namespace_oid("dp_agg", false));
-	if (!OidIsValid(relid))
-		elog(ERROR, "dp_agg charger: dp_agg.ledger does not exist");
-	w->rel = table_open(relid, RowExclusiveLock);
-	/* the names of its columns, looked up again after an invalidation */
-	if (fresh || generation != dp_budget_catalog_generation())
-	{
-		for (int i = 0; i < LEDGER_COLUMNS; i++)
-			att[i] = get_attnum(relid, ledger_columns[i]);
-		ledger_seq = InvalidOid;
-		generation = dp_budget_catalog_generation();
-	}
-	memcpy(w->att, att, sizeof(att));
-	desc = RelationGetDescr(w->rel);
-	for (int i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped)
-			live++;
-	for (int i = 0; i < LEDGER_COLUMNS; i++)
-		if (w->att[i] != InvalidAttrNumber)
-			known++;
-	w->policies = w->att[LEDGER_BASE_COLUMNS] != InvalidAttrNumber &&
-		w->att[LEDGER_BASE_COLUMNS + 1] != InvalidAttrNumber &&
-		w->att[LEDGER_BASE_COLUMNS + 2] != InvalidAttrNumber;
-	/* the columns of 0.1 to 0.3, or of 0.4, and nothing else */
-	w->direct = live == known && (known == LEDGER_BASE_COLUMNS || known == LEDGER_COLUMNS) &&
-		w->rel->trigdesc == NULL && w->rel->rd_rel->relkind == RELKIND_RELATION;
-	for (int i = 0; i < LEDGER_BASE_COLUMNS && w->direct; i++)
-		w->direct = w->att[i] != InvalidAttrNumber;
-	if (!w->direct)
-		return;
-	/* the identity's sequence, looked up again only if the ledger is another table */
-	if (relid != ledger_relid || !OidIsValid(ledger_seq))
-	{
-		if (SPI_execute("SELECT pg_catalog.pg_get_serial_sequence('dp_agg.ledger', 'id')"
-						"::pg_catalog.regclass::pg_catalog.oid", true, 1) != SPI_OK_SELECT ||
-			SPI_processed != 1)
-			elog(ERROR, "dp_agg charger: could not find the sequence of dp_agg.ledger");
-		ledger_seq = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 1, &isnull));
-		if (isnull)
-			ledger_seq = InvalidOid;
-		ledger_relid = relid;
-	}
-	w->seq = ledger_seq;
-	if (!OidIsValid(w->seq))
-	{
-		w->direct = false;
-		return;
-	}
-	ledger_executor(w);
-	ExecOpenIndices(w->rri, false);
-	w->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-}
-
-static void
-ledger_close(LedgerWriter *w)
-{
-	if (w->rel == NULL)
-		return;
-	if (w->direct)
-	{
-		ExecDropSingleTupleTableSlot(w->slot);
-		ExecCloseIndices(w->rri);
-		w->rri->ri_RelationDesc = NULL;
-	}
-	table_close(w->rel, NoLock);
-	w->rel = NULL;
-}
-
-/* a float8[] datum of n values */
-static Datum
-float8_array_datum(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/* the relations a request read, as a regclass[] datum */
-static Datum
-relations_datum(const DpChargeRequest *req)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(req->n_relations, 1));
-
-	for (int i = 0; i < req->n_relations; i++)
-	{
-		Oid			rel;
-
-		memcpy(&rel, DP_REQUEST_RELATIONS(req) + sizeof(Oid) * i, sizeof(Oid));
-		d[i] = ObjectIdGetDatum(rel);
-	}
-	return PointerGetDatum(construct_array(d, req->n_relations, REGCLASSOID, sizeof(Oid), true,
-										   TYPALIGN_INT));
-}
-
-/* the budgets charged (bigint[]) and the start of each one's window (timestamptz[]) */
-static void
-budgets_datums(List *charged, Datum *budgets, Datum *windows)
-{
-	int			n = list_length(charged);
-	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *starts = palloc(sizeof(Datum) * Max(n, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-	int			i = 0;
-	ListCell   *lc;
-
-	foreach(lc, charged)
-	{
-		const DpBudgetRow *row = &((BudgetState *) lfirst(lc))->row;
-
-		ids[i] = Int64GetDatum(row->id);
-		starts[i] = TimestampTzGetDatum(row->window_start);
-		nulls[i] = !(row->has_window && row->has_window_start);
-		i++;
-	}
-	*budgets = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
-											   TYPALIGN_DOUBLE));
-	*windows = PointerGetDatum(construct_md_array(starts, nulls, 1, dims, lbs, TIMESTAMPTZOID,
-												  sizeof(TimestampTz), FLOAT8PASSBYVAL,
-												  TYPALIGN_DOUBLE));
-}
-
-/* the detail of a request: its jsonb, copied (aligned) */
-static Datum
-detail_datum(const DpChargeRequest *req)
-{
-	char	   *copy = palloc(req->detail_len);
-
-	memcpy(copy, DP_REQUEST_DETAIL(req), req->detail_len);
-	return PointerGetDatum(copy);
-}
-
-/* append one charge to the ledger; its id */
-static int64
-ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve, List *charged)
-{
-	TupleTableSlot *slot = w->slot;
-	Datum	   *values;
-	bool	   *nulls;
-	int64		id;
-	Datum		budgets,
-				windows;
-
-	if (w->policies)
-		budgets_datums(charged, &budgets, &windows);
-	if (!w->direct)
-	{
-		Datum		args[9];
-		Oid			types[9] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, JSONBOID,
-		FLOAT8ARRAYOID, REGCLASSARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID};
-		bool		isnull;
-
-		args[0] = ObjectIdGetDatum(req->role);
-		args[1] = Float8GetDatum(req->epsilon);
-		args[2] = Float8GetDatum(req->delta);
-		args[3] = CStringGetTextDatum(req->data);
-		args[4] = detail_datum(req);
-		args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
-		if (w->policies)
-		{
-			args[6] = relations_datum(req);
-			args[7] = budgets;
-			args[8] = windows;
-		}
-		if (SPI_execute_with_args(w->policies
-								  ? "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp, "
-								  "relations, budgets, windows) "
-								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"
-								  : "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
-								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6) RETURNING id",
-								  w->policies ? 9 : 6, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING ||
-			SPI_processed != 1)
-			elog(ERROR, "dp_agg charger: could not write the ledger");
-		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-										   &isnull));
-	}
-
-	ExecClearTuple(slot);
-	values = slot->tts_values;
-	nulls = slot->tts_isnull;
-	memset(nulls, 0, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	id = nextval_internal(w->seq, false);
-	values[w->att[0] - 1] = Int64GetDatum(id);
-	values[w->att[1] - 1] = TimestampTzGetDatum(GetCurrentTimestamp());
-	values[w->att[2] - 1] = ObjectIdGetDatum(req->role);
-	values[w->att[3] - 1] = CStringGetTextDatum("charge");
-	values[w->att[4] - 1] = Float8GetDatum(req->epsilon);
-	values[w->att[5] - 1] = Float8GetDatum(req->delta);
-	values[w->att[6] - 1] = CStringGetTextDatum(req->data);
-	values[w->att[7] - 1] = detail_datum(req);
-	values[w->att[8] - 1] = float8_array_datum(curve, DP_RDP_ORDERS);
-	if (w->policies)
-	{
-		values[w->att[9] - 1] = relations_datum(req);
-		values[w->att[10] - 1] = budgets;
-		values[w->att[11] - 1] = windows;
-	}
-	ExecStoreVirtualTuple(slot);
-	if (w->rel->rd_att->constr)
-		ExecConstraints(w->rri, slot, w->estate);
-	table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, NULL);
-	if (w->rri->ri_NumIndices > 0)
-		list_free(DP_INSERT_INDEX_TUPLES(w->rri, slot, w->estate));
-	ResetPerTupleExprContext(w->estate);
-	return id;
-}
-
-/*
  * Decide one request against every budget that pays for it (in memory)
  * and, if all of them admit it, charge each and append it to the ledger:
  * atomically, since the batch commits or rolls back as a whole, and
@@ -1513,7 +604,7 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 	i = 0;
 	foreach(lc, set)
 		charge_budget(lfirst(lc), req, curve, &stmt, &verdicts[i++]);
-	reply->ledger_id = ledger_append(ledger, req, curve, set);
+	reply->ledger_id = dp_ledger_append(ledger, req, curve, set);
 	reply->result = DP_CHARGE_OK;
 	if (set != NIL)
 		describe_budget(linitial(set), &verdicts[0], reply);
@@ -1644,7 +735,7 @@ process_batch(TakenRequest *batch, int n)
 		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
 		if (!dp_budget_store_open(&b.store, true))
 			elog(ERROR, "dp_agg charger: dp_agg.budget does not exist");
-		ledger_open(&ledger);
+		dp_ledger_open(&ledger);
 		for (int i = 0; i < n; i++)
 		{
 			DpChargeRequest *req = read_request(&batch[i]);
@@ -1658,7 +749,7 @@ process_batch(TakenRequest *batch, int n)
 			}
 			charge_one(req, &b, &ledger, &batch[i].reply);
 		}
-		ledger_close(&ledger);
+		dp_ledger_close(&ledger);
 		write_budgets(&b);
 		dp_budget_store_close(&b.store);
 		SPI_finish();
@@ -1676,7 +767,7 @@ process_batch(TakenRequest *batch, int n)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		ledger_forget();		/* look the ledger's sequence up again, recompile */
+		dp_ledger_forget();		/* look the ledger's sequence up again, recompile */
 		dp_budget_store_forget();
 		for (int i = 0; i < n; i++)
 		{
@@ -1716,9 +807,9 @@ static ChargerStart my_start = {-1, 0};
 static void
 charger_exit(int code, Datum arg)
 {
-	for (int i = 0; i < shared->n_requests; i++)
+	for (int i = 0; i < dp_charger_shared->n_requests; i++)
 	{
-		RequestSlot *s = &requests[i];
+		RequestSlot *s = &dp_request_slots[i];
 		bool		orphaned = false;
 
 		SpinLockAcquire(&s->mutex);
@@ -1731,8 +822,8 @@ charger_exit(int code, Datum arg)
 		if (orphaned)
 			ConditionVariableBroadcast(&s->cv);
 	}
-	if (release_charger_slot(my_start.slot, my_start.generation, false))
-		wake_pending(my_dboid);
+	if (dp_charger_release_slot(my_start.slot, my_start.generation, false))
+		dp_charger_wake_pending(my_dboid);
 }
 
 /*
@@ -1742,11 +833,11 @@ charger_exit(int code, Datum arg)
 static bool
 register_charger(void)
 {
-	ChargerSlot *c = &chargers[my_start.slot];
+	ChargerSlot *c = &dp_charger_slots[my_start.slot];
 	Latch	   *starter = NULL;
 	bool		ok = false;
 
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(dp_charger_shared->lock, LW_EXCLUSIVE);
 	if (c->generation == my_start.generation && c->state == CHARGER_STARTING)
 	{
 		c->state = CHARGER_RUNNING;
@@ -1755,7 +846,7 @@ register_charger(void)
 		c->starter = NULL;
 		ok = true;
 	}
-	LWLockRelease(shared->lock);
+	LWLockRelease(dp_charger_shared->lock);
 	if (starter != NULL)
 		SetLatch(starter);
 	return ok;
@@ -1770,9 +861,9 @@ take_requests(TakenRequest *batch, MemoryContext cxt)
 {
 	int			n = 0;
 
-	for (int i = 0; i < shared->n_requests; i++)
+	for (int i = 0; i < dp_charger_shared->n_requests; i++)
 	{
-		RequestSlot *s = &requests[i];
+		RequestSlot *s = &dp_request_slots[i];
 		bool		taken = false;
 
 		SpinLockAcquire(&s->mutex);
@@ -1807,7 +898,7 @@ reply_all(TakenRequest *batch, int n)
 {
 	for (int i = 0; i < n; i++)
 	{
-		RequestSlot *s = &requests[batch[i].slot];
+		RequestSlot *s = &dp_request_slots[batch[i].slot];
 
 		s->reply = batch[i].reply;	/* ours while TAKEN */
 		SpinLockAcquire(&s->mutex);
@@ -1829,19 +920,19 @@ retire(void)
 {
 	bool		pending = false;
 
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < shared->n_requests && !pending; i++)
+	LWLockAcquire(dp_charger_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < dp_charger_shared->n_requests && !pending; i++)
 	{
-		SpinLockAcquire(&requests[i].mutex);
-		pending = requests[i].state == REQ_PENDING && requests[i].dboid == my_dboid;
-		SpinLockRelease(&requests[i].mutex);
+		SpinLockAcquire(&dp_request_slots[i].mutex);
+		pending = dp_request_slots[i].state == REQ_PENDING && dp_request_slots[i].dboid == my_dboid;
+		SpinLockRelease(&dp_request_slots[i].mutex);
 	}
-	if (!pending && chargers[my_start.slot].generation == my_start.generation)
+	if (!pending && dp_charger_slots[my_start.slot].generation == my_start.generation)
 	{
-		chargers[my_start.slot].state = CHARGER_FREE;
-		chargers[my_start.slot].latch = NULL;
+		dp_charger_slots[my_start.slot].state = CHARGER_FREE;
+		dp_charger_slots[my_start.slot].latch = NULL;
 	}
-	LWLockRelease(shared->lock);
+	LWLockRelease(dp_charger_shared->lock);
 	return !pending;
 }
 
@@ -1897,8 +988,8 @@ dp_charger_main(Datum arg)
 
 	my_dboid = DatumGetObjectId(arg);
 	memcpy(&my_start, MyBgworkerEntry->bgw_extra, sizeof(my_start));
-	if (my_start.slot < 0 || my_start.slot >= shared->n_chargers)
-		elog(FATAL, "dp_agg charger: started for slot %d of %d", my_start.slot, shared->n_chargers);
+	if (my_start.slot < 0 || my_start.slot >= dp_charger_shared->n_chargers)
+		elog(FATAL, "dp_agg charger: started for slot %d of %d", my_start.slot, dp_charger_shared->n_chargers);
 	on_shmem_exit(charger_exit, (Datum) 0);
 
 	pqsignal(SIGTERM, die);
@@ -1909,7 +1000,7 @@ dp_charger_main(Datum arg)
 	if (!register_charger())
 		proc_exit(0);
 
-	batch = MemoryContextAlloc(TopMemoryContext, sizeof(TakenRequest) * shared->n_requests);
+	batch = MemoryContextAlloc(TopMemoryContext, sizeof(TakenRequest) * dp_charger_shared->n_requests);
 	batch_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg charger batch",
 									  ALLOCSET_DEFAULT_SIZES);
 	idle_since = GetCurrentTimestamp();
