@@ -73,6 +73,8 @@ OBJS += \
 	src/selection/domain_api.o \
 	src/selection/domain_catalog.o \
 	src/selection/domain_exec.o \
+	src/selection/domain_group.o \
+	src/selection/domain_rows.o \
 	src/selection/key_list.o \
 	src/selection/keyset.o \
 	src/selection/public_domain.o \

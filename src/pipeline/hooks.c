@@ -45,6 +45,8 @@
 #include "dist_exec.h"
 #include "dist_plan.h"
 #include "domain_exec.h"
+#include "domain_group.h"
+#include "domain_rows.h"
 #include "error_bars.h"
 #include "guard.h"
 #include "guc.h"

@@ -58,6 +58,10 @@
  * unit still contributes to at most k groups, and every key is released.
  * Parallel plans append the domain's rows to the table's in one worker.
  *
+ * Here: the levels of a statement and where each key's domain comes from;
+ * the grouping by the index is domain_group.c, the domain's rows
+ * domain_rows.c.
+ *
  * The guard accepts such a level only in this shape (guard.c): dp_public
  * in the qual of the aggregation, with this file's location, and the
  * domain's generate_series below it.
@@ -100,53 +104,36 @@ typedef struct Factor
 	List	   *tuples;			/* Const ** of list_length(cols) each */
 } Factor;
 
-/* a DP query level with GROUP BY */
-typedef struct Level
-{
-	Query	   *q;
-	DpKeyList  *list;			/* its key list (key_list.c), or NULL */
-	int		   *list_col;		/* each list column's key set column, or -1 */
-	bool		public;
-	DpDomain	domain;
-	List	   *consumed;		/* the WHERE conjuncts the domain replaces */
-	FuncExpr   *gi;				/* domain_index(...) of the keys */
-	bool		applied;
-} Level;
 
-typedef struct Context
-{
-	List	   *levels;			/* Level * */
-} Context;
-
-static Context *current = NULL;
+DpDomainContext *dp_domain_current = NULL;
 
 /* ---------- the levels of a statement ---------- */
 
 void *
 dp_domain_begin(void)
 {
-	Context    *saved = current;
+	DpDomainContext *saved = dp_domain_current;
 
-	current = palloc0(sizeof(Context));
+	dp_domain_current = palloc0(sizeof(DpDomainContext));
 	return saved;
 }
 
 void
 dp_domain_end(void *saved)
 {
-	current = (Context *) saved;
+	dp_domain_current = (DpDomainContext *) saved;
 }
 
-static Level *
-find_level(Query *q)
+DpDomainLevel *
+dp_domain_find_level(Query *q)
 {
 	ListCell   *lc;
 
-	if (current == NULL)
+	if (dp_domain_current == NULL)
 		return NULL;
-	foreach(lc, current->levels)
+	foreach(lc, dp_domain_current->levels)
 	{
-		Level	   *l = lfirst(lc);
+		DpDomainLevel *l = lfirst(lc);
 
 		if (l->q == q)
 			return l;
@@ -154,16 +141,16 @@ find_level(Query *q)
 	return NULL;
 }
 
-static Level *
+static DpDomainLevel *
 level_of(Query *q)
 {
-	Level	   *l = find_level(q);
+	DpDomainLevel *l = dp_domain_find_level(q);
 
 	if (l == NULL)
 	{
-		l = palloc0(sizeof(Level));
+		l = palloc0(sizeof(DpDomainLevel));
 		l->q = q;
-		current->levels = lappend(current->levels, l);
+		dp_domain_current->levels = lappend(dp_domain_current->levels, l);
 	}
 	return l;
 }
@@ -193,22 +180,21 @@ is_dp_level(Query *q)
 		(dp_here_walker((Node *) q->targetList, NULL) || dp_here_walker(q->havingQual, NULL));
 }
 
-typedef void (*LevelFn) (Query *q);
 
 /* fn on every query level of the statement, inner ones first */
-static void
-walk_levels(Query *q, LevelFn fn)
+void
+dp_domain_walk_levels(Query *q, DpDomainLevelFn fn)
 {
 	ListCell   *lc;
 
 	foreach(lc, q->cteList)
-		walk_levels(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery), fn);
+		dp_domain_walk_levels(castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery), fn);
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
 		if (rte->rtekind == RTE_SUBQUERY)
-			walk_levels(rte->subquery, fn);
+			dp_domain_walk_levels(rte->subquery, fn);
 	}
 	fn(q);
 }
@@ -232,9 +218,9 @@ prepare_level(Query *q)
 void
 dp_domain_prepare(Query *query)
 {
-	if (current == NULL || query->commandType == CMD_UTILITY || !dp_extension_present())
+	if (dp_domain_current == NULL || query->commandType == CMD_UTILITY || !dp_extension_present())
 		return;
-	walk_levels(query, prepare_level);
+	dp_domain_walk_levels(query, prepare_level);
 }
 
 /* ---------- small helpers ---------- */
@@ -246,8 +232,8 @@ max_keys(void)
 }
 
 /* the conjuncts of quals, flattened */
-static List *
-conjuncts(Node *quals)
+List *
+dp_domain_conjuncts(Node *quals)
 {
 	List	   *result = NIL;
 	ListCell   *lc;
@@ -257,13 +243,13 @@ conjuncts(Node *quals)
 	if (IsA(quals, BoolExpr) && ((BoolExpr *) quals)->boolop == AND_EXPR)
 	{
 		foreach(lc, ((BoolExpr *) quals)->args)
-			result = list_concat(result, conjuncts(lfirst(lc)));
+			result = list_concat(result, dp_domain_conjuncts(lfirst(lc)));
 		return result;
 	}
 	if (IsA(quals, List))
 	{
 		foreach(lc, (List *) quals)
-			result = list_concat(result, conjuncts(lfirst(lc)));
+			result = list_concat(result, dp_domain_conjuncts(lfirst(lc)));
 		return result;
 	}
 	return list_make1(quals);
@@ -384,8 +370,8 @@ to_base(const Base *b, Node *expr)
 }
 
 /* does q read one FROM item, row by row?  its item's index */
-static bool
-row_source(Query *q, bool below, Index *rti)
+bool
+dp_domain_row_source(Query *q, bool below, Index *rti)
 {
 	if (q->commandType != CMD_SELECT || q->setOperations != NULL ||
 		list_length(q->jointree->fromlist) != 1 ||
@@ -404,7 +390,7 @@ base_of(Query *q)
 {
 	Base		none = {InvalidOid, 0, NIL, NIL};
 	Base		b = none;
-	List	   *quals = conjuncts(q->jointree->quals);
+	List	   *quals = dp_domain_conjuncts(q->jointree->quals);
 	Query	   *cur = q;
 	ListCell   *lc;
 
@@ -415,11 +401,11 @@ base_of(Query *q)
 		Substitute *s;
 		List	   *mapped = NIL;
 
-		if (!row_source(cur, cur != q, &rti))
+		if (!dp_domain_row_source(cur, cur != q, &rti))
 			return none;
 		rte = rt_fetch(rti, cur->rtable);
 		if (cur != q)
-			quals = list_concat(quals, conjuncts(cur->jointree->quals));
+			quals = list_concat(quals, dp_domain_conjuncts(cur->jointree->quals));
 		if (rte->rtekind == RTE_RELATION)
 		{
 			b.relid = rte->relid;
@@ -616,7 +602,7 @@ usable_key(Query *q, SortGroupClause *gc, Node *key)
  * error, not a private selection).
  */
 static bool
-key_domain(Level *l, const Base *b, List *quals, Node *key, List **keys,
+key_domain(DpDomainLevel *l, const Base *b, List *quals, Node *key, List **keys,
 		   const char **source, bool *listed)
 {
 	Node	   *which = NULL;
@@ -676,18 +662,8 @@ key_domain(Level *l, const Base *b, List *quals, Node *key, List **keys,
 
 /* ---------- the level's output ---------- */
 
-/*
- * Replace, outside the level's aggregates, every expression equal to one
- * of keys by its replacement.
- */
-typedef struct Replace
-{
-	List	   *from;
-	List	   *to;
-} Replace;
-
-static Node *
-replace_mutator(Node *node, Replace *r)
+Node *
+dp_domain_replace_mutator(Node *node, DpDomainReplace *r)
 {
 	ListCell   *f,
 			   *t;
@@ -701,7 +677,7 @@ replace_mutator(Node *node, Replace *r)
 	}
 	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0)
 		return node;
-	return expression_tree_mutator(node, replace_mutator, r);
+	return expression_tree_mutator(node, dp_domain_replace_mutator, r);
 }
 
 /* a Var of the level outside its aggregates? */
@@ -739,13 +715,13 @@ placeholder_null_mutator(Node *node, void *context)
 static bool
 output_from_keys(Query *q, List *keys)
 {
-	Replace		r = {keys, NIL};
+	DpDomainReplace r = {keys, NIL};
 	ListCell   *lc;
 
 	foreach(lc, keys)
 		r.to = lappend(r.to, makeNullConst(exprType(lfirst(lc)), -1, InvalidOid));
-	return !free_var_walker(replace_mutator(placeholder_null_mutator((Node *) q->targetList, NULL), &r), NULL) &&
-		!free_var_walker(replace_mutator(placeholder_null_mutator(q->havingQual, NULL), &r), NULL);
+	return !free_var_walker(dp_domain_replace_mutator(placeholder_null_mutator((Node *) q->targetList, NULL), &r), NULL) &&
+		!free_var_walker(dp_domain_replace_mutator(placeholder_null_mutator(q->havingQual, NULL), &r), NULL);
 }
 
 /* ---------- resolving a level ---------- */
@@ -848,7 +824,7 @@ matched_column(DpKeyList *kl, Node *key)
 static void
 resolve_level(Query *q)
 {
-	Level	   *l;
+	DpDomainLevel *l;
 	DpKeyList  *kl;
 	List	   *keys = NIL;		/* the hashed keys: GROUP BY expressions */
 	List	   *coltypes = NIL;	/* every column's type: Const NULLs */
@@ -877,7 +853,7 @@ resolve_level(Query *q)
 	kl = l->list;
 	flatten_group_rte(q);
 	b = base_of(q);
-	quals = conjuncts(q->jointree->quals);
+	quals = dp_domain_conjuncts(q->jointree->quals);
 	if (kl != NULL)
 	{
 		listfactor = palloc0(sizeof(Factor));
@@ -1072,364 +1048,18 @@ resolve_level(Query *q)
 void
 dp_domain_resolve(Query *query)
 {
-	if (current == NULL || query->commandType == CMD_UTILITY)
+	if (dp_domain_current == NULL || query->commandType == CMD_UTILITY)
 		return;
-	walk_levels(query, resolve_level);
+	dp_domain_walk_levels(query, resolve_level);
 }
 
 /* the public domain of a query level, NULL if it has none */
 const DpDomain *
 dp_domain_of_level(Query *level)
 {
-	Level	   *l = find_level(level);
+	DpDomainLevel *l = dp_domain_find_level(level);
 
 	return l != NULL && l->public ? &l->domain : NULL;
-}
-
-/* ---------- grouping by the index ---------- */
-
-static FuncExpr *
-domain_key_call(const DpDomain *d, Node *index, int col)
-{
-	Node	   *key = list_nth(d->coltypes, col);
-	FuncExpr   *f;
-
-	f = makeFuncExpr(dp_domain_key_oid(), exprType(key),
-					 list_make4(copyObject(d->keyset), copyObject(index),
-								makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-										  Int32GetDatum(col), false, true),
-								makeNullConst(exprType(key), -1, InvalidOid)),
-					 exprCollation(key), InvalidOid, COERCE_EXPLICIT_CALL);
-	f->location = DP_DOMAIN_LOCATION;
-	return f;
-}
-
-/* the key of column col, with the key's own typmod */
-static Node *
-domain_key_expr(const DpDomain *d, Node *index, int col)
-{
-	Node	   *key = list_nth(d->coltypes, col);
-	Node	   *f = (Node *) domain_key_call(d, index, col);
-
-	if (exprTypmod(key) != -1)
-		f = (Node *) makeRelabelType((Expr *) f, exprType(key), exprTypmod(key),
-									 exprCollation(key), COERCE_IMPLICIT_CAST);
-	return f;
-}
-
-/* the placeholders of a key list's columns (key_list.c), filled */
-typedef struct Fill
-{
-	Level	   *l;
-	Node	   *gi;
-} Fill;
-
-static Node *
-fill_mutator(Node *node, Fill *f)
-{
-	int			col;
-
-	if (node == NULL)
-		return NULL;
-	if (dp_key_list_placeholder(node, &col))
-	{
-		if (col < 0 || col >= f->l->list->ncols || f->l->list_col[col] < 0)
-			elog(ERROR, "dp_agg: a column of a key list that is not a GROUP BY key");
-		return domain_key_expr(&f->l->domain, f->gi, f->l->list_col[col]);
-	}
-	return expression_tree_mutator(node, fill_mutator, f);
-}
-
-static Index
-max_sortgroupref(List *tlist)
-{
-	Index		ref = 0;
-	ListCell   *lc;
-
-	foreach(lc, tlist)
-		ref = Max(ref, lfirst_node(TargetEntry, lc)->ressortgroupref);
-	return ref;
-}
-
-/* does the level read a relation with a privacy unit directly (privacy_unit.c)? */
-static bool
-reads_unit(Query *q)
-{
-	Index		rti;
-	RangeTblEntry *rte;
-	DpUnit		unit;
-
-	if (!row_source(q, false, &rti))
-		return false;
-	rte = rt_fetch(rti, q->rtable);
-	return rte->rtekind == RTE_RELATION && dp_unit_of_read(rte->relid, !rte->inh, &unit);
-}
-
-static void
-apply_level(Query *q)
-{
-	Level	   *l = find_level(q);
-	DpDomain   *d;
-	FuncExpr   *gi;
-	TargetEntry *tle;
-	SortGroupClause *gc = makeNode(SortGroupClause);
-	Replace		r = {NIL, NIL};
-	List	   *quals;
-	ListCell   *lc;
-	int			col = 0;
-
-	if (l == NULL || !l->public || l->applied)
-		return;
-	d = &l->domain;
-	gi = makeFuncExpr(dp_domain_index_oid(), INT4OID,
-					  lcons(copyObject(d->keyset), copyObject(d->keys)),
-					  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-	gi->location = DP_DOMAIN_LOCATION;
-	l->gi = gi;
-
-	/* outside the aggregates, each key is the domain's key of the group's index */
-	foreach(lc, d->keys)
-	{
-		r.from = lappend(r.from, lfirst(lc));
-		r.to = lappend(r.to, domain_key_expr(d, (Node *) gi, col++));
-	}
-	q->targetList = (List *) replace_mutator((Node *) q->targetList, &r);
-	q->havingQual = replace_mutator(q->havingQual, &r);
-	/* a key list's other columns too */
-	if (l->list != NULL)
-	{
-		Fill		fill = {l, (Node *) gi};
-
-		q->targetList = (List *) fill_mutator((Node *) q->targetList, &fill);
-		q->havingQual = fill_mutator(q->havingQual, &fill);
-	}
-
-	tle = makeTargetEntry((Expr *) copyObject(gi), list_length(q->targetList) + 1,
-						  pstrdup("dp_domain_index"), true);
-	tle->ressortgroupref = max_sortgroupref(q->targetList) + 1;
-	q->targetList = lappend(q->targetList, tle);
-	gc->tleSortGroupRef = tle->ressortgroupref;
-	gc->eqop = Int4EqualOperator;
-	gc->sortop = Int4LessOperator;
-	gc->nulls_first = false;
-	gc->hashable = true;
-	q->groupClause = list_make1(gc);
-
-	/* the WHERE conjuncts the domain replaces (rows outside it are dropped anyway) */
-	quals = NIL;
-	foreach(lc, conjuncts(q->jointree->quals))
-	{
-		if (!list_member_ptr(l->consumed, lfirst(lc)))
-			quals = lappend(quals, lfirst(lc));
-	}
-	/*
-	 * with a privacy unit, only the rows of the domain are bounded, so that
-	 * each unit's groups are groups of the domain
-	 */
-	if (reads_unit(q))
-	{
-		NullTest   *nt = makeNode(NullTest);
-
-		nt->arg = (Expr *) copyObject(gi);
-		nt->nulltesttype = IS_NOT_NULL;
-		nt->argisrow = false;
-		nt->location = DP_DOMAIN_LOCATION;
-		quals = lappend(quals, nt);
-	}
-	q->jointree->quals = (Node *) make_ands_explicit(quals);
-	if (quals == NIL)
-		q->jointree->quals = NULL;
-	l->applied = true;
-}
-
-/*
- * Before the rewrite of privacy units and the private selection: group
- * each level with a public domain by the index of its keys in the domain.
- */
-void
-dp_domain_apply(Query *query)
-{
-	if (current == NULL || query->commandType == CMD_UTILITY)
-		return;
-	walk_levels(query, apply_level);
-}
-
-/* ---------- the domain's rows ---------- */
-
-/*
- * The level's Vars (outside sub-queries), distinct, but for those of its
- * group expression g, which becomes column 1 of the union
- */
-typedef struct Columns
-{
-	Node	   *g;
-	List	   *vars;			/* the level's Vars, distinct */
-} Columns;
-
-static bool
-collect_vars_walker(Node *node, Columns *c)
-{
-	if (node == NULL)
-		return false;
-	if (equal(node, c->g))
-		return false;
-	if (IsA(node, Var))
-	{
-		Var		   *v = (Var *) node;
-		ListCell   *lc;
-
-		if (v->varlevelsup != 0)
-			return false;
-		foreach(lc, c->vars)
-		{
-			Var		   *w = lfirst(lc);
-
-			if (w->varno == v->varno && w->varattno == v->varattno)
-				return false;
-		}
-		c->vars = lappend(c->vars, v);
-		return false;
-	}
-	if (IsA(node, Query))
-		return false;
-	return expression_tree_walker(node, collect_vars_walker, c);
-}
-
-/* the level's expressions over the union: g is column 1, the Vars from 3 */
-static Node *
-to_union_mutator(Node *node, Columns *c)
-{
-	if (node == NULL)
-		return NULL;
-	if (equal(node, c->g))
-		return (Node *) makeVar(1, 1, INT4OID, -1, InvalidOid, 0);
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
-	{
-		Var		   *v = (Var *) node;
-		ListCell   *lc;
-		int			i = 0;
-
-		foreach(lc, c->vars)
-		{
-			Var		   *w = lfirst(lc);
-
-			if (w->varno == v->varno && w->varattno == v->varattno)
-				return (Node *) makeVar(1, 3 + i, v->vartype, v->vartypmod, v->varcollid, 0);
-			i++;
-		}
-		elog(ERROR, "dp_agg: a column of a level with a public domain was not collected");
-	}
-	if (IsA(node, Query))
-		return node;
-	return expression_tree_mutator(node, to_union_mutator, c);
-}
-
-static RangeTblEntry *
-subquery_rte(Query *sub, const char *name, bool in_from)
-{
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	List	   *colnames = NIL;
-	ListCell   *lc;
-
-	foreach(lc, sub->targetList)
-		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = sub;
-	rte->alias = makeAlias(name, NIL);
-	rte->eref = makeAlias(name, colnames);
-	rte->inFromCl = in_from;
-	return rte;
-}
-
-static Query *
-new_select(void)
-{
-	Query	   *q = makeNode(Query);
-
-	q->commandType = CMD_SELECT;
-	q->querySource = QSRC_PARSER;
-	q->canSetTag = true;
-	return q;
-}
-
-/* SELECT g, true, NULL, ... FROM generate_series(0, N - 1) g */
-static Query *
-domain_rows(int nkeys, List *vars)
-{
-	Query	   *q = new_select();
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	RangeTblFunction *rtf = makeNode(RangeTblFunction);
-	FuncExpr   *series;
-	RangeTblRef *ref = makeNode(RangeTblRef);
-	ListCell   *lc;
-	int			resno = 1;
-
-	series = makeFuncExpr(F_GENERATE_SERIES_INT4_INT4, INT4OID,
-						  list_make2(makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-											   Int32GetDatum(0), false, true),
-									 makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
-											   Int32GetDatum(nkeys - 1), false, true)),
-						  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
-	series->funcretset = true;
-	series->location = DP_DOMAIN_LOCATION;
-	rtf->funcexpr = (Node *) series;
-	rtf->funccolcount = 1;
-	rte->rtekind = RTE_FUNCTION;
-	rte->functions = list_make1(rtf);
-	rte->alias = makeAlias("dp_domain", NIL);
-	rte->eref = makeAlias("dp_domain", list_make1(makeString(pstrdup("g"))));
-	rte->inFromCl = true;
-	q->rtable = list_make1(rte);
-	ref->rtindex = 1;
-	q->jointree = makeFromExpr(list_make1(ref), NULL);
-	q->targetList = list_make2(makeTargetEntry((Expr *) makeVar(1, 1, INT4OID, -1, InvalidOid, 0),
-											   resno, pstrdup("gi"), false),
-							   makeTargetEntry((Expr *) makeBoolConst(true, false),
-											   resno + 1, pstrdup("dom"), false));
-	resno += 2;
-	foreach(lc, vars)
-	{
-		Var		   *v = lfirst(lc);
-
-		q->targetList = lappend(q->targetList,
-								makeTargetEntry((Expr *) makeNullConst(v->vartype, v->vartypmod,
-																	   v->varcollid),
-												resno, psprintf("v%d", resno), false));
-		resno++;
-	}
-	return q;
-}
-
-/* WHERE dom IS NULL: the domain's rows reach no DP aggregate */
-static Node *
-not_domain_row(void)
-{
-	NullTest   *nt = makeNode(NullTest);
-
-	nt->arg = (Expr *) makeVar(1, 2, BOOLOID, -1, InvalidOid, 0);
-	nt->nulltesttype = IS_NULL;
-	nt->argisrow = false;
-	nt->location = DP_DOMAIN_LOCATION;
-	return (Node *) nt;
-}
-
-static Node *
-filter_mutator(Node *node, void *context)
-{
-	if (node == NULL)
-		return NULL;
-	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0 &&
-		dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
-	{
-		Aggref	   *a = (Aggref *) copyObject(node);
-
-		a->aggfilter = a->aggfilter == NULL ? (Expr *) not_domain_row()
-			: make_andclause(list_make2(not_domain_row(), a->aggfilter));
-		return (Node *) a;
-	}
-	if (IsA(node, Query))
-		return node;
-	return expression_tree_mutator(node, filter_mutator, context);
 }
 
 /* dp_agg.dp_public(NULL::internal, dom, N) */
@@ -1473,130 +1103,11 @@ make_public(int nkeys)
 	return a;
 }
 
-static void
-inject_level(Query *q)
-{
-	Level	   *l = find_level(q);
-	TargetEntry *gtle;
-	Columns		c = {NULL, NIL};
-	Query	   *table;
-	Query	   *rows;
-	Query	   *u;
-	SetOperationStmt *op;
-	RangeTblRef *lref = makeNode(RangeTblRef);
-	RangeTblRef *rref = makeNode(RangeTblRef);
-	RangeTblRef *ref = makeNode(RangeTblRef);
-	ListCell   *lc;
-	int			resno = 1;
-
-	if (l == NULL || !l->applied)
-		return;
-	if (list_length(q->groupClause) != 1)
-		elog(ERROR, "dp_agg: a level with a public domain groups by more than its index");
-	gtle = get_sortgroupclause_tle(linitial(q->groupClause), q->targetList);
-	c.g = copyObject((Node *) gtle->expr);
-	(void) collect_vars_walker((Node *) q->targetList, &c);
-	(void) collect_vars_walker(q->havingQual, &c);
-
-	/* the table's rows: the level's FROM and WHERE, unchanged */
-	table = new_select();
-	table->rtable = q->rtable;
-#ifdef DP_HAVE_RTEPERMINFO
-	table->rteperminfos = q->rteperminfos;
-#endif
-	table->jointree = q->jointree;
-	table->hasSubLinks = q->hasSubLinks;
-	table->targetList = list_make2(makeTargetEntry((Expr *) c.g, resno, pstrdup("gi"), false),
-								   makeTargetEntry((Expr *) makeNullConst(BOOLOID, -1, InvalidOid),
-												   resno + 1, pstrdup("dom"), false));
-	resno += 2;
-	foreach(lc, c.vars)
-	{
-		table->targetList = lappend(table->targetList,
-									makeTargetEntry((Expr *) copyObject(lfirst(lc)), resno,
-													psprintf("v%d", resno), false));
-		resno++;
-	}
-	rows = domain_rows(l->domain.nkeys, c.vars);
-
-	/* table UNION ALL rows */
-	u = new_select();
-	u->rtable = list_make2(subquery_rte(table, "dp_domain_table", false),
-						   subquery_rte(rows, "dp_domain_rows", false));
-	u->jointree = makeFromExpr(NIL, NULL);
-	op = makeNode(SetOperationStmt);
-	op->op = SETOP_UNION;
-	op->all = true;
-	lref->rtindex = 1;
-	rref->rtindex = 2;
-	op->larg = (Node *) lref;
-	op->rarg = (Node *) rref;
-	resno = 1;
-	foreach(lc, table->targetList)
-	{
-		TargetEntry *t = lfirst(lc);
-		Node	   *e = (Node *) t->expr;
-
-		op->colTypes = lappend_oid(op->colTypes, exprType(e));
-		op->colTypmods = lappend_int(op->colTypmods, exprTypmod(e));
-		op->colCollations = lappend_oid(op->colCollations, exprCollation(e));
-		u->targetList = lappend(u->targetList,
-								makeTargetEntry((Expr *) makeVar(1, resno, exprType(e), exprTypmod(e),
-																 exprCollation(e), 0),
-												resno, pstrdup(t->resname), false));
-		resno++;
-	}
-	u->setOperations = (Node *) op;
-
-	/* the level reads the union; its DP aggregates skip the domain's rows */
-	q->targetList = (List *) to_union_mutator((Node *) q->targetList, &c);
-	q->havingQual = to_union_mutator(q->havingQual, &c);
-	q->targetList = (List *) filter_mutator((Node *) q->targetList, NULL);
-	q->havingQual = filter_mutator(q->havingQual, NULL);
-	q->havingQual = q->havingQual == NULL ? (Node *) make_public(l->domain.nkeys)
-		: (Node *) make_andclause(list_make2(make_public(l->domain.nkeys), q->havingQual));
-	q->rtable = list_make1(subquery_rte(u, "dp_domain", true));
-#ifdef DP_HAVE_RTEPERMINFO
-	q->rteperminfos = NIL;
-#endif
-	ref->rtindex = 1;
-	q->jointree = makeFromExpr(list_make1(ref), NULL);
-	q->hasSubLinks = false;
-}
-
-/*
- * After the rewrite of privacy units and the private selection: add the
- * domain's rows to the input of each level with a public domain, keep them
- * out of its DP aggregates, and release only groups of the domain (the
- * file's comment).
- */
-void
-dp_domain_inject(Query *query)
-{
-	if (current == NULL || query->commandType == CMD_UTILITY)
-		return;
-	walk_levels(query, inject_level);
-}
-
-/*
- * The FILTER that keeps a public domain's own rows out of an aggregate of
- * a level (top_k.c), NULL if the level has no public domain
- */
-Node *
-dp_domain_row_filter(Query *level)
-{
-	Level	   *l = find_level(level);
-
-	if (l == NULL || !l->applied)
-		return NULL;
-	return not_domain_row();
-}
-
 /* is this level's grouping a public domain's (selection.c skips it)? */
 bool
 dp_domain_level_public(Query *level)
 {
-	Level	   *l = find_level(level);
+	DpDomainLevel *l = dp_domain_find_level(level);
 
 	return l != NULL && l->public;
 }

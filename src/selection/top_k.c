@@ -79,6 +79,7 @@
 #include "calibrate.h"
 #include "catalog.h"
 #include "compat.h"
+#include "domain_rows.h"
 #include "noise.h"
 #include "noise_param.h"
 #include "public_domain.h"
