@@ -107,6 +107,7 @@ OBJS += \
 	src/accounting/functions.o \
 	src/accounting/joint.o \
 	src/accounting/pld.o \
+	src/accounting/pld_release.o \
 	src/accounting/pld_state.o \
 	src/accounting/price.o \
 	src/accounting/rdp_laplace.o \

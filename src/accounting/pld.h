@@ -11,27 +11,7 @@
 
 #include "c.h"
 
-typedef enum DpPldMechanism
-{
-	DP_PLD_LAPLACE,				/* discrete Laplace, P[X = x] ~ exp(-|x| / scale) */
-	DP_PLD_GAUSSIAN,			/* discrete Gaussian, P[X = x] ~ exp(-x^2 / (2 scale^2)) */
-	DP_PLD_RR					/* randomized response at epsilon = scale, sens 1:
-								 * dominates every scale-DP mechanism (top_k.c) */
-} DpPldMechanism;
-
-/*
- * One kind of noisy release, in grid units: the noise parameter, the
- * sensitivity (a positive integer) and the Poisson sampling rate (1: the
- * table is read whole).  Releases of the same kind have the same privacy
- * loss distribution.
- */
-typedef struct DpPldKind
-{
-	DpPldMechanism mechanism;
-	double		scale;
-	double		sens;
-	double		rate;
-} DpPldKind;
+#include "pld_release.h"
 
 /* count releases of one kind */
 typedef struct DpPldTerm
