@@ -11,6 +11,9 @@
 #    another object uses is declared in its module's header;
 #  - README, "Layout" (or doc/ when it moves there), lists every module
 #    once, under its folder, the folders in the order of src/LAYERS.
+#  - no file of src/ (.c or .h) is over 1,200 lines: one job per file.
+#    The files still over it are listed, with their length today, in
+#    OVERSIZE below; they may not grow, and leave the list when split.
 # A module is a .c file and the .h of the same name, in one folder of src/
 # (src/FOLDER/NAME.c).  Builds the objects if any is missing (make, with
 # PG_CONFIG; only the objects).  Usage: test/check-graph.sh (or make
@@ -181,11 +184,37 @@ for m in modules:
     if m not in listed:
         problems.append(f"README, Layout: module {m} (src/{folder[m]}) is not listed")
 
+# size: no file of src/ over MAX_LINES lines.  OVERSIZE lists the files
+# still over it, each with its length when it was listed: it may not grow
+# past that, and its entry goes when the file is split below the limit.
+# Add no entry: split the file instead.
+MAX_LINES = 1200
+OVERSIZE = {
+    "src/guard/guard.c": 1755,      # the guard: being changed, split next
+    "src/citus/dist_exec.c": 2025,  # Citus execution: being changed, split next
+}
+for f in sorted(glob.glob("src/**/*.[ch]", recursive=True)):
+    with open(f) as fh:
+        n = sum(1 for _ in fh)
+    cap = OVERSIZE.get(f, MAX_LINES)
+    if n > cap:
+        if f in OVERSIZE:
+            problems.append(f"{f} has {n} lines, more than the {cap} it had when it was "
+                            f"allowed over {MAX_LINES}: split it")
+        else:
+            problems.append(f"{f} has {n} lines, over {MAX_LINES}: split it by concept "
+                            "(one job per file)")
+    elif f in OVERSIZE and n <= MAX_LINES:
+        problems.append(f"{f} has {n} lines, within {MAX_LINES}: remove its entry from "
+                        "OVERSIZE in test/check-graph.sh")
+for f in sorted(set(OVERSIZE) - set(glob.glob("src/**/*.[ch]", recursive=True))):
+    problems.append(f"OVERSIZE in test/check-graph.sh names {f}, which does not exist")
+
 if problems:
     print("\n".join(problems))
     sys.exit(1)
 ne = sum(len(v) for v in include.values())
 nc = sum(len(v) for v in call.values())
 print(f"graph: {len(modules)} modules in {len(folders)} folders, {ne} include and {nc} call edges, "
-      "acyclic and layered")
+      f"acyclic and layered; no file over {MAX_LINES} lines but {len(OVERSIZE)} listed")
 EOF
