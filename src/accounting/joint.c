@@ -90,9 +90,9 @@
  * exact Renyi DP of the whole group on the sample (rdp_laplace.c,
  * release_rdp.c).  The rate must be one for all: a statement with samples
  * of different rates is refused.  A single amplified release keeps its own
- * calibration ("amplified" or "renyi", release.c); unamplified samples are
- * priced as if read whole and their Gaussian releases join the unsampled
- * group.
+ * calibration ("amplified" or "renyi", release_noise.c); unamplified
+ * samples are priced as if read whole and their Gaussian releases join the
+ * unsampled group.
  *
  *-------------------------------------------------------------------------
  */
@@ -290,7 +290,7 @@ set_shared_laplace(DpNoiseSpec *ns, const SharedSample *g, double epsilon0)
  *      Theorem 21): Gaussians of composed mu on one sample are, by the
  *      rotation invariance of the Gaussian, the sampled Gaussian of
  *      multiplier 1/mu (on the lattices, within the Poisson summation error
- *      that release.c's "renyi" calibration already accepts).
+ *      that release_noise.c's "renyi" calibration already accepts).
  * *how names the one chosen ("shared" or "shared-renyi").
  */
 static double
