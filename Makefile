@@ -11,6 +11,7 @@ OBJS = \
 	src/noise.o \
 	src/calibrate.o \
 	src/catalog.o \
+	src/dp_calls.o \
 	src/params.o \
 	src/noise_param.o \
 	src/grid.o \
