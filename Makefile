@@ -30,6 +30,9 @@ OBJS = \
 	src/hooks.o \
 	src/budget.o \
 	src/budget_row.o \
+	src/budget_window.o \
+	src/budget_store.o \
+	src/budget_api.o \
 	src/charger.o \
 	src/preview.o \
 	src/protect.o \
@@ -106,11 +109,11 @@ OBJS += \
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql sql/dp_agg--0.3--0.4.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases dp_calls privacy_unit_keep charger selection_draws protect_floor
+REGRESS = interface calibration clamping bad_input parallel lattice budget budget_policy guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases dp_calls privacy_unit_keep charger selection_draws protect_floor
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)
-ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race budget_rdp_selection
+ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race budget_rdp_selection budget_group_race budget_shared_short
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output_iso --load-extension=dp_agg
 
 SHLIB_LINK += -lcrypto -lm

@@ -133,12 +133,12 @@ SELECT dp_agg.set_budget('regress_var_rdp', 10, 1e-5, 'rdp');
 SELECT dp_agg.set_budget('regress_var_pld', 10, 1e-5, 'pld');
 SET ROLE regress_var_rdp;
 SELECT dp_var(d, 0, 4, 0.5) IS NOT NULL AS released FROM vt;
-SELECT epsilon_spent, rdp IS NOT NULL AS has_curve FROM dp_agg.my_budget;
+SELECT epsilon_spent, rdp IS NOT NULL AS has_curve FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SET ROLE regress_var_pld;
 SELECT dp_stddev(d, 0, 4, 0.5, 1e-7) IS NOT NULL AS released FROM vt;
 SELECT epsilon_spent, jsonb_array_length(pld) AS kinds, pld_epsilon < 0.5 AS pld_tighter
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 -- private selection of GROUP BY keys: the groups appear, the variance is

@@ -8,6 +8,14 @@
  * rows and the sum of clamped values in units of the ticket's row grid, as a
  * 128-bit integer.  So the result does not depend on row order or on the
  * parallel plan, and no sum can overflow (rows are at most 2^60 units).
+ * It is 32 bytes, what a row needs and no more: a GROUP BY into a million
+ * groups keeps a million of them, and their size is the aggregation's
+ * memory traffic (the built-in sum(bigint) keeps 48 bytes, avg(float8) an
+ * array of 48).  What only some calls need (the sum of squares of dp_var,
+ * the bins of estimated bounds, the priority of a privacy unit, the units
+ * of a state from another process) and the noise drawn by the final
+ * function are in a second allocation (DpAggMore), made only for those
+ * calls and when the state is released.
  *
  * Transition functions read nothing but the value: bounds, grid and noise
  * come from the ticket (release.c), looked up once per call site in the
@@ -89,16 +97,16 @@ PG_FUNCTION_INFO_V1(dp_unit_collect_trans);
 PG_FUNCTION_INFO_V1(dp_unit_pick_trans);
 
 /*
- * Transition state.  New fields (per-unit contribution bounds, say) go at
- * the end, with a new serialization version.
+ * What a state needs beyond its rows and sum: allocated with the state for
+ * the calls that need it at every row (sums of squares, bins, priority),
+ * else when the state is deserialized or released.
  */
-typedef struct DpAggState
+typedef struct DpAggMore
 {
-	const DpRelease *release;	/* ticket; NULL in a deserialized state */
 	uint64		fingerprint;	/* the accumulation units it was built in */
-	int64		count;			/* rows counted (non-NULL, non-NaN) */
-	int128		sum;			/* sum of clamped, rounded values, in units */
 	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
+	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
+								 * group's rows, for a fused selection */
 	bool		released;		/* noise drawn: the fields below are final */
 	int128		noisy_count;
 	int128		noisy_sum;
@@ -113,18 +121,118 @@ typedef struct DpAggState
 	double		auto_upper;
 	int			auto_lo_bin;
 	int			auto_hi_bin;
+} DpAggMore;
+
+/*
+ * Transition state: 32 bytes.  Its ticket is the call's (fn_extra of the
+ * function called, registry.c), not a field.  more == NULL means: units of
+ * the call that made it, no squares, no priority, no bins, not released.
+ */
+typedef struct DpAggState
+{
+	int128		sum;			/* sum of clamped, rounded values, in units */
+	int64		count;			/* rows counted (non-NULL, non-NaN) */
+	DpAggMore  *more;
 } DpAggState;
+
+/* a state for an empty input (the final function's NULL state) */
+typedef struct DpAggEmpty
+{
+	DpAggState	st;
+	DpAggMore	more;
+} DpAggEmpty;
 
 /*
  * Serialized form (between the processes of one server only): version,
- * kind, flags (bit 0: picked; bit 1: bins follow, with squares if bit 2),
- * fingerprint, count, sum, sum of squares, priority, then the bins.
+ * flags (bit 0: picked; bit 1: bins follow, with squares if bit 2),
+ * fingerprint, count, rows skipped, sum, sum of squares, priority, then
+ * the bins.  The
+ * kind of the call is in its fingerprint (release.c), which combining
+ * checks.
  */
-#define DP_STATE_SERIAL_VERSION 3
-#define DP_STATE_SERIAL_SIZE (1 + 1 + 1 + 8 + 8 + 16 + 16 + 8)
+#define DP_STATE_SERIAL_VERSION 4
+#define DP_STATE_SERIAL_SIZE (1 + 1 + 8 + 8 + 8 + 16 + 16 + 8)
 #define DP_STATE_FLAG_PICKED 1
 #define DP_STATE_FLAG_BINS 2
 #define DP_STATE_FLAG_SQUARES 4
+
+/* the ticket of the call whose support function runs (registry.c) */
+static inline const DpRelease *
+call_release(FunctionCallInfo fcinfo)
+{
+	if (likely(fcinfo->flinfo->fn_extra != NULL))
+		return (const DpRelease *) fcinfo->flinfo->fn_extra;
+	return dp_release_for_call(fcinfo, "DP aggregate");
+}
+
+/* a state's second part, made on first need, in the state's context */
+static DpAggMore *
+state_more(DpAggState *st, const DpRelease *r)
+{
+	if (st->more == NULL)
+	{
+		st->more = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggMore));
+		st->more->fingerprint = r->fingerprint;
+	}
+	return st->more;
+}
+
+/* the units a state was accumulated in: its own, or those of its call's */
+static inline uint64
+state_fingerprint(const DpAggState *st, const DpRelease *r)
+{
+	return st->more ? st->more->fingerprint : r->fingerprint;
+}
+
+static inline int128
+state_sumsq(const DpAggState *st)
+{
+	return st->more ? st->more->sumsq : 0;
+}
+
+static inline int64
+state_skipped(const DpAggState *st)
+{
+	return st->more ? st->more->skipped : 0;
+}
+
+/* a row the call does not count (NULL, NaN): the cold path */
+static pg_noinline void
+skip_row(DpAggState *st, const DpRelease *r)
+{
+	state_more(st, r)->skipped++;
+}
+
+static inline bool
+state_picked(const DpAggState *st)
+{
+	return st->more != NULL && st->more->picked;
+}
+
+static inline int64
+state_pick(const DpAggState *st)
+{
+	return st->more ? st->more->pick : 0;
+}
+
+static inline DpBins *
+state_bins(const DpAggState *st)
+{
+	return st->more ? st->more->bins : NULL;
+}
+
+/*
+ * Are this node's states sent to another process (a parallel worker's
+ * partial aggregation)?  Such a state carries its units (DpAggMore): the
+ * serial function, for which PostgreSQL names no current call, writes them
+ * from the state.
+ */
+static bool
+sends_states(FunctionCallInfo fcinfo)
+{
+	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+		DO_AGGSPLIT_SERIALIZE(((AggState *) fcinfo->context)->aggsplit);
+}
 
 static DpAggState *
 new_state(FunctionCallInfo fcinfo)
@@ -136,10 +244,11 @@ new_state(FunctionCallInfo fcinfo)
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "dp_agg transition function called in non-aggregate context");
 	st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
-	st->release = r;
-	st->fingerprint = r->fingerprint;
+	/* what every row of these calls needs, made now; and a state sent */
+	if (DP_KIND_SQUARES(r->call.kind) || r->auto_bounds || sends_states(fcinfo))
+		(void) state_more(st, r);
 	if (r->auto_bounds)
-		st->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
+		st->more->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
 	return st;
 }
 
@@ -166,6 +275,8 @@ dp_count_trans(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 		st->count++;
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -187,48 +298,47 @@ centred_square(const DpRelease *r, int64 u)
 
 /* add one clamped row of u units */
 static inline void
-accumulate_units(DpAggState *st, int64 u)
+accumulate_units(DpAggState *st, const DpRelease *r, int64 u)
 {
 	st->sum += u;
 	st->count++;
-	if (unlikely(st->release->squares))
-		st->sumsq += centred_square(st->release, u);
+	if (unlikely(r->squares))
+		st->more->sumsq += centred_square(r, u);
 }
 
 static inline void
-accumulate_int(DpAggState *st, int64 v)
+accumulate_int(DpAggState *st, const DpRelease *r, int64 v)
 {
-	const DpRelease *r = st->release;
-
 	if (unlikely(r->auto_bounds))
 	{
-		dp_bins_add(st->bins, (double) v);
+		dp_bins_add(st->more->bins, (double) v);
 		return;
 	}
 	if (v < r->lower_int)
 		v = r->lower_int;
 	else if (v > r->upper_int)
 		v = r->upper_int;
-	accumulate_units(st, dp_round_int(v, r->row_grid_exp));
+	accumulate_units(st, r, dp_round_int(v, r->row_grid_exp));
 }
 
 static inline void
-accumulate_float(DpAggState *st, double v)
+accumulate_float(DpAggState *st, const DpRelease *r, double v)
 {
-	const DpRelease *r = st->release;
-
 	if (isnan(v))
-		return;					/* skipped, and not counted by dp_avg */
+	{
+		skip_row(st, r);		/* not counted by dp_avg */
+		return;
+	}
 	if (unlikely(r->auto_bounds))
 	{
-		dp_bins_add(st->bins, v);
+		dp_bins_add(st->more->bins, v);
 		return;
 	}
 	if (v < r->lower_float)
 		v = r->lower_float;
 	else if (v > r->upper_float)
 		v = r->upper_float;		/* also clamps +-Infinity */
-	accumulate_units(st, dp_round_float(v, r->row_mult, r->row_grid_exp));
+	accumulate_units(st, r, dp_round_float(v, r->row_mult, r->row_grid_exp));
 }
 
 /* dp_sum and dp_avg for each value type; bounds come from the ticket */
@@ -238,7 +348,9 @@ dp_sum_int2_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_int(st, PG_GETARG_INT16(1));
+		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT16(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -248,7 +360,9 @@ dp_sum_int4_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_int(st, PG_GETARG_INT32(1));
+		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT32(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -258,7 +372,9 @@ dp_sum_int8_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_int(st, PG_GETARG_INT64(1));
+		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT64(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -268,7 +384,9 @@ dp_sum_float4_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_float(st, PG_GETARG_FLOAT4(1));
+		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT4(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -278,14 +396,15 @@ dp_sum_float8_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_float(st, PG_GETARG_FLOAT8(1));
+		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT8(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
 static void
-accumulate_numeric(DpAggState *st, Datum d)
+accumulate_numeric(DpAggState *st, const DpRelease *r, Datum d)
 {
-	const DpRelease *r = st->release;
 	Numeric		v;
 	int64		units;
 
@@ -294,27 +413,30 @@ accumulate_numeric(DpAggState *st, Datum d)
 		/* as a double: a monotone conversion (NaN skipped, infinities clamped) */
 		v = DatumGetNumeric(d);
 		if (!numeric_is_nan(v))
-			dp_bins_add(st->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
+			dp_bins_add(st->more->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
 		return;
 	}
 	/* the common case, read in place (see numeric_units.c) */
 	if (dp_numeric_units(d, r->row_grid_exp, &units))
 	{
-		accumulate_units(st, Min(Max(units, r->lo_units), r->hi_units));
+		accumulate_units(st, r, Min(Max(units, r->lo_units), r->hi_units));
 		return;
 	}
 
 	/* the rest with numeric arithmetic (NaN is skipped, infinities clamped) */
 	v = DatumGetNumeric(d);
 	if (numeric_is_nan(v))
+	{
+		skip_row(st, r);
 		return;
+	}
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 										  NumericGetDatum(r->lower_num))) < 0)
 		v = r->lower_num;
 	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
 											   NumericGetDatum(r->upper_num))) > 0)
 		v = r->upper_num;
-	accumulate_units(st, dp_round_numeric(v, r->row_mult_num));
+	accumulate_units(st, r, dp_round_numeric(v, r->row_mult_num));
 }
 
 Datum
@@ -323,7 +445,9 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_numeric(st, PG_GETARG_DATUM(1));
+		accumulate_numeric(st, call_release(fcinfo), PG_GETARG_DATUM(1));
+	else
+		skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
 }
 
@@ -360,13 +484,22 @@ dp_public_trans(PG_FUNCTION_ARGS)
 static void
 check_units(const DpAggState *st, const DpRelease *r)
 {
-	if (st->fingerprint != r->fingerprint)
+	if (state_fingerprint(st, r) != r->fingerprint)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("partial results of %s were accumulated with different parameters",
 						dp_kind_name(r->call.kind)),
 				 errdetail("A parallel worker priced the call differently from the leader."),
 				 errhint("Do not change dp_agg settings while a statement is running.")));
+}
+
+static void
+invalid_partial_state(const DpRelease *r, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
+			 errdetail_internal("%s", detail)));
 }
 
 Datum
@@ -393,41 +526,48 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 	if (s1 == NULL)
 	{
 		s1 = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
-		s1->release = r;
-		s1->fingerprint = r->fingerprint;
-		s1->picked = s2->picked;
-		s1->pick = s2->pick;
+		if (sends_states(fcinfo))
+			(void) state_more(s1, r);
+		if (state_picked(s2))
+		{
+			DpAggMore  *m = state_more(s1, r);
+
+			m->picked = true;
+			m->pick = s2->more->pick;
+		}
 	}
 	check_units(s1, r);
-	if (s1->picked != s2->picked || s1->picked != (r->call.unit == DP_UNIT_PICK))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
-				 errdetail("Only the aggregates that choose the group of a privacy unit have a priority.")));
-	if (s1->picked && s2->pick != s1->pick)
+	if (state_picked(s1) != state_picked(s2) || state_picked(s1) != (r->call.unit == DP_UNIT_PICK))
+		invalid_partial_state(r, "Only the aggregates that choose the group of a privacy unit have a priority.");
+	if (state_sumsq(s2) != 0 && !DP_KIND_SQUARES(r->call.kind))
+		invalid_partial_state(r, "Only dp_var and dp_stddev have a sum of squares.");
+	if (state_picked(s1) && state_pick(s2) != state_pick(s1))
 	{
 		/* keep the rows of the smaller priority (unit_pick.c) */
-		if (s2->pick > s1->pick)
+		if (state_pick(s2) > state_pick(s1))
 			PG_RETURN_POINTER(s1);
-		s1->pick = s2->pick;
+		s1->more->pick = s2->more->pick;
 		s1->count = 0;
 		s1->sum = 0;
-		s1->sumsq = 0;
+		s1->more->sumsq = 0;
+		s1->more->skipped = 0;
 	}
-	if ((s1->bins != NULL || s2->bins != NULL) != r->auto_bounds)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("invalid partial state of %s", dp_kind_name(r->call.kind)),
-				 errdetail("Only aggregates whose bounds are estimated keep their rows by bin.")));
-	if (s2->bins != NULL)
+	if ((state_bins(s1) != NULL || state_bins(s2) != NULL) != r->auto_bounds)
+		invalid_partial_state(r, "Only aggregates whose bounds are estimated keep their rows by bin.");
+	if (state_bins(s2) != NULL)
 	{
-		if (s1->bins == NULL)
-			s1->bins = dp_bins_new(aggcontext, s2->bins->squares);
-		dp_bins_merge(s1->bins, s2->bins);
+		DpAggMore  *m = state_more(s1, r);
+
+		if (m->bins == NULL)
+			m->bins = dp_bins_new(aggcontext, s2->more->bins->squares);
+		dp_bins_merge(m->bins, s2->more->bins);
 	}
 	s1->count += s2->count;
 	s1->sum += s2->sum;
-	s1->sumsq += s2->sumsq;
+	if (state_sumsq(s2) != 0)
+		state_more(s1, r)->sumsq += s2->more->sumsq;
+	if (state_skipped(s2) != 0)
+		state_more(s1, r)->skipped += s2->more->skipped;
 	PG_RETURN_POINTER(s1);
 }
 
@@ -465,42 +605,54 @@ Datum
 dp_agg_serialize(PG_FUNCTION_ARGS)
 {
 	DpAggState *st;
+	DpBins	   *bins;
 	bytea	   *result;
 	char	   *p;
 	uint8		version = DP_STATE_SERIAL_VERSION;
-	uint8		kind;
 	uint8		flags;
 	Size		size;
+	uint64		fingerprint;
+	int128		sumsq;
+	int64		pick;
+	int64		skipped;
 
 	check_split(fcinfo, true, "dp_agg.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
-	kind = st->release ? (uint8) st->release->call.kind : 0xff;
-	flags = (st->picked ? DP_STATE_FLAG_PICKED : 0) |
-		(st->bins ? DP_STATE_FLAG_BINS : 0) |
-		(st->bins && st->bins->squares ? DP_STATE_FLAG_SQUARES : 0);
-	size = DP_STATE_SERIAL_SIZE + (st->bins ? dp_bins_serial_size(st->bins->squares) : 0);
+	bins = state_bins(st);
+	flags = (state_picked(st) ? DP_STATE_FLAG_PICKED : 0) |
+		(bins ? DP_STATE_FLAG_BINS : 0) |
+		(bins && bins->squares ? DP_STATE_FLAG_SQUARES : 0);
+	size = DP_STATE_SERIAL_SIZE + (bins ? dp_bins_serial_size(bins->squares) : 0);
+	/* a state to be sent was made with its units (sends_states) */
+	if (st->more == NULL)
+		elog(ERROR, "dp_agg: a partial state without its units cannot be sent");
+	fingerprint = st->more->fingerprint;
+	sumsq = state_sumsq(st);
+	pick = state_pick(st);
+	skipped = state_skipped(st);
 
 	result = (bytea *) palloc(VARHDRSZ + size);
 	SET_VARSIZE(result, VARHDRSZ + size);
 	p = VARDATA(result);
 	put_bytes(&p, &version, 1);
-	put_bytes(&p, &kind, 1);
 	put_bytes(&p, &flags, 1);
-	put_bytes(&p, &st->fingerprint, 8);
+	put_bytes(&p, &fingerprint, 8);
 	put_bytes(&p, &st->count, 8);
+	put_bytes(&p, &skipped, 8);
 	put_bytes(&p, &st->sum, 16);
-	put_bytes(&p, &st->sumsq, 16);
-	put_bytes(&p, &st->pick, 8);
-	if (st->bins)
-		dp_bins_serialize(st->bins, p);
+	put_bytes(&p, &sumsq, 16);
+	put_bytes(&p, &pick, 8);
+	if (bins)
+		dp_bins_serialize(bins, p);
 	PG_RETURN_BYTEA_P(result);
 }
 
 /*
- * A partial state from another process, validated: its form, its kind,
- * a count of at least 0, no sum of squares but for kinds that have one.
- * Combining then checks its units against the call's (check_units) and its
- * level (a priority only for the aggregates that pick a unit's group).
+ * A partial state from another process, validated: its form and a count of
+ * at least 0.  Combining then checks its units against the call's
+ * (check_units: they include its kind), its sum of squares (only for the
+ * kinds that have one) and its level (a priority only for the aggregates
+ * that pick a unit's group).
  */
 Datum
 dp_agg_deserialize(PG_FUNCTION_ARGS)
@@ -508,9 +660,9 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	bytea	   *b;
 	const char *p;
 	uint8		version,
-				kind,
 				flags;
 	DpAggState *st;
+	DpAggMore  *m;
 
 	check_split(fcinfo, false, "dp_agg.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
@@ -520,22 +672,23 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
 	st = palloc0(sizeof(DpAggState));
+	m = st->more = palloc0(sizeof(DpAggMore));
 	get_bytes(&p, &version, 1);
-	get_bytes(&p, &kind, 1);
 	get_bytes(&p, &flags, 1);
-	get_bytes(&p, &st->fingerprint, 8);
+	get_bytes(&p, &m->fingerprint, 8);
 	get_bytes(&p, &st->count, 8);
+	get_bytes(&p, &m->skipped, 8);
 	get_bytes(&p, &st->sum, 16);
-	get_bytes(&p, &st->sumsq, 16);
-	get_bytes(&p, &st->pick, 8);
-	st->picked = (flags & DP_STATE_FLAG_PICKED) != 0;
+	get_bytes(&p, &m->sumsq, 16);
+	get_bytes(&p, &m->pick, 8);
+	m->picked = (flags & DP_STATE_FLAG_PICKED) != 0;
 	if (flags & DP_STATE_FLAG_BINS)
 	{
 		bool		squares = (flags & DP_STATE_FLAG_SQUARES) != 0;
 
-		st->bins = dp_bins_new(CurrentMemoryContext, squares);
+		m->bins = dp_bins_new(CurrentMemoryContext, squares);
 		if (VARSIZE_ANY_EXHDR(b) != DP_STATE_SERIAL_SIZE + dp_bins_serial_size(squares) ||
-			!dp_bins_deserialize(st->bins, p))
+			!dp_bins_deserialize(m->bins, p))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("invalid serialized dp_agg state")));
@@ -545,10 +698,9 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
-	if (version != DP_STATE_SERIAL_VERSION || kind > DP_KIND_MAX ||
+	if (version != DP_STATE_SERIAL_VERSION ||
 		(flags & ~(DP_STATE_FLAG_PICKED | DP_STATE_FLAG_BINS | DP_STATE_FLAG_SQUARES)) != 0 ||
-		st->count < 0 ||
-		(st->sumsq != 0 && !DP_KIND_SQUARES(kind)) || (!st->picked && st->pick != 0))
+		st->count < 0 || m->skipped < 0 || (!m->picked && m->pick != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
@@ -568,35 +720,37 @@ count_units(const DpAggState *st, const DpRelease *r)
 static void
 draw_noise(DpAggState *st, const DpRelease *r)
 {
-	if (st->released)
+	DpAggMore  *m = state_more(st, r);
+
+	if (m->released)
 		return;
 	switch (r->call.kind)
 	{
 		case DP_COUNT_STAR:
 		case DP_COUNT:
-			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
 			break;
 		case DP_SUM:
-			st->noisy_sum = st->sum + dp_noise_draw(&r->sum);
+			m->noisy_sum = st->sum + dp_noise_draw(&r->sum);
 			break;
 		case DP_AVG:
 			/* both draws always happen: the work is the same for any data */
-			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-			st->noisy_sum = 2 * st->sum -
+			m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			m->noisy_sum = 2 * st->sum -
 				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 				dp_noise_draw(&r->sum);
 			break;
 		case DP_VAR:
 		case DP_STDDEV:
 			/* the three draws always happen */
-			st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-			st->noisy_sum = 2 * st->sum -
+			m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			m->noisy_sum = 2 * st->sum -
 				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 				dp_noise_draw(&r->sum);
-			st->noisy_sumsq = st->sumsq + dp_noise_draw(&r->sumsq);
+			m->noisy_sumsq = m->sumsq + dp_noise_draw(&r->sumsq);
 			break;
 		case DP_SELECT:
-			st->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
+			m->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
 			break;
 		case DP_PERCENTILE:
 		case DP_MEDIAN:
@@ -605,14 +759,46 @@ draw_noise(DpAggState *st, const DpRelease *r)
 			break;
 		case DP_PUBLIC:
 			/* a group of the domain has its own row: no draw, nothing to hide */
-			st->noisy_count = st->count > 0 ? 1 : 0;
+			m->noisy_count = st->count > 0 ? 1 : 0;
 			break;
 		case DP_TOP_K:
 			/* the count goes to the store of top-k, which ranks all groups at once */
-			st->noisy_count = dp_top_k_handle(r, st->count);
+			m->noisy_count = dp_top_k_handle(r, st->count);
 			break;
 	}
-	st->released = true;
+	m->released = true;
+}
+
+/*
+ * A fused selection (selection.c): its own state counted no row (FILTER
+ * (WHERE false)); the rows of its group are those the host's final
+ * function gave, just before, for the same group: exactly one host release
+ * since the selection's last one.  Drawn once: a state released already
+ * keeps its draw.
+ */
+static void
+fed_rows(DpAggState *st, const DpRelease *r)
+{
+	DpSelectionFeed *f = r->feed;
+
+	if (st->count != 0 || state_skipped(st) != 0)
+		elog(ERROR, "dp_agg: a fused private selection counted rows of its own");
+	if (st->more != NULL && st->more->released)
+		return;
+	if (f->finals != f->selects + 1)
+		elog(ERROR, "dp_agg: a private selection without the rows of its group");
+	f->selects++;
+	st->count = f->rows;
+}
+
+/* a host's rows of the group it releases, for the fused selection next */
+static void
+feed_rows(const DpAggState *st, const DpRelease *r)
+{
+	if (r->feed == NULL)
+		return;
+	r->feed->rows = st->count + state_skipped(st);
+	r->feed->finals++;
 }
 
 /*
@@ -620,7 +806,7 @@ draw_noise(DpAggState *st, const DpRelease *r)
  * a NULL state: the release is then the noise alone.
  */
 static DpAggState *
-released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
+released_state(FunctionCallInfo fcinfo, DpAggEmpty *empty, const DpRelease **rp)
 {
 	const DpRelease *r;
 	DpAggState *st;
@@ -637,12 +823,15 @@ released_state(FunctionCallInfo fcinfo, DpAggState *empty, const DpRelease **rp)
 	if (PG_ARGISNULL(0))
 	{
 		memset(empty, 0, sizeof(*empty));
-		empty->fingerprint = r->fingerprint;
-		st = empty;
+		empty->more.fingerprint = r->fingerprint;
+		empty->st.more = &empty->more;
+		st = &empty->st;
 	}
 	else
 		st = (DpAggState *) PG_GETARG_POINTER(0);
 	check_units(st, r);
+	if (r->call.kind == DP_SELECT && r->feed != NULL)
+		fed_rows(st, r);
 	/* with estimated bounds, the noise follows the bounds (auto_release) */
 	if (!r->auto_bounds)
 		draw_noise(st, r);
@@ -794,9 +983,9 @@ interval_end(double x, double w, bool up)
 static void
 noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, double *q)
 {
-	*n = ldexp((double) st->noisy_count, r->count.grid_exp);
-	*c = ldexp((double) st->noisy_sum, r->sum.grid_exp);
-	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->noisy_sumsq, r->sumsq.grid_exp) : 0;
+	*n = ldexp((double) st->more->noisy_count, r->count.grid_exp);
+	*c = ldexp((double) st->more->noisy_sum, r->sum.grid_exp);
+	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->more->noisy_sumsq, r->sumsq.grid_exp) : 0;
 }
 
 static int
@@ -818,12 +1007,12 @@ avg_numeric(const DpAggState *st, const DpRelease *r)
 														   Int32GetDatum(-1)));
 	Numeric		est;
 
-	if (ldexp((double) st->noisy_count, r->count.grid_exp) < 1)
+	if (ldexp((double) st->more->noisy_count, r->count.grid_exp) < 1)
 		return numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
 									 half, NULL);
 	est = numeric_add_opt_error(units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp),
-								numeric_div_opt_error(units_to_numeric(st->noisy_sum, r->sum.grid_exp),
-													  units_to_numeric(st->noisy_count,
+								numeric_div_opt_error(units_to_numeric(st->more->noisy_sum, r->sum.grid_exp),
+													  units_to_numeric(st->more->noisy_count,
 																	   r->count.grid_exp),
 													  NULL),
 								NULL);
@@ -886,7 +1075,7 @@ release_datum(const DpAggState *st, const DpRelease *r, bool want_estimate)
 		case DP_SUM:
 			{
 				const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
-				int128		units = r->call.kind == DP_SUM ? st->noisy_sum : st->noisy_count;
+				int128		units = r->call.kind == DP_SUM ? st->more->noisy_sum : st->more->noisy_count;
 
 				w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
 				if (type == INT8OID)
@@ -1012,39 +1201,40 @@ static Datum
 auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 {
 	static DpBins no_rows;		/* an empty input: no bins */
-	const DpBins *bins = st->bins ? st->bins : &no_rows;
+	DpAggMore  *m = state_more(st, r);
+	const DpBins *bins = m->bins ? m->bins : &no_rows;
 	DpRelease	lr;
 
-	if (!st->released)
+	if (!m->released)
 	{
-		st->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &st->auto_lower,
-										&st->auto_upper, &st->auto_lo_bin, &st->auto_hi_bin);
-		if (st->auto_found)
+		m->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &m->auto_lower,
+									   &m->auto_upper, &m->auto_lo_bin, &m->auto_hi_bin);
+		if (m->auto_found)
 		{
 			int64		count;
 			int128		sum,
 						centred,
 						squares;
 
-			if (!dp_release_auto_grid(r, st->auto_lower, st->auto_upper, &lr))
+			if (!dp_release_auto_grid(r, m->auto_lower, m->auto_upper, &lr))
 				elog(ERROR, "dp_agg: the grid of estimated bounds exceeds their sensitivity");
-			dp_bins_moments(bins, st->auto_lo_bin, st->auto_hi_bin, lr.lo_units, lr.hi_units,
+			dp_bins_moments(bins, m->auto_lo_bin, m->auto_hi_bin, lr.lo_units, lr.hi_units,
 							lr.row_grid_exp, lr.sq_shift, &count, &sum, &centred, &squares);
 			st->count = count;
 			if (r->call.kind != DP_SUM)
-				st->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-			st->noisy_sum = (r->call.kind == DP_SUM ? sum : centred) + dp_noise_draw(&r->sum);
+				m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			m->noisy_sum = (r->call.kind == DP_SUM ? sum : centred) + dp_noise_draw(&r->sum);
 			if (DP_KIND_SQUARES(r->call.kind))
-				st->noisy_sumsq = squares + dp_noise_draw(&r->sumsq);
+				m->noisy_sumsq = squares + dp_noise_draw(&r->sumsq);
 		}
-		st->released = true;
+		m->released = true;
 	}
-	if (!st->auto_found)
+	if (!m->auto_found)
 	{
 		fcinfo->isnull = true;
 		return (Datum) 0;
 	}
-	(void) dp_release_auto_grid(r, st->auto_lower, st->auto_upper, &lr);
+	(void) dp_release_auto_grid(r, m->auto_lower, m->auto_upper, &lr);
 	dp_plan_halfwidths(&lr);
 	return release_datum(st, &lr, wants_estimate(fcinfo));
 }
@@ -1053,12 +1243,13 @@ auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 static Datum
 final_release(FunctionCallInfo fcinfo)
 {
-	DpAggState	empty;
+	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
 	if (r->auto_bounds)
 		return auto_release(fcinfo, st, r);
+	feed_rows(st, r);
 	return release_datum(st, r, wants_estimate(fcinfo));
 }
 
@@ -1070,27 +1261,28 @@ Datum
 dp_bounds_final(PG_FUNCTION_ARGS)
 {
 	static DpBins no_rows;
-	DpAggState	empty;
+	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
+	DpAggMore  *m = state_more(st, r);
 	TupleDesc	desc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	if (!st->released)
+	if (!m->released)
 	{
-		st->auto_found = dp_bins_bounds(st->bins ? st->bins : &no_rows, r->histogram.laplace,
-										&st->auto_lower, &st->auto_upper,
-										&st->auto_lo_bin, &st->auto_hi_bin);
-		st->released = true;
+		m->auto_found = dp_bins_bounds(m->bins ? m->bins : &no_rows, r->histogram.laplace,
+									   &m->auto_lower, &m->auto_upper,
+									   &m->auto_lo_bin, &m->auto_hi_bin);
+		m->released = true;
 	}
-	if (!st->auto_found)
+	if (!m->auto_found)
 		PG_RETURN_NULL();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "dp_agg: dp_bounds must return a composite type");
 	desc = BlessTupleDesc(desc);
-	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(st->auto_lower) : st->auto_lower);
-	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(st->auto_upper) : st->auto_upper);
+	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(m->auto_lower) : m->auto_lower);
+	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(m->auto_upper) : m->auto_upper);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
@@ -1201,6 +1393,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	MemoryContext aggcontext;
 	DpDistState *ds;
 	DpAggState	st;
+	DpAggMore	more;
 	const DpRelease *r;
 
 	/*
@@ -1240,34 +1433,35 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	else
 	{
 		memset(&st, 0, sizeof(st));
-		st.release = r;
+		memset(&more, 0, sizeof(more));
+		st.more = &more;
 		st.count = ds->count;
 		st.sum = ds->sum;
-		st.sumsq = ds->sumsq;
+		more.sumsq = ds->sumsq;
 		switch (r->call.valtype)
 		{
 			case INT2OID:
-				accumulate_int(&st, PG_GETARG_INT16(2));
+				accumulate_int(&st, r, PG_GETARG_INT16(2));
 				break;
 			case INT4OID:
-				accumulate_int(&st, PG_GETARG_INT32(2));
+				accumulate_int(&st, r, PG_GETARG_INT32(2));
 				break;
 			case INT8OID:
-				accumulate_int(&st, PG_GETARG_INT64(2));
+				accumulate_int(&st, r, PG_GETARG_INT64(2));
 				break;
 			case FLOAT4OID:
-				accumulate_float(&st, PG_GETARG_FLOAT4(2));
+				accumulate_float(&st, r, PG_GETARG_FLOAT4(2));
 				break;
 			case FLOAT8OID:
-				accumulate_float(&st, PG_GETARG_FLOAT8(2));
+				accumulate_float(&st, r, PG_GETARG_FLOAT8(2));
 				break;
 			default:
-				accumulate_numeric(&st, PG_GETARG_DATUM(2));
+				accumulate_numeric(&st, r, PG_GETARG_DATUM(2));
 				break;
 		}
 		ds->count = st.count;
 		ds->sum = st.sum;
-		ds->sumsq = st.sumsq;
+		ds->sumsq = more.sumsq;
 	}
 	PG_RETURN_POINTER(ds);
 }
@@ -1333,6 +1527,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	MemoryContext oldcxt;
 	const DpRelease *r;
 	DpAggState	st;
+	DpAggMore	more;
 	Datum		v;
 	int16		typlen;
 	bool		typbyval;
@@ -1346,11 +1541,12 @@ dp_dist_release(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(slot->value);
 
 	memset(&st, 0, sizeof(st));
-	st.release = r;
-	st.fingerprint = ds->fingerprint;
+	memset(&more, 0, sizeof(more));
+	st.more = &more;
+	more.fingerprint = ds->fingerprint;
 	st.count = ds->count;
 	st.sum = ds->sum;
-	st.sumsq = ds->sumsq;
+	more.sumsq = ds->sumsq;
 	restype = get_fn_expr_rettype(fcinfo->flinfo);
 	if (restype != value_type(r) && restype != dp_estimate_type())
 		not_in_aggregate("dp_agg.dist_release");
@@ -1368,11 +1564,11 @@ dp_dist_release(PG_FUNCTION_ARGS)
 Datum
 dp_select_final(PG_FUNCTION_ARGS)
 {
-	DpAggState	empty;
+	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_BOOL(st->noisy_count != 0);
+	PG_RETURN_BOOL(st->more->noisy_count != 0);
 }
 
 /*
@@ -1382,11 +1578,11 @@ dp_select_final(PG_FUNCTION_ARGS)
 Datum
 dp_public_final(PG_FUNCTION_ARGS)
 {
-	DpAggState	empty;
+	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_BOOL(st->noisy_count != 0);
+	PG_RETURN_BOOL(st->more->noisy_count != 0);
 }
 
 /*
@@ -1396,11 +1592,11 @@ dp_public_final(PG_FUNCTION_ARGS)
 Datum
 dp_top_k_final(PG_FUNCTION_ARGS)
 {
-	DpAggState	empty;
+	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_INT64((int64) st->noisy_count);
+	PG_RETURN_INT64((int64) st->more->noisy_count);
 }
 
 /* ---------- privacy units (privacy_unit.c) ---------- */
@@ -1442,13 +1638,13 @@ unit_state(FunctionCallInfo fcinfo, const DpRelease **rp, int64 *rows, int64 *co
 
 	if ((r->call.unit != DP_UNIT_BOUND && r->call.unit != DP_UNIT_PICK) || r->unit_rows < 1)
 		elog(ERROR, "dp_agg: bounding function of a call that is not level 1 of a privacy unit");
-	if (st != NULL && st->picked != (r->call.unit == DP_UNIT_PICK))
+	if (st != NULL && state_picked(st) != (r->call.unit == DP_UNIT_PICK))
 		elog(ERROR, "dp_agg: bounding function of a state of another level");
 	*rp = r;
 	*rows = st ? st->count : 0;
 	*count = Min(*rows, (int64) r->unit_rows);
 	*sum = st ? st->sum : 0;
-	*sumsq = st ? st->sumsq : 0;
+	*sumsq = st ? state_sumsq(st) : 0;
 }
 
 /* level 1 of dp_count: at most max_rows_contributed rows */
@@ -1529,6 +1725,7 @@ Datum
 dp_unit_collect_trans(PG_FUNCTION_ARGS)
 {
 	DpAggState *st = GET_STATE();
+	const DpRelease *r;
 	bytea	   *b;
 	const char *p;
 	uint64		fingerprint;
@@ -1546,11 +1743,13 @@ dp_unit_collect_trans(PG_FUNCTION_ARGS)
 	get_bytes(&p, &count, 8);
 	get_bytes(&p, &sum, 16);
 	get_bytes(&p, &sumsq, 16);
-	if (fingerprint != st->fingerprint)
+	r = call_release(fcinfo);
+	if (fingerprint != state_fingerprint(st, r))
 		elog(ERROR, "dp_agg: contribution of a privacy unit accumulated with other parameters");
 	st->count += count;
 	st->sum += sum;
-	st->sumsq += sumsq;
+	if (sumsq != 0)
+		state_more(st, r)->sumsq += sumsq;
 	PG_RETURN_POINTER(st);
 }
 
@@ -1616,6 +1815,7 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 {
 	int			parg = PG_NARGS() - 1;
 	DpAggState *st = PG_ARGISNULL(0) ? NULL : (DpAggState *) PG_GETARG_POINTER(0);
+	DpAggMore  *m;
 	int64		p;
 
 	if (parg < 1 || PG_ARGISNULL(parg))
@@ -1628,19 +1828,22 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 	if (st == NULL)
 	{
 		st = new_state(fcinfo);
-		st->picked = true;
-		st->pick = p;
+		m = state_more(st, call_release(fcinfo));
+		m->picked = true;
+		m->pick = p;
 	}
-	else if (p > st->pick)
+	else if (!state_picked(st))
+		elog(ERROR, "dp_agg: priority of a state of another level");
+	else if (p > (m = st->more)->pick)
 		PG_RETURN_POINTER(st);
-	else if (p < st->pick)
+	else if (p < m->pick)
 	{
-		st->pick = p;
+		m->pick = p;
 		st->count = 0;
 		st->sum = 0;
-		st->sumsq = 0;
+		m->sumsq = 0;
 	}
 	fcinfo->args[0].value = PointerGetDatum(st);
 	fcinfo->args[0].isnull = false;
-	return pick_inner_transition(st->release) (fcinfo);
+	return pick_inner_transition(call_release(fcinfo)) (fcinfo);
 }

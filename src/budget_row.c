@@ -51,31 +51,26 @@ malformed(const char *detail)
 
 /* a column that must not be NULL */
 static Datum
-required(HeapTuple tup, TupleDesc desc, int col)
+required(const Datum *values, const bool *isnull, int col)
 {
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	if (isnull)
+	if (isnull[col - 1])
 		malformed("A limit, an amount spent or the accounting is NULL.");
-	return d;
+	return values[col - 1];
 }
 
 /* the composed Renyi DP curve: zeros if NULL */
 static void
-decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
+decode_curve(const Datum *values, const bool *isnull, double *curve)
 {
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, COL_RDP, &isnull);
 	ArrayType  *a;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
 
 	memset(curve, 0, sizeof(double) * DP_RDP_ORDERS);
-	if (isnull)
+	if (isnull[COL_RDP - 1])
 		return;
-	a = DatumGetArrayTypeP(d);
+	a = DatumGetArrayTypeP(values[COL_RDP - 1]);
 	if (ARR_NDIM(a) != 1 || ARR_ELEMTYPE(a) != FLOAT8OID)
 		malformed("The Renyi DP curve is not a one-dimensional float8 array.");
 	deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
@@ -94,9 +89,9 @@ decode_curve(HeapTuple tup, TupleDesc desc, double *curve)
 
 /* a sum of the private selections: not NULL, NaN or negative */
 static double
-selection_sum(HeapTuple tup, TupleDesc desc, int col)
+selection_sum(const Datum *values, const bool *isnull, int col)
 {
-	double		v = DatumGetFloat8(required(tup, desc, col));
+	double		v = DatumGetFloat8(required(values, isnull, col));
 
 	if (isnan(v) || v < 0)
 		malformed("A sum of the private selections is NaN or negative.");
@@ -118,21 +113,36 @@ dp_budget_has_selection_sums(void)
 }
 
 /*
+ * Decode the DP_BUDGET_ROW_NCOLUMNS values of a budget, in the order of
+ * DP_BUDGET_ROW_COLUMNS, or ERROR if they are malformed.
+ */
+void
+dp_budget_values_decode(const Datum *values, const bool *isnull, DpBudget *b)
+{
+	b->epsilon_limit = DatumGetFloat8(required(values, isnull, COL_EPSILON_LIMIT));
+	b->delta_limit = DatumGetFloat8(required(values, isnull, COL_DELTA_LIMIT));
+	b->epsilon_spent = DatumGetFloat8(required(values, isnull, COL_EPSILON_SPENT));
+	b->delta_spent = DatumGetFloat8(required(values, isnull, COL_DELTA_SPENT));
+	b->renyi = DatumGetBool(required(values, isnull, COL_RENYI));
+	decode_curve(values, isnull, b->rdp);
+	b->selection_epsilon = selection_sum(values, isnull, COL_SELECTION_EPSILON);
+	b->selection_delta = selection_sum(values, isnull, COL_SELECTION_DELTA);
+}
+
+/*
  * Decode a row whose first columns are DP_BUDGET_ROW_COLUMNS (or
  * DP_BUDGET_ROW_COLUMNS_0_2), or ERROR if it is malformed.
  */
 void
 dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b)
 {
+	Datum		values[DP_BUDGET_ROW_NCOLUMNS];
+	bool		isnull[DP_BUDGET_ROW_NCOLUMNS];
+
 	if (desc->natts < DP_BUDGET_ROW_NCOLUMNS)
 		elog(ERROR, "dp_agg: a budget row has %d columns, not at least %d", desc->natts,
 			 DP_BUDGET_ROW_NCOLUMNS);
-	b->epsilon_limit = DatumGetFloat8(required(tup, desc, COL_EPSILON_LIMIT));
-	b->delta_limit = DatumGetFloat8(required(tup, desc, COL_DELTA_LIMIT));
-	b->epsilon_spent = DatumGetFloat8(required(tup, desc, COL_EPSILON_SPENT));
-	b->delta_spent = DatumGetFloat8(required(tup, desc, COL_DELTA_SPENT));
-	b->renyi = DatumGetBool(required(tup, desc, COL_RENYI));
-	decode_curve(tup, desc, b->rdp);
-	b->selection_epsilon = selection_sum(tup, desc, COL_SELECTION_EPSILON);
-	b->selection_delta = selection_sum(tup, desc, COL_SELECTION_DELTA);
+	for (int i = 0; i < DP_BUDGET_ROW_NCOLUMNS; i++)
+		values[i] = SPI_getbinval(tup, desc, i + 1, &isnull[i]);
+	dp_budget_values_decode(values, isnull, b);
 }

@@ -33,6 +33,7 @@
 
 extern bool dp_budget_has_selection_sums(void);
 
+extern void dp_budget_values_decode(const Datum *values, const bool *isnull, DpBudget *b);
 extern void dp_budget_row_decode(HeapTuple tup, TupleDesc desc, DpBudget *b);
 
 #endif							/* DP_AGG_BUDGET_ROW_H */

@@ -1210,8 +1210,10 @@ hybrid_epsilon(const double *curve, double delta_limit, double sel_epsilon, doub
  * certificate (hybrid_epsilon: the composed curve, orders adding up by
  * Mironov 2017, Proposition 1, beside the selections' sums) stays within
  * the epsilon limit: both are valid bounds for the same releases, so either
- * suffices.  *composed is the hybrid epsilon after the statement (NaN when
- * it cannot be computed, delta_limit = 0).
+ * suffices.  *composed is the hybrid epsilon after the statement when the
+ * basic sums do not admit it and the accounting is Renyi's (NaN otherwise,
+ * and when it cannot be computed, delta_limit = 0): converting a curve
+ * costs hundreds of logarithms, and the charger decides every charge.
  */
 bool
 dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *curve,
@@ -1223,7 +1225,9 @@ dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *
 
 	(void) dp_rdp_orders(&n);
 	*composed = NAN;
-	if (b->delta_limit > 0)
+	if (basic_ok)
+		return true;
+	if (b->renyi && b->delta_limit > 0)
 	{
 		double		total[DP_RDP_ORDERS] = {0};
 
@@ -1233,7 +1237,5 @@ dp_budget_admits(const DpBudget *b, double epsilon, double delta, const double *
 								   dp_add_up(b->selection_epsilon, selection_epsilon),
 								   dp_add_up(b->selection_delta, selection_delta));
 	}
-	if (basic_ok)
-		return true;
 	return b->renyi && b->delta_limit > 0 && *composed <= b->epsilon_limit;
 }

@@ -103,7 +103,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "budget_row.h"
+#include "budget_store.h"
 #include "calibrate.h"
 #include "charger.h"
 #include "compat.h"
@@ -690,169 +690,9 @@ typedef struct TakenRequest
 	DpChargeReply reply;
 } TakenRequest;
 
-static SPIPlanPtr plan_lock = NULL;
-static SPIPlanPtr plan_update = NULL;
-static SPIPlanPtr plan_insert = NULL;
-static bool plans_have_pld = false;
-/* the plans read and write the sums of the private selections (0.3 on) */
-static bool plan_sums = false;
-
 static void set_message(DpChargeReply *reply, const char *msg);
 static void charger_commit_mode(void);
 static bool backend_flushes;
-
-static SPIPlanPtr
-keep_plan(const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-	if (plan == NULL)
-		elog(ERROR, "dp_agg charger: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	SPI_keepplan(plan);
-	return plan;
-}
-
-/*
- * Does dp_agg.budget have the column pld (version 0.3 and later)?  The
- * library serves databases whose extension has not been updated yet:
- * there, nothing is counted by kind (and no role can have 'pld'
- * accounting).  Asked at every batch, so that an ALTER EXTENSION UPDATE
- * while the charger runs is seen by the next batch.
- */
-static bool
-budget_has_pld(void)
-{
-	Oid			nsp = get_namespace_oid("dp_agg", true);
-	Oid			rel = OidIsValid(nsp) ? get_relname_relid("budget", nsp) : InvalidOid;
-
-	return OidIsValid(rel) && get_attnum(rel, "pld") != InvalidAttrNumber;
-}
-
-/*
- * The plans of a batch, prepared once, and again when the SQL objects
- * change between versions with and without the columns of 'pld'
- * accounting and the sums of the private selections (ALTER EXTENSION
- * UPDATE while the charger runs).
- */
-static void
-prepare_plans(void)
-{
-	Oid			t_lock[] = {REGROLEOID};
-	Oid			t_update[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID, TEXTOID, TEXTOID,
-	FLOAT8OID, FLOAT8OID};
-	Oid			t_insert[] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID, FLOAT8ARRAYOID};
-	bool		has_pld = budget_has_pld();
-	bool		sums = dp_budget_has_selection_sums();
-	StringInfoData lock;
-	StringInfoData update;
-
-	if (plan_lock && plans_have_pld == has_pld && plan_sums == sums)
-		return;
-	if (plan_lock)
-	{
-		SPI_freeplan(plan_lock);
-		SPI_freeplan(plan_update);
-		SPI_freeplan(plan_insert);
-		plan_lock = plan_update = plan_insert = NULL;
-	}
-	plans_have_pld = has_pld;
-	plan_sums = sums;
-	initStringInfo(&lock);
-	initStringInfo(&update);
-	/* columns 1 to 8 for dp_budget_row_decode, then 9 to 11 for role_state */
-	appendStringInfoString(&lock, sums ? "SELECT " DP_BUDGET_ROW_COLUMNS
-						   : "SELECT " DP_BUDGET_ROW_COLUMNS_0_2);
-	appendStringInfoString(&lock, has_pld ? ", accounting = 'pld', pld, pld_frontier"
-						   : ", false, NULL::pg_catalog.jsonb, NULL::pg_catalog.jsonb");
-	appendStringInfoString(&lock, " FROM dp_agg.budget WHERE role = $1 FOR UPDATE");
-	plan_lock = keep_plan(lock.data, 1, t_lock);
-
-	/*
-	 * $5 and $6 (the releases by kind, the frontier), $7 and $8 (the sums of
-	 * the selections) have nowhere to go in older objects
-	 */
-	appendStringInfoString(&update, "UPDATE dp_agg.budget SET epsilon_spent = $2, "
-						   "delta_spent = $3, rdp = $4, ");
-	if (has_pld)
-		appendStringInfoString(&update, "pld = $5::pg_catalog.jsonb, "
-							   "pld_frontier = coalesce($6::pg_catalog.jsonb, pld_frontier), ");
-	if (sums)
-		appendStringInfoString(&update, "selection_epsilon = $7, selection_delta = $8, ");
-	appendStringInfoString(&update, "updated_at = pg_catalog.clock_timestamp() WHERE role = $1");
-	plan_update = keep_plan(update.data, 8, t_update);
-	pfree(lock.data);
-	pfree(update.data);
-	plan_insert = keep_plan("INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
-							"VALUES ($1, 'charge', $2, $3, $4, $5::pg_catalog.jsonb, $6) RETURNING id",
-							6, t_insert);
-}
-
-/* a float8[] datum of n values */
-static Datum
-float8_array_datum(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/* columns of plan_lock after those of dp_budget_row_decode */
-#define COL_PLD_ACCOUNTING	(DP_BUDGET_ROW_NCOLUMNS + 1)
-#define COL_PLD				(DP_BUDGET_ROW_NCOLUMNS + 2)
-#define COL_PLD_FRONTIER	(DP_BUDGET_ROW_NCOLUMNS + 3)
-
-/* The budget of one role during a batch: read and locked once, written once. */
-typedef struct RoleState
-{
-	Oid			role;
-	bool		exists;
-	bool		dirty;
-	DpBudget	b;
-	bool		pld_accounting;	/* accounting 'pld' */
-	DpPldState	pld;			/* releases by kind since the last reset */
-	DpPldFrontier frontier;		/* of the PLD certificate (pld_state.c) */
-	bool		frontier_dirty;
-} RoleState;
-
-static RoleState *
-role_state(RoleState *roles, int *nroles, Oid role)
-{
-	Datum		args[1];
-	char		nulls[1] = {' '};
-	RoleState  *rs;
-
-	for (int i = 0; i < *nroles; i++)
-		if (roles[i].role == role)
-			return &roles[i];
-	rs = &roles[(*nroles)++];
-	memset(rs, 0, sizeof(*rs));
-	rs->role = role;
-	args[0] = ObjectIdGetDatum(role);
-	if (SPI_execute_plan(plan_lock, args, nulls, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "dp_agg charger: could not read the budget");
-	if (SPI_processed == 0)
-		return rs;
-	rs->exists = true;
-	dp_budget_row_decode(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, &rs->b);
-	{
-		bool		isnull;
-		Datum		d;
-
-		rs->pld_accounting = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, COL_PLD_ACCOUNTING, &isnull));
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, COL_PLD, &isnull);
-		dp_pld_state_decode(d, isnull, &rs->pld);
-		/* spent but not counted: charged before the column existed (pld_state.c) */
-		if (isnull && (rs->b.epsilon_spent > 0 || rs->b.delta_spent > 0))
-			rs->pld.saturated = true;
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, COL_PLD_FRONTIER, &isnull);
-		dp_pld_frontier_decode(d, isnull, &rs->frontier);
-	}
-	return rs;
-}
 
 /* the releases by kind of a request */
 static void
@@ -864,26 +704,39 @@ request_pld(const DpChargeRequest *req, DpPldState *stmt)
 	else
 	{
 		stmt->n = req->n_pld;
-		memcpy(stmt->terms, req->data + req->query_len + 1 + req->detail_len + 1 +
-			   sizeof(double) * DP_RDP_ORDERS, sizeof(DpPldTerm) * req->n_pld);
+		memcpy(stmt->terms, DP_REQUEST_PLD(req), sizeof(DpPldTerm) * req->n_pld);
 	}
 }
 
-/* the PLD certificate a request carries (kind DP_PLD_CERT_NONE: none) */
-static void
-request_cert(const DpChargeRequest *req, DpPldCertificate *cert)
+/*
+ * The PLD certificate a request carries for a budget; false if it carries
+ * none for it.
+ */
+static bool
+request_cert(const DpChargeRequest *req, const DpBudgetRow *row, DpPldCertificate *cert)
 {
-	memset(cert, 0, sizeof(*cert));
-	if (req->cert_kind != DP_PLD_CERT_FIT && req->cert_kind != DP_PLD_CERT_REFUSED)
-		return;
-	cert->kind = (DpPldCertKind) req->cert_kind;
-	cert->epsilon_limit = req->cert_epsilon_limit;
-	cert->delta_limit = req->cert_delta_limit;
-	cert->epsilon = req->cert_epsilon;
-	cert->state.n = req->n_cert;
-	memcpy(cert->state.terms, req->data + req->query_len + 1 + req->detail_len + 1 +
-		   sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * Max(req->n_pld, 0),
-		   sizeof(DpPldTerm) * req->n_cert);
+	const char *p = DP_REQUEST_CERTS(req);
+
+	for (int i = 0; i < req->n_certs; i++)
+	{
+		DpChargeCert c;
+
+		memcpy(&c, p, sizeof(c));
+		if (c.budget_kind == (int32) row->kind && c.budget_subject == row->subject &&
+			(c.kind == DP_PLD_CERT_FIT || c.kind == DP_PLD_CERT_REFUSED))
+		{
+			memset(cert, 0, sizeof(*cert));
+			cert->kind = (DpPldCertKind) c.kind;
+			cert->epsilon_limit = c.epsilon_limit;
+			cert->delta_limit = c.delta_limit;
+			cert->epsilon = c.epsilon;
+			cert->state.n = c.n;
+			memcpy(cert->state.terms, p + sizeof(c), sizeof(DpPldTerm) * c.n);
+			return true;
+		}
+		p += sizeof(c) + sizeof(DpPldTerm) * c.n;
+	}
+	return false;
 }
 
 /*
@@ -892,15 +745,17 @@ request_cert(const DpChargeRequest *req, DpPldCertificate *cert)
  * is refused without asking its backend to compose again (a role whose
  * budget is exhausted, cycling through statement shapes, composes each
  * shape once).  Exact states, not hashes: a refusal here is exactly that
- * of dp_pld_epsilon.  A small ring in the charger's memory; the
- * certificate of a state depends on nothing else, so an entry never goes
- * stale, it only stops being asked for.
+ * of dp_pld_epsilon.  A small ring in the charger's memory, keyed by the
+ * budget (its kind and its role or relation); the certificate of a state
+ * depends on nothing else, so an entry never goes stale, it only stops
+ * being asked for.
  */
 #define REFUSED_RING 64
 
 typedef struct RefusedHistory
 {
-	Oid			role;
+	DpBudgetKind kind;
+	Oid			subject;
 	double		epsilon;
 	double		delta;
 	DpPldState	after;
@@ -911,16 +766,16 @@ static RefusedHistory *refused_ring = NULL;
 static int	refused_next = 0;
 static int	refused_count = 0;
 
-/* is after known to be refused?  *certificate: its epsilon */
+/* is after known to be refused for this budget?  *certificate: its epsilon */
 static bool
-pld_refused(Oid role, double epsilon, double delta, const DpPldState *after,
-			double *certificate)
+pld_refused(const DpBudgetRow *row, const DpPldState *after, double *certificate)
 {
 	for (int i = 0; i < refused_count; i++)
 	{
 		RefusedHistory *r = &refused_ring[i];
 
-		if (r->role == role && r->epsilon == epsilon && r->delta == delta &&
+		if (r->kind == row->kind && r->subject == row->subject &&
+			r->epsilon == row->b.epsilon_limit && r->delta == row->b.delta_limit &&
 			dp_pld_state_equal(&r->after, after))
 		{
 			*certificate = r->certificate;
@@ -931,24 +786,169 @@ pld_refused(Oid role, double epsilon, double delta, const DpPldState *after,
 }
 
 static void
-remember_refused(Oid role, double epsilon, double delta, const DpPldState *after,
-				 double certificate)
+remember_refused(const DpBudgetRow *row, const DpPldState *after, double certificate)
 {
 	RefusedHistory *r;
 	double		known;
 
-	if (pld_refused(role, epsilon, delta, after, &known))
+	if (pld_refused(row, after, &known))
 		return;
 	if (refused_ring == NULL)
 		refused_ring = MemoryContextAlloc(TopMemoryContext, sizeof(RefusedHistory) * REFUSED_RING);
 	r = &refused_ring[refused_next];
 	refused_next = (refused_next + 1) % REFUSED_RING;
 	refused_count = Min(refused_count + 1, REFUSED_RING);
-	r->role = role;
-	r->epsilon = epsilon;
-	r->delta = delta;
+	r->kind = row->kind;
+	r->subject = row->subject;
+	r->epsilon = row->b.epsilon_limit;
+	r->delta = row->b.delta_limit;
 	r->after = *after;
 	r->certificate = certificate;
+}
+
+/* A budget during a batch: read and locked once, written once. */
+typedef struct BudgetState
+{
+	DpBudgetRow row;
+	TimestampTz window_end;		/* of the window it holds */
+	bool		dirty;
+	bool		frontier_dirty;
+} BudgetState;
+
+/* the budget a role or a relation has in this batch (NULL: none) */
+typedef struct KeyedBudget
+{
+	bool		relation;
+	Oid			key;
+	BudgetState *budget;
+} KeyedBudget;
+
+/* a role that charges in this batch: its groups and caps */
+typedef struct RoleInfo
+{
+	Oid			role;
+	List	   *groups;
+	DpCaps		caps;
+} RoleInfo;
+
+typedef struct Batch
+{
+	DpBudgetStore store;
+	List	   *keyed;			/* KeyedBudget */
+	List	   *budgets;		/* BudgetState, in the order they were locked */
+	List	   *roles;			/* RoleInfo */
+} Batch;
+
+/* the budget of a role (own or group) or of a relation, read and locked once per batch */
+static BudgetState *
+budget_of(Batch *batch, bool relation, Oid key)
+{
+	ListCell   *lc;
+	KeyedBudget *k;
+	DpBudgetRow row;
+	bool		found;
+
+	foreach(lc, batch->keyed)
+	{
+		k = lfirst(lc);
+		if (k->relation == relation && k->key == key)
+			return k->budget;
+	}
+	found = relation ? dp_budget_fetch_relation(&batch->store, key, &row)
+		: dp_budget_fetch_role(&batch->store, key, &row);
+	k = palloc0(sizeof(KeyedBudget));
+	k->relation = relation;
+	k->key = key;
+	if (found)
+	{
+		k->budget = palloc0(sizeof(BudgetState));
+		k->budget->row = row;
+		batch->budgets = lappend(batch->budgets, k->budget);
+	}
+	batch->keyed = lappend(batch->keyed, k);
+	return k->budget;
+}
+
+static RoleInfo *
+role_info(Batch *batch, Oid role)
+{
+	ListCell   *lc;
+	RoleInfo   *r;
+
+	foreach(lc, batch->roles)
+	{
+		r = lfirst(lc);
+		if (r->role == role)
+			return r;
+	}
+	r = palloc0(sizeof(RoleInfo));
+	r->role = role;
+	r->groups = dp_role_groups(role);
+	dp_caps_of(role, r->groups, &r->caps);
+	batch->roles = lappend(batch->roles, r);
+	return r;
+}
+
+/*
+ * The budgets that pay for a request, each once: the role's own (or its
+ * group's, if the role is a group), those of the groups it is a member of
+ * (nearest first), those of the relations it read and of their ancestors.
+ * *role_paid: one of them is a role's or a group's (a relation's budget
+ * alone does not let a role release).
+ */
+static List *
+applicable(Batch *batch, const DpChargeRequest *req, RoleInfo *ri, bool *role_paid)
+{
+	List	   *set = NIL;
+	BudgetState *st;
+	ListCell   *lc;
+	Oid			rel;
+
+	*role_paid = false;
+	st = budget_of(batch, false, req->role);
+	if (st != NULL)
+	{
+		set = lappend(set, st);
+		*role_paid = true;
+	}
+	foreach(lc, ri->groups)
+	{
+		st = budget_of(batch, false, lfirst_oid(lc));
+		if (st != NULL && st->row.kind == DP_BUDGET_GROUP && !list_member_ptr(set, st))
+		{
+			set = lappend(set, st);
+			*role_paid = true;
+		}
+	}
+	for (int i = 0; i < req->n_relations + req->n_ancestors; i++)
+	{
+		memcpy(&rel, DP_REQUEST_RELATIONS(req) + sizeof(Oid) * i, sizeof(Oid));
+		st = budget_of(batch, true, rel);
+		if (st != NULL && !list_member_ptr(set, st))
+			set = lappend(set, st);
+	}
+	return set;
+}
+
+/* is the request within the role's caps?  If not, the reply says which */
+static bool
+within_caps(const DpChargeRequest *req, const DpCaps *caps, DpChargeReply *reply)
+{
+	const double asked[DP_CAP_KINDS] = {req->epsilon, req->delta, req->call_epsilon, req->call_delta};
+
+	for (int k = 0; k < DP_CAP_KINDS; k++)
+	{
+		if (caps->set[k] && !(asked[k] <= caps->cap[k]))
+		{
+			reply->result = DP_CHARGE_CAPPED;
+			reply->cap_kind = k;
+			reply->cap_role = caps->role[k];
+			reply->cap = caps->cap[k];
+			reply->asked = asked[k];
+			return false;
+		}
+	}
+	return true;
 }
 
 typedef enum Admission
@@ -958,69 +958,139 @@ typedef enum Admission
 	ASK_PLD						/* only a composition can decide */
 } Admission;
 
-/*
- * Does the budget admit the request?  Cheapest first, none composing: the
- * basic sums; for 'pld' roles the frontier (a composition known to fit
- * that covers history + statement) or the certificate the request
- * carries; the Renyi certificate; for 'pld' roles a refusal known for
- * exactly history + statement.  Otherwise the statement's backend must
- * compose (ASK_PLD).  The work is a few comparisons of at most
- * DP_PLD_MAX_KINDS kinds, whatever the history.
- */
-static Admission
-admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
-	   const DpPldState *stmt, DpChargeReply *reply)
+/* how one budget decided, for the reply and the charge */
+typedef struct Verdict
 {
-	DpBudget   *b = &rs->b;
+	Admission	admission;
+	bool		lifetime;		/* REFUSE: by the lifetime limit */
+	double		composed;
+	double		pld_composed;
+	bool		adopt;			/* ADMIT by cert: it becomes the frontier */
+	DpPldCertificate cert;
+} Verdict;
+
+/*
+ * Does one budget admit the request?  Cheapest first, none composing: the
+ * lifetime sums; the basic sums; for 'pld' budgets the frontier (a
+ * composition known to fit that covers history + statement) or the
+ * certificate the request carries; the Renyi certificate; for 'pld'
+ * budgets a refusal known for exactly history + statement.  Otherwise
+ * the statement's backend must compose (ASK_PLD).  The work is a few
+ * comparisons of at most DP_PLD_MAX_KINDS kinds, whatever the history.
+ */
+static void
+admits(BudgetState *st, const DpChargeRequest *req, const double *curve,
+	   const DpPldState *stmt, Verdict *v)
+{
+	DpBudgetRow *row = &st->row;
+	DpBudget   *b = &row->b;
 	bool		ask = false;
 
-	if (rs->pld_accounting)
+	memset(v, 0, sizeof(*v));
+	v->composed = NAN;
+	v->pld_composed = NAN;
+	v->admission = REFUSE;
+	if (row->has_lifetime &&
+		(dp_add_up(row->lifetime_epsilon_spent, req->epsilon) > row->lifetime_epsilon_limit ||
+		 dp_add_up(row->lifetime_delta_spent, req->delta) > row->lifetime_delta_limit))
+	{
+		v->lifetime = true;
+		return;
+	}
+	if (row->pld_accounting)
 	{
 		DpBudget	basic = *b;
 		DpPldState	after;
 		DpPldCertificate cert;
 
 		basic.renyi = false;
+		v->admission = ADMIT;
 		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, req->selection_epsilon,
-							 req->selection_delta, &reply->composed))
-			return ADMIT;
-		after = dp_pld_state_after(&rs->pld, stmt);
+							 req->selection_delta, &v->composed))
+			return;
+		after = dp_pld_state_after(&row->pld, stmt);
 		if (!after.saturated && b->delta_limit > 0)
 		{
 			if (stmt->n == 0)
-				return ADMIT;	/* no noisy release to compose */
-			if (dp_pld_frontier_admits(&rs->frontier, b->epsilon_limit, b->delta_limit, &after))
-				return ADMIT;
-			request_cert(req, &cert);
-			if (cert.kind != DP_PLD_CERT_NONE &&
+				return;			/* no noisy release to compose */
+			if (dp_pld_frontier_admits(&row->frontier, b->epsilon_limit, b->delta_limit, &after))
+				return;
+			if (request_cert(req, row, &cert) &&
 				cert.epsilon_limit == b->epsilon_limit && cert.delta_limit == b->delta_limit)
 			{
 				if (cert.kind == DP_PLD_CERT_FIT && cert.epsilon <= b->epsilon_limit &&
 					dp_pld_state_covers(&cert.state, &after))
 				{
-					dp_pld_frontier_adopt(&rs->frontier, &cert);
-					rs->frontier_dirty = true;
-					return ADMIT;
+					v->adopt = true;
+					v->cert = cert;
+					return;
 				}
 				if (cert.kind == DP_PLD_CERT_REFUSED && dp_pld_state_equal(&cert.state, &after))
-					remember_refused(req->role, b->epsilon_limit, b->delta_limit, &after,
-									 cert.epsilon);
+					remember_refused(row, &after, cert.epsilon);
 			}
-			ask = !pld_refused(req->role, b->epsilon_limit, b->delta_limit, &after,
-							   &reply->pld_composed);
+			ask = !pld_refused(row, &after, &v->pld_composed);
 		}
+		v->admission = REFUSE;
 	}
 	if (dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
-						 req->selection_delta, &reply->composed))
-		return ADMIT;
-	if (ask)
+						 req->selection_delta, &v->composed))
+		v->admission = ADMIT;
+	else if (ask)
+		v->admission = ASK_PLD;
+}
+
+/* the reply's account of the budget that decided */
+static void
+describe_budget(const BudgetState *st, const Verdict *v, DpChargeReply *reply)
+{
+	const DpBudgetRow *row = &st->row;
+
+	reply->budget_kind = row->kind;
+	reply->budget_subject = row->subject;
+	reply->renyi = row->b.renyi;
+	reply->lifetime = v->lifetime;
+	reply->composed = v->composed;
+	reply->pld_composed = v->pld_composed;
+	reply->epsilon_limit = row->b.epsilon_limit;
+	reply->delta_limit = row->b.delta_limit;
+	reply->has_window = row->has_window && row->has_window_start;
+	reply->window_start = row->window_start;
+	reply->window_end = st->window_end;
+	if (v->lifetime)
 	{
-		reply->epsilon_limit = b->epsilon_limit;
-		reply->delta_limit = b->delta_limit;
-		reply->history = rs->pld;
-		return ASK_PLD;
+		reply->epsilon_remaining = Max(row->lifetime_epsilon_limit - row->lifetime_epsilon_spent, 0);
+		reply->delta_remaining = Max(row->lifetime_delta_limit - row->lifetime_delta_spent, 0);
 	}
-	return REFUSE;
+	else
+	{
+		reply->epsilon_remaining = Max(row->b.epsilon_limit - row->b.epsilon_spent, 0);
+		reply->delta_remaining = Max(row->b.delta_limit - row->b.delta_spent, 0);
+	}
+}
+
+/* charge one budget that admitted the request */
+static void
+charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
+			  const DpPldState *stmt, const Verdict *v)
+{
+	DpBudgetRow *row = &st->row;
+	DpBudget   *b = &row->b;
+
+	if (v->adopt)
+	{
+		dp_pld_frontier_adopt(&row->frontier, &v->cert);
+		st->frontier_dirty = true;
+	}
+	dp_pld_state_merge(&row->pld, stmt);
+	b->epsilon_spent = dp_add_up(b->epsilon_spent, req->epsilon);
+	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+		b->rdp[i] = dp_add_up(b->rdp[i], curve[i]);
+	b->selection_epsilon = dp_add_up(b->selection_epsilon, req->selection_epsilon);
+	b->selection_delta = dp_add_up(b->selection_delta, req->selection_delta);
+	row->lifetime_epsilon_spent = dp_add_up(row->lifetime_epsilon_spent, req->epsilon);
+	row->lifetime_delta_spent = dp_add_up(row->lifetime_delta_spent, req->delta);
+	st->dirty = true;
 }
 
 /*
@@ -1034,23 +1104,29 @@ admits(RoleState *rs, const DpChargeRequest *req, const double *curve,
  * (ExecConstraints: NOT NULL and CHECK, as an INSERT checks them), and it
  * is inserted into the heap and every index (ExecInsertIndexTuples, as an
  * INSERT does).  id is the identity column's next value, at the clock.
- * A ledger that is not the one this code knows (a column it does not
- * fill, or triggers a DBA added) is written through SPI instead, so that
+ * The detail arrives as jsonb, converted by the statement's backend.  A
+ * ledger that is not the one this code knows (a column it does not fill,
+ * or triggers a DBA added) is written through SPI instead, so that
  * nothing an INSERT would do is skipped.
  */
+#define LEDGER_BASE_COLUMNS 9
+#define LEDGER_COLUMNS 12
+
 typedef struct LedgerWriter
 {
-	bool		direct;			/* false: through plan_insert */
+	bool		direct;			/* false: through SQL */
+	bool		policies;		/* relations, budgets, windows (0.4 on) */
 	Relation	rel;
 	EState	   *estate;
 	ResultRelInfo *rri;
 	TupleTableSlot *slot;
 	Oid			seq;			/* of the identity column id */
-	AttrNumber	att[9];			/* id, at, role, kind, epsilon, delta, query, detail, rdp */
+	AttrNumber	att[LEDGER_COLUMNS];
 } LedgerWriter;
 
-static const char *const ledger_columns[9] = {
-	"id", "at", "role", "kind", "epsilon", "delta", "query", "detail", "rdp"
+static const char *const ledger_columns[LEDGER_COLUMNS] = {
+	"id", "at", "role", "kind", "epsilon", "delta", "query", "detail", "rdp",
+	"relations", "budgets", "windows"
 };
 
 static Oid	ledger_relid = InvalidOid;
@@ -1104,7 +1180,7 @@ ledger_executor(LedgerWriter *w)
 	ExprState **compiled = NULL;
 
 	if (ledger_cxt != NULL && ledger_same_checks(constr))
-		compiled = ledger_rri->ri_ConstraintExprs;
+		compiled = DP_RRI_CHECK_EXPRS(ledger_rri);
 	else
 	{
 		MemoryContext old;
@@ -1123,7 +1199,7 @@ ledger_executor(LedgerWriter *w)
 		MemoryContextSwitchTo(old);
 	}
 	InitResultRelInfo(ledger_rri, w->rel, 0, NULL, 0);
-	ledger_rri->ri_ConstraintExprs = compiled;	/* NULL: ExecConstraints compiles */
+	DP_RRI_CHECK_EXPRS(ledger_rri) = compiled;	/* NULL: ExecConstraints compiles */
 	w->estate = ledger_estate;
 	w->rri = ledger_rri;
 }
@@ -1131,27 +1207,45 @@ ledger_executor(LedgerWriter *w)
 static void
 ledger_open(LedgerWriter *w)
 {
-	Oid			nsp = get_namespace_oid("dp_agg", false);
-	Oid			relid = get_relname_relid("ledger", nsp);
+	static uint64 generation = 0;
+	static Oid	relid = InvalidOid;
+	static AttrNumber att[LEDGER_COLUMNS];
+	bool		fresh = generation == 0 || generation != dp_budget_catalog_generation();
 	TupleDesc	desc;
 	int			live = 0;
+	int			known = 0;
 	bool		isnull;
 
 	memset(w, 0, sizeof(*w));
+	if (fresh)
+		relid = get_relname_relid("ledger", get_namespace_oid("dp_agg", false));
 	if (!OidIsValid(relid))
 		elog(ERROR, "dp_agg charger: dp_agg.ledger does not exist");
 	w->rel = table_open(relid, RowExclusiveLock);
+	/* the names of its columns, looked up again after an invalidation */
+	if (fresh || generation != dp_budget_catalog_generation())
+	{
+		for (int i = 0; i < LEDGER_COLUMNS; i++)
+			att[i] = get_attnum(relid, ledger_columns[i]);
+		ledger_seq = InvalidOid;
+		generation = dp_budget_catalog_generation();
+	}
+	memcpy(w->att, att, sizeof(att));
 	desc = RelationGetDescr(w->rel);
 	for (int i = 0; i < desc->natts; i++)
 		if (!TupleDescAttr(desc, i)->attisdropped)
 			live++;
-	w->direct = live == lengthof(ledger_columns) && w->rel->trigdesc == NULL &&
-		w->rel->rd_rel->relkind == RELKIND_RELATION;
-	for (int i = 0; i < lengthof(ledger_columns) && w->direct; i++)
-	{
-		w->att[i] = get_attnum(relid, ledger_columns[i]);
+	for (int i = 0; i < LEDGER_COLUMNS; i++)
+		if (w->att[i] != InvalidAttrNumber)
+			known++;
+	w->policies = w->att[LEDGER_BASE_COLUMNS] != InvalidAttrNumber &&
+		w->att[LEDGER_BASE_COLUMNS + 1] != InvalidAttrNumber &&
+		w->att[LEDGER_BASE_COLUMNS + 2] != InvalidAttrNumber;
+	/* the columns of 0.1 to 0.3, or of 0.4, and nothing else */
+	w->direct = live == known && (known == LEDGER_BASE_COLUMNS || known == LEDGER_COLUMNS) &&
+		w->rel->trigdesc == NULL && w->rel->rd_rel->relkind == RELKIND_RELATION;
+	for (int i = 0; i < LEDGER_BASE_COLUMNS && w->direct; i++)
 		w->direct = w->att[i] != InvalidAttrNumber;
-	}
 	if (!w->direct)
 		return;
 	/* the identity's sequence, looked up again only if the ledger is another table */
@@ -1193,28 +1287,113 @@ ledger_close(LedgerWriter *w)
 	w->rel = NULL;
 }
 
+/* a float8[] datum of n values */
+static Datum
+float8_array_datum(const double *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* the relations a request read, as a regclass[] datum */
+static Datum
+relations_datum(const DpChargeRequest *req)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(req->n_relations, 1));
+
+	for (int i = 0; i < req->n_relations; i++)
+	{
+		Oid			rel;
+
+		memcpy(&rel, DP_REQUEST_RELATIONS(req) + sizeof(Oid) * i, sizeof(Oid));
+		d[i] = ObjectIdGetDatum(rel);
+	}
+	return PointerGetDatum(construct_array(d, req->n_relations, REGCLASSOID, sizeof(Oid), true,
+										   TYPALIGN_INT));
+}
+
+/* the budgets charged (bigint[]) and the start of each one's window (timestamptz[]) */
+static void
+budgets_datums(List *charged, Datum *budgets, Datum *windows)
+{
+	int			n = list_length(charged);
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *starts = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, charged)
+	{
+		const DpBudgetRow *row = &((BudgetState *) lfirst(lc))->row;
+
+		ids[i] = Int64GetDatum(row->id);
+		starts[i] = TimestampTzGetDatum(row->window_start);
+		nulls[i] = !(row->has_window && row->has_window_start);
+		i++;
+	}
+	*budgets = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+											   TYPALIGN_DOUBLE));
+	*windows = PointerGetDatum(construct_md_array(starts, nulls, 1, dims, lbs, TIMESTAMPTZOID,
+												  sizeof(TimestampTz), FLOAT8PASSBYVAL,
+												  TYPALIGN_DOUBLE));
+}
+
+/* the detail of a request: its jsonb, copied (aligned) */
+static Datum
+detail_datum(const DpChargeRequest *req)
+{
+	char	   *copy = palloc(req->detail_len);
+
+	memcpy(copy, DP_REQUEST_DETAIL(req), req->detail_len);
+	return PointerGetDatum(copy);
+}
+
 /* append one charge to the ledger; its id */
 static int64
-ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve)
+ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve, List *charged)
 {
 	TupleTableSlot *slot = w->slot;
 	Datum	   *values;
 	bool	   *nulls;
 	int64		id;
+	Datum		budgets,
+				windows;
 
+	if (w->policies)
+		budgets_datums(charged, &budgets, &windows);
 	if (!w->direct)
 	{
-		Datum		args[6];
-		char		spi_nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+		Datum		args[9];
+		Oid			types[9] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, JSONBOID,
+		FLOAT8ARRAYOID, REGCLASSARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID};
 		bool		isnull;
 
 		args[0] = ObjectIdGetDatum(req->role);
 		args[1] = Float8GetDatum(req->epsilon);
 		args[2] = Float8GetDatum(req->delta);
 		args[3] = CStringGetTextDatum(req->data);
-		args[4] = CStringGetTextDatum(req->data + req->query_len + 1);
+		args[4] = detail_datum(req);
 		args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
-		if (SPI_execute_plan(plan_insert, args, spi_nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		if (w->policies)
+		{
+			args[6] = relations_datum(req);
+			args[7] = budgets;
+			args[8] = windows;
+		}
+		if (SPI_execute_with_args(w->policies
+								  ? "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp, "
+								  "relations, budgets, windows) "
+								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"
+								  : "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
+								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6) RETURNING id",
+								  w->policies ? 9 : 6, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)
 			elog(ERROR, "dp_agg charger: could not write the ledger");
 		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
@@ -1233,9 +1412,14 @@ ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve)
 	values[w->att[4] - 1] = Float8GetDatum(req->epsilon);
 	values[w->att[5] - 1] = Float8GetDatum(req->delta);
 	values[w->att[6] - 1] = CStringGetTextDatum(req->data);
-	values[w->att[7] - 1] = DirectFunctionCall1(jsonb_in,
-												CStringGetDatum(req->data + req->query_len + 1));
+	values[w->att[7] - 1] = detail_datum(req);
 	values[w->att[8] - 1] = float8_array_datum(curve, DP_RDP_ORDERS);
+	if (w->policies)
+	{
+		values[w->att[9] - 1] = relations_datum(req);
+		values[w->att[10] - 1] = budgets;
+		values[w->att[11] - 1] = windows;
+	}
 	ExecStoreVirtualTuple(slot);
 	if (w->rel->rd_att->constr)
 		ExecConstraints(w->rri, slot, w->estate);
@@ -1247,95 +1431,105 @@ ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve)
 }
 
 /*
- * Decide one request against its role's budget (in memory) and, if the
- * budget admits it (dp_budget_admits, or for 'pld' roles the composed
- * privacy loss distribution), append it to the ledger.  The spent amounts
- * and the composed curve are sums rounded up; the releases by kind are
- * counted for every role.
+ * Decide one request against every budget that pays for it (in memory)
+ * and, if all of them admit it, charge each and append it to the ledger:
+ * atomically, since the batch commits or rolls back as a whole, and
+ * nothing of a refused request is written anywhere.  Each budget is first
+ * renewed if the request falls in a later window than the one it holds;
+ * the instant is the charger's clock when it decides, which the ledger
+ * records as at: a statement charged at 23:59:59 of a daily window counts
+ * in that day, whenever it releases.  Refused before anything is charged,
+ * in this order: no budget of the role or of a group (NO_BUDGET), a cap
+ * (CAPPED), a budget that cannot pay by any cheap certificate (DENIED,
+ * naming the first such budget), a 'pld' budget that only a composition
+ * can decide (NEED_PLD: its backend composes, and asks again).
  */
 static void
-charge_one(const DpChargeRequest *req, RoleState *rs, LedgerWriter *ledger, DpChargeReply *reply)
+charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpChargeReply *reply)
 {
-	DpBudget   *b = &rs->b;
 	double		curve[DP_RDP_ORDERS];
 	DpPldState	stmt;
+	RoleInfo   *ri = role_info(batch, req->role);
+	bool		role_paid;
+	List	   *set = applicable(batch, req, ri, &role_paid);
+	TimestampTz now = GetCurrentTimestamp();
+	Verdict    *verdicts;
+	int			i;
+	ListCell   *lc;
+	int			refused = -1;
+	int			asked = -1;
 
-	if (!rs->exists)
+	reply->composed = NAN;
+	reply->pld_composed = NAN;
+	if (!role_paid)
 	{
 		reply->result = DP_CHARGE_NO_BUDGET;
 		return;
 	}
-	memcpy(curve, req->data + req->query_len + 1 + req->detail_len + 1, sizeof(curve));
-	if (!plan_sums && (req->selection_epsilon != 0 || req->selection_delta != 0))
+	if (!dp_budget_store_has(&batch->store, "selection_epsilon") &&
+		(req->selection_epsilon != 0 || req->selection_delta != 0))
 	{
 		/* the selection needs 0.3 objects, checked before: fail closed */
 		reply->result = DP_CHARGE_FAILED;
 		set_message(reply, "The SQL objects of dp_agg are older than version 0.3 and cannot record a private selection.");
 		return;
 	}
-	reply->renyi = b->renyi;
-	reply->pld_composed = NAN;
-	reply->epsilon_limit = b->epsilon_limit;
-	reply->delta_limit = b->delta_limit;
-	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
-	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
+	if (!within_caps(req, &ri->caps, reply))
+		return;
+	memcpy(curve, DP_REQUEST_CURVE(req), sizeof(curve));
 	request_pld(req, &stmt);
-	switch (admits(rs, req, curve, &stmt, reply))
+
+	verdicts = palloc(sizeof(Verdict) * list_length(set));
+	i = 0;
+	foreach(lc, set)
 	{
-		case ADMIT:
-			break;
-		case REFUSE:
-			reply->result = DP_CHARGE_DENIED;
-			return;
-		case ASK_PLD:
-			reply->result = DP_CHARGE_NEED_PLD;
-			return;
+		BudgetState *st = lfirst(lc);
+
+		dp_budget_roll_window(&st->row, now, &st->window_end);
+		admits(st, req, curve, &stmt, &verdicts[i]);
+		if (verdicts[i].admission == REFUSE && refused < 0)
+			refused = i;
+		if (verdicts[i].admission == ASK_PLD && asked < 0)
+			asked = i;
+		i++;
 	}
-	dp_pld_state_merge(&rs->pld, &stmt);
+	if (refused >= 0 || asked >= 0)
+	{
+		int			which = refused >= 0 ? refused : asked;
+		BudgetState *st = list_nth(set, which);
 
-	b->epsilon_spent = dp_add_up(b->epsilon_spent, req->epsilon);
-	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
-	for (int i = 0; i < DP_RDP_ORDERS; i++)
-		b->rdp[i] = dp_add_up(b->rdp[i], curve[i]);
-	b->selection_epsilon = dp_add_up(b->selection_epsilon, req->selection_epsilon);
-	b->selection_delta = dp_add_up(b->selection_delta, req->selection_delta);
-	rs->dirty = true;
+		describe_budget(st, &verdicts[which], reply);
+		if (refused >= 0)
+			reply->result = DP_CHARGE_DENIED;
+		else
+		{
+			reply->result = DP_CHARGE_NEED_PLD;
+			reply->history = st->row.pld;
+		}
+		return;
+	}
 
-	reply->ledger_id = ledger_append(ledger, req, curve);
-	reply->epsilon_remaining = Max(b->epsilon_limit - b->epsilon_spent, 0);
-	reply->delta_remaining = Max(b->delta_limit - b->delta_spent, 0);
+	i = 0;
+	foreach(lc, set)
+		charge_budget(lfirst(lc), req, curve, &stmt, &verdicts[i++]);
+	reply->ledger_id = ledger_append(ledger, req, curve, set);
 	reply->result = DP_CHARGE_OK;
+	if (set != NIL)
+		describe_budget(linitial(set), &verdicts[0], reply);
 }
 
 /* write back the budgets a batch changed */
 static void
-write_budgets(RoleState *roles, int nroles)
+write_budgets(Batch *batch)
 {
-	for (int i = 0; i < nroles; i++)
-	{
-		Datum		args[8];
-		char		nulls[8] = {' ', ' ', ' ', ' ', ' ', 'n', ' ', ' '};
+	ListCell   *lc;
 
-		if (!roles[i].dirty && !roles[i].frontier_dirty)
-			continue;
-		args[0] = ObjectIdGetDatum(roles[i].role);
-		args[1] = Float8GetDatum(roles[i].b.epsilon_spent);
-		args[2] = Float8GetDatum(roles[i].b.delta_spent);
-		args[3] = float8_array_datum(roles[i].b.rdp, DP_RDP_ORDERS);
-		if (roles[i].pld.n == 0 && !roles[i].pld.saturated)
-			nulls[4] = 'n';
-		else
-			args[4] = CStringGetTextDatum(dp_pld_state_encode(&roles[i].pld));
-		if (roles[i].frontier_dirty)
-		{
-			args[5] = CStringGetTextDatum(dp_pld_frontier_encode(&roles[i].frontier));
-			nulls[5] = ' ';
-		}
-		args[6] = Float8GetDatum(roles[i].b.selection_epsilon);
-		args[7] = Float8GetDatum(roles[i].b.selection_delta);
-		if (SPI_execute_plan(plan_update, args, nulls, false, 0) != SPI_OK_UPDATE ||
-			SPI_processed != 1)
-			elog(ERROR, "dp_agg charger: could not update the budget");
+	foreach(lc, batch->budgets)
+	{
+		BudgetState *st = lfirst(lc);
+
+		if (st->dirty || st->frontier_dirty)
+			dp_budget_store_write(&batch->store, &st->row, st->frontier_dirty);
 	}
 }
 
@@ -1348,22 +1542,50 @@ copy_request(const char *src, Size avail)
 {
 	DpChargeRequest head;
 	DpChargeRequest *req;
+	const char *certs;
+	Size		certs_size = 0;
 
 	if (avail < offsetof(DpChargeRequest, data))
 		return NULL;
 	memcpy(&head, src, offsetof(DpChargeRequest, data));
-	if (head.size < offsetof(DpChargeRequest, data) + 2 || head.size > avail ||
-		head.query_len < 0 || head.detail_len < 0 || head.n_rdp != DP_RDP_ORDERS ||
+	if (head.size < offsetof(DpChargeRequest, data) + 1 || head.size > avail ||
+		head.query_len < 0 || head.detail_len < (int32) VARHDRSZ || head.n_rdp != DP_RDP_ORDERS ||
 		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
-		head.n_cert < 0 || head.n_cert > DP_PLD_MAX_KINDS ||
-		offsetof(DpChargeRequest, data) + (Size) head.query_len + 1 + (Size) head.detail_len + 1 +
+		head.n_relations < 0 || head.n_relations > (int32) (MaxAllocSize / sizeof(Oid)) ||
+		head.n_ancestors < 0 || head.n_ancestors > (int32) (MaxAllocSize / sizeof(Oid)) ||
+		head.n_certs < 0 || head.certs_size < 0 ||
+		offsetof(DpChargeRequest, data) + (Size) head.query_len + 1 + (Size) head.detail_len +
 		sizeof(double) * DP_RDP_ORDERS + sizeof(DpPldTerm) * (Size) Max(head.n_pld, 0) +
-		sizeof(DpPldTerm) * (Size) head.n_cert != head.size)
+		sizeof(Oid) * ((Size) head.n_relations + (Size) head.n_ancestors) +
+		(Size) head.certs_size != head.size)
 		return NULL;
 	req = palloc(head.size);
 	memcpy(req, src, head.size);
 	req->data[req->query_len] = '\0';
-	req->data[req->query_len + 1 + req->detail_len] = '\0';
+	/* the detail is one uncompressed jsonb varlena of exactly its length */
+	{
+		char	   *copy = palloc(req->detail_len);
+
+		memcpy(copy, DP_REQUEST_DETAIL(req), req->detail_len);
+		if (VARATT_IS_EXTENDED(copy) || VARSIZE(copy) != (Size) req->detail_len)
+			return NULL;
+		pfree(copy);
+	}
+	/* the certificates fill their bytes exactly */
+	certs = DP_REQUEST_CERTS(req);
+	for (int i = 0; i < req->n_certs; i++)
+	{
+		DpChargeCert c;
+
+		if (certs_size + sizeof(c) > (Size) req->certs_size)
+			return NULL;
+		memcpy(&c, certs + certs_size, sizeof(c));
+		if (c.n < 0 || c.n > DP_PLD_MAX_KINDS)
+			return NULL;
+		certs_size += sizeof(c) + sizeof(DpPldTerm) * c.n;
+	}
+	if (certs_size != (Size) req->certs_size)
+		return NULL;
 	return req;
 }
 
@@ -1391,13 +1613,14 @@ set_message(DpChargeReply *reply, const char *msg)
 }
 
 /*
- * Charge a batch in one transaction: each role's budget row is locked
- * (FOR UPDATE) and read once, the requests are decided in arrival order
- * against it, each admitted one appends its ledger row, and each budget is
- * written once; one synchronous commit makes them all durable.  If anything
- * fails, the transaction is rolled back and the requests are retried one at
- * a time, so that a request that cannot be charged fails alone.  The
- * replies are final only after this returns.
+ * Charge a batch in one transaction: each budget row is locked (as SELECT
+ * ... FOR UPDATE locks it) and read once, the requests are decided in
+ * arrival order against the budgets in memory, each admitted one appends
+ * its ledger row, and each budget is written once; one commit makes them
+ * all durable (charger_commit_mode).  If anything fails, the transaction
+ * is rolled back and the requests are retried one at a time, so that a
+ * request that cannot be charged fails alone.  The replies are final only
+ * after this returns.
  */
 static void
 process_batch(TakenRequest *batch, int n)
@@ -1410,17 +1633,17 @@ process_batch(TakenRequest *batch, int n)
 	StartTransactionCommand();
 	PG_TRY();
 	{
-		RoleState  *roles;
-		int			nroles = 0;
+		Batch		b;
 		LedgerWriter ledger;
 
+		memset(&b, 0, sizeof(b));
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "dp_agg charger: SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
-		prepare_plans();
+		if (!dp_budget_store_open(&b.store, true))
+			elog(ERROR, "dp_agg charger: dp_agg.budget does not exist");
 		ledger_open(&ledger);
-		roles = palloc(sizeof(RoleState) * n);
 		for (int i = 0; i < n; i++)
 		{
 			DpChargeRequest *req = read_request(&batch[i]);
@@ -1432,10 +1655,11 @@ process_batch(TakenRequest *batch, int n)
 				set_message(&batch[i].reply, "the request was abandoned");
 				continue;
 			}
-			charge_one(req, role_state(roles, &nroles, req->role), &ledger, &batch[i].reply);
+			charge_one(req, &b, &ledger, &batch[i].reply);
 		}
 		ledger_close(&ledger);
-		write_budgets(roles, nroles);
+		write_budgets(&b);
+		dp_budget_store_close(&b.store);
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
@@ -1452,6 +1676,7 @@ process_batch(TakenRequest *batch, int n)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		ledger_forget();		/* look the ledger's sequence up again, recompile */
+		dp_budget_store_forget();
 		for (int i = 0; i < n; i++)
 		{
 			batch[i].reply.result = DP_CHARGE_FAILED;

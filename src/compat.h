@@ -57,6 +57,31 @@
 	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
 #endif
 
+/*
+ * An update says which indexes need new entries since 16 (TU_UpdateIndexes:
+ * none, only the summarizing ones, or all); a bool before (budget_store.c)
+ */
+#if PG_VERSION_NUM >= 160000
+#define DP_UPDATE_INDEXES_TYPE TU_UpdateIndexes
+#define DP_UPDATE_INDEXES_NEEDED(u) ((u) != TU_None)
+#define DP_UPDATE_INDEX_TUPLES(rri, slot, estate, u) \
+	ExecInsertIndexTuples((rri), (slot), (estate), true, false, NULL, NIL, (u) == TU_Summarizing)
+#else
+#define DP_UPDATE_INDEXES_TYPE bool
+#define DP_UPDATE_INDEXES_NEEDED(u) (u)
+#define DP_UPDATE_INDEX_TUPLES(rri, slot, estate, u) \
+	ExecInsertIndexTuples((rri), (slot), (estate), true, false, NULL, NIL)
+#endif
+
+/* index_beginscan took the instrumentation of EXPLAIN in 18 (NULL: none) */
+#if PG_VERSION_NUM >= 180000
+#define DP_INDEX_BEGINSCAN(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan((heap), (index), (snapshot), NULL, (nkeys), (norderbys))
+#else
+#define DP_INDEX_BEGINSCAN(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan((heap), (index), (snapshot), (nkeys), (norderbys))
+#endif
+
 /* GROUP BY got a range table entry of its own, RTE_GROUP, in 18 */
 #if PG_VERSION_NUM >= 180000
 #define DP_HAVE_RTE_GROUP 1
@@ -198,6 +223,16 @@ DP_OP_BTREE_STRATEGIES(Oid opno)
 #define DP_CLEAR_NULLINGRELS(var) ((var)->varnullingrels = NULL)
 #else
 #define DP_CLEAR_NULLINGRELS(var) ((void) (var))
+#endif
+
+/*
+ * The compiled CHECK constraints of a result relation (budget_store.c,
+ * charger.c): ri_ConstraintExprs became ri_CheckConstraintExprs in 18
+ */
+#if PG_VERSION_NUM >= 180000
+#define DP_RRI_CHECK_EXPRS(rri) ((rri)->ri_CheckConstraintExprs)
+#else
+#define DP_RRI_CHECK_EXPRS(rri) ((rri)->ri_ConstraintExprs)
 #endif
 
 /* 16 moved permission checks from range table entries to rteperminfos */

@@ -190,6 +190,8 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 		AtEOXact_GUC(true, gucs);
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
+	else if (!OidIsValid(citus_relid))
+		dp_selection_fuse(stmt);	/* a selection reads its rows from a DP aggregate */
 	/*
 	 * Which plans depend on the role (README, "Protected tables", "What
 	 * protection changes").  A cached plan is used again only by the role

@@ -466,6 +466,89 @@ dp_pld_state_encode(const DpPldState *state)
 	return buf.data;
 }
 
+/* a jsonb number with the text of format (as the text of encode writes it) */
+static void
+push_number(JsonbParseState **ps, const char *key, const char *format, double v)
+{
+	JsonbValue	k;
+	JsonbValue	n;
+	char		buf[64];
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	(void) pushJsonbValue(ps, WJB_KEY, &k);
+	/* JSON has no infinities or NaN: the text form would not parse either */
+	if (!isfinite(v))
+		elog(ERROR, "pld state has a non-finite %s", key);
+	snprintf(buf, sizeof(buf), format, v);
+	n.type = jbvNumeric;
+	n.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+														ObjectIdGetDatum(InvalidOid),
+														Int32GetDatum(-1)));
+	(void) pushJsonbValue(ps, WJB_VALUE, &n);
+}
+
+/*
+ * The pld column of a state as a jsonb datum, the same value as
+ * jsonb_in of dp_pld_state_encode's text, built without writing and
+ * parsing the text (the charger writes it for every budget it charges).
+ */
+Datum
+dp_pld_state_jsonb(const DpPldState *state)
+{
+	JsonbParseState *ps = NULL;
+	JsonbValue *root;
+
+	if (state->saturated)
+	{
+		JsonbValue	v;
+
+		v.type = jbvString;
+		v.val.string.val = "untracked";
+		v.val.string.len = strlen("untracked");
+		root = pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+		ps->contVal.val.array.rawScalar = true;
+		(void) pushJsonbValue(&ps, WJB_ELEM, &v);
+		root = pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+		return JsonbPGetDatum(JsonbValueToJsonb(root));
+	}
+	(void) pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < state->n; i++)
+	{
+		const DpPldTerm *t = &state->terms[i];
+		JsonbValue	k;
+		JsonbValue	m;
+
+		(void) pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		k.type = jbvString;
+		k.val.string.val = "mechanism";
+		k.val.string.len = strlen("mechanism");
+		(void) pushJsonbValue(&ps, WJB_KEY, &k);
+		m.type = jbvString;
+		m.val.string.val = t->kind.mechanism == DP_PLD_RR ? "randomized_response"
+			: t->kind.mechanism == DP_PLD_LAPLACE ? "laplace" : "gaussian";
+		m.val.string.len = strlen(m.val.string.val);
+		(void) pushJsonbValue(&ps, WJB_VALUE, &m);
+		if (t->kind.mechanism == DP_PLD_RR)
+		{
+			/* as encode writes it: its epsilon, and a rate of 1 */
+			push_number(&ps, "epsilon", "%.17g", t->kind.scale);
+			push_number(&ps, "rate", "%.0f", 1.0);
+		}
+		else
+		{
+			push_number(&ps, "sensitivity", "%.17g", t->kind.sens);
+			push_number(&ps, "noise_scale", "%.17g", t->kind.scale);
+			push_number(&ps, "rate", "%.17g", t->kind.rate);
+		}
+		push_number(&ps, "count", "%.0f", t->count);
+		(void) pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+	}
+	root = pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+	return JsonbPGetDatum(JsonbValueToJsonb(root));
+}
+
 /* ---------- admission ---------- */
 
 /* does a hold at least the releases of b, kind by kind? */

@@ -24,6 +24,7 @@ extern void dp_pld_state_add(DpPldState *state, const DpPldKind *kind, double co
 extern void dp_pld_state_merge(DpPldState *state, const DpPldState *other);
 extern void dp_pld_state_decode(Datum d, bool isnull, DpPldState *state);
 extern char *dp_pld_state_encode(const DpPldState *state);
+extern Datum dp_pld_state_jsonb(const DpPldState *state);
 /*
  * The role's frontier: a composition known to meet the limits it was
  * computed at, with its certificate (the epsilon at delta of

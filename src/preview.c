@@ -43,8 +43,11 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
+#include "budget.h"
 #include "budget_row.h"
+#include "budget_store.h"
 #include "calibrate.h"
 #include "compat.h"
 #include "describe.h"
@@ -161,17 +164,14 @@ plan_statement(const char *query, bool *untrusted)
 }
 
 /*
- * The caller's budget: can it pay the statement (price, Renyi DP curve and
- * private selections), by the same rule as the charger?  has_budget is
- * false without a budget.
+ * The caller's budget, with SQL objects older than 0.4 (one budget per
+ * role, read through dp_agg.my_budget).
  */
 static void
-caller_budget(double epsilon, double delta, const double *curve,
-			  double selection_epsilon, double selection_delta,
-			  bool *has_budget, bool *affordable)
+caller_budget_0_3(double epsilon, double delta, const double *curve,
+				  double selection_epsilon, double selection_delta,
+				  bool *has_budget, bool *affordable)
 {
-	*has_budget = false;
-	*affordable = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(dp_budget_has_selection_sums()
@@ -190,6 +190,101 @@ caller_budget(double epsilon, double delta, const double *curve,
 									   selection_delta, &composed);
 	}
 	SPI_finish();
+}
+
+/* can one budget pay, as of now (its window renewed if due, its lifetime limit)? */
+static bool
+budget_pays(DpBudgetRow *row, double epsilon, double delta, const double *curve,
+			double selection_epsilon, double selection_delta)
+{
+	TimestampTz end;
+	double		composed;
+
+	dp_budget_roll_window(row, GetCurrentTimestamp(), &end);
+	if (row->has_lifetime &&
+		(dp_add_up(row->lifetime_epsilon_spent, epsilon) > row->lifetime_epsilon_limit ||
+		 dp_add_up(row->lifetime_delta_spent, delta) > row->lifetime_delta_limit))
+		return false;
+	return dp_budget_admits(&row->b, epsilon, delta, curve, selection_epsilon, selection_delta,
+							&composed);
+}
+
+/*
+ * The caller's budgets: can every budget that would pay for the statement
+ * (the caller's own, its groups', those of the relations the plan reads)
+ * pay for it, and is it within the caller's caps, by the charger's rules
+ * (charger.c)?  has_budget is false when no budget of the role or of a
+ * group would pay.  PLD certificates are not composed here (a 'pld'
+ * budget is predicted by its basic and Renyi certificates).
+ */
+static void
+caller_budget(PlannedStmt *stmt, List *priced, double epsilon, double delta, const double *curve,
+			  double selection_epsilon, double selection_delta,
+			  bool *has_budget, bool *affordable)
+{
+	DpBudgetStore store;
+	Oid			role = GetUserId();
+	List	   *groups;
+	List	   *read;
+	List	   *ancestors;
+	DpCaps		caps;
+	DpBudgetRow row;
+	double		call_epsilon = 0,
+				call_delta = 0;
+	ListCell   *lc;
+	bool		pays = true;
+
+	*has_budget = false;
+	*affordable = false;
+	if (!dp_budget_store_open(&store, false))
+		return;
+	if (!dp_budget_store_policies(&store))
+	{
+		dp_budget_store_close(&store);
+		caller_budget_0_3(epsilon, delta, curve, selection_epsilon, selection_delta,
+						  has_budget, affordable);
+		return;
+	}
+	groups = dp_role_groups(role);
+	if (dp_budget_fetch_role(&store, role, &row))
+	{
+		*has_budget = true;
+		pays = budget_pays(&row, epsilon, delta, curve, selection_epsilon, selection_delta);
+	}
+	foreach(lc, groups)
+	{
+		if (dp_budget_fetch_role(&store, lfirst_oid(lc), &row) && row.kind == DP_BUDGET_GROUP)
+		{
+			*has_budget = true;
+			pays = pays && budget_pays(&row, epsilon, delta, curve, selection_epsilon,
+									   selection_delta);
+		}
+	}
+	dp_statement_relations(stmt, &read, &ancestors);
+	foreach(lc, list_concat(read, ancestors))
+	{
+		if (dp_budget_fetch_relation(&store, lfirst_oid(lc), &row))
+			pays = pays && budget_pays(&row, epsilon, delta, curve, selection_epsilon,
+									   selection_delta);
+	}
+	dp_budget_store_close(&store);
+
+	foreach(lc, priced)
+	{
+		DpRelease  *r = lfirst(lc);
+
+		call_epsilon = Max(call_epsilon, r->epsilon);
+		call_delta = Max(call_delta, r->delta);
+	}
+	dp_caps_of(role, groups, &caps);
+	{
+		const double asked[DP_CAP_KINDS] = {epsilon, delta, call_epsilon, call_delta};
+
+		for (int k = 0; k < DP_CAP_KINDS; k++)
+			if (caps.set[k] && !(asked[k] <= caps.cap[k]))
+				pays = false;
+	}
+	*affordable = *has_budget && pays;
 }
 
 #define PREVIEW_COLUMNS 14
@@ -288,7 +383,7 @@ dp_preview(PG_FUNCTION_ARGS)
 	dp_statement_add_rdp(priced, curve);
 	foreach(lc, priced)
 		dp_release_add_selection(lfirst(lc), &selection_epsilon, &selection_delta);
-	caller_budget(epsilon, delta, curve, selection_epsilon, selection_delta,
+	caller_budget(stmt, priced, epsilon, delta, curve, selection_epsilon, selection_delta,
 				  &has_budget, &affordable);
 
 	InitMaterializedSRF(fcinfo, 0);

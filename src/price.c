@@ -22,6 +22,7 @@
 #include "guc.h"
 #include "joint.h"
 #include "price.h"
+#include "selection.h"
 #include "protect.h"
 
 /*
@@ -45,6 +46,55 @@ dp_price_unit_rows(Oid relid)
 						   get_rel_name(relid)),
 				 errhint("SET dp_agg.max_rows_contributed to at most %d.", limit)));
 	return rows;
+}
+
+/*
+ * A fused selection (selection.c) reads the rows of each group from its
+ * host, the call dp_selection_host names among the finalized calls of its
+ * aggregation node: both tickets get the same feed.  The planner fused
+ * them on the same plan, so the host is there; if not, fail closed.
+ */
+static void
+link_fused_selections(List *releases)
+{
+	ListCell   *lc;
+
+	foreach(lc, releases)
+	{
+		DpRelease  *sel = lfirst(lc);
+		List	   *node_calls = NIL;
+		Aggref	   *host_aggref;
+		DpSelectionFeed *feed = NULL;
+		ListCell   *lc2;
+
+		if (sel->call.kind != DP_SELECT || !sel->finalize || !dp_selection_fused(sel->aggref))
+			continue;
+		foreach(lc2, releases)
+		{
+			DpRelease  *r = lfirst(lc2);
+
+			if (r->agg_node == sel->agg_node && r->finalize)
+				node_calls = lappend(node_calls, r->aggref);
+		}
+		host_aggref = dp_selection_host(node_calls, sel->aggref);
+		/* equal calls are one call of the executor's: the first it meets finalizes */
+		foreach(lc2, releases)
+		{
+			DpRelease  *r = lfirst(lc2);
+
+			if (host_aggref != NULL && r->agg_node == sel->agg_node && r->finalize &&
+				r->aggref->aggno == host_aggref->aggno)
+			{
+				if (feed == NULL)
+					feed = r->feed ? r->feed : palloc0(sizeof(DpSelectionFeed));
+				r->feed = feed;
+			}
+		}
+		if (feed == NULL)
+			elog(ERROR, "dp_agg: a private selection without the DP aggregate that counts its rows");
+		sel->feed = feed;
+		list_free(node_calls);
+	}
 }
 
 /*
@@ -81,6 +131,7 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
 		releases = lappend(releases, r);
 	}
 
+	link_fused_selections(releases);
 	dp_price_selection_shares(releases);
 
 	/* the Gaussian releases of the statement share its price (joint.c) */

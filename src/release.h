@@ -62,6 +62,21 @@ typedef struct DpNoiseSpec
 	DpGaussianParam gaussian;
 } DpNoiseSpec;
 
+/*
+ * The rows of each group, from a DP aggregate of an aggregation node (its
+ * host) to the node's private selection, which then counts no row itself
+ * (selection.c, "Fused selection"): the host's final function writes the
+ * rows of the group it releases, the selection's final function, which
+ * runs next for the same group, reads them.  finals and selects count the
+ * calls, so that a selection that would read another group's rows fails.
+ */
+typedef struct DpSelectionFeed
+{
+	int64		rows;
+	uint64		finals;
+	uint64		selects;
+} DpSelectionFeed;
+
 /* The ticket of one DP aggregate call in one execution. */
 typedef struct DpRelease
 {
@@ -132,6 +147,7 @@ typedef struct DpRelease
 
 	uint64		fingerprint;	/* identifies the accumulation units */
 	const uint8 *dist_nonce;	/* Citus fragments: the statement's nonce */
+	DpSelectionFeed *feed;		/* a fused selection's, and its host's */
 } DpRelease;
 
 extern const char *dp_mechanism_name(DpMechanism mech);

@@ -33,6 +33,24 @@
  * per-unit aggregation calls dp_selection_rewrite on its outer query with
  * its own k, where each input row of a group is one unit.
  *
+ * Fused selection.  Counting a group's rows in an aggregate of its own
+ * costs a transition per row beside the statement's DP aggregates, which
+ * already count them: dp_count(*) exactly, and every other dp_count,
+ * dp_sum, dp_avg, dp_var and dp_stddev with bounds as its rows counted plus
+ * its rows skipped (NULL, NaN: aggregates.c keeps both).  So after
+ * planning (dp_selection_fuse), a selection at a level where rows are the
+ * units (k = 1) whose aggregation node also finalizes such a call (its
+ * host: no FILTER, DISTINCT or ORDER BY, of this level, and before the
+ * selection in the node's order, dp_selection_host) gets FILTER (WHERE
+ * false): it no longer counts, and its final function reads the rows of
+ * the group from the host's final function, which the executor runs just
+ * before it for the same group (the node's aggregates are finalized in
+ * their order, all of them for each group, before HAVING).  The count is
+ * the same exact count (combined over parallel workers like the host's
+ * state); a selection that would read the rows of another group, or none,
+ * fails (aggregates.c, DpSelectionFeed).  A node without a host keeps the
+ * selection that counts its rows.
+ *
  * On a Citus table the coordinator sees one row per group and worker, not
  * the group's rows: dp_selection_call gives the call for the inner
  * statement of the rewrite (dist_plan.c), whose workers count each group's
@@ -45,8 +63,10 @@
 
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/pg_list.h"
 
 #include "catalog.h"
 #include "dp_calls.h"
@@ -196,4 +216,244 @@ dp_selection_call(int max_groups_contributed)
 		elog(ERROR, "dp_agg: private selection with max_groups_contributed %d",
 			 max_groups_contributed);
 	return make_select(select_aggregate(), max_groups_contributed);
+}
+
+/* ---------- fused selection (the file's comment) ---------- */
+
+/* does the plan's private selection count no row itself (FILTER (WHERE false))? */
+bool
+dp_selection_fused(const Aggref *select)
+{
+	Const	   *c = (Const *) select->aggfilter;
+
+	return c != NULL && IsA(c, Const) && c->consttype == BOOLOID && !c->constisnull &&
+		!DatumGetBool(c->constvalue);
+}
+
+/*
+ * The host of a selection among the DP aggregate calls of its aggregation
+ * node: the first, in the node's order (aggno), before the selection, of
+ * dp_count, or of dp_sum, dp_avg, dp_var, dp_stddev with bounds, of rows
+ * as units, without FILTER, DISTINCT or ORDER BY.  Its state counts every
+ * input row of the group (counted or skipped).  NULL if there is none.
+ */
+Aggref *
+dp_selection_host(List *aggrefs, const Aggref *select)
+{
+	Aggref	   *host = NULL;
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *a = lfirst(lc);
+		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
+
+		if (info == NULL || info->unit != DP_UNIT_NONE)
+			continue;
+		switch (info->kind)
+		{
+			case DP_COUNT_STAR:
+			case DP_COUNT:
+				break;
+			case DP_SUM:
+			case DP_AVG:
+			case DP_VAR:
+			case DP_STDDEV:
+				if (info->lower_arg < 0)
+					continue;	/* bounds estimated: rows by bin */
+				break;
+			default:
+				continue;
+		}
+		if (a->aggfilter != NULL || a->aggdistinct != NIL || a->aggorder != NIL ||
+			a->agglevelsup != 0 || a->aggno < 0 || a->aggno >= select->aggno)
+			continue;
+		if (host == NULL || a->aggno < host->aggno)
+			host = a;
+	}
+	return host;
+}
+
+static bool
+collect_aggrefs_walker(Node *node, List **aggrefs)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		*aggrefs = lappend(*aggrefs, node);
+		return false;			/* no aggregate in an aggregate's arguments */
+	}
+	return expression_tree_walker(node, collect_aggrefs_walker, aggrefs);
+}
+
+/* the aggregate calls an aggregation node evaluates */
+static List *
+agg_aggrefs(Agg *agg)
+{
+	List	   *aggrefs = NIL;
+
+	(void) collect_aggrefs_walker((Node *) agg->plan.targetlist, &aggrefs);
+	(void) collect_aggrefs_walker((Node *) agg->plan.qual, &aggrefs);
+	return aggrefs;
+}
+
+/* the call of aggno among aggrefs, or NULL */
+static Aggref *
+aggref_of(List *aggrefs, int aggno)
+{
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *a = lfirst(lc);
+
+		if (a->aggno == aggno)
+			return a;
+	}
+	return NULL;
+}
+
+/*
+ * The partial aggregation node whose states a combining node finalizes:
+ * below Gather, Gather Merge and sorts only; NULL for any other shape
+ * (then nothing is fused).
+ */
+static Agg *
+partial_agg_below(Plan *plan)
+{
+	while (plan != NULL)
+	{
+		switch (nodeTag(plan))
+		{
+			case T_Gather:
+			case T_GatherMerge:
+			case T_Sort:
+			case T_IncrementalSort:
+				plan = plan->lefttree;
+				break;
+			case T_Agg:
+				return DO_AGGSPLIT_SKIPFINAL(((Agg *) plan)->aggsplit) ? (Agg *) plan : NULL;
+			default:
+				return NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * k of a selection that reads rows (its second argument), -1 if not a
+ * constant: 1 when each input row is one unit, as fusion needs
+ */
+static int
+select_k(const Aggref *select)
+{
+	Const	   *k;
+
+	if (list_length(select->args) != 2)
+		return -1;
+	k = (Const *) ((TargetEntry *) lsecond(select->args))->expr;
+	if (!IsA(k, Const) || k->consttype != INT4OID || k->constisnull)
+		return -1;
+	return DatumGetInt32(k->constvalue);
+}
+
+static Const *
+false_filter(void)
+{
+	return makeConst(BOOLOID, -1, InvalidOid, 1, BoolGetDatum(false), false, true);
+}
+
+/* fuse the selection of one finalizing aggregation node with its host */
+static void
+fuse_agg(Agg *agg, Oid select_oid)
+{
+	List	   *aggrefs;
+	ListCell   *lc;
+
+	if (DO_AGGSPLIT_SKIPFINAL(agg->aggsplit))
+		return;
+	aggrefs = agg_aggrefs(agg);
+	foreach(lc, agg->plan.qual)
+	{
+		Aggref	   *select = lfirst(lc);
+		Aggref	   *host;
+
+		if (!IsA(select, Aggref) || select->aggfnoid != select_oid || select->aggfilter != NULL)
+			continue;
+		host = dp_selection_host(aggrefs, select);
+		if (host == NULL)
+			continue;
+		if (DO_AGGSPLIT_COMBINE(agg->aggsplit))
+		{
+			/* the rows are read by the partial node: its calls of the same numbers */
+			Agg		   *partial = partial_agg_below(agg->plan.lefttree);
+			List	   *partial_aggrefs;
+			Aggref	   *partial_select;
+			Aggref	   *partial_host;
+
+			if (partial == NULL)
+				continue;
+			partial_aggrefs = agg_aggrefs(partial);
+			partial_select = aggref_of(partial_aggrefs, select->aggno);
+			partial_host = aggref_of(partial_aggrefs, host->aggno);
+			if (partial_select == NULL || partial_host == NULL ||
+				partial_select->aggfnoid != select_oid || partial_select->aggfilter != NULL ||
+				select_k(partial_select) != 1 ||
+				partial_host->aggfnoid != host->aggfnoid || partial_host->aggfilter != NULL)
+				continue;
+			partial_select->aggfilter = (Expr *) false_filter();
+		}
+		else if (select_k(select) != 1)
+			continue;
+		select->aggfilter = (Expr *) false_filter();
+	}
+}
+
+static void
+fuse_plan(Plan *plan, Oid select_oid)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	if (IsA(plan, Agg))
+		fuse_agg((Agg *) plan, select_oid);
+	fuse_plan(plan->lefttree, select_oid);
+	fuse_plan(plan->righttree, select_oid);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				fuse_plan(lfirst(lc), select_oid);
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				fuse_plan(lfirst(lc), select_oid);
+			break;
+		case T_SubqueryScan:
+			fuse_plan(((SubqueryScan *) plan)->subplan, select_oid);
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Fuse the private selections of a plan with their hosts (the file's
+ * comment).  Called by the planner hook on the finished plan; the
+ * tickets link each fused selection to its host (price.c).
+ */
+void
+dp_selection_fuse(PlannedStmt *stmt)
+{
+	Oid			select_oid = dp_select_aggregate();
+	ListCell   *lc;
+
+	if (!OidIsValid(select_oid))
+		return;
+	fuse_plan(stmt->planTree, select_oid);
+	foreach(lc, stmt->subplans)
+		fuse_plan(lfirst(lc), select_oid);
 }

@@ -25,15 +25,15 @@ cd "$top"
 # Layers, bottom up: a module may use only modules of lower layers.
 layers='
 0 compat guc calibrate random siphash relcache_watch
-1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance dist_catalog dist_session keyset
+1 noise catalog budget_row budget_window numeric_units rdp_laplace pld dist_token pick_key inheritance dist_catalog dist_session keyset
 2 dp_calls params noise_param grid selection_gaussian dist_state dist_replay unit_catalog estimate quantile_tree dist_protect bins domain_catalog key_list
 3 sampling selection_mechanism auto_bounds public_domain
 4 release selection error_bars
 5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
-6 price charger protect_check protect_guard protect_stats dist_fingerprint estimators lookup_join domain_exec
-7 privacy_unit dist_exec side_reads
+6 price budget_store protect_check protect_guard protect_stats dist_fingerprint estimators lookup_join domain_exec
+7 charger privacy_unit dist_exec side_reads
 8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api
+9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api budget_api
 10 dp_agg
 '
 

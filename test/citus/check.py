@@ -537,7 +537,7 @@ for acct in ("rdp", "pld"):
                             "GROUP BY g", user=role)
         seen[where] = (rc, err, psql(COORD, "SELECT epsilon_spent, delta_spent, composed_epsilon, rdp, "
                                      "pld, pld_epsilon, selection_epsilon, selection_delta "
-                                     "FROM dp_agg.my_budget", user=role)[1],
+                                     "FROM dp_agg.my_budget_curves", user=role)[1],
                        q(COORD, "SELECT epsilon || ' ' || delta || ' ' || detail || ' ' || "
                                 f"coalesce(rdp::text, '') FROM dp_agg.ledger WHERE role = '{role}'::regrole"))
     local, citus = seen["local"], seen["citus"]
