@@ -160,18 +160,9 @@ set_joint_sigma(DpNoiseSpec *ns, double factor, double joint_mu)
 static int
 amplified_specs(DpRelease *r, DpNoiseSpec **specs)
 {
-	const DpNoiseSpec *all[DP_MAX_NOISES];
-	int			n = 0;
-	int			m = dp_release_noises(r, all, NULL);
-
 	if (!r->sampling.amplified)
 		return 0;
-	for (int i = 0; i < m; i++)
-	{
-		if (all[i]->mechanism != DP_MECH_NONE)
-			specs[n++] = (DpNoiseSpec *) all[i];
-	}
-	return n;
+	return dp_release_noisy(r, (const DpNoiseSpec **) specs);
 }
 
 /* x part / total rounded toward zero, all positive */

@@ -62,23 +62,12 @@
  * Rounding of the sum of log terms: every term is a few operations of
  * lgamma, log, log1p, exp and expm1 (glibc: errors of a few ulps of their
  * results) on values of magnitude at most `size`, and the sum of at most
- * k + 1 terms by log_add adds a relative 2^-52 per term.  An absolute
+ * k + 1 terms by dp_log_add adds a relative 2^-52 per term.  An absolute
  * 2^-40 size plus 1e-9 is thousands of times those errors for every order
  * the calculators accept (k <= 10^5).
  */
 #define LOG_SLACK_ABS 1e-9
 #define LOG_SLACK_REL (1.0 / 1099511627776.0)	/* 2^-40 */
-
-static double
-log_add(double a, double b)
-{
-	double		hi = Max(a, b),
-				lo = Min(a, b);
-
-	if (hi == -INFINITY)
-		return -INFINITY;
-	return hi + log1p(exp(lo - hi));
-}
 
 /* log of the j-th moment of the likelihood ratio mu_d / mu_0, j >= 2 */
 static double
@@ -129,7 +118,7 @@ dp_rdp_sampled_releases(double q, int n, const double *lambda, const double *d,
 		term = log_coef + j * log_q + (k - j) * log_1q + log_expm1(mj);
 		dp_work_step();
 		size = Max(size, Max(fabs(log_coef) + fabs(mj), fabs(j * log_q) + fabs((k - j) * log_1q)));
-		lse = log_add(lse, term);
+		lse = dp_log_add(lse, term);
 	}
 	lse += LOG_SLACK_ABS + size * LOG_SLACK_REL;
 	/* log A = log(1 + (A - 1)) */

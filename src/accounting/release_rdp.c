@@ -191,19 +191,7 @@ release_add_rdp(const DpRelease *r, double *curve)
 static int
 shared_specs(const DpRelease *r, const DpNoiseSpec **specs)
 {
-	const DpNoiseSpec *all[DP_MAX_NOISES];
-	int			n = 0;
-	int			m;
-
-	if (!r->shared_sample)
-		return 0;
-	m = dp_release_noises(r, all, NULL);
-	for (int i = 0; i < m; i++)
-	{
-		if (all[i]->mechanism != DP_MECH_NONE)
-			specs[n++] = all[i];
-	}
-	return n;
+	return r->shared_sample ? dp_release_noisy(r, specs) : 0;
 }
 
 /*

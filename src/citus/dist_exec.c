@@ -441,19 +441,20 @@ check_inner_access(Query *inner, bool run_as_owner)
  * its Citus table (check_inner_access), and, when the table is protected
  * and the user is not trusted for it, the rules protect_check.c applies to
  * the plan of a local statement apply to the inner statement (no EXPLAIN,
- * the bound on the work per row).  Returns whether the user is untrusted
- * for such a table: its releases must then each cost the floor on epsilon.
+ * the bound on the work per row).  Returns the first such table the user
+ * is untrusted for (its releases must then each cost the floor on epsilon,
+ * and the settings of untrusted statements apply), InvalidOid if none.
  */
-bool
+Oid
 dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 					  int instrument_options)
 {
 	List	   *runs = NIL;
 	ListCell   *lc;
-	bool		untrusted = false;
+	Oid			untrusted = InvalidOid;
 
 	if (stmt->commandType == CMD_UTILITY || !dp_extension_present())
-		return false;
+		return InvalidOid;
 	collect_runs(stmt->planTree, &runs);
 	foreach(lc, stmt->subplans)
 		collect_runs(lfirst(lc), &runs);
@@ -467,7 +468,8 @@ dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		if (as_owner)
 		{
 			dp_protect_start_inner(inner, relid, params, eflags, instrument_options);
-			untrusted = true;
+			if (!OidIsValid(untrusted))
+				untrusted = relid;
 		}
 		if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 		{

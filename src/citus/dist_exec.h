@@ -24,7 +24,7 @@ typedef struct DpDistSlot
 	Datum		value;
 } DpDistSlot;
 
-extern bool dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
+extern Oid	dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 								  int instrument_options);
 extern List *dp_dist_price(PlannedStmt *stmt, ParamListInfo params);
 extern List *dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options);

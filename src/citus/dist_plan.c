@@ -87,6 +87,7 @@
 #include "catalog.h"
 #include "dist_catalog.h"
 #include "dist_plan.h"
+#include "dp_calls.h"
 #include "guc.h"
 #include "keyset.h"
 #include "public_domain.h"
@@ -160,9 +161,7 @@ scan_walker(Node *node, ScanContext *ctx)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
-		ctx->has_dp = true;
-	else if (IsA(node, Aggref) && dp_is_partial_sum((Aggref *) node))
+	if (IsA(node, Aggref) && dp_is_partial_sum((Aggref *) node))
 		ctx->names_partial = true;
 	else if (IsA(node, FuncExpr) &&
 			 (dp_is_dist_function(((FuncExpr *) node)->funcid, "dist_run") ||
@@ -190,51 +189,60 @@ scan_walker(Node *node, ScanContext *ctx)
 			 errmsg(message), \
 			 errdetail(DETAIL_SUPPORTED)))
 
-typedef struct AggrefList
+/*
+ * The DP calls of the level, distinct by equal(), in order; ERROR for
+ * those partial states cannot carry
+ */
+static List *
+level_calls(Query *q)
 {
-	List	   *aggrefs;		/* distinct DP Aggrefs, in order */
-	bool		other;			/* an aggregate that is not DP, or DISTINCT/ORDER BY */
-} AggrefList;
+	List	   *calls = dp_level_calls(q);
+	ListCell   *lc;
 
-static bool
-collect_aggrefs(Node *node, AggrefList *ctx)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
+	foreach(lc, calls)
 	{
-		Aggref	   *a = (Aggref *) node;
+		Aggref	   *a = lfirst(lc);
 		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
 
 		/*
 		 * partial states of Citus tables are counts and clamped sums: no
 		 * quantile tree, no bins of values for bounds to be estimated
 		 */
-		if (info != NULL && (DP_KIND_QUANTILE(info->kind) || info->kind == DP_BOUNDS))
+		if (DP_KIND_QUANTILE(info->kind) || info->kind == DP_BOUNDS)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("%s is not supported on a Citus table", dp_kind_name(info->kind)),
 					 errdetail("The partial states a worker sends hold counts and clamped sums only."),
 					 errhint("Run it on a local table (a copy of the data, or of a sample).")));
-		if (info != NULL && DP_KIND_SUMS(info->kind) && info->lower_arg < 0)
+		if (DP_KIND_SUMS(info->kind) && info->lower_arg < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("DP aggregates without bounds are not supported on a Citus table"),
 					 errdetail("The partial states of a Citus table hold clamped sums, for bounds known when the statement is signed."),
 					 errhint("Give the clamping bounds.")));
-		if (info == NULL || a->aggdistinct != NIL ||
-			a->aggorder != NIL || a->agglevelsup != 0)
-			ctx->other = true;
-		else if (!list_member(ctx->aggrefs, a))
-			ctx->aggrefs = lappend(ctx->aggrefs, a);
-		return false;
 	}
-	return expression_tree_walker(node, collect_aggrefs, ctx);
+	return calls;
+}
+
+/* does a call have DISTINCT or ORDER BY in its arguments? */
+static bool
+calls_ordered(List *calls)
+{
+	ListCell   *lc;
+
+	foreach(lc, calls)
+	{
+		Aggref	   *a = lfirst(lc);
+
+		if (a->aggdistinct != NIL || a->aggorder != NIL)
+			return true;
+	}
+	return false;
 }
 
 /* the one shape supported: a SELECT of DP aggregates on the Citus table */
 static void
-check_shape(Query *q, AggrefList *calls)
+check_shape(Query *q, List **calls)
 {
 	RangeTblRef *rtr;
 	ListCell   *lc;
@@ -258,9 +266,8 @@ check_shape(Query *q, AggrefList *calls)
 	rtr = linitial_node(RangeTblRef, q->jointree->fromlist);
 	if (rt_fetch(rtr->rtindex, q->rtable)->rtekind != RTE_RELATION)
 		refuse("a DP statement on a Citus table must read the table directly");
-	(void) collect_aggrefs((Node *) q->targetList, calls);
-	(void) collect_aggrefs(q->havingQual, calls);
-	if (calls->other || calls->aggrefs == NIL)
+	*calls = level_calls(q);
+	if (*calls == NIL || calls_ordered(*calls) || dp_level_has_other_aggregates(q, true))
 		refuse("on a Citus table a DP statement may aggregate with DP aggregates only, "
 			   "without DISTINCT or ORDER BY in their arguments");
 }
@@ -583,7 +590,7 @@ Query *
 dp_dist_rewrite(Query *q, Oid *citus_relid)
 {
 	ScanContext scan = {false, InvalidOid, false, false};
-	AggrefList	calls = {NIL, false};
+	List	   *calls = NIL;
 	OuterContext ctx = {NIL, NIL, InvalidOid, NULL, 0};
 	const DpDomain *domain;
 	Query	   *inner;
@@ -593,9 +600,8 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	*citus_relid = InvalidOid;
 	if (!dp_extension_present())
 		return q;
+	scan.has_dp = dp_tree_has_calls(q, false);
 	(void) query_tree_walker(q, scan_walker, &scan, QTW_EXAMINE_RTES_BEFORE);
-	if (scan.has_dp)
-		(void) query_tree_walker(q, scan_walker, &scan, QTW_EXAMINE_RTES_BEFORE);
 	if (scan.names_dist)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -618,7 +624,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 
 	check_shape(q, &calls);
 	check_unit(q, &ctx);
-	ctx.calls = calls.aggrefs;
+	ctx.calls = calls;
 	domain = dp_domain_of_level(q);
 	if (domain != NULL && ctx.unit != NULL)
 		ereport(ERROR,

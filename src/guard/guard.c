@@ -37,6 +37,7 @@
 #include "utils/lsyscache.h"
 
 #include "compat.h"
+#include "dp_calls.h"
 #include "guard.h"
 #include "guc.h"
 #include "inheritance.h"
@@ -44,35 +45,13 @@
 #include "sampling.h"
 #include "unit_catalog.h"
 
-/* ---------- finding DP aggregates ---------- */
-
-static bool
-contains_dp_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		if (dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
-			return true;
-	}
-	else if (IsA(node, WindowFunc))
-	{
-		if (dp_lookup_call(((WindowFunc *) node)->winfnoid) != NULL)
-			return true;
-	}
-	else if (IsA(node, Query))
-		return query_tree_walker((Query *) node, contains_dp_walker, context, 0);
-	return expression_tree_walker(node, contains_dp_walker, context);
-}
-
 /* Does the query, at any level, call a DP aggregate? */
 bool
 dp_query_has_dp(Query *query)
 {
 	if (!dp_extension_present())
 		return false;
-	return query_tree_walker(query, contains_dp_walker, NULL, 0);
+	return dp_tree_has_calls(query, true);
 }
 
 /* ---------- the query-level check ---------- */
@@ -111,43 +90,6 @@ dp_query_has_dp(Query *query)
 
 #define DETAIL_TWICE "A row could feed a DP aggregate more than once, or a DP aggregate be evaluated more often than it was charged."
 #define DETAIL_DATA "The result of a DP aggregate would depend on other rows than its own, so its noise would not hide a row."
-
-/* DP calls of this query level (not of sub-queries), and window use */
-typedef struct LevelContext
-{
-	List	   *aggrefs;
-	bool		window_dp;
-	Index		sublevels;
-} LevelContext;
-
-static bool
-level_walker(Node *node, LevelContext *ctx)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		Aggref	   *a = (Aggref *) node;
-
-		if (a->agglevelsup == ctx->sublevels && dp_lookup_call(a->aggfnoid))
-			ctx->aggrefs = lappend(ctx->aggrefs, a);
-	}
-	else if (IsA(node, WindowFunc))
-	{
-		if (ctx->sublevels == 0 && dp_lookup_call(((WindowFunc *) node)->winfnoid))
-			ctx->window_dp = true;
-	}
-	else if (IsA(node, Query))
-	{
-		bool		r;
-
-		ctx->sublevels++;
-		r = query_tree_walker((Query *) node, level_walker, ctx, 0);
-		ctx->sublevels--;
-		return r;
-	}
-	return expression_tree_walker(node, level_walker, ctx);
-}
 
 static void check_level(Query *q);
 
@@ -338,7 +280,7 @@ check_row_source(Query *q)
 	check_common(q);
 	if (q->commandType != CMD_SELECT)
 		reject("data-modifying sub-queries are", DETAIL_TWICE);
-	if (query_tree_walker(q, contains_dp_walker, NULL, 0))
+	if (dp_tree_has_calls(q, true))
 		reject_msg("DP aggregates are not allowed over the results of DP aggregates", DETAIL_TWICE);
 	if (q->hasAggs || q->groupClause || q->groupingSets || q->havingQual)
 		reject_msg("aggregation in the FROM of a DP aggregate is not allowed", DETAIL_DATA);
@@ -359,17 +301,15 @@ check_row_source(Query *q)
 static void
 check_level(Query *q)
 {
-	LevelContext ctx = {NIL, false, 0};
+	List	   *calls = dp_level_calls(q);
 	ListCell   *lc;
 
 	check_common(q);
-	(void) expression_tree_walker((Node *) q->targetList, level_walker, &ctx);
-	(void) expression_tree_walker(q->havingQual, level_walker, &ctx);
-	if (ctx.window_dp)
+	if (dp_level_has_window_calls(q))
 		reject_msg("DP aggregates cannot be used as window functions",
 			   "A window function would release one noisy value per row.");
 
-	if (ctx.aggrefs != NIL)
+	if (calls != NIL)
 	{
 		if (q->commandType != CMD_SELECT)
 			reject_msg("DP aggregates are not allowed directly in INSERT", DETAIL_TWICE);
@@ -380,7 +320,7 @@ check_level(Query *q)
 			reject("set-returning functions in the target list are", DETAIL_TWICE);
 		if (q->hasWindowFuncs)
 			reject("window functions over DP aggregates are", DETAIL_TWICE);
-		foreach(lc, ctx.aggrefs)
+		foreach(lc, calls)
 		{
 			Aggref	   *a = lfirst(lc);
 			const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
@@ -496,36 +436,17 @@ typedef struct InputWalk
 			reject_fmt(detail, __VA_ARGS__); \
 	} while (0)
 
-typedef struct AggrefCollect
-{
-	List	   *aggrefs;
-} AggrefCollect;
-
-static bool
-collect_dp_aggrefs(Node *node, AggrefCollect *ctx)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		if (dp_lookup_call(((Aggref *) node)->aggfnoid))
-			ctx->aggrefs = lappend(ctx->aggrefs, node);
-		return false;			/* aggregates do not nest */
-	}
-	if (IsA(node, WindowFunc) && dp_lookup_call(((WindowFunc *) node)->winfnoid))
-		reject_msg("DP aggregates cannot be used as window functions",
-			   "A window function would release one noisy value per row.");
-	return expression_tree_walker(node, collect_dp_aggrefs, ctx);
-}
-
+/* the DP Aggrefs of a plan node; ERROR for a DP window function */
 static List *
 plan_dp_aggrefs(Plan *plan)
 {
-	AggrefCollect ctx = {NIL};
+	bool		window;
+	List	   *calls = dp_plan_node_calls(plan, &window);
 
-	(void) collect_dp_aggrefs((Node *) plan->targetlist, &ctx);
-	(void) collect_dp_aggrefs((Node *) plan->qual, &ctx);
-	return ctx.aggrefs;
+	if (window)
+		reject_msg("DP aggregates cannot be used as window functions",
+				   "A window function would release one noisy value per row.");
+	return calls;
 }
 
 /*

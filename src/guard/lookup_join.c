@@ -90,6 +90,7 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "dp_calls.h"
 #include "guard.h"
 #include "inheritance.h"
 #include "lookup_join.h"
@@ -832,19 +833,6 @@ check_joins(Query *q)
 
 /* ---------- the query levels whose rows feed DP aggregates ---------- */
 
-static bool
-level_dp_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-		return ((Aggref *) node)->agglevelsup == 0 &&
-			dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL;
-	if (IsA(node, Query))
-		return false;
-	return expression_tree_walker(node, level_dp_walker, context);
-}
-
 /* no mark but the ones this check sets (stale ones from a re-planned tree) */
 static bool
 clear_marks_walker(Node *node, void *context)
@@ -877,8 +865,7 @@ check_level(Query *q, bool rows)
 
 	if (q->commandType != CMD_SELECT && q->commandType != CMD_INSERT)
 		return;
-	if (rows || level_dp_walker((Node *) q->targetList, NULL) ||
-		level_dp_walker(q->havingQual, NULL))
+	if (rows || dp_level_has_calls(q))
 	{
 		FromExpr   *from = q->jointree;
 		Index		input;

@@ -66,6 +66,7 @@
 #include "utils/regproc.h"
 
 #include "catalog.h"
+#include "dp_calls.h"
 #include "compat.h"
 #include "guc.h"
 #include "params.h"
@@ -435,12 +436,6 @@ rows_walker(Node *node, GuardContext *ctx)
 	return expression_tree_walker(node, rows_walker, ctx);
 }
 
-static bool
-is_dp_aggref(Node *node)
-{
-	return IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL;
-}
-
 /*
  * Expressions of the level of the DP aggregates, or above it: over DP
  * results (free), except the arguments of DP aggregates, which are rows.
@@ -453,25 +448,6 @@ typedef struct PostContext
 	int			sublevels;
 } PostContext;
 
-static bool
-contains_dp_aggref_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (is_dp_aggref(node))
-		return true;
-	if (IsA(node, Query))
-		return false;			/* a sub-query: check_level checks it */
-	return expression_tree_walker(node, contains_dp_aggref_walker, context);
-}
-
-static bool
-contains_dp_aggref(Node *node)
-{
-	return contains_dp_aggref_walker(node, NULL);
-}
-
-/* a Var of the level sublevels above node's own */
 static bool
 level_var_walker(Node *node, int *sublevels)
 {
@@ -585,7 +561,7 @@ post_walker(Node *node, PostContext *pc)
 {
 	if (node == NULL)
 		return false;
-	if (is_dp_aggref(node))
+	if (dp_is_call(node))
 	{
 		Aggref	   *a = (Aggref *) node;
 
@@ -623,7 +599,7 @@ post_walker(Node *node, PostContext *pc)
 	if (IsA(node, WindowFunc))
 		reject_construct(pc->ctx, "window functions are",
 						 "A window function releases values computed from the rows.", HINT_README);
-	if (pc->grouped && !contains_dp_aggref(node) && contains_level_var(node, pc->sublevels))
+	if (pc->grouped && !dp_expr_has_calls(node) && contains_level_var(node, pc->sublevels))
 	{
 		/*
 		 * An expression of the group keys: evaluated on the rows (GROUP BY
@@ -643,16 +619,6 @@ post_walker(Node *node, PostContext *pc)
 	}
 	check_post(node, pc->ctx);
 	return expression_tree_walker(node, post_walker, pc);
-}
-
-static bool
-dp_here_walker(Node *node, void *context)
-{
-	if (node == NULL || IsA(node, Query))
-		return false;
-	if (is_dp_aggref(node) && ((Aggref *) node)->agglevelsup == 0)
-		return true;
-	return expression_tree_walker(node, dp_here_walker, context);
 }
 
 /*
@@ -816,8 +782,7 @@ check_tablesample(Query *q, GuardContext *ctx)
 static void
 check_level(Query *q, bool rows, GuardContext *ctx)
 {
-	bool		dp_here = !rows && (dp_here_walker((Node *) q->targetList, NULL) ||
-									dp_here_walker(q->havingQual, NULL));
+	bool		dp_here = !rows && dp_level_has_calls(q);
 	ListCell   *lc;
 
 	check_grouping(q, dp_here, ctx);

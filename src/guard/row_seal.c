@@ -77,6 +77,7 @@
 
 #include "access/detoast.h"
 #include "catalog.h"
+#include "dp_calls.h"
 #include "compat.h"
 #include "guard.h"
 #include "guc.h"
@@ -487,17 +488,6 @@ seal_mutator(Node *node, Seal *s)
 	}
 }
 
-/* Does a plan node compute DP aggregates (below it, its input is rows)? */
-static bool
-dp_aggref_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
-		return true;
-	return expression_tree_walker(node, dp_aggref_walker, context);
-}
-
 static void
 seal_plan(Plan *plan, Seal *s)
 {
@@ -511,9 +501,14 @@ seal_plan(Plan *plan, Seal *s)
 	n = row_fields(plan, fields);
 	for (int i = 0; i < n; i++)
 		*fields[i] = (List *) seal_mutator((Node *) *fields[i], s);
-	if (IsA(plan, Agg) && (dp_aggref_walker((Node *) plan->targetlist, NULL) ||
-						   dp_aggref_walker((Node *) plan->qual, NULL)))
-		s->on_rows = true;
+	/* a node that computes DP aggregates: below it, its input is rows */
+	if (IsA(plan, Agg))
+	{
+		bool		window;
+
+		if (dp_plan_node_calls(plan, &window) != NIL)
+			s->on_rows = true;
+	}
 	foreach(lc, dp_plan_children(plan))
 		seal_plan(lfirst(lc), s);
 	s->on_rows = on_rows;

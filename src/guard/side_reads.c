@@ -73,6 +73,7 @@
 #include "utils/typcache.h"
 
 #include "catalog.h"
+#include "dp_calls.h"
 #include "compat.h"
 #include "guard.h"
 #include "inheritance.h"
@@ -544,17 +545,6 @@ check_sort_group(List *clauses, SideContext *ctx, bool rows)
 	ctx->rows = saved;
 }
 
-static bool
-dp_here_walker(Node *node, void *context)
-{
-	if (node == NULL || IsA(node, Query))
-		return false;
-	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0 &&
-		dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
-		return true;
-	return expression_tree_walker(node, dp_here_walker, context);
-}
-
 /*
  * The output and HAVING of the level of the DP aggregates: the arguments
  * and FILTER of the DP aggregates, and the GROUP BY keys, are on the rows'
@@ -573,8 +563,7 @@ dp_level_walker(Node *node, DpLevel *dl)
 
 	if (node == NULL)
 		return false;
-	if (IsA(node, Aggref) && ((Aggref *) node)->agglevelsup == 0 &&
-		dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
+	if (dp_is_call(node) && ((Aggref *) node)->agglevelsup == 0)
 	{
 		walk_mode((Node *) ((Aggref *) node)->args, dl->ctx, true);
 		walk_mode((Node *) ((Aggref *) node)->aggfilter, dl->ctx, true);
@@ -598,19 +587,6 @@ dp_level_walker(Node *node, DpLevel *dl)
 	return expression_tree_walker(node, dp_level_walker, dl);
 }
 
-/* does the query compute DP aggregates, at some level? */
-static bool
-has_dp_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref) && dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL)
-		return true;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, has_dp_walker, context, 0);
-	return expression_tree_walker(node, has_dp_walker, context);
-}
-
 /*
  * One query level.  rows: it is below the level of the DP aggregates (a
  * row source, a CTE it reads), or in a function's body on the rows' path;
@@ -620,8 +596,7 @@ has_dp_walker(Node *node, void *context)
 static void
 check_query(Query *q, SideContext *ctx, bool rows)
 {
-	bool		dp_here = !rows && (dp_here_walker((Node *) q->targetList, NULL) ||
-									dp_here_walker(q->havingQual, NULL));
+	bool		dp_here = !rows && dp_level_has_calls(q);
 	bool		below = rows || dp_here;	/* its FROM is on the rows' path */
 	ListCell   *lc;
 
@@ -629,7 +604,7 @@ check_query(Query *q, SideContext *ctx, bool rows)
 	{
 		Query	   *cq = castNode(Query, lfirst_node(CommonTableExpr, lc)->ctequery);
 
-		check_query(cq, ctx, below || !has_dp_walker((Node *) cq, NULL));
+		check_query(cq, ctx, below || !dp_tree_has_calls(cq, false));
 	}
 	foreach(lc, q->rtable)
 	{
@@ -639,7 +614,7 @@ check_query(Query *q, SideContext *ctx, bool rows)
 		{
 			case RTE_SUBQUERY:
 				check_query(rte->subquery, ctx,
-							below || !has_dp_walker((Node *) rte->subquery, NULL));
+							below || !dp_tree_has_calls(rte->subquery, false));
 				break;
 			case RTE_RELATION:
 				walk_mode((Node *) rte->tablesample, ctx, below);

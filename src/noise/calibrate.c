@@ -630,8 +630,9 @@ dp_base_epsilon(double epsilon, double q)
 
 /* ---------- Renyi DP of the Poisson-subsampled Gaussian ---------- */
 
-static double
-log_add(double a, double b)
+/* log(e^a + e^b), without overflow */
+double
+dp_log_add(double a, double b)
 {
 	double		hi = Max(a, b),
 				lo = Min(a, b);
@@ -676,7 +677,7 @@ log_a_int(double q, double sigma, int alpha)
 			((double) i * i - i) / (2 * sigma * sigma);
 
 		dp_work_step();
-		log_a = log_add(log_a, term);
+		log_a = dp_log_add(log_a, term);
 	}
 	return log_a;
 }
@@ -716,8 +717,8 @@ log_a_frac(double q, double sigma, double alpha)
 		dp_work_step();
 		if (sign > 0)
 		{
-			log_a0 = log_add(log_a0, log_s0);
-			log_a1 = log_add(log_a1, log_s1);
+			log_a0 = dp_log_add(log_a0, log_s0);
+			log_a1 = dp_log_add(log_a1, log_s1);
 		}
 		else
 		{
@@ -733,7 +734,7 @@ log_a_frac(double q, double sigma, double alpha)
 		if (alpha - i < 0)
 			sign = -sign;
 	}
-	return log_add(log_a0, log_a1);
+	return dp_log_add(log_a0, log_a1);
 }
 
 /*

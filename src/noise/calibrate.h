@@ -48,6 +48,7 @@ extern double dp_div_up(double a, double b);
 extern double dp_mul_down(double a, double b);
 
 extern double dp_log_norm_sf(double x);
+extern double dp_log_add(double a, double b);
 
 /* continuous mechanisms */
 extern double dp_laplace_scale(double epsilon, double sensitivity);

@@ -282,7 +282,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	List	   *fragments;
 	bool		worker = IsParallelWorker();
 	DpProtectStart protect;
-	bool		dist_untrusted;
+	Oid			dist_untrusted;
 
 	dp_stats_check_start(queryDesc->plannedstmt);
 	/* a DP statement on a Citus table reads it in dist_run (dist_exec.c) */
@@ -290,7 +290,12 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 										   queryDesc->instrument_options);
 	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 					 queryDesc->instrument_options, &protect);
-	protect.untrusted |= dist_untrusted;
+	if (OidIsValid(dist_untrusted))
+	{
+		protect.untrusted = true;
+		if (!OidIsValid(protect.relid))
+			protect.relid = dist_untrusted;
+	}
 	PG_TRY();
 	{
 		/* before the executor builds anything, and any row is read */

@@ -91,6 +91,22 @@ dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs, const char **na
 	return n;
 }
 
+/* The releases of dp_release_noises that add noise (a mechanism). */
+int
+dp_release_noisy(const DpRelease *r, const DpNoiseSpec **specs)
+{
+	const DpNoiseSpec *all[DP_MAX_NOISES];
+	int			n = 0;
+	int			m = dp_release_noises(r, all, NULL);
+
+	for (int i = 0; i < m; i++)
+	{
+		if (all[i]->mechanism != DP_MECH_NONE)
+			specs[n++] = all[i];
+	}
+	return n;
+}
+
 static Node *
 call_arg(Aggref *aggref, int argno)
 {

@@ -124,6 +124,7 @@ typedef struct DpRelease
 
 extern int	dp_release_noises(const DpRelease *r, const DpNoiseSpec **specs,
 							  const char **names);
+extern int	dp_release_noisy(const DpRelease *r, const DpNoiseSpec **specs);
 extern DpRelease *dp_release_create(Aggref *aggref, Aggref *args_from,
 									const DpCallInfo *info, bool finalize,
 									const DpSampling *sampling, ParamListInfo params,

@@ -86,6 +86,7 @@
 
 #include "bins.h"
 #include "catalog.h"
+#include "dp_calls.h"
 #include "compat.h"
 #include "domain_catalog.h"
 #include "guc.h"
@@ -157,27 +158,25 @@ level_of(Query *q)
 
 /* a DP aggregate of this level that releases its groups */
 static bool
-dp_here_walker(Node *node, void *context)
+dp_here(Query *q)
 {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		const DpCallInfo *info = dp_lookup_call(((Aggref *) node)->aggfnoid);
+	ListCell   *lc;
 
-		return ((Aggref *) node)->agglevelsup == 0 && info != NULL &&
-			info->unit == DP_UNIT_NONE && info->kind != DP_SELECT && info->kind != DP_PUBLIC;
+	foreach(lc, dp_level_calls(q))
+	{
+		const DpCallInfo *info = dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid);
+
+		if (info->unit == DP_UNIT_NONE && info->kind != DP_SELECT && info->kind != DP_PUBLIC)
+			return true;
 	}
-	if (IsA(node, Query))
-		return false;
-	return expression_tree_walker(node, dp_here_walker, context);
+	return false;
 }
 
 static bool
 is_dp_level(Query *q)
 {
 	return q->commandType == CMD_SELECT &&
-		(dp_here_walker((Node *) q->targetList, NULL) || dp_here_walker(q->havingQual, NULL));
+		dp_here(q);
 }
 
 

@@ -69,6 +69,7 @@
 #include "nodes/pg_list.h"
 
 #include "catalog.h"
+#include "dp_calls.h"
 #include "guc.h"
 #include "public_domain.h"
 #include "selection.h"
@@ -80,38 +81,18 @@
  * released; level 3 is selected
  */
 static bool
-level_dp_walker(Node *node, int *sublevels)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		Aggref	   *a = (Aggref *) node;
-		const DpCallInfo *info = dp_lookup_call(a->aggfnoid);
-
-		if (a->agglevelsup == (Index) *sublevels && info != NULL &&
-			info->unit != DP_UNIT_BOUND && info->unit != DP_UNIT_PICK)
-			return true;
-	}
-	else if (IsA(node, Query))
-	{
-		bool		found;
-
-		(*sublevels)++;
-		found = query_tree_walker((Query *) node, level_dp_walker, sublevels, 0);
-		(*sublevels)--;
-		return found;
-	}
-	return expression_tree_walker(node, level_dp_walker, sublevels);
-}
-
-static bool
 level_has_dp(Query *q)
 {
-	int			sublevels = 0;
+	ListCell   *lc;
 
-	return level_dp_walker((Node *) q->targetList, &sublevels) ||
-		level_dp_walker(q->havingQual, &sublevels);
+	foreach(lc, dp_level_calls(q))
+	{
+		const DpCallInfo *info = dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid);
+
+		if (info->unit != DP_UNIT_BOUND && info->unit != DP_UNIT_PICK)
+			return true;
+	}
+	return false;
 }
 
 /* dp_select already in HAVING (the rewrite is idempotent) */

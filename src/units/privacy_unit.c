@@ -68,6 +68,7 @@
 
 #include "catalog.h"
 #include "compat.h"
+#include "dp_calls.h"
 #include "guard.h"
 #include "guc.h"
 #include "privacy_unit.h"
@@ -138,30 +139,25 @@ typedef struct UnitRewrite
 	bool		fused;			/* k = 1: levels 1 and 2 in one aggregation */
 } UnitRewrite;
 
-static bool
-collect_level_aggrefs(Node *node, UnitRewrite *ur)
+/* the DP calls of the level (dp_calls.c), which a rewrite can bound */
+static List *
+level_calls(Query *q)
 {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-	{
-		Aggref	   *a = (Aggref *) node;
-		const DpCallInfo *info;
+	List	   *calls = dp_level_calls(q);
+	ListCell   *lc;
 
-		if (a->agglevelsup != 0)
-			return false;
-		info = dp_lookup_call(a->aggfnoid);
-		if (info == NULL)
-			refuse("aggregates other than DP aggregates are not allowed with privacy units",
-				   "With a privacy unit, rows are bounded per unit before the DP aggregates see them; another aggregate would see them unbounded.");
+	if (dp_level_has_other_aggregates(q, false))
+		refuse("aggregates other than DP aggregates are not allowed with privacy units",
+			   "With a privacy unit, rows are bounded per unit before the DP aggregates see them; another aggregate would see them unbounded.");
+	foreach(lc, calls)
+	{
+		const DpCallInfo *info = dp_lookup_call(((Aggref *) lfirst(lc))->aggfnoid);
+
 		if (info->lower_arg < 0 && info->kind != DP_COUNT && info->kind != DP_COUNT_STAR)
 			refuse("DP aggregates without bounds are not supported with privacy units",
 				   "Give the clamping bounds (NULL bounds of dp_percentile and dp_median are supported).");
-		if (!list_member(ur->aggrefs, a))
-			ur->aggrefs = lappend(ur->aggrefs, a);
-		return false;
 	}
-	return expression_tree_walker(node, collect_level_aggrefs, ur);
+	return calls;
 }
 
 /*
@@ -930,8 +926,7 @@ rewrite_level(Query *q, UnitSource *us)
 	ur.relid = us->relid;
 	ur.unit = us->var;
 	ur.max_groups = effective_max_groups(&ur, us->unit.max_groups);
-	(void) expression_tree_walker((Node *) q->targetList, collect_level_aggrefs, &ur);
-	(void) expression_tree_walker(q->havingQual, collect_level_aggrefs, &ur);
+	ur.aggrefs = level_calls(q);
 
 	ur.fused = can_fuse(&ur);
 	if (ur.fused)
@@ -961,7 +956,6 @@ rewrite_level(Query *q, UnitSource *us)
 	dp_selection_rewrite(q, ur.max_groups);
 }
 
-static bool level_has_dp(Query *q);
 
 /*
  * Find the query level with the DP aggregates (the guard has checked the
@@ -977,7 +971,7 @@ rewrite_query(Query *q)
 
 	if (ref == NULL)
 		return false;
-	if (level_has_dp(q))
+	if (dp_level_has_calls(q))
 	{
 		if (!find_unit(q, ref->rtindex, &us, false))
 		{
@@ -1001,27 +995,6 @@ rewrite_query(Query *q)
 			return true;
 	}
 	return false;
-}
-
-static bool
-level_dp_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Aggref))
-		return ((Aggref *) node)->agglevelsup == 0 &&
-			dp_lookup_call(((Aggref *) node)->aggfnoid) != NULL;
-	if (IsA(node, Query))
-		return false;
-	return expression_tree_walker(node, level_dp_walker, context);
-}
-
-/* Does this query level itself compute DP aggregates? */
-static bool
-level_has_dp(Query *q)
-{
-	return level_dp_walker((Node *) q->targetList, NULL) ||
-		level_dp_walker(q->havingQual, NULL);
 }
 
 /*
