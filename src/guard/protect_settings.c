@@ -119,6 +119,10 @@ static const Setting settings[] = {
 	"prints the statement's resource usage (blocks written, as temporary files are) after it ran, out of dp_agg's reach"},
 	{"temp_file_limit", S_REFUSED, "-1",
 	"makes a statement fail when the temporary files of a sort or hash grow past the limit, which counts the rows (refused only for plans that can write temporary files)"},
+	{"citus.log_remote_commands", S_REFUSED, "off",
+	"prints every command the coordinator sends to the workers, the signed fragments of a DP statement included"},
+	{"citus.worker_min_messages", S_REFUSED, "notice,warning,error",
+	"at debug levels, relays to the client what the workers' fragments raise while they read the rows"},
 	{"auto_explain.log_analyze", S_REFUSED, "off",
 	"counts the rows of each plan node; auto_explain's hook may request the counts after dp_agg's check (refused only while auto_explain.log_min_duration is set)"},
 
@@ -294,6 +298,12 @@ static const Setting settings[] = {
 	{"icu_validation_level", S_FORMAT, NULL, "validates locales when collations are created"},
 
 	/* the session and administration */
+	{"citus.max_adaptive_executor_pool_size", S_INERT, NULL,
+	"the number of connections a statement opens to each worker: it reports nothing (fragments are signed for one use, whatever the order they run in)"},
+	{"citus.propagate_set_commands", S_INERT, NULL,
+	"which SET commands Citus repeats on the workers: a DP statement on a protected Citus table refuses a transaction that propagates any (dist_session.c)"},
+	{"citus.explain_all_tasks", S_INERT, NULL, "read by EXPLAIN only, which untrusted roles may not run over protected relations"},
+	{"citus.explain_analyze_sort_method", S_INERT, NULL, "read by EXPLAIN only, which untrusted roles may not run over protected relations"},
 	{"application_name", S_INERT, NULL, R_SESSION},
 	{"check_function_bodies", S_INERT, NULL, R_SESSION},
 	{"createrole_self_grant", S_INERT, NULL, R_SESSION},
