@@ -150,3 +150,9 @@ check-graph: all
 .PHONY: check-packaging
 check-packaging:
 	bash test/check-packaging.sh
+
+# the documentation: README.md and doc/*.md, every relative link and anchor
+# resolved, every page linked from the README (test/docs-links.py)
+.PHONY: check-docs
+check-docs:
+	python3 test/docs-links.py
