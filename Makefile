@@ -140,7 +140,8 @@ prove_installcheck:
 mutants:
 	PG_CONFIG=$(PG_CONFIG) bash test/mutants/run.sh $(MUTANTS)
 
-# the module graph: acyclic includes and calls, layered (README, "Layout")
+# the module graph: acyclic includes and calls, layered (doc/layout.md,
+# "Layout")
 .PHONY: check-graph
 check-graph: all
 	bash test/check-graph.sh

@@ -723,10 +723,11 @@ units_to_int64(int128 units, int k)
 }
 
 /*
- * A numeric release rounded to the precision of its noise (README,
- * "Aggregates"): to a multiple of 10^e, e = floor(log10(w)) - 1, w the
- * half-width of its 95% interval, so that its digits stop one place below
- * the first digit of its error bar.  Exact when it has no noise.
+ * A numeric release rounded to the precision of its noise
+ * (doc/sql-reference.md, "Aggregates"): to a multiple of 10^e, e =
+ * floor(log10(w)) - 1, w the half-width of its 95% interval, so that its
+ * digits stop one place below the first digit of its error bar.  Exact when it
+ * has no noise.
  */
 static int
 noise_scale_digits(double w)
@@ -1491,7 +1492,8 @@ dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
  * 2 total - c (lower + upper) lies within c (upper - lower) half units, and
  * the squares within c times their bound: the sensitivity of R rows.  A
  * unit of at most R rows contributes its rows exactly; a heavier one no
- * longer pulls the average toward a bound (README, "Privacy units").
+ * longer pulls the average toward a bound (doc/units-and-groups.md, "Privacy
+ * units").
  */
 Datum
 dp_unit_bound_avg_final(PG_FUNCTION_ARGS)

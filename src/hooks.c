@@ -191,7 +191,7 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 	if (dp_guc_citus_worker)
 		dp_dist_check_fragment_plan(stmt, fragment_specs);
 	/*
-	 * Which plans depend on the role (README, "Protected tables", "What
+	 * Which plans depend on the role (doc/guard.md, "Protected tables", "What
 	 * protection changes").  A cached plan is used again only by the role
 	 * it was made for when dependsOnRole is set; a PL/pgSQL expression whose
 	 * plan sets it is never evaluated as a simple expression (plancache.c,

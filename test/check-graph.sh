@@ -1,5 +1,5 @@
 #!/bin/bash
-# Check dp_agg's module graph (README, "Layout"):
+# Check dp_agg's module graph (doc/layout.md, "Layout"):
 #  - the include graph, from the #include "..." lines of src/ that name a
 #    file of src/, and the call graph, from the object files (each symbol a
 #    .o leaves undefined, resolved to the .o that defines it), have no cycle;

@@ -14,7 +14,7 @@
 #    the backend's CPU time (user + system, from log_executor_stats: the
 #    checks are CPU work in the backend, and CPU time is far less disturbed
 #    by other processes on a shared machine).  Verdict: the median untrusted
-#    time within 1.05 times the median trusted one, for both (README,
+#    time within 1.05 times the median trusted one, for both (doc/guard.md,
 #    "Protected tables").
 # 2. What remains: the untrusted DP statement with a WHERE that passes 0%,
 #    50% and 100% of the rows (a sequential scan reads them all every time):
