@@ -2,8 +2,8 @@
 """The docs suite: the README and the pages of doc/ hold together.
 
 Checks, each counted once in the closing line "docs: N passed, M failed":
-  links     every relative Markdown link of README.md and doc/*.md (outside
-            code) names a file of the tree, and every anchor (#...) a heading
+  links     every relative Markdown link of README.md, doc/*.md and the other
+            Markdown files of the tree (outside code) names a file of the tree, and every anchor (#...) a heading
             of the file it points into, by GitHub's rules (lower case, spaces
             to '-', punctuation removed, -1, -2, ... for repeated headings);
   pages     every page of doc/ is linked from README.md;
@@ -79,7 +79,9 @@ def links(path):
 
 
 pages = sorted(glob.glob('doc/*.md'))
-files = ['README.md'] + pages
+others = sorted(f for f in glob.glob('**/*.md', recursive=True)
+                if f != 'README.md' and f not in pages and not f.startswith(('tmp_check', 'results')))
+files = ['README.md'] + pages + others
 problems = {'links': [], 'pages': [], 'length': [], 'commands': []}
 nlinks = 0
 
