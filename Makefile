@@ -3,113 +3,148 @@
 EXTENSION = dp_agg
 MODULE_big = dp_agg
 
-OBJS = \
-	src/dp_agg.o \
-	src/guc.o \
-	src/relcache_watch.o \
-	src/random.o \
-	src/noise.o \
-	src/calibrate.o \
-	src/catalog.o \
-	src/params.o \
-	src/noise_param.o \
-	src/grid.o \
-	src/release.o \
-	src/registry.o \
-	src/release_rdp.o \
-	src/pld.o \
-	src/pld_state.o \
-	src/describe.o \
-	src/price.o \
-	src/aggregates.o \
-	src/numeric_units.o \
-	src/functions.o \
-	src/guard.o \
-	src/sampling.o \
-	src/hooks.o \
-	src/budget.o \
-	src/budget_row.o \
-	src/charger.o \
-	src/preview.o \
-	src/protect.o \
-	src/protect_check.o \
-	src/protect_guard.o \
-	src/protect_stats.o \
-	src/protect_api.o \
-	src/selection_gaussian.o \
-	src/selection_mechanism.o \
-	src/selection.o \
-	src/dist_catalog.o \
-	src/dist_protect.o \
-	src/dist_session.o \
-	src/dist_token.o \
-	src/dist_replay.o \
-	src/dist_state.o \
-	src/dist_plan.o \
-	src/dist_fingerprint.o \
-	src/dist_exec.o
+# src/ by feature, one folder each, bottom up as in src/LAYERS (doc/layout.md,
+# "Layout"); a header is included by its name alone, from any folder
+OBJS =
 
-# privacy units: the rewrite into bounded contributions per unit
+# core: settings, randomness, hashing, version shims, the catalogs every
+# feature reads
 OBJS += \
-	src/privacy_unit.o \
-	src/privacy_unit_api.o \
-	src/unit_keep.o
+	src/core/catalog.o \
+	src/core/dp_calls.o \
+	src/core/dist_catalog.o \
+	src/core/guc.o \
+	src/core/inheritance.o \
+	src/core/params.o \
+	src/core/random.o \
+	src/core/relcache_watch.o \
+	src/core/siphash.o \
+	src/core/unit_catalog.o
 
-# privacy units with k = 1: the fused path, one aggregation by unit
+# noise: calibration and the exact samplers, the grid, the selection
+# mechanisms
 OBJS += \
-	src/siphash.o \
-	src/pick_key.o \
-	src/unit_pick.o
+	src/noise/calibrate.o \
+	src/noise/grid.o \
+	src/noise/noise.o \
+	src/noise/noise_param.o \
+	src/noise/numeric_units.o \
+	src/noise/selection_gaussian.o \
+	src/noise/selection_mechanism.o
 
-# privacy units wherever their rows are read: inheritance trees, the
-# catalog of units, and what a DP statement reads beside its DP aggregates
+# release: what each DP call releases: tickets, estimates, quantiles,
+# automatic bounds, sampling
 OBJS += \
-	src/inheritance.o \
-	src/unit_catalog.o \
-	src/side_reads.o
+	src/release/auto_bounds.o \
+	src/release/describe.o \
+	src/release/error_bars.o \
+	src/release/estimate.o \
+	src/release/estimators.o \
+	src/release/quantile_aggregates.o \
+	src/release/quantile_tree.o \
+	src/release/registry.o \
+	src/release/release.o \
+	src/release/release_noise.o \
+	src/release/sampling.o
 
-# everyday statement shapes: joins to lookup tables, and the units of a
-# sample (privacy units through views, sub-queries and CTEs are in
-# privacy_unit.o)
+# protect: protected relations: the catalog cache, its Citus labels, the SQL
+# functions
 OBJS += \
-	src/lookup_join.o \
-	src/unit_sample.o
+	src/protect/dist_protect.o \
+	src/protect/protect.o \
+	src/protect/protect_api.o
 
-# public group keys: the domains of GROUP BY keys that need no selection
+# guard: which statements run: the guard, the stricter one of untrusted
+# roles, what a statement reads
 OBJS += \
-	src/keyset.o \
-	src/bins.o \
-	src/key_list.o \
-	src/domain_catalog.o \
-	src/public_domain.o \
-	src/domain_exec.o \
-	src/domain_api.o \
-	src/top_k.o
+	src/guard/guard.o \
+	src/guard/lookup_join.o \
+	src/guard/protect_check.o \
+	src/guard/protect_guard.o \
+	src/guard/protect_settings.o \
+	src/guard/protect_stats.o \
+	src/guard/row_rules.o \
+	src/guard/row_seal.o \
+	src/guard/row_trap.o \
+	src/guard/side_reads.o
 
-# tight accounting: joint calibration, the Renyi DP of the subsampled
-# discrete Laplace
+# selection: GROUP BY keys: private selection, public domains, top-k
 OBJS += \
-	src/joint.o \
-	src/rdp_laplace.o
+	src/selection/bins.o \
+	src/selection/domain_api.o \
+	src/selection/domain_catalog.o \
+	src/selection/domain_exec.o \
+	src/selection/domain_group.o \
+	src/selection/domain_rows.o \
+	src/selection/key_list.o \
+	src/selection/keyset.o \
+	src/selection/public_domain.o \
+	src/selection/selection.o \
+	src/selection/top_k.o
 
-# the analyst's statistics: variance, quantiles, automatic bounds, error bars
+# units: privacy units: the rewrite, its SQL functions, the keys of an
+# execution
 OBJS += \
-	src/estimators.o \
-	src/estimate.o \
-	src/error_bars.o \
-	src/quantile_tree.o \
-	src/quantile_aggregates.o \
-	src/auto_bounds.o
+	src/units/pick_key.o \
+	src/units/privacy_unit.o \
+	src/units/privacy_unit_api.o \
+	src/units/unit_keep.o \
+	src/units/unit_pick.o \
+	src/units/unit_sample.o
+
+# accounting: price, budgets, charges, Renyi and PLD accounting, the
+# calculators
+OBJS += \
+	src/accounting/admission.o \
+	src/accounting/budget.o \
+	src/accounting/budget_api.o \
+	src/accounting/budget_row.o \
+	src/accounting/budget_store.o \
+	src/accounting/budget_window.o \
+	src/accounting/charge_ledger.o \
+	src/accounting/charge_request.o \
+	src/accounting/charger.o \
+	src/accounting/charger_shmem.o \
+	src/accounting/functions.o \
+	src/accounting/joint.o \
+	src/accounting/pld.o \
+	src/accounting/pld_release.o \
+	src/accounting/pld_state.o \
+	src/accounting/price.o \
+	src/accounting/rdp_laplace.o \
+	src/accounting/release_rdp.o
+
+# citus: Citus: the coordinator's rewrite, fragments, their signatures, the
+# workers' side
+OBJS += \
+	src/citus/dist_exec.o \
+	src/citus/dist_fingerprint.o \
+	src/citus/dist_plan.o \
+	src/citus/dist_replay.o \
+	src/citus/dist_session.o \
+	src/citus/dist_state.o \
+	src/citus/dist_token.o
+
+# pipeline: _PG_init, the hooks, the aggregates' functions, preview
+OBJS += \
+	src/pipeline/aggregates.o \
+	src/pipeline/dist_aggregates.o \
+	src/pipeline/dp_agg.o \
+	src/pipeline/hooks.o \
+	src/pipeline/preview.o \
+	src/pipeline/unit_aggregates.o
+
+PG_CPPFLAGS += $(patsubst %/,-I%,$(sort $(wildcard src/*/)))
 
 # 0.1 is the install script; each later version is the update script from
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql sql/dp_agg--0.3--0.4.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases privacy_unit_keep charger selection_draws protect_floor
+REGRESS = interface calibration clamping bad_input parallel lattice budget budget_policy guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_rowpath protect_settings protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases dp_calls privacy_unit_keep charger selection_draws protect_floor
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)
-ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race budget_rdp_selection
+ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race budget_rdp_selection budget_group_race budget_shared_short
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output_iso --load-extension=dp_agg
 
 SHLIB_LINK += -lcrypto -lm
@@ -126,7 +161,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on every header: they are few and small
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*/*.h)
 
 # TAP tests against the installed extension (each starts its own clusters):
 #   make prove_installcheck PROVE_TESTS='test/t/*.pl'
@@ -157,3 +192,8 @@ check-packaging:
 .PHONY: check-docs
 check-docs:
 	python3 test/docs-links.py
+
+# error messages: literal format strings, PostgreSQL's message style
+.PHONY: check-messages
+check-messages:
+	python3 test/check-messages.py

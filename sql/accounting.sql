@@ -44,7 +44,7 @@ BEGIN
         PERFORM release_times(1, 0.5, 1e-6);
         IF k IN (1, 10, 100, 1000) THEN
             INSERT INTO composed
-            SELECT k, dp_agg.spent_epsilon(current_user::regrole, 1e-5), epsilon_spent FROM dp_agg.my_budget;
+            SELECT k, dp_agg.spent_epsilon(current_user::regrole, 1e-5), epsilon_spent FROM dp_agg.my_budget_curves;
         END IF;
     END LOOP;
 END $$;
@@ -63,12 +63,12 @@ SELECT abs(l.rdp[10] / (2.0 / (2 * dp_agg.gaussian_sigma(0.5, 1e-6, 1) ^ 2)) - 1
        abs(l.rdp[153] / (128.0 / (2 * dp_agg.gaussian_sigma(0.5, 1e-6, 1) ^ 2)) - 1) < 1e-8 AS order_128,
        l.rdp[10] >= 2.0 / (2 * ((l.detail -> 0 ->> 'noise_scale')::float8) ^ 2) AS rounded_up
 FROM dp_agg.ledger l WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
--- my_budget shows the composed epsilon at delta_limit; spent_epsilon at
+-- my_budget_curves shows the composed epsilon at delta_limit; spent_epsilon at
 -- any delta
 SET ROLE regress_dp_renyi;
 SELECT accounting, epsilon_spent, abs(composed_epsilon / dp_agg.spent_epsilon(current_user::regrole, 0.5) - 1) < 1e-12 AS same,
        dp_agg.spent_epsilon(current_user::regrole, 1e-9) > dp_agg.spent_epsilon(current_user::regrole, 1e-5) AS smaller_delta_costs_more
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 -- A role with epsilon limit 5 and delta limit 1e-5 makes strictly more
@@ -79,7 +79,7 @@ SELECT dp_agg.set_budget('regress_dp_renyi', 5, 1e-5, 'basic');
 SELECT dp_agg.reset_budget('regress_dp_renyi');
 SET ROLE regress_dp_renyi;
 SELECT release_times(1000, 0.5, 1e-6) AS basic_releases;
-SELECT epsilon_spent, delta_spent FROM dp_agg.my_budget;
+SELECT epsilon_spent, delta_spent FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SELECT dp_agg.set_budget('regress_dp_renyi', 5, 1e-5, 'rdp');
 SELECT dp_agg.reset_budget('regress_dp_renyi');
@@ -87,7 +87,7 @@ SET ROLE regress_dp_renyi;
 SELECT release_times(1000, 0.5, 1e-6) AS rdp_releases;
 SELECT accounting, composed_epsilon <= 5 AS within_limit, epsilon_spent > 5 AS beyond_basic,
        round(epsilon_remaining::numeric, 6) AS epsilon_remaining
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 -- the next one is refused, with both certificates in the message
 SELECT dp_count(i, 0.5, 1e-6) FROM a_t;
 -- as the independent computation says: epsilon(71) = 4.97833 <= 5 <
@@ -107,7 +107,7 @@ SET ROLE regress_dp_renyi;
 -- 20 releases composed at delta 1e-4: 2.116566 by the independent computation
 SELECT accounting, epsilon_spent,
        abs(composed_epsilon / 2.116565903954305 - 1) < 1e-6 AS counts_all_twenty
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 -- Laplace releases add their exact Renyi DP; on a fine lattice it is the

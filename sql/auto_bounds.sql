@@ -107,11 +107,11 @@ GRANT SELECT ON ab TO regress_ab_rdp, regress_ab_pld;
 SELECT dp_agg.set_budget('regress_ab_rdp', 10, 1e-5, 'rdp'), dp_agg.set_budget('regress_ab_pld', 10, 1e-5, 'pld');
 SET ROLE regress_ab_rdp;
 SELECT dp_avg(d, NULL, NULL, 1) IS NOT NULL AS avg_rdp, dp_bounds(d, 0.5) IS NOT NULL AS bounds_rdp FROM ab;
-SELECT epsilon_spent = 1.5 AS spent, composed_epsilon > 0 AS composed FROM dp_agg.my_budget;
+SELECT epsilon_spent = 1.5 AS spent, composed_epsilon > 0 AS composed FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SET ROLE regress_ab_pld;
 SELECT dp_var(d, NULL, NULL, 1, 1e-6) IS NOT NULL AS var_pld FROM ab;
-SELECT epsilon_spent = 1 AS spent, pld IS NOT NULL AS tracked, pld_epsilon <= 1 AS pld_epsilon FROM dp_agg.my_budget;
+SELECT epsilon_spent = 1 AS spent, pld IS NOT NULL AS tracked, pld_epsilon <= 1 AS pld_epsilon FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 -- protected tables: an untrusted role with a grant estimates bounds

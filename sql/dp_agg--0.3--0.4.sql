@@ -1077,3 +1077,1156 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.top_k_sample(bigint[], integer, float8, integer) IS
 'the ranks the top-k mechanism gives counts at epsilon, in each of draws runs (0 outside the k), for tests and audits';
 REVOKE ALL ON FUNCTION dp_agg.top_k_sample(bigint[], integer, float8, integer) FROM PUBLIC;
+
+
+--------------------------------------------------------------------------
+-- Budget policies: shared budgets (group roles, protected relations),
+-- renewing windows with an optional lifetime limit, caps per statement and
+-- per call, and views a person can read (README, "Budgets").
+--
+-- A budget is one row of dp_agg.budget, now identified by id, of one of
+-- three kinds: a role's own (role set, members false), a group's, shared
+-- by the role and every role that is a member of it, directly or through
+-- other roles, whatever the INHERIT of the memberships (members true), or
+-- a protected relation's, shared by every statement that reads it
+-- (relation set).  A statement is charged to every budget that applies, in
+-- one durable step of the charger, and refused, with nothing charged
+-- anywhere, if any of them cannot pay; it needs a budget of its role or
+-- of a group (a relation's budget alone never lets a role release).  Each
+-- budget keeps its own accounting and composition.  A budget with a window
+-- renews: its amounts spent and its composition hold the charges of the
+-- window it was charged in (window_start), and start from nothing in the
+-- next; lifetime_* are the basic sums of every charge since the last reset,
+-- checked against the optional lifetime limits.  The ledger records, for
+-- each charge, the relations the statement read and every budget charged
+-- with the start of the window it was charged in.  Caps (dp_agg.cap) bound
+-- what one statement, and one DP aggregate call, may spend; the caps of a
+-- role and of every group it is a member of apply.
+--------------------------------------------------------------------------
+
+ALTER TABLE dp_agg.budget ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY;
+ALTER TABLE dp_agg.budget DROP CONSTRAINT budget_pkey;
+ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_pkey PRIMARY KEY (id);
+ALTER TABLE dp_agg.budget ALTER COLUMN role DROP NOT NULL;
+ALTER TABLE dp_agg.budget ADD CONSTRAINT budget_role_key UNIQUE (role);
+ALTER TABLE dp_agg.budget
+    ADD COLUMN relation regclass CONSTRAINT budget_relation_key UNIQUE,
+    ADD COLUMN members boolean NOT NULL DEFAULT false,
+    ADD COLUMN window_length interval,
+    ADD COLUMN window_time_zone text,
+    ADD COLUMN window_start timestamptz,
+    ADD COLUMN lifetime_epsilon_limit float8
+        CONSTRAINT budget_lifetime_epsilon_limit_check
+        CHECK (lifetime_epsilon_limit >= 0 AND lifetime_epsilon_limit < 'infinity'),
+    ADD COLUMN lifetime_delta_limit float8
+        CONSTRAINT budget_lifetime_delta_limit_check
+        CHECK (lifetime_delta_limit >= 0 AND lifetime_delta_limit < 1),
+    ADD COLUMN lifetime_epsilon_spent float8 NOT NULL DEFAULT 0
+        CONSTRAINT budget_lifetime_epsilon_spent_check
+        CHECK (lifetime_epsilon_spent >= 0 AND lifetime_epsilon_spent < 'infinity'),
+    ADD COLUMN lifetime_delta_spent float8 NOT NULL DEFAULT 0
+        CONSTRAINT budget_lifetime_delta_spent_check
+        CHECK (lifetime_delta_spent >= 0 AND lifetime_delta_spent < 'infinity'),
+    ADD CONSTRAINT budget_subject CHECK ((role IS NULL) <> (relation IS NULL) AND NOT (members AND role IS NULL)),
+    ADD CONSTRAINT budget_window_shape CHECK (
+        (window_length IS NULL) = (window_time_zone IS NULL)
+        AND (window_start IS NULL OR window_length IS NOT NULL)
+        AND (window_length IS NULL OR window_length > '0'::pg_catalog.interval)
+        AND pg_catalog.octet_length(window_time_zone) <= 64),
+    ADD CONSTRAINT budget_lifetime_shape CHECK (
+        (lifetime_epsilon_limit IS NULL) = (lifetime_delta_limit IS NULL));
+-- every charge so far belongs to the lifetime of its budget
+UPDATE dp_agg.budget SET lifetime_epsilon_spent = epsilon_spent, lifetime_delta_spent = delta_spent;
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.budget_id_seq', '');
+COMMENT ON SEQUENCE dp_agg.budget_id_seq IS 'identity of dp_agg.budget';
+
+COMMENT ON TABLE dp_agg.budget IS 'privacy budgets: of a role, of a group role (shared by its members) or of a protected relation (shared by every statement that reads it); limits, amounts spent in the current window and since the last reset';
+COMMENT ON COLUMN dp_agg.budget.id IS 'identity of the budget (dp_agg.ledger.budgets names the budgets a statement was charged to)';
+COMMENT ON COLUMN dp_agg.budget.role IS 'the role of a role''s or a group''s budget (NULL for a relation''s)';
+COMMENT ON COLUMN dp_agg.budget.relation IS 'the protected relation of a relation''s budget, charged for every statement that reads it or one of its partitions or inheritance children (NULL for a role''s)';
+COMMENT ON COLUMN dp_agg.budget.members IS 'true: a group''s budget, charged for the statements of the role and of every role that is a member of it, directly or through other roles, whatever the INHERIT of the memberships';
+COMMENT ON COLUMN dp_agg.budget.epsilon_spent IS 'sum of the epsilons charged in the window of window_start (without a window: since the last reset), rounded up';
+COMMENT ON COLUMN dp_agg.budget.delta_spent IS 'sum of the deltas charged in the window of window_start (without a window: since the last reset), rounded up';
+COMMENT ON COLUMN dp_agg.budget.window_length IS 'the budget renews after each window of this length (whole months, whole days, or a part of a day that divides it), aligned to local midnights of window_time_zone; NULL: it never renews';
+COMMENT ON COLUMN dp_agg.budget.window_time_zone IS 'the time zone whose wall clock the windows are aligned to';
+COMMENT ON COLUMN dp_agg.budget.window_start IS 'the start of the window whose charges the amounts spent, the curve and the releases by kind hold (an earlier window than the current one: nothing spent in the current one yet)';
+COMMENT ON COLUMN dp_agg.budget.lifetime_epsilon_limit IS 'the most the sum of the epsilons charged since the last reset, over every window, may reach (NULL: no lifetime limit)';
+COMMENT ON COLUMN dp_agg.budget.lifetime_delta_limit IS 'the most the sum of the deltas charged since the last reset, over every window, may reach (NULL: no lifetime limit)';
+COMMENT ON COLUMN dp_agg.budget.lifetime_epsilon_spent IS 'sum of the epsilons charged since the last reset, over every window, rounded up';
+COMMENT ON COLUMN dp_agg.budget.lifetime_delta_spent IS 'sum of the deltas charged since the last reset, over every window, rounded up';
+
+ALTER TABLE dp_agg.ledger ALTER COLUMN role DROP NOT NULL;
+ALTER TABLE dp_agg.ledger
+    ADD COLUMN relations regclass[],
+    ADD COLUMN budgets bigint[],
+    ADD COLUMN windows timestamptz[],
+    ADD CONSTRAINT ledger_charge_role CHECK (kind <> 'charge' OR role IS NOT NULL),
+    ADD CONSTRAINT ledger_windows_shape CHECK (
+        pg_catalog.cardinality(budgets) = pg_catalog.cardinality(windows));
+COMMENT ON COLUMN dp_agg.ledger.role IS 'the role charged (current_user of the statement), or whose budget was reset (NULL for a relation''s)';
+COMMENT ON COLUMN dp_agg.ledger.relations IS 'charge: the relations the statement read (tables, partitions, materialized and foreign tables)';
+COMMENT ON COLUMN dp_agg.ledger.budgets IS 'the budgets (dp_agg.budget.id) charged, or reset';
+COMMENT ON COLUMN dp_agg.ledger.windows IS 'for each of budgets, the start of the window it was charged in (NULL: the budget has no window)';
+
+CREATE TABLE dp_agg.cap (
+    role regrole PRIMARY KEY,
+    statement_epsilon float8 CHECK (statement_epsilon > 0 AND statement_epsilon < 'infinity'),
+    statement_delta float8 CHECK (statement_delta >= 0 AND statement_delta < 1),
+    call_epsilon float8 CHECK (call_epsilon > 0 AND call_epsilon < 'infinity'),
+    call_delta float8 CHECK (call_delta >= 0 AND call_delta < 1),
+    set_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE dp_agg.cap IS 'the most one statement, and one DP aggregate call, of a role and of every role that is a member of it may spend';
+COMMENT ON COLUMN dp_agg.cap.role IS 'the role whose caps these are; they apply to its statements and to those of every role that is a member of it';
+COMMENT ON COLUMN dp_agg.cap.statement_epsilon IS 'largest epsilon of one statement (NULL: no cap)';
+COMMENT ON COLUMN dp_agg.cap.statement_delta IS 'largest delta of one statement (NULL: no cap)';
+COMMENT ON COLUMN dp_agg.cap.call_epsilon IS 'largest epsilon of one DP aggregate call, or of the private selection of a statement''s groups (NULL: no cap)';
+COMMENT ON COLUMN dp_agg.cap.call_delta IS 'largest delta of one DP aggregate call, or of the private selection of a statement''s groups (NULL: no cap)';
+COMMENT ON COLUMN dp_agg.cap.set_at IS 'when the caps were last set';
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.cap', '');
+REVOKE ALL ON dp_agg.cap FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.window_start(window_length interval, time_zone text, at timestamptz)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'dp_window_start_sql'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.window_start(interval, text, timestamptz) IS
+'the start of the budget window of this length, aligned to local midnights of the time zone, that the instant falls in';
+
+CREATE FUNCTION dp_agg.window_end(window_length interval, time_zone text, at timestamptz)
+RETURNS timestamptz AS 'MODULE_PATHNAME', 'dp_window_end_sql'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.window_end(interval, text, timestamptz) IS
+'the end (the start of the next) of the budget window of this length, aligned to local midnights of the time zone, that the instant falls in';
+
+CREATE FUNCTION dp_agg.role_charged(role regrole, budget_role regrole, members boolean)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dp_role_charged_sql'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.role_charged(regrole, regrole, boolean) IS
+'does the budget of budget_role (shared by its members if members) pay for the statements of role? the role itself, or with members a role that is a member of it directly or through other roles, whatever INHERIT (superuser status does not count)';
+
+CREATE FUNCTION dp_agg.round_display(value float8)
+RETURNS float8 AS 'MODULE_PATHNAME', 'dp_round_display_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.round_display(float8) IS
+'value rounded to 12 significant digits, for display (the views of budgets); what is stored and charged is not rounded';
+
+-- the limits every budget function checks, with the messages of set_budget
+CREATE FUNCTION dp_agg.check_budget_limits(epsilon float8, delta float8, accounting text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF epsilon IS NULL OR NOT (epsilon >= 0 AND epsilon < 'infinity') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'epsilon limit must be a finite number at least 0',
+            DETAIL = format('epsilon is %s.', coalesce(epsilon::text, 'NULL')),
+            HINT = 'The limit is the total epsilon the role may spend, for example 1 or 10.';
+    END IF;
+    IF delta IS NULL OR NOT (delta >= 0 AND delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta limit must be at least 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(delta::text, 'NULL')),
+            HINT = 'Use 0 for Laplace releases only, or a small delta such as 1e-6 for Gaussian releases.';
+    END IF;
+    IF accounting IS NULL OR accounting NOT IN ('basic', 'rdp', 'pld') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'accounting must be ''basic'', ''rdp'' or ''pld''',
+            DETAIL = format('accounting is %s.', coalesce(quote_literal(accounting), 'NULL')),
+            HINT = 'rdp and pld charge by the composition of all releases, which buys more releases; pld is the tightest.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.check_budget_limits(float8, float8, text) IS
+'internal: raises the error of set_budget for a bad epsilon limit, delta limit or accounting';
+REVOKE ALL ON FUNCTION dp_agg.check_budget_limits(float8, float8, text) FROM PUBLIC;
+
+-- a role's own budget; a group's is changed with set_group_budget
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
+                                             accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF set_budget.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    PERFORM dp_agg.check_budget_limits(set_budget.epsilon, set_budget.delta, set_budget.accounting);
+    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit, accounting)
+    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta, set_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
+        SET epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now()
+        WHERE NOT b.members;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = format('role %s has a group budget', set_budget.role),
+            DETAIL = 'A role has one budget: its own, or one its members share.',
+            HINT = format('Change its limits with dp_agg.set_group_budget(%L, ...), or drop it with dp_agg.drop_budget(%L) first.',
+                          set_budget.role::text, set_budget.role::text);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_budget(regrole, float8, float8, text) IS
+'creates or changes the limits and accounting (basic, rdp or pld) of a role''s own budget (never the amounts spent)';
+
+CREATE FUNCTION dp_agg.set_group_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
+                                        accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    own boolean;
+BEGIN
+    IF set_group_budget.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    PERFORM dp_agg.check_budget_limits(set_group_budget.epsilon, set_group_budget.delta,
+                                       set_group_budget.accounting);
+    SELECT NOT b.members INTO own FROM dp_agg.budget b WHERE b.role = set_group_budget.role FOR UPDATE;
+    INSERT INTO dp_agg.budget AS b (role, members, epsilon_limit, delta_limit, accounting)
+    VALUES (set_group_budget.role, true, set_group_budget.epsilon, set_group_budget.delta,
+            set_group_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
+        SET members = true,
+            epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now();
+    IF own THEN
+        RAISE NOTICE 'the budget of role % is now shared by its members', set_group_budget.role
+            USING DETAIL = 'What it has spent counts for them too.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_group_budget(regrole, float8, float8, text) IS
+'creates or changes a group''s budget, shared by the role and every role that is a member of it (directly or through other roles, whatever INHERIT): its limits and accounting (a role''s own budget becomes shared, with what it has spent)';
+REVOKE ALL ON FUNCTION dp_agg.set_group_budget(regrole, float8, float8, text) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_relation_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+                                           accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF set_relation_budget.relation IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'relation must not be NULL';
+    END IF;
+    PERFORM dp_agg.check_budget_limits(set_relation_budget.epsilon, set_relation_budget.delta,
+                                       set_relation_budget.accounting);
+    IF NOT EXISTS (SELECT FROM dp_agg.protected p
+                   WHERE p.relation = set_relation_budget.relation
+                      OR p.relation IN (SELECT a.relid FROM pg_partition_ancestors(set_relation_budget.relation) a)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = format('relation %s is not protected', set_relation_budget.relation),
+            DETAIL = 'A budget bounds what is released about the people in a relation only if DP statements are the only access to it.',
+            HINT = format('Protect it first with dp_agg.protect(%L).', set_relation_budget.relation::text);
+    END IF;
+    INSERT INTO dp_agg.budget AS b (relation, epsilon_limit, delta_limit, accounting)
+    VALUES (set_relation_budget.relation, set_relation_budget.epsilon, set_relation_budget.delta,
+            set_relation_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_relation_key DO UPDATE
+        SET epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now();
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_relation_budget(regclass, float8, float8, text) IS
+'creates or changes the budget of a protected relation, charged for every statement of any role that reads it or one of its partitions or inheritance children: its limits and accounting (never the amounts spent)';
+REVOKE ALL ON FUNCTION dp_agg.set_relation_budget(regclass, float8, float8, text) FROM PUBLIC;
+
+-- the budget of a role (its own or its group's) or of a relation, locked; PB002 if none
+CREATE FUNCTION dp_agg.budget_of(role regrole, relation regclass)
+RETURNS dp_agg.budget
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+BEGIN
+    IF budget_of.relation IS NOT NULL THEN
+        SELECT * INTO b FROM dp_agg.budget x WHERE x.relation = budget_of.relation FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'PB002',
+                MESSAGE = format('relation %s has no privacy budget', budget_of.relation),
+                HINT = 'A relation''s budget is given with dp_agg.set_relation_budget(relation, epsilon, delta).';
+        END IF;
+    ELSIF budget_of.role IS NOT NULL THEN
+        SELECT * INTO b FROM dp_agg.budget x WHERE x.role = budget_of.role FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'PB002',
+                MESSAGE = format('role %s has no privacy budget', budget_of.role),
+                HINT = 'A privacy budget is given with dp_agg.set_budget(role, epsilon, delta).';
+        END IF;
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role or relation must not be NULL';
+    END IF;
+    RETURN b;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.budget_of(regrole, regclass) IS
+'internal: the budget of a role (its own or its group''s) or of a relation, locked; PB002 if there is none';
+REVOKE ALL ON FUNCTION dp_agg.budget_of(regrole, regclass) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_window(id bigint, window_length interval, time_zone text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+    now_start timestamptz;
+BEGIN
+    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = set_window.id FOR UPDATE;
+    IF set_window.window_length IS NULL THEN
+        UPDATE dp_agg.budget x SET window_length = NULL, window_time_zone = NULL, window_start = NULL,
+                                   updated_at = now()
+        WHERE x.id = set_window.id;
+        RETURN;
+    END IF;
+    IF set_window.time_zone IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'time zone must not be NULL',
+            HINT = 'Windows are aligned to local midnights of a time zone, such as ''UTC'' or ''Europe/Paris''.';
+    END IF;
+    now_start := dp_agg.window_start(set_window.window_length, set_window.time_zone, now());
+    -- what was spent in an earlier window (the charger had not renewed it
+    -- yet) does not count in this one
+    IF b.window_length IS NOT NULL
+       AND b.window_start < dp_agg.window_start(b.window_length, b.window_time_zone, now()) THEN
+        UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
+                                   selection_epsilon = 0, selection_delta = 0
+        WHERE x.id = set_window.id;
+    END IF;
+    -- what was spent so far counts in the current window
+    UPDATE dp_agg.budget x SET window_length = set_window.window_length,
+                               window_time_zone = set_window.time_zone,
+                               window_start = now_start, updated_at = now()
+    WHERE x.id = set_window.id;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_window(bigint, interval, text) IS
+'internal: gives budget id windows of this length in this time zone (NULL: none); what it spent so far counts in the current window';
+REVOKE ALL ON FUNCTION dp_agg.set_window(bigint, interval, text) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_budget_window(role regrole, window_length interval, time_zone text DEFAULT 'UTC')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg.set_window((dp_agg.budget_of(set_budget_window.role, NULL)).id,
+                              set_budget_window.window_length, set_budget_window.time_zone);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_budget_window(regrole, interval, text) IS
+'makes the budget of a role (its own or its group''s) renew after each window of this length (whole months, whole days, or a part of a day that divides it), aligned to local midnights of the time zone; NULL: it never renews. What it spent so far counts in the current window';
+REVOKE ALL ON FUNCTION dp_agg.set_budget_window(regrole, interval, text) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_relation_budget_window(relation regclass, window_length interval,
+                                                  time_zone text DEFAULT 'UTC')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg.set_window((dp_agg.budget_of(NULL, set_relation_budget_window.relation)).id,
+                              set_relation_budget_window.window_length,
+                              set_relation_budget_window.time_zone);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_relation_budget_window(regclass, interval, text) IS
+'makes the budget of a relation renew after each window of this length, aligned to local midnights of the time zone; NULL: it never renews';
+REVOKE ALL ON FUNCTION dp_agg.set_relation_budget_window(regclass, interval, text) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_lifetime(id bigint, epsilon float8, delta float8)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+BEGIN
+    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = set_lifetime.id FOR UPDATE;
+    IF set_lifetime.epsilon IS NOT NULL THEN
+        IF NOT (set_lifetime.epsilon >= 0 AND set_lifetime.epsilon < 'infinity') THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = 'lifetime epsilon limit must be a finite number at least 0',
+                DETAIL = format('epsilon is %s.', set_lifetime.epsilon);
+        END IF;
+        IF set_lifetime.delta IS NULL OR NOT (set_lifetime.delta >= 0 AND set_lifetime.delta < 1) THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = 'lifetime delta limit must be at least 0 and less than 1',
+                DETAIL = format('delta is %s.', coalesce(set_lifetime.delta::text, 'NULL'));
+        END IF;
+        IF b.window_length IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = 'a lifetime limit needs a budget that renews',
+                DETAIL = 'Without a window, the limits of the budget are its lifetime limits.',
+                HINT = 'Give the budget a window first (dp_agg.set_budget_window).';
+        END IF;
+        IF set_lifetime.epsilon < b.epsilon_limit OR set_lifetime.delta < b.delta_limit THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = 'a lifetime limit must be at least the limit of each window',
+                DETAIL = format('The window''s limits are epsilon %s and delta %s; the lifetime''s would be epsilon %s and delta %s.',
+                                b.epsilon_limit, b.delta_limit, set_lifetime.epsilon, set_lifetime.delta),
+                HINT = 'Lower the window''s limits with the function that set them.';
+        END IF;
+    END IF;
+    UPDATE dp_agg.budget x SET lifetime_epsilon_limit = set_lifetime.epsilon,
+                               lifetime_delta_limit = CASE WHEN set_lifetime.epsilon IS NOT NULL
+                                                           THEN set_lifetime.delta END,
+                               updated_at = now()
+    WHERE x.id = set_lifetime.id;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_lifetime(bigint, float8, float8) IS
+'internal: sets the lifetime limits of budget id (NULL epsilon: none)';
+REVOKE ALL ON FUNCTION dp_agg.set_lifetime(bigint, float8, float8) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_lifetime_limit(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg.set_lifetime((dp_agg.budget_of(set_lifetime_limit.role, NULL)).id,
+                                set_lifetime_limit.epsilon, set_lifetime_limit.delta);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_lifetime_limit(regrole, float8, float8) IS
+'bounds the sums of the epsilons and deltas a renewing budget of a role (its own or its group''s) may spend over all its windows, since its last reset (NULL epsilon: no lifetime limit)';
+REVOKE ALL ON FUNCTION dp_agg.set_lifetime_limit(regrole, float8, float8) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_relation_lifetime_limit(relation regclass, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg.set_lifetime((dp_agg.budget_of(NULL, set_relation_lifetime_limit.relation)).id,
+                                set_relation_lifetime_limit.epsilon, set_relation_lifetime_limit.delta);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_relation_lifetime_limit(regclass, float8, float8) IS
+'bounds the sums of the epsilons and deltas the renewing budget of a relation may spend over all its windows, since its last reset (NULL epsilon: no lifetime limit)';
+REVOKE ALL ON FUNCTION dp_agg.set_relation_lifetime_limit(regclass, float8, float8) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.reset(id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+BEGIN
+    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = reset.id FOR UPDATE;
+    UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
+                               selection_epsilon = 0, selection_delta = 0,
+                               lifetime_epsilon_spent = 0, lifetime_delta_spent = 0,
+                               window_start = CASE WHEN x.window_length IS NOT NULL
+                                                   THEN dp_agg.window_start(x.window_length, x.window_time_zone, now())
+                                              END,
+                               updated_at = now()
+    WHERE x.id = reset.id;
+    INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, budgets, windows)
+    VALUES (b.role, 'reset', 0, 0, current_query(),
+            jsonb_build_object('epsilon_spent_before', b.epsilon_spent,
+                               'delta_spent_before', b.delta_spent,
+                               'lifetime_epsilon_spent_before', b.lifetime_epsilon_spent,
+                               'lifetime_delta_spent_before', b.lifetime_delta_spent,
+                               'window_start_before', b.window_start,
+                               'reset_by', session_user)
+            || CASE WHEN b.relation IS NOT NULL
+                    THEN jsonb_build_object('relation', b.relation::text) ELSE '{}' END,
+            ARRAY[b.id],
+            ARRAY[CASE WHEN b.window_length IS NOT NULL
+                       THEN dp_agg.window_start(b.window_length, b.window_time_zone, now()) END]);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.reset(bigint) IS
+'internal: sets what budget id has spent, in its window and over its lifetime, back to 0, and records it in the ledger';
+REVOKE ALL ON FUNCTION dp_agg.reset(bigint) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_budget(role regrole)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg.reset((dp_agg.budget_of(reset_budget.role, NULL)).id);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
+'sets what the budget of a role (its own or its group''s) has spent, in its window and over its lifetime (its Renyi DP curve, releases by kind and the sums of its private selections), back to 0, and records it in the ledger';
+
+CREATE FUNCTION dp_agg.reset_relation_budget(relation regclass)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg.reset((dp_agg.budget_of(NULL, reset_relation_budget.relation)).id);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.reset_relation_budget(regclass) IS
+'sets what the budget of a relation has spent, in its window and over its lifetime, back to 0, and records it in the ledger';
+REVOKE ALL ON FUNCTION dp_agg.reset_relation_budget(regclass) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.drop_budget(role regrole)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM dp_agg.budget b WHERE b.role = drop_budget.role;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.drop_budget(regrole) IS
+'removes the budget of a role (its own or its group''s; the ledger keeps its charges); false if it had none';
+REVOKE ALL ON FUNCTION dp_agg.drop_budget(regrole) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.drop_relation_budget(relation regclass)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM dp_agg.budget b WHERE b.relation = drop_relation_budget.relation;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.drop_relation_budget(regclass) IS
+'removes the budget of a relation (the ledger keeps its charges); false if it had none';
+REVOKE ALL ON FUNCTION dp_agg.drop_relation_budget(regclass) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.set_cap(role regrole, statement_epsilon float8 DEFAULT NULL,
+                               statement_delta float8 DEFAULT NULL, call_epsilon float8 DEFAULT NULL,
+                               call_delta float8 DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+BEGIN
+    IF set_cap.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    IF NOT (coalesce(set_cap.statement_epsilon, 1) > 0 AND coalesce(set_cap.statement_epsilon, 1) < 'infinity'
+            AND coalesce(set_cap.call_epsilon, 1) > 0 AND coalesce(set_cap.call_epsilon, 1) < 'infinity') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'an epsilon cap must be a finite number greater than 0',
+            DETAIL = format('statement_epsilon is %s, call_epsilon %s.',
+                            coalesce(set_cap.statement_epsilon::text, 'NULL'),
+                            coalesce(set_cap.call_epsilon::text, 'NULL')),
+            HINT = 'NULL leaves a cap out.';
+    END IF;
+    IF NOT (coalesce(set_cap.statement_delta, 0) >= 0 AND coalesce(set_cap.statement_delta, 0) < 1
+            AND coalesce(set_cap.call_delta, 0) >= 0 AND coalesce(set_cap.call_delta, 0) < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'a delta cap must be at least 0 and less than 1',
+            DETAIL = format('statement_delta is %s, call_delta %s.',
+                            coalesce(set_cap.statement_delta::text, 'NULL'),
+                            coalesce(set_cap.call_delta::text, 'NULL')),
+            HINT = 'NULL leaves a cap out.';
+    END IF;
+    IF set_cap.call_epsilon > set_cap.statement_epsilon OR set_cap.call_delta > set_cap.statement_delta THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'a cap per call must not exceed the cap per statement',
+            DETAIL = format('Per statement: epsilon %s, delta %s; per call: epsilon %s, delta %s.',
+                            coalesce(set_cap.statement_epsilon::text, 'NULL'),
+                            coalesce(set_cap.statement_delta::text, 'NULL'),
+                            coalesce(set_cap.call_epsilon::text, 'NULL'),
+                            coalesce(set_cap.call_delta::text, 'NULL'));
+    END IF;
+    SELECT * INTO b FROM dp_agg.budget x WHERE x.role = set_cap.role;
+    IF FOUND AND (greatest(set_cap.statement_epsilon, set_cap.call_epsilon) > b.epsilon_limit
+                  OR greatest(set_cap.statement_delta, set_cap.call_delta) > b.delta_limit) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('a cap of role %s exceeds the limit of its budget', set_cap.role),
+            DETAIL = format('The budget''s limits are epsilon %s and delta %s.', b.epsilon_limit, b.delta_limit),
+            HINT = 'A cap bounds one statement or call within a budget: give a smaller one, or raise the budget''s limits first.';
+    END IF;
+    IF set_cap.statement_epsilon IS NULL AND set_cap.statement_delta IS NULL
+       AND set_cap.call_epsilon IS NULL AND set_cap.call_delta IS NULL THEN
+        DELETE FROM dp_agg.cap c WHERE c.role = set_cap.role;
+        RETURN;
+    END IF;
+    INSERT INTO dp_agg.cap AS c (role, statement_epsilon, statement_delta, call_epsilon, call_delta)
+    VALUES (set_cap.role, set_cap.statement_epsilon, set_cap.statement_delta, set_cap.call_epsilon,
+            set_cap.call_delta)
+    ON CONFLICT ON CONSTRAINT cap_pkey DO UPDATE
+        SET statement_epsilon = excluded.statement_epsilon,
+            statement_delta = excluded.statement_delta,
+            call_epsilon = excluded.call_epsilon,
+            call_delta = excluded.call_delta,
+            set_at = now();
+END
+$$;
+COMMENT ON FUNCTION dp_agg.set_cap(regrole, float8, float8, float8, float8) IS
+'sets the most one statement, and one DP aggregate call, of the role and of every role that is a member of it may spend (NULL: no cap; all NULL removes the caps); a larger statement is refused before anything is charged';
+REVOKE ALL ON FUNCTION dp_agg.set_cap(regrole, float8, float8, float8, float8) FROM PUBLIC;
+
+-- a dropped relation's budget goes with it (its OID could be reused)
+CREATE FUNCTION dp_agg.budget_forget_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM dp_agg.budget b
+    USING pg_event_trigger_dropped_objects() d
+    WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND d.objid = b.relation::oid;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.budget_forget_dropped() IS
+'event trigger: removes the budgets of dropped relations from dp_agg.budget';
+REVOKE ALL ON FUNCTION dp_agg.budget_forget_dropped() FROM PUBLIC;
+
+CREATE EVENT TRIGGER dp_agg_budget_forget_dropped ON sql_drop
+EXECUTE FUNCTION dp_agg.budget_forget_dropped();
+COMMENT ON EVENT TRIGGER dp_agg_budget_forget_dropped IS
+'removes the budgets of dropped relations from dp_agg.budget';
+
+-- Every budget as of now: the amounts of its current window (nothing if
+-- the row still holds an earlier one), the certificates of its
+-- accounting, and the one that governs (the smallest valid epsilon).
+CREATE VIEW dp_agg.budget_state AS
+SELECT b.id AS budget,
+       CASE WHEN b.relation IS NOT NULL THEN 'relation' WHEN b.members THEN 'group' ELSE 'role' END AS kind,
+       b.role,
+       b.relation,
+       b.accounting,
+       b.epsilon_limit,
+       b.delta_limit,
+       s.epsilon_spent,
+       s.delta_spent,
+       coalesce(g.epsilon, s.epsilon_spent) AS epsilon_governing,
+       coalesce(g.governed_by, 'basic composition') AS governed_by,
+       c.composed_epsilon,
+       p.pld_epsilon,
+       s.rdp,
+       s.pld,
+       b.pld_frontier,
+       s.selection_epsilon,
+       s.selection_delta,
+       b.window_length,
+       b.window_time_zone,
+       w.window_start,
+       w.window_end,
+       b.lifetime_epsilon_limit,
+       b.lifetime_delta_limit,
+       b.lifetime_epsilon_spent,
+       b.lifetime_delta_spent,
+       b.created_at,
+       b.updated_at
+FROM dp_agg.budget b,
+     LATERAL (SELECT dp_agg.window_start(b.window_length, b.window_time_zone, now()) AS window_start,
+                     dp_agg.window_end(b.window_length, b.window_time_zone, now()) AS window_end) w,
+     LATERAL (SELECT w.window_start IS NOT NULL
+                     AND (b.window_start IS NULL OR b.window_start < w.window_start) AS stale) st,
+     LATERAL (SELECT CASE WHEN st.stale THEN 0 ELSE b.epsilon_spent END AS epsilon_spent,
+                     CASE WHEN st.stale THEN 0 ELSE b.delta_spent END AS delta_spent,
+                     CASE WHEN st.stale THEN NULL ELSE b.rdp END AS rdp,
+                     CASE WHEN st.stale THEN NULL ELSE b.pld END AS pld,
+                     CASE WHEN st.stale THEN 0 ELSE b.selection_epsilon END AS selection_epsilon,
+                     CASE WHEN st.stale THEN 0 ELSE b.selection_delta END AS selection_delta) s,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                          THEN dp_agg.hybrid_epsilon(s.rdp, s.selection_epsilon, s.selection_delta,
+                                                     b.delta_limit) END AS composed_epsilon) c,
+     LATERAL (SELECT CASE WHEN b.delta_limit > 0
+                               AND (s.pld IS NOT NULL OR (s.epsilon_spent = 0 AND s.delta_spent = 0))
+                          THEN dp_agg.pld_budget_epsilon(coalesce(s.pld, '[]'::jsonb), b.pld_frontier,
+                                                         b.delta_limit) END AS pld_epsilon) p,
+     LATERAL (SELECT CASE WHEN b.accounting = 'basic' OR s.delta_spent <= b.delta_limit
+                          THEN s.epsilon_spent END AS basic,
+                     CASE WHEN b.accounting IN ('rdp', 'pld') THEN c.composed_epsilon END AS renyi,
+                     CASE WHEN b.accounting = 'pld' THEN p.pld_epsilon END AS pld) x,
+     LATERAL (SELECT LEAST(x.basic, x.renyi, x.pld) AS epsilon) e,
+     LATERAL (SELECT e.epsilon,
+                     CASE WHEN e.epsilon = x.basic THEN 'basic composition'
+                          WHEN e.epsilon = x.renyi THEN 'Renyi composition'
+                          WHEN e.epsilon = x.pld THEN 'privacy loss distribution' END AS governed_by) g;
+COMMENT ON VIEW dp_agg.budget_state IS
+'internal: every budget as of now, unrounded: the amounts spent in its current window (0 when it has not been charged in it yet), its certificates, the epsilon that governs (the smallest valid one) and by which composition';
+REVOKE ALL ON dp_agg.budget_state FROM PUBLIC;
+
+-- does a budget pay for the current role's statements (for a relation's:
+-- may the role read the relation)?
+CREATE FUNCTION dp_agg.budget_visible(kind text, role regrole, relation regclass)
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN kind = 'relation'
+            THEN coalesce(has_table_privilege(relation::oid, 'SELECT'), false)
+                 OR EXISTS (SELECT FROM dp_agg.my_access a WHERE a.relation = budget_visible.relation)
+            ELSE dp_agg.role_charged((SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user)::regrole,
+                                     budget_visible.role, kind = 'group')
+       END
+$$;
+COMMENT ON FUNCTION dp_agg.budget_visible(text, regrole, regclass) IS
+'internal: does a budget (of this kind, role or relation) pay for the current role''s statements (a role''s or a group''s), or may the current role read its relation (a relation''s)?';
+
+-- what a person reads: one row per budget, rounded for display
+DROP VIEW dp_agg.my_budget;
+CREATE VIEW dp_agg.my_budget WITH (security_barrier) AS
+SELECT s.role,
+       s.accounting,
+       s.epsilon_limit,
+       s.delta_limit,
+       dp_agg.round_display(s.epsilon_governing) AS epsilon_spent,
+       dp_agg.round_display(s.delta_spent) AS delta_spent,
+       dp_agg.round_display(GREATEST(s.epsilon_limit - s.epsilon_governing, 0::float8)) AS epsilon_remaining,
+       dp_agg.round_display(GREATEST(s.delta_limit - s.delta_spent, 0::float8)) AS delta_remaining,
+       s.governed_by,
+       s.kind,
+       s.relation,
+       s.window_length,
+       s.window_time_zone,
+       s.window_start,
+       s.window_end,
+       s.lifetime_epsilon_limit,
+       s.lifetime_delta_limit,
+       dp_agg.round_display(s.lifetime_epsilon_spent) AS lifetime_epsilon_spent,
+       dp_agg.round_display(s.lifetime_delta_spent) AS lifetime_delta_spent,
+       s.budget,
+       s.created_at,
+       s.updated_at
+FROM dp_agg.budget_state s
+WHERE dp_agg.budget_visible(s.kind, s.role, s.relation);
+COMMENT ON VIEW dp_agg.my_budget IS 'the budgets that pay for the current role''s statements (its own, its groups'', and those of the relations it may read), as of now: limits, what is spent in the current window by the composition that governs under the accounting, what remains, the window and the lifetime; amounts rounded to 12 significant digits (the curves: dp_agg.my_budget_curves)';
+GRANT SELECT ON dp_agg.my_budget TO PUBLIC;
+
+CREATE VIEW dp_agg.my_budget_curves WITH (security_barrier) AS
+SELECT s.role,
+       s.accounting,
+       s.epsilon_limit,
+       s.delta_limit,
+       s.epsilon_spent,
+       s.delta_spent,
+       CASE WHEN s.accounting = 'pld' THEN LEAST(s.composed_epsilon, s.pld_epsilon)
+            ELSE s.composed_epsilon END AS composed_epsilon,
+       GREATEST(s.epsilon_limit - s.epsilon_governing, 0::float8) AS epsilon_remaining,
+       GREATEST(s.delta_limit - s.delta_spent, 0::float8) AS delta_remaining,
+       s.rdp,
+       s.pld_epsilon,
+       s.pld,
+       s.selection_epsilon,
+       s.selection_delta,
+       s.pld_frontier,
+       s.kind,
+       s.relation,
+       s.window_start,
+       s.budget
+FROM dp_agg.budget_state s
+WHERE dp_agg.budget_visible(s.kind, s.role, s.relation);
+COMMENT ON VIEW dp_agg.my_budget_curves IS 'the budgets of dp_agg.my_budget, unrounded, with their certificates: the amounts spent in the current window (basic sums), composed_epsilon (the Renyi DP curve beside the sums of the private selections, at delta_limit; for pld accounting the better of that and pld_epsilon), pld_epsilon (the certificate pld admission uses), the curve rdp, the releases by kind pld, the sums of the private selections and the pld frontier';
+GRANT SELECT ON dp_agg.my_budget_curves TO PUBLIC;
+
+CREATE VIEW dp_agg.budgets AS
+SELECT s.budget,
+       s.kind,
+       s.role,
+       s.relation,
+       s.accounting,
+       s.epsilon_limit,
+       s.delta_limit,
+       dp_agg.round_display(s.epsilon_governing) AS epsilon_spent,
+       dp_agg.round_display(s.delta_spent) AS delta_spent,
+       dp_agg.round_display(GREATEST(s.epsilon_limit - s.epsilon_governing, 0::float8)) AS epsilon_remaining,
+       dp_agg.round_display(GREATEST(s.delta_limit - s.delta_spent, 0::float8)) AS delta_remaining,
+       s.governed_by,
+       s.window_length,
+       s.window_time_zone,
+       s.window_start,
+       s.window_end,
+       s.lifetime_epsilon_limit,
+       s.lifetime_delta_limit,
+       dp_agg.round_display(s.lifetime_epsilon_spent) AS lifetime_epsilon_spent,
+       dp_agg.round_display(s.lifetime_delta_spent) AS lifetime_delta_spent,
+       s.created_at,
+       s.updated_at
+FROM dp_agg.budget_state s;
+COMMENT ON VIEW dp_agg.budgets IS 'every budget as of now (for DBAs): limits, what is spent in the current window by the composition that governs, what remains, the window and the lifetime, rounded to 12 significant digits';
+REVOKE ALL ON dp_agg.budgets FROM PUBLIC;
+
+CREATE VIEW dp_agg.budget_spending AS
+SELECT c.budget,
+       CASE WHEN b.id IS NULL THEN NULL WHEN b.relation IS NOT NULL THEN 'relation'
+            WHEN b.members THEN 'group' ELSE 'role' END AS kind,
+       b.role AS budget_role,
+       b.relation AS budget_relation,
+       c.window_start,
+       l.role,
+       r.relation,
+       count(*) AS statements,
+       dp_agg.round_display(sum(l.epsilon)) AS epsilon,
+       dp_agg.round_display(sum(l.delta)) AS delta,
+       min(l.at) AS first_at,
+       max(l.at) AS last_at
+FROM dp_agg.ledger l
+CROSS JOIN LATERAL unnest(l.budgets, l.windows) AS c(budget, window_start)
+LEFT JOIN LATERAL pg_catalog.unnest(l.relations) AS r(relation) ON true
+LEFT JOIN dp_agg.budget b ON b.id OPERATOR(pg_catalog.=) c.budget
+WHERE l.kind = 'charge'
+GROUP BY c.budget, b.id, b.relation, b.members, b.role, c.window_start, l.role, r.relation;
+COMMENT ON VIEW dp_agg.budget_spending IS 'what each budget was charged (for DBAs), from the ledger: per window (NULL: the budget has no window), per role and per relation read, the statements and the sums of their basic prices (a statement that read several relations counts under each)';
+REVOKE ALL ON dp_agg.budget_spending FROM PUBLIC;
+
+CREATE VIEW dp_agg.my_caps WITH (security_barrier) AS
+SELECT c.role, c.statement_epsilon, c.statement_delta, c.call_epsilon, c.call_delta, c.set_at
+FROM dp_agg.cap c
+WHERE dp_agg.role_charged((SELECT r.oid FROM pg_catalog.pg_roles r
+                           WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole,
+                          c.role, true);
+COMMENT ON VIEW dp_agg.my_caps IS 'the caps that bound the current role''s statements: its own and those of every role it is a member of (the smallest of each applies)';
+GRANT SELECT ON dp_agg.my_caps TO PUBLIC;
+
+CREATE OR REPLACE VIEW dp_agg.my_ledger WITH (security_barrier) AS
+SELECT l.id, l.at, l.kind, l.epsilon, l.delta, l.query, l.detail, l.rdp, l.relations, l.budgets, l.windows
+FROM dp_agg.ledger l
+WHERE l.role OPERATOR(pg_catalog.=)
+      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;
+COMMENT ON VIEW dp_agg.my_ledger IS 'the ledger entries of the current role: its charges, with the relations each statement read and the budgets it was charged to (and the start of the window of each), and the resets of its own budget';
+
+CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
+RETURNS float8
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    curve float8[];
+    releases jsonb;
+    frontier jsonb;
+    spent float8;
+    acct text;
+    sel_epsilon float8;
+    sel_delta float8;
+BEGIN
+    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta must be greater than 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
+    END IF;
+    -- a budget one pays from through the view; any other needs the right
+    -- to read dp_agg.budget (superusers, or a DBA granted SELECT on it)
+    SELECT b.rdp, b.pld, b.pld_frontier, b.epsilon_spent + b.delta_spent, b.accounting,
+           b.selection_epsilon, b.selection_delta
+    INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
+    FROM dp_agg.my_budget_curves b WHERE b.role = spent_epsilon.role;
+    IF NOT FOUND THEN
+        SELECT CASE WHEN NOT w.stale THEN b.rdp END, CASE WHEN NOT w.stale THEN b.pld END, b.pld_frontier,
+               CASE WHEN NOT w.stale THEN b.epsilon_spent + b.delta_spent ELSE 0 END, b.accounting,
+               CASE WHEN NOT w.stale THEN b.selection_epsilon ELSE 0 END,
+               CASE WHEN NOT w.stale THEN b.selection_delta ELSE 0 END
+        INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
+        FROM dp_agg.budget b,
+             LATERAL (SELECT coalesce(b.window_start < dp_agg.window_start(b.window_length, b.window_time_zone, now()),
+                                      b.window_length IS NOT NULL) AS stale) w
+        WHERE b.role = spent_epsilon.role;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
+    END IF;
+    RETURN LEAST(dp_agg.hybrid_epsilon(curve, sel_epsilon, sel_delta, spent_epsilon.delta),
+                 CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
+                      THEN dp_agg.pld_budget_epsilon(coalesce(releases, '[]'::jsonb), frontier,
+                                                     spent_epsilon.delta) END);
+END
+$$;
+COMMENT ON FUNCTION dp_agg.spent_epsilon(regrole, float8) IS
+'the epsilon, at the given delta, of everything the budget of a role (its own or its group''s) has paid for in its current window (without a window: since its last reset): the Renyi DP composition of the releases beside the basic composition of the private selections (for pld accounting: the better of that and the PLD certificate admission uses, dp_agg.pld_budget_epsilon)';
+
+
+
+--------------------------------------------------------------------------
+-- Nothing on the row path can fail or report (protected tables, README
+-- "Protected tables"): in a statement of a role untrusted for a protected
+-- relation, calls on rows go through a trap (src/row_trap.c) that turns a
+-- failure into NULL; allow_function says what allowing means, and refuses
+-- what the trap cannot call.
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg.row_call(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'dp_row_call'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_call(internal) IS
+'the trap of a call on the rows of a protected relation: the plan names the callee; a failing call yields NULL (not callable from SQL)';
+
+CREATE FUNCTION dp_agg.row_eval(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'dp_row_eval'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_eval(internal) IS
+'the trap of an expression on the rows of a protected relation (a cast, GREATEST, a subscript...): a failing expression yields NULL (not callable from SQL)';
+
+-- The soft arithmetic: the trap puts these in place of the functions of
+-- the arithmetic operators on rows; each returns NULL where PostgreSQL's
+-- function raises an error (overflow, division by zero).
+
+CREATE FUNCTION dp_agg.row_int2pl(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2pl(smallint, smallint) IS 'smallint + smallint (int2pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2mi(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2mi(smallint, smallint) IS 'smallint - smallint (int2mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2mul(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2mul(smallint, smallint) IS 'smallint * smallint (int2mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2div(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2div(smallint, smallint) IS 'smallint / smallint (int2div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2mod(smallint, smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2mod(smallint, smallint) IS 'smallint % smallint (int2mod), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2um(smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2um(smallint) IS '- smallint (int2um), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int2abs(smallint) RETURNS smallint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int2abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int2abs(smallint) IS '@ smallint (int2abs), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4pl(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4pl(integer, integer) IS 'integer + integer (int4pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4mi(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4mi(integer, integer) IS 'integer - integer (int4mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4mul(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4mul(integer, integer) IS 'integer * integer (int4mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4div(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4div(integer, integer) IS 'integer / integer (int4div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4mod(integer, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4mod(integer, integer) IS 'integer % integer (int4mod), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4um(integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4um(integer) IS '- integer (int4um), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int4abs(integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int4abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int4abs(integer) IS '@ integer (int4abs), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8pl(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8pl(bigint, bigint) IS 'bigint + bigint (int8pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8mi(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8mi(bigint, bigint) IS 'bigint - bigint (int8mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8mul(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8mul(bigint, bigint) IS 'bigint * bigint (int8mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8div(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8div(bigint, bigint) IS 'bigint / bigint (int8div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8mod(bigint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8mod' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8mod(bigint, bigint) IS 'bigint % bigint (int8mod), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8um(bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8um' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8um(bigint) IS '- bigint (int8um), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int8abs(bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int8abs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int8abs(bigint) IS '@ bigint (int8abs), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24pl(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24pl(smallint, integer) IS 'smallint + integer (int24pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24mi(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24mi(smallint, integer) IS 'smallint - integer (int24mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24mul(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24mul(smallint, integer) IS 'smallint * integer (int24mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int24div(smallint, integer) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int24div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int24div(smallint, integer) IS 'smallint / integer (int24div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42pl(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42pl(integer, smallint) IS 'integer + smallint (int42pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42mi(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42mi(integer, smallint) IS 'integer - smallint (int42mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42mul(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42mul(integer, smallint) IS 'integer * smallint (int42mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int42div(integer, smallint) RETURNS integer
+AS 'MODULE_PATHNAME', 'dp_row_soft_int42div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int42div(integer, smallint) IS 'integer / smallint (int42div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28pl(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28pl(smallint, bigint) IS 'smallint + bigint (int28pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28mi(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28mi(smallint, bigint) IS 'smallint - bigint (int28mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28mul(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28mul(smallint, bigint) IS 'smallint * bigint (int28mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int28div(smallint, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int28div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int28div(smallint, bigint) IS 'smallint / bigint (int28div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82pl(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82pl(bigint, smallint) IS 'bigint + smallint (int82pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82mi(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82mi(bigint, smallint) IS 'bigint - smallint (int82mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82mul(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82mul(bigint, smallint) IS 'bigint * smallint (int82mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int82div(bigint, smallint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int82div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int82div(bigint, smallint) IS 'bigint / smallint (int82div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48pl(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48pl(integer, bigint) IS 'integer + bigint (int48pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48mi(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48mi(integer, bigint) IS 'integer - bigint (int48mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48mul(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48mul(integer, bigint) IS 'integer * bigint (int48mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int48div(integer, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int48div(integer, bigint) IS 'integer / bigint (int48div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84pl(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84pl(bigint, integer) IS 'bigint + integer (int84pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84mi(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84mi(bigint, integer) IS 'bigint - integer (int84mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84mul(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84mul(bigint, integer) IS 'bigint * integer (int84mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_int84div(bigint, integer) RETURNS bigint
+AS 'MODULE_PATHNAME', 'dp_row_soft_int84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_int84div(bigint, integer) IS 'bigint / integer (int84div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4pl(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4pl(real, real) IS 'real + real (float4pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4mi(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4mi(real, real) IS 'real - real (float4mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4mul(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4mul(real, real) IS 'real * real (float4mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float4div(real, real) RETURNS real
+AS 'MODULE_PATHNAME', 'dp_row_soft_float4div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float4div(real, real) IS 'real / real (float4div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8pl(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8pl(double precision, double precision) IS 'double precision + double precision (float8pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8mi(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8mi(double precision, double precision) IS 'double precision - double precision (float8mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8mul(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8mul(double precision, double precision) IS 'double precision * double precision (float8mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float8div(double precision, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float8div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float8div(double precision, double precision) IS 'double precision / double precision (float8div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48pl(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48pl(real, double precision) IS 'real + double precision (float48pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48mi(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48mi(real, double precision) IS 'real - double precision (float48mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48mul(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48mul(real, double precision) IS 'real * double precision (float48mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float48div(real, double precision) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float48div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float48div(real, double precision) IS 'real / double precision (float48div), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84pl(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84pl' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84pl(double precision, real) IS 'double precision + real (float84pl), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84mi(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84mi' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84mi(double precision, real) IS 'double precision - real (float84mi), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84mul(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84mul' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84mul(double precision, real) IS 'double precision * real (float84mul), NULL where it fails: on the rows of protected relations';
+CREATE FUNCTION dp_agg.row_float84div(double precision, real) RETURNS double precision
+AS 'MODULE_PATHNAME', 'dp_row_soft_float84div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_float84div(double precision, real) IS 'double precision / real (float84div), NULL where it fails: on the rows of protected relations';
+
+CREATE OR REPLACE FUNCTION dp_agg.allow_function(function regprocedure)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    f pg_catalog.pg_proc;
+    name text := regexp_replace(allow_function.function::text, '^pg_temp_[0-9]+[.]', 'pg_temp.');
+BEGIN
+    SELECT * INTO f FROM pg_catalog.pg_proc p WHERE p.oid = allow_function.function;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'undefined_function',
+            MESSAGE = format('function with OID %s does not exist', coalesce(allow_function.function::oid::text, 'NULL'));
+    END IF;
+    IF f.oid >= 16384 THEN  -- FirstNormalObjectId (access/transam.h): not built in
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('function %s cannot be allowed', name),
+            DETAIL = 'Only functions built into PostgreSQL can be allowed on the rows of protected relations.';
+    END IF;
+    IF f.provolatile = 'v' THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('function %s cannot be allowed', name),
+            DETAIL = 'It is volatile: it may have side effects, which would count or show the rows it runs for.',
+            HINT = 'Only immutable and stable functions can be allowed.';
+    END IF;
+    IF f.proretset OR f.prolang <> 12 OR f.proconfig IS NOT NULL THEN  -- 12: language internal
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('function %s cannot be allowed', name),
+            DETAIL = 'Only plain built-in C functions (language internal) that return one value and set no settings can be trapped on rows.';
+    END IF;
+    -- an entry may name it in another spelling (written by hand, or
+    -- restored from a dump of version 0.3, which printed no schema)
+    IF EXISTS (SELECT FROM dp_agg.allowed_function a
+               WHERE dp_agg.resolve_allowed_function(a.function) = f.oid) THEN
+        RETURN false;
+    END IF;
+    INSERT INTO dp_agg.allowed_function (function)
+    VALUES ((pg_identify_object('pg_proc'::regclass, f.oid, 0)).identity)
+    ON CONFLICT DO NOTHING;
+    IF FOUND THEN
+        RAISE NOTICE USING
+            MESSAGE = format('function %s is allowed on the rows of protected relations', name),
+            DETAIL = 'Roles untrusted for a protected relation may call it on its rows in DP statements. Each call goes through a trap: when it raises an error, the call yields NULL for that row and the error is discarded; its notices are discarded too.',
+            HINT = 'Allow only functions without side effects, that run no query and hold no lock or buffer when they fail, and whose work is bounded by the size of their arguments.';
+    END IF;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION dp_agg.allow_function(regprocedure) IS
+'allows a built-in, non-volatile C function on the rows of protected relations, where each call is trapped (a failing call yields NULL): call it only for functions without side effects that run no query, hold no lock when they fail and do work bounded by their arguments; false if it already was';
+REVOKE ALL ON FUNCTION dp_agg.allow_function(regprocedure) FROM PUBLIC;
+
+CREATE FUNCTION dp_agg.setting_classes(
+    OUT name text, OUT class text, OUT quiet text, OUT reason text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_setting_classes'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.setting_classes() IS
+'every setting a role can change, classified by what it can make the server tell about the execution of a statement over a protected relation (README "Protected tables", "Settings"): forced to its quiet value during the execution, refused unless quiet, or neither, and why';
+
+CREATE FUNCTION dp_agg.row_functions(OUT function regprocedure, OUT evaluation text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dp_row_functions'
+LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg.row_functions() IS
+'every built-in function allowed on the rows of protected relations (LEAKPROOF, among the everyday built-ins, or allowed by a DBA), and how its calls are evaluated: never fails, or trapped (a call that fails yields NULL)';

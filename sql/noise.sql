@@ -76,7 +76,7 @@ FROM nz_count_gaussian, nz_sigma GROUP BY sigma;
 RESET dp_agg.group_keys;
 
 -- 3. the sampler's parameter is never below the scale the epsilon needs:
--- the discrete Laplace's t / s is the scale rounded up (src/noise_param.c),
+-- the discrete Laplace's t / s is the scale rounded up (src/noise/noise_param.c),
 -- equal to it where its 53 binary digits fit the sampler's 64-bit
 -- integers, above it where they do not (t then keeps the first 63 + log2(b)
 -- of them: at least 24 for the smallest scale here, 1/3e11 = 2^-38.3)

@@ -51,7 +51,7 @@ SET ROLE regress_dp_pld;
 SELECT dp_avg(i, 0, 1000, 0.5, 1e-6) IS NOT NULL AS released FROM pld_t;
 SELECT dp_agg.pld_epsilon(l.detail, 1e-5) = dp_agg.pld_state_epsilon(b.pld, 1e-5) AS ledger_matches_state,
        jsonb_array_length(b.pld) AS kinds
-FROM dp_agg.my_ledger l, dp_agg.my_budget b;
+FROM dp_agg.my_ledger l, dp_agg.my_budget_curves b;
 RESET ROLE;
 SELECT dp_agg.reset_budget('regress_dp_pld');
 
@@ -200,7 +200,7 @@ SELECT accounting, epsilon_spent > epsilon_limit AS beyond_basic,
        composed_epsilon = LEAST(pld_epsilon, composed_epsilon) AS composed_is_best,
        dp_agg.spent_epsilon(current_user::regrole, 1e-5) = composed_epsilon AS spent_agrees,
        epsilon_remaining = epsilon_limit - pld_epsilon AS remaining_by_pld
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SELECT what, admitted >= 0.99 * tight AS at_least_99_percent, admitted <= tight AS not_above_tight
 FROM pld_acceptance;

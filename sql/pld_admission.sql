@@ -6,9 +6,9 @@
 --    statements of three shapes, cycled, well past what basic and Renyi
 --    composition pay for.  After every statement:
 --    - admitted: some certificate the views report is within the limit
---      (basic sums, the hybrid Renyi one, or my_budget.pld_epsilon);
+--      (basic sums, the hybrid Renyi one, or my_budget_curves.pld_epsilon);
 --    - refused (PB001): the PLD certificate of history + statement, as
---      dp_agg.pld_state_epsilon computes it from my_budget.pld and the
+--      dp_agg.pld_state_epsilon computes it from my_budget_curves.pld and the
 --      statement's ledger description, exceeds the limit.  No statement is
 --      refused that this certificate admits.
 --    Refusals of an exhausted role are answered again without composing:
@@ -46,7 +46,7 @@ BEGIN
     EXCEPTION WHEN SQLSTATE 'PB001' THEN
         ok := false;
     END;
-    SELECT * INTO STRICT b FROM dp_agg.my_budget;
+    SELECT * INTO STRICT b FROM dp_agg.my_budget_curves;
     IF ok THEN
         certified := b.epsilon_spent <= b.epsilon_limit
                      OR b.composed_epsilon <= b.epsilon_limit
@@ -120,7 +120,7 @@ SELECT pld_epsilon IS NULL AS no_pld_certificate,
            AS composed_by_renyi,
        epsilon_remaining = epsilon_limit - LEAST(epsilon_spent, composed_epsilon) AS remaining_by_renyi,
        dp_agg.spent_epsilon(current_user::regrole, 1e-5) = composed_epsilon AS spent_by_renyi
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 -- admitted by the other certificates, without an error
 SELECT dp_count(i, 0.5, 1e-6) IS NOT NULL AS released FROM pa_t;
 RESET ROLE;
@@ -131,7 +131,7 @@ SELECT dp_agg.pld_state_epsilon(pld, 1e-5) FROM dp_agg.budget WHERE role = 'regr
 UPDATE dp_agg.budget SET pld = '"untracked"' WHERE role = 'regress_dp_pa'::regrole;
 SET ROLE regress_dp_pa;
 SELECT pld_epsilon IS NULL AS no_pld_certificate, composed_epsilon IS NOT NULL AS renyi
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 DROP FUNCTION pa_try(int, int);

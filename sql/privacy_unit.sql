@@ -219,7 +219,7 @@ RESET dp_agg.max_rows_contributed;
 DROP TABLE pu_with, pu_without, pu_expected, pu_parallel, pu_public;
 
 -- k = 1: levels 1 and 2 fused into one aggregation by unit (README,
--- "Privacy units"; src/unit_pick.c): each unit keeps the group of smallest
+-- "Privacy units"; src/units/unit_pick.c): each unit keeps the group of smallest
 -- priority, a SipHash-2-4 under a key drawn for each execution.  500
 -- units with 3 rows each in one group (grp = u % 10, NULL for u % 10 = 0,
 -- with a text key n<grp> beside it), and unit 0 with 1,000 rows in 50

@@ -2,8 +2,8 @@
 -- privacy_unit_keep: how many groups a privacy unit contributes to.  A unit
 -- in n groups contributes to min(n, k) of them, k = max_groups_contributed
 -- (README, "Privacy units"): all of them when n <= k, exactly k chosen at
--- random when n > k (level 2 of the rewrite, src/unit_keep.c; for k = 1 the
--- fused path, src/unit_pick.c).  The boundary cases n = k - 1, k, k + 1
+-- random when n > k (level 2 of the rewrite, src/units/unit_keep.c; for k = 1 the
+-- fused path, src/units/unit_pick.c).  The boundary cases n = k - 1, k, k + 1
 -- and k + 2 are each checked for k = 1, 2 and 3.
 --
 -- Units of class m are in exactly m groups ('m:1' .. 'm:m', shared by the

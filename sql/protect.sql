@@ -271,7 +271,10 @@ SELECT n + 1 AS n1 FROM (SELECT dp_count(id, 1e9) AS n FROM pr.visits) s WHERE n
 SELECT 1 AS one FROM (SELECT dp_count(id, 1e9) AS n FROM pr.visits) s;
 SELECT count(*) FROM (SELECT dp_count(id, 1e9) AS n FROM pr.visits) s;
 SELECT EXISTS (SELECT dp_count(id, 1e9) FROM pr.visits) AS e;
--- functions on rows: LEAKPROOF, the built-in list, the allow-list
+-- functions on rows: LEAKPROOF, the everyday built-ins (a call that fails
+-- on a row yields NULL for it: 1 / (age - 50) for age 50, age::text::int2
+-- never), the allow-list (protect_rowpath tests each built-in on extreme
+-- values)
 SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age < 30 AND id <> 7 AND id IN (1, 2, 3);
 SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age::numeric < 30.5;
 SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE 1 / (age - 50) > 0;
@@ -295,27 +298,72 @@ SELECT dp_count(id, dp_agg.laplace_scale(1, 1)) AS n FROM pr.visits;
 SELECT dp_count(id, 1e9) AS n FROM (SELECT id FROM pr.visits WHERE 10 / (age - 50) > 0) s;
 SELECT dp_count(id, 1e9) AS n FROM pr.visits_view WHERE age + 0 > 0;
 RESET ROLE;
--- the allow-list: built-in, non-volatile functions only
-SELECT dp_agg.allow_function('int4pl(integer, integer)');
-SELECT dp_agg.allow_function('int4pl(integer, integer)');
+-- the allow-list: built-in, non-volatile C functions only; allowing one
+-- says what it means
+SET ROLE regress_pr_analyst;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE encode(age::text::bytea, 'hex') = '3230';
+RESET ROLE;
+SELECT dp_agg.allow_function('encode(bytea, text)');
+SELECT dp_agg.allow_function('encode(bytea, text)');
 SELECT function FROM dp_agg.allowed_function ORDER BY 1;
 SET ROLE regress_pr_analyst;
-SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE encode(age::text::bytea, 'hex') = '3230';
+-- (a bad encoding fails on every row: each yields NULL)
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE encode(age::text::bytea, 'no such') IS NULL;
 SELECT function FROM dp_agg.allowed_function ORDER BY 1;
 SELECT dp_agg.allow_function('int4mi(integer, integer)');
 RESET ROLE;
-SELECT dp_agg.disallow_function('int4pl(integer, integer)');
-SELECT dp_agg.disallow_function('int4pl(integer, integer)');
+SELECT dp_agg.disallow_function('encode(bytea, text)');
+SELECT dp_agg.disallow_function('encode(bytea, text)');
 SELECT dp_agg.allow_function('random()');
 SELECT dp_agg.allow_function('pg_temp.peek(int)');
 SELECT dp_agg.allow_function('dp_agg.protect(regclass)');
+SELECT dp_agg.allow_function('lpad(text, integer)');
 SELECT dp_agg.allow_function(NULL);
 SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
 FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname IN ('allow_function', 'disallow_function')
 ORDER BY 1;
 SET ROLE regress_pr_analyst;
-SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE encode(age::text::bytea, 'hex') = '3230';
 RESET ROLE;
+-- the functions allowed on rows (dp_agg.row_functions): built in, not
+-- volatile, one value each, C or SQL the planner inlines; every LEAKPROOF
+-- one among them
+SELECT evaluation, count(*) > 100 AS many FROM dp_agg.row_functions() GROUP BY 1 ORDER BY 1;
+SELECT f.function FROM dp_agg.row_functions() f JOIN pg_proc p ON p.oid = f.function
+WHERE p.oid >= 16384 OR p.provolatile = 'v' OR p.proretset OR p.prolang NOT IN (12, 14);
+SELECT p.oid::regprocedure FROM pg_proc p
+WHERE p.proleakproof AND p.oid < 16384 AND p.prolang = 12 AND p.provolatile <> 'v' AND NOT p.proretset
+  AND p.proconfig IS NULL AND p.oid NOT IN (SELECT function FROM dp_agg.row_functions());
+-- the everyday ones of the README are among them
+SELECT f FROM (VALUES
+  ('int4pl(integer,integer)'),
+  ('int4div(integer,integer)'),
+  ('numeric_add(numeric,numeric)'),
+  ('float8mul(double precision,double precision)'),
+  ('lower(text)'),
+  ('substring(text,integer,integer)'),
+  ('left(text,integer)'),
+  ('position(text,text)'),
+  ('replace(text,text,text)'),
+  ('btrim(text)'),
+  ('textcat(text,text)'),
+  ('date_trunc(text,timestamp without time zone)'),
+  ('date_part(text,timestamp with time zone)'),
+  ('extract(text,date)'),
+  ('make_date(integer,integer,integer)'),
+  ('timestamp_pl_interval(timestamp without time zone,interval)'),
+  ('to_char(timestamp without time zone,text)'),
+  ('width_bucket(numeric,numeric,numeric,integer)'),
+  ('round(numeric,integer)'),
+  ('floor(double precision)'),
+  ('ceil(numeric)'),
+  ('abs(integer)'),
+  ('textlike(text,text)'),
+  ('texticlike(text,text)'),
+  ('textregexeq(text,text)'),
+  ('regexp_replace(text,text,text)')) v(f)
+WHERE f::regprocedure NOT IN (SELECT function FROM dp_agg.row_functions());
 -- entries name functions by signature (pg_upgrade keeps no function OIDs),
 -- resolved under the search_path pg_catalog, pg_temp whatever the
 -- session's; a bare OID or a signature of no function names none
@@ -326,24 +374,25 @@ SELECT dp_agg.resolve_allowed_function('pg_catalog.int4pl(integer,integer)') AS 
        dp_agg.resolve_allowed_function('177'::regprocedure::text) AS oid_text;
 -- an entry in another spelling (as restored from a dump of version 0.3)
 -- allows the function, also for a session whose search_path finds another
--- int4pl first; entries of no function allow nothing and break nothing
-CREATE FUNCTION pr.int4pl(integer, integer) RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT 0';
+-- encode first; entries of no function allow nothing and break nothing
+-- (encode, not int4pl: the everyday built-ins need no entry)
+CREATE FUNCTION pr.encode(bytea, text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT ''3230''';
 INSERT INTO dp_agg.allowed_function (function)
-VALUES ('int4pl(integer, integer)'), ('pg_catalog.no_such(integer)'), ('177');
+VALUES ('encode(bytea, text)'), ('pg_catalog.no_such(integer)'), ('177');
 SET ROLE regress_pr_analyst;
 SET search_path = pr, pg_catalog, public;
-SELECT dp_agg.resolve_allowed_function('int4pl(integer,integer)')::oid = 177 AS built_in;
-SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+SELECT dp_agg.resolve_allowed_function('encode(bytea,text)') = 'pg_catalog.encode(bytea,text)'::regprocedure AS built_in;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_catalog.encode(age::text::bytea, 'hex') = '3230';
 RESET search_path;
 RESET ROLE;
-SELECT dp_agg.allow_function('int4pl(integer,integer)') AS added_again;
-SELECT dp_agg.disallow_function('int4pl(integer,integer)') AS removed;
+SELECT dp_agg.allow_function('encode(bytea,text)') AS added_again;
+SELECT dp_agg.disallow_function('encode(bytea,text)') AS removed;
 SELECT function, dp_agg.resolve_allowed_function(function) FROM dp_agg.allowed_function ORDER BY 1;
 SET ROLE regress_pr_analyst;
-SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE age + 1 < 31;
+SELECT dp_count(id, 1e9) AS n FROM pr.visits WHERE pg_catalog.encode(age::text::bytea, 'hex') = '3230';
 RESET ROLE;
 DELETE FROM dp_agg.allowed_function;
-DROP FUNCTION pr.int4pl(integer, integer);
+DROP FUNCTION pr.encode(bytea, text);
 -- the built-in list neither fails nor has side effects on extreme values
 -- (the integer casts to numeric, exact, are LEAKPROOF already)
 SELECT 'NaN'::numeric = 'Infinity'::numeric AS eq, 'NaN'::numeric <> '-Infinity'::numeric AS ne,

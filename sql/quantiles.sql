@@ -136,7 +136,7 @@ GRANT SELECT ON qt TO regress_q_pld;
 SELECT dp_agg.set_budget('regress_q_pld', 10, 1e-5, 'pld');
 SET ROLE regress_q_pld;
 SELECT dp_median(d, 0, 100, 0.5) IS NOT NULL AS released FROM qt;
-SELECT epsilon_spent, pld -> 0 ->> 'count' AS repeats, rdp IS NOT NULL AS has_curve FROM dp_agg.my_budget;
+SELECT epsilon_spent, pld -> 0 ->> 'count' AS repeats, rdp IS NOT NULL AS has_curve FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 -- privacy units: each unit counts as at most max_rows_contributed rows,

@@ -107,6 +107,27 @@ SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI (10
 SELECT call -> 'sampling' AS sampling, (call ->> 'noise_scale')::float8 AS noise_scale FROM s_last;
 SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE SYSTEM (50);
 SELECT call -> 'sampling' ->> 'amplified' AS amplified, (call ->> 'noise_scale')::float8 AS noise_scale FROM s_last;
+-- the NOTICE is given once per plan, as at planning: three executions of
+-- a prepared statement's cached plan, each priced without amplification
+-- and charged, give it once
+SELECT max(id) AS ledger_before FROM dp_agg.ledger \gset
+PREPARE s_sys AS SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE SYSTEM (50);
+EXECUTE s_sys;
+EXECUTE s_sys;
+EXECUTE s_sys;
+DEALLOCATE s_sys;
+SELECT count(*) AS charged,
+       bool_and(call -> 'sampling' ->> 'amplified' = 'false') AS none_amplified
+FROM dp_agg.ledger, LATERAL jsonb_array_elements(detail) call
+WHERE id > :ledger_before;
+-- ... also with a parameter, when the plan is generic
+SET plan_cache_mode = force_generic_plan;
+PREPARE s_rep(float4) AS SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE BERNOULLI ($1) REPEATABLE (7);
+EXECUTE s_rep(10);
+EXECUTE s_rep(20);
+EXECUTE s_rep(10);
+DEALLOCATE s_rep;
+RESET plan_cache_mode;
 CREATE EXTENSION tsm_system_rows;
 -- refused: SYSTEM_ROWS is not 1-stable (removing a row lets another in)
 SELECT dp_count(i, 1) IS NOT NULL AS released FROM s_t TABLESAMPLE SYSTEM_ROWS (100);

@@ -2,7 +2,7 @@
 -- selection_draws: the draws of the private selection of groups release a
 -- group of n units with the probability its calculator states (README,
 -- "Private group keys").  dp_agg.selection_sample draws the decision as
--- the aggregates do (src/selection_mechanism.c, src/selection_gaussian.c);
+-- the aggregates do (src/noise/selection_mechanism.c, src/noise/selection_gaussian.c);
 -- dp_agg.selection_probability computes its probability separately (the
 -- recursion of the optimal mechanism; for Gaussian thresholding the exact
 -- tail of the discrete Gaussian, P[n + Z >= tau]).  At parameters where

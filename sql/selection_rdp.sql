@@ -38,9 +38,9 @@ SELECT epsilon_spent, delta_spent, selection_epsilon, selection_delta,
        abs(composed_epsilon - dp_agg.hybrid_epsilon(rdp, 0.1, 1e-7, 1e-5)) = 0 AS hybrid,
        composed_epsilon < 'Infinity' AS finite,
        dp_agg.spent_epsilon(current_user::regrole, 1e-5) = composed_epsilon AS spent_agrees
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 SELECT l.epsilon, l.delta, bool_and(c > 0 AND c < 'Infinity') AS finite_curve, l.rdp = b.rdp AS curve_is_the_count
-FROM dp_agg.my_ledger l, unnest(l.rdp) c, dp_agg.my_budget b
+FROM dp_agg.my_ledger l, unnest(l.rdp) c, dp_agg.my_budget_curves b
 WHERE l.kind = 'charge' GROUP BY l.id, l.epsilon, l.delta, l.rdp, b.rdp;
 RESET ROLE;
 
@@ -59,7 +59,7 @@ SET ROLE regress_dp_selrdp;
 SELECT sr_release(100) AS more \gset
 SELECT composed_epsilon <= 5 AS within_limit, epsilon_spent > 5 AS beyond_basic,
        selection_delta < 1e-5 AS delta_left
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SELECT 1 + :more = n AS admitted_as_expected FROM sr_expected;
 
@@ -78,7 +78,7 @@ SELECT dp_agg.reset_budget('regress_dp_selrdp');
 SELECT dp_agg.set_budget('regress_dp_selrdp', 100, 2e-7, 'rdp');
 SET ROLE regress_dp_selrdp;
 SELECT sr_release(5) AS released;
-SELECT selection_delta, composed_epsilon FROM dp_agg.my_budget;
+SELECT selection_delta, composed_epsilon FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SELECT dp_agg.hybrid_epsilon(NULL, 0, 1e-5, 1e-5) AS no_delta_left,
        dp_agg.hybrid_epsilon(NULL, 0.5, 0, 1e-5) AS selections_only;

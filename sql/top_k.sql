@@ -153,7 +153,7 @@ SELECT dp_agg.set_budget('regress_tk_plain', 100, 1e-5, 'rdp');
 SET ROLE regress_tk_pld;
 SELECT dept FROM (SELECT dept, dp_count(u, 1) FROM tk_t WHERE dept IN ('d1', 'd2', 'd3')
                   GROUP BY dept HAVING dp_agg.top_k(2, 1)) s ORDER BY 1;
-SELECT epsilon_spent, delta_spent, pld, pld_epsilon < 3 AS pld_finite FROM dp_agg.my_budget;
+SELECT epsilon_spent, delta_spent, pld, pld_epsilon < 3 AS pld_finite FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SET ROLE regress_tk_rdp;
 SELECT count(*) AS groups FROM (SELECT dept, dp_count(u, 1) AS n FROM tk_t WHERE dept IN ('d1', 'd2', 'd3')

@@ -133,12 +133,12 @@ SELECT dp_agg.set_budget('regress_var_rdp', 10, 1e-5, 'rdp');
 SELECT dp_agg.set_budget('regress_var_pld', 10, 1e-5, 'pld');
 SET ROLE regress_var_rdp;
 SELECT dp_var(d, 0, 4, 0.5) IS NOT NULL AS released FROM vt;
-SELECT epsilon_spent, rdp IS NOT NULL AS has_curve FROM dp_agg.my_budget;
+SELECT epsilon_spent, rdp IS NOT NULL AS has_curve FROM dp_agg.my_budget_curves;
 RESET ROLE;
 SET ROLE regress_var_pld;
 SELECT dp_stddev(d, 0, 4, 0.5, 1e-7) IS NOT NULL AS released FROM vt;
 SELECT epsilon_spent, jsonb_array_length(pld) AS kinds, pld_epsilon < 0.5 AS pld_tighter
-FROM dp_agg.my_budget;
+FROM dp_agg.my_budget_curves;
 RESET ROLE;
 
 -- private selection of GROUP BY keys: the groups appear, the variance is
@@ -153,13 +153,21 @@ SET dp_agg.group_keys = 'public';
 -- privacy units: each unit contributes at most max_rows_contributed rows'
 -- worth at its own mean and mean square (README, "Privacy units"): with
 -- every value 100, a unit of 1,000 rows leaves the variance 0 and the
--- average 100
+-- average 100.  At epsilon 1e9 the variance keeps the noise of its sums
+-- (the count's is 0): its error is (dQ - 2 t dC) / n to first order, two
+-- independent Laplace noises whose standard deviation S is the release's
+-- dp_noise_scale, so |error| > 20 S has probability at most
+-- 2 exp(-20) = 4.1e-9 (each term beyond its share of 20 S, Laplace tails,
+-- s1 + s2 <= sqrt(2) S); dp_stddev is its square root (its square checked
+-- against the same S of the same rows and bounds).  The average's error,
+-- one Laplace noise over n, is below 1e-6 by more than 100 of its S.
 CREATE TABLE vu AS SELECT 1 AS person, 100::float8 AS cost FROM generate_series(1, 1000)
 UNION ALL SELECT k + 1, 100 FROM generate_series(1, 50) k;
 SELECT dp_agg.set_privacy_unit('vu', 'person');
 SELECT abs(dp_avg(cost, 0, 200, 1e9) - 100) < 1e-6 AS avg_100,
-       abs(dp_var(cost, 0, 200, 1e9)) < 1e-6 AS var_0,
-       abs(dp_stddev(cost, 0, 200, 1e9)) < 1e-3 AS stddev_0
+       abs(dp_var(cost, 0, 200, 1e9)) < 20 * dp_noise_scale(dp_var(cost, 0, 200, 1e9))
+         AND dp_noise_scale(dp_var(cost, 0, 200, 1e9)) < 1e-5 AS var_0,
+       dp_stddev(cost, 0, 200, 1e9) ^ 2 < 20 * dp_noise_scale(dp_var(cost, 0, 200, 1e9)) AS stddev_0
 FROM vu;
 -- units with several rows: the weighted moments, with and without GROUP BY
 CREATE TABLE vw AS SELECT k % 100 AS person, (k % 7)::float8 AS cost, k % 5 AS g

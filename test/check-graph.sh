@@ -3,34 +3,34 @@
 #  - the include graph, from the #include "..." lines of src/ that name a
 #    file of src/, and the call graph, from the object files (each symbol a
 #    .o leaves undefined, resolved to the .o that defines it), have no cycle;
-#  - every dependency goes to a module of a lower layer (the table below);
+#  - every dependency goes to a module of a lower layer, and of the same
+#    folder or a lower one (both orders are in src/LAYERS, the one place
+#    they are written);
 #  - every function or variable a header declares extern is defined by the
 #    object of the same module, and every symbol an object defines and
-#    another object uses is declared in its module's header.
-# A module is a .c file and the .h of the same name.  Builds the objects if
-# any is missing (make, with PG_CONFIG; only the objects).  Usage: test/check-graph.sh
-# (or make check-graph).  Prints the problems and exits 1, or prints one
-# "graph: ..." line and exits 0.
+#    another object uses is declared in its module's header;
+#  - doc/layout.md, "Layout" (or README.md, if it holds it), lists every module
+#    once, under its folder, the folders in the order of src/LAYERS.
+#  - one walker of DP calls: outside src/dp_calls.c, no tree-walker or
+#    mutator callback (a function passed to expression_tree_walker and the
+#    like) tests a node for a DP aggregate (dp_lookup_call, dp_is_call),
+#    directly or through a function of its file, except the ones listed
+#    below, which do something else to each call than find the calls; a
+#    module that needs the DP calls of a query level or a plan node asks
+#    dp_calls.c.
+#  - no file of src/ (.c or .h) is over 1,200 lines: one job per file.
+#    The files still over it are listed, with their length today, in
+#    OVERSIZE below; they may not grow, and leave the list when split.
+# A module is a .c file and the .h of the same name, in one folder of src/
+# (src/FOLDER/NAME.c).  Builds the objects if any is missing (make, with
+# PG_CONFIG; only the objects).  Usage: test/check-graph.sh (or make
+# check-graph).  Prints the problems and exits 1, or prints one "graph: ..."
+# line and exits 0.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-# Layers, bottom up: a module may use only modules of lower layers.
-layers='
-0 compat guc calibrate random siphash relcache_watch
-1 noise catalog budget_row numeric_units rdp_laplace pld dist_token pick_key inheritance dist_catalog dist_session keyset
-2 params noise_param grid selection_gaussian dist_state dist_replay unit_catalog estimate quantile_tree dist_protect bins domain_catalog key_list
-3 sampling selection_mechanism auto_bounds public_domain
-4 release selection error_bars
-5 registry release_rdp describe guard protect joint pld_state dist_plan top_k
-6 price charger protect_check protect_guard protect_stats dist_fingerprint estimators lookup_join domain_exec
-7 privacy_unit dist_exec side_reads
-8 budget
-9 hooks preview aggregates functions protect_api privacy_unit_api unit_keep unit_pick quantile_aggregates unit_sample domain_api
-10 dp_agg
-'
-
-objs=$(ls src/*.c | sed 's/\.c$/.o/')
+objs=$(ls src/*/*.c | sed 's/\.c$/.o/')
 missing=0
 for o in $objs; do [ -f "$o" ] || missing=1; done
 if [ "$missing" = 1 ]; then
@@ -44,21 +44,42 @@ symbols=$(for o in $objs; do
     nm --undefined-only -g "$o" | awk -v m="$m" '{ print m, "U", $NF }'
 done)
 
-LAYERS="$layers" SYMBOLS="$symbols" python3 - <<'EOF'
+SYMBOLS="$symbols" python3 - <<'EOF'
 import os, re, sys, glob
 
-layer = {}
-for line in os.environ["LAYERS"].strip().splitlines():
-    n, *mods = line.split()
-    for m in mods:
-        layer[m] = int(n)
-
-files = sorted(glob.glob("src/*.c") + glob.glob("src/*.h"))
-modules = sorted({os.path.splitext(os.path.basename(f))[0] for f in files})
+# src/LAYERS: "folders F1 F2 ..." (bottom up), then "N module ..." lines
 problems = []
+folders, layer = [], {}
+for line in open("src/LAYERS"):
+    words = line.split("#")[0].split()
+    if not words:
+        continue
+    if words[0] == "folders":
+        folders = words[1:]
+    else:
+        for m in words[1:]:
+            if m in layer:
+                problems.append(f"module {m} has two layers in src/LAYERS")
+            layer[m] = int(words[0])
+rank = {f: i for i, f in enumerate(folders)}
+
+files = sorted(glob.glob("src/*/*.c") + glob.glob("src/*/*.h"))
+folder = {}
+for f in files:
+    d, m = f.split("/")[1], os.path.splitext(os.path.basename(f))[0]
+    if folder.setdefault(m, d) != d:
+        problems.append(f"module {m} is in two folders, src/{folder[m]} and src/{d}")
+modules = sorted(folder)
+for f in sorted(glob.glob("src/*.[ch]")):
+    problems.append(f"{f} is in no folder: move it into the folder of its feature (src/LAYERS)")
+for d in sorted({f.split("/")[1] for f in files}):
+    if d not in rank:
+        problems.append(f"folder src/{d} is not in the folders of src/LAYERS")
 for m in modules:
     if m not in layer:
-        problems.append(f"module {m} has no layer in test/check-graph.sh")
+        problems.append(f"module {m} has no layer in src/LAYERS")
+for m in sorted(set(layer) - set(modules)):
+    problems.append(f"src/LAYERS names {m}, which is no module of src/")
 
 # include graph
 include = {m: set() for m in modules}
@@ -116,10 +137,14 @@ for name, graph in (("include", include), ("call", call)):
             if m in layer and n in layer and layer[n] >= layer[m]:
                 problems.append(f"{name} edge {m} (layer {layer[m]}) -> {n} (layer {layer[n]}): "
                                 "a module may use only lower layers")
+            fm, fn = folder[m], folder[n]
+            if fm in rank and fn in rank and rank[fn] > rank[fm]:
+                problems.append(f"{name} edge {m} ({fm}) -> {n} ({fn}): a module may use only "
+                                "its own folder and lower ones (src/LAYERS)")
 
 # headers declare what their module defines, and what other modules use
 declared = {}
-for h in glob.glob("src/*.h"):
+for h in glob.glob("src/*/*.h"):
     m = os.path.splitext(os.path.basename(h))[0]
     text = re.sub(r"/\*.*?\*/", "", open(h).read(), flags=re.S)
     # a declaration may start with an attribute macro (DP_NORETURN extern ...)
@@ -137,10 +162,109 @@ for m, syms in sorted(used.items()):
         if d is not None and d != m and declared.get(s) != d:
             problems.append(f"{m}.c uses {s} of {d}.c, which {d}.h does not declare")
 
+# doc/layout.md, "Layout" (or README.md, if it holds it): one row per module,
+# "| folder | `src/folder/name.c` | ...", the folders in the order of src/LAYERS
+layout = None
+for page in ["README.md"] + sorted(glob.glob("doc/*.md")):
+    m = re.search(r"^## Layout\n(.*?)(?=^## |\Z)", open(page).read(), re.M | re.S)
+    if m:
+        layout = m.group(1)
+        break
+if layout is None:
+    problems.append('no section "## Layout" in README.md or doc/*.md')
+    layout = ""
+rows = re.findall(r"^\| *`?([a-z_]+)`? *\| *`src/([a-z_]+)/([a-z_0-9]+)\.[ch]`", layout, re.M)
+listed = {}
+last = -1
+for d, d2, m in rows:
+    if d != d2 or folder.get(m) != d:
+        problems.append(f"Layout (doc/layout.md): src/{d2}/{m} under folder {d}, but the module is "
+                        f"src/{folder.get(m, '?')}/{m}")
+    if m in listed:
+        problems.append(f"Layout (doc/layout.md): module {m} listed twice")
+    listed[m] = d
+    if d in rank:
+        if rank[d] < last:
+            problems.append(f"Layout (doc/layout.md): folder {d} out of the order of src/LAYERS")
+        last = max(last, rank[d])
+for m in modules:
+    if m not in listed:
+        problems.append(f"Layout (doc/layout.md): module {m} (src/{folder[m]}) is not listed")
+# one walker of DP calls (dp_calls.c); these callbacks test for DP calls
+# to treat them, not to find them: file:function -> why
+walker_allowed = {
+    "guard.c:internal_walker": "refuses the internal aggregates only rewrites make",
+    "guard.c:other_aggref_walker": "finds the aggregates of a plan node that are not DP",
+    "protect_check.c:other_aggref_walker": "finds the aggregates of a plan node that are not DP",
+    "protect_guard.c:post_walker": "checks the arguments and FILTER of each call as rows",
+    "side_reads.c:dp_level_walker": "checks the arguments and FILTER of each call as rows",
+    "domain_rows.c:filter_mutator": "adds the domain's FILTER to each call of the level",
+    "protect_guard.c:rows_walker": "checks a sub-query's level (check_level), which asks dp_calls.c",
+    "side_reads.c:expr_walker": "checks each function called on the rows (dp_agg's own are allowed)",
+    "error_bars.c:bar_mutator": "rewrites the DP call an error bar names",
+    "row_seal.c:seal_mutator": "traps the value arguments and FILTER of each call, evaluated on rows",
+    "row_seal.c:check_walker": "checks each call's arguments, FILTER and DISTINCT as rows before the first row",
+}
+callback_re = re.compile(r"\b(?:raw_expression_tree_walker|expression_tree_walker|query_tree_walker|"
+                         r"query_or_expression_tree_walker|range_table_walker|expression_tree_mutator|"
+                         r"query_tree_mutator|planstate_tree_walker)\s*\([^;]*?,\s*\(?\s*(?:tree_walker_callback\s*\)|"
+                         r"[A-Za-z_]+\s*\)\s*)?([a-z_][a-z_0-9]*)\s*,", re.S)
+for f in sorted(glob.glob("src/*/*.c")):
+    if os.path.basename(f) == "dp_calls.c":
+        continue
+    text = re.sub(r"/\*.*?\*/", "", open(f).read(), flags=re.S)
+    bodies = {m.group(1): m.group(0) for m in
+              re.finditer(r"^([a-z_][a-z_0-9]*)\(.*?^}", text, re.M | re.S)}
+    # the functions of the file that test for DP aggregates, directly or
+    # through a helper of the file
+    tests = {"dp_lookup_call", "dp_is_call"}
+    grew = True
+    while grew:
+        grew = False
+        for fn, body in bodies.items():
+            if fn not in tests and re.search(r"\b(" + "|".join(sorted(tests)) + r")\s*\(", body):
+                tests.add(fn)
+                grew = True
+    for fn in sorted(set(callback_re.findall(text))):
+        key = f"{os.path.basename(f)}:{fn}"
+        body = bodies.get(fn, "")
+        called = set(re.findall(r"\b([a-z_][a-z_0-9]*)\s*\(", body)) - {fn}
+        if called & tests and key not in walker_allowed:
+            problems.append(f"{key} is a tree walker that tests for DP aggregates: "
+                            "ask src/dp_calls.c for the DP calls of a query level or plan node")
+
+# size: no file of src/ over MAX_LINES lines.  OVERSIZE lists the files
+# still over it, each with its length when it was listed: it may not grow
+# past that, and its entry goes when the file is split below the limit.
+# Add no entry: split the file instead.
+MAX_LINES = 1200
+OVERSIZE = {
+    "src/guard/guard.c": 1676,      # the guard: being changed, split next
+    "src/citus/dist_exec.c": 2027,  # Citus execution: being changed, split next
+}
+for f in sorted(glob.glob("src/**/*.[ch]", recursive=True)):
+    with open(f) as fh:
+        n = sum(1 for _ in fh)
+    cap = OVERSIZE.get(f, MAX_LINES)
+    if n > cap:
+        if f in OVERSIZE:
+            problems.append(f"{f} has {n} lines, more than the {cap} it had when it was "
+                            f"allowed over {MAX_LINES}: split it")
+        else:
+            problems.append(f"{f} has {n} lines, over {MAX_LINES}: split it by concept "
+                            "(one job per file)")
+    elif f in OVERSIZE and n <= MAX_LINES:
+        problems.append(f"{f} has {n} lines, within {MAX_LINES}: remove its entry from "
+                        "OVERSIZE in test/check-graph.sh")
+for f in sorted(set(OVERSIZE) - set(glob.glob("src/**/*.[ch]", recursive=True))):
+    problems.append(f"OVERSIZE in test/check-graph.sh names {f}, which does not exist")
+
 if problems:
     print("\n".join(problems))
     sys.exit(1)
 ne = sum(len(v) for v in include.values())
 nc = sum(len(v) for v in call.values())
-print(f"graph: {len(modules)} modules, {ne} include and {nc} call edges, acyclic and layered")
+print(f"graph: {len(modules)} modules in {len(folders)} folders, {ne} include and {nc} call edges, "
+      f"acyclic and layered, one walker of DP calls; no file over {MAX_LINES} lines but "
+      f"{len(OVERSIZE)} listed")
 EOF

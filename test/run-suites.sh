@@ -6,7 +6,7 @@
 # citus suite without Citus and without DP_CITUS_TARBALL) counts as
 # skipped, never as passed.
 # DP_SUITES chooses the suites (default: all of them):
-#   packaging docs graph regress tap stat reference load fuzz citus mutants core
+#   packaging docs graph regress tap stat reference load fuzz neighbour citus mutants core
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -22,7 +22,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 total_pass=0
 total_fail=0
 total_skip=0
-suites=" ${DP_SUITES:-packaging docs graph regress tap stat reference load fuzz citus mutants core} "
+suites=" ${DP_SUITES:-packaging docs graph regress tap stat reference load fuzz neighbour citus mutants core} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed [skipped]
     local skipped=${4:-0}
@@ -75,6 +75,15 @@ if want graph && [ -f test/check-graph.sh ]; then
         echo "$out"; record "graph" 1 0
     else
         echo "$out"; record "graph" 0 1
+    fi
+fi
+# the error messages (test/check-messages.py, with the graph: both read
+# src/ only): literal format strings, PostgreSQL's message style
+if want graph && [ -f test/check-messages.py ]; then
+    if out=$(python3 test/check-messages.py 2>&1); then
+        echo "$out"; record "messages" 1 0
+    else
+        echo "$out"; record "messages" 0 1
     fi
 fi
 
@@ -163,6 +172,24 @@ if want fuzz && [ -f test/fuzz/run.py ]; then
         fp=0; ff=1
     fi
     record "fuzz" "$fp" "$ff"
+fi
+
+# the neighbour checker of protected relations: random DP statements of an
+# untrusted role on neighbouring tables (one row or one unit removed), which
+# must behave alike but for the noisy values; time-boxed
+# (DP_NEIGHBOUR_SECONDS, 300), its seed printed; one result per statement:
+# "neighbour: N passed, M failed"
+if want neighbour && [ -f test/neighbour/run.py ]; then
+    out=$(DP_NEIGHBOUR_SECONDS=${DP_NEIGHBOUR_SECONDS:-300} timeout 1200 python3 test/neighbour/run.py 2>&1)
+    echo "$out" | grep -vE '^  (plain|prepared|cursor) ' || true
+    line=$(echo "$out" | grep -E '^neighbour: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        np=$(echo "$line" | sed -E 's/^neighbour: ([0-9]+) passed.*/\1/')
+        nf=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        np=0; nf=1
+    fi
+    record "neighbour" "$np" "$nf"
 fi
 
 # Citus: a coordinator and two workers of their own on ports port+2 ..

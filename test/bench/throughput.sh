@@ -31,6 +31,17 @@
 # The table says how many statements each run admitted (pgbench's count,
 # checked against the ledger) and the history they were decided on.
 #
+# Shared budgets: the DP statement over protected copies of the table,
+# charged to one budget or to three:
+#   solo    role dp_bench_solo, its own budget only, over dp_bench_pa
+#           (protected, no budget of its own);
+#   shared  role dp_bench_member, charged to its own budget, to the budget
+#           of the group dp_bench_team it is a member of, and to the budget
+#           of the protected relation dp_bench_pb it reads: three budget
+#           rows read, locked and written by each batch of the charger.
+# Both roles are untrusted for the protected tables (granted SELECT, not
+# owners), so both statements pass the same guard.
+#
 # DP_BENCH_ROUNDS rounds of DP_BENCH_SECONDS seconds of each statement,
 # alternating (built-in, DP, DP, built-in, ...), after a 3-second warm-up of
 # each.  TPS is the median over the rounds (pgbench's figure, without
@@ -53,6 +64,8 @@
 #   DP_BENCH_CLIENTS   pgbench clients (8)
 #   DP_BENCH_THREADS   pgbench threads (2)
 #   DP_BENCH_PROTOCOL  pgbench -M: simple, extended or prepared (simple)
+#   DP_BENCH_KINDS     the statements to run, of: native dp basic rdp pld solo
+#                      shared (all of them)
 #   and those of bench_lib.sh: PGHOST/PGPORT (use that cluster instead of a
 #   throw-away one), DP_BENCH_PORT, DP_BENCH_SHARED_BUFFERS, DP_BENCH_SKIP_BUILD
 set -euo pipefail
@@ -65,6 +78,7 @@ rounds=${DP_BENCH_ROUNDS:-3}
 clients=${DP_BENCH_CLIENTS:-8}
 threads=${DP_BENCH_THREADS:-2}
 protocol=${DP_BENCH_PROTOCOL:-simple}
+kinds=${DP_BENCH_KINDS:-native dp basic rdp pld solo shared}
 pgbench="$DP_PG_BIN/pgbench"
 
 work=$(mktemp -d /tmp/dp_agg_tput.XXXXXX)
@@ -80,6 +94,25 @@ SELECT setseed(0.5) \g /dev/null
 INSERT INTO dp_bench_t1000 SELECT i, floor(random() * 101)::integer FROM generate_series(1, 1000) i;
 VACUUM (FREEZE, ANALYZE) dp_bench_t1000;
 GRANT SELECT ON dp_bench_t1000 TO dp_bench;
+-- the shared budgets: two protected copies, a group, a relation's budget
+DROP TABLE IF EXISTS dp_bench_pa, dp_bench_pb;
+CREATE TABLE dp_bench_pa AS SELECT * FROM dp_bench_t1000;
+CREATE TABLE dp_bench_pb AS SELECT * FROM dp_bench_t1000;
+VACUUM (FREEZE, ANALYZE) dp_bench_pa, dp_bench_pb;
+SELECT dp_agg.protect('dp_bench_pa') \g /dev/null
+SELECT dp_agg.protect('dp_bench_pb') \g /dev/null
+SELECT NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'dp_bench_team') AS missing \gset
+\if :missing
+CREATE ROLE dp_bench_team;
+CREATE ROLE dp_bench_member IN ROLE dp_bench_team;
+CREATE ROLE dp_bench_solo;
+\endif
+SELECT dp_agg.set_budget('dp_bench_solo', 1e15, 0.5) \g /dev/null
+SELECT dp_agg.set_budget('dp_bench_member', 1e15, 0.5) \g /dev/null
+SELECT dp_agg.set_group_budget('dp_bench_team', 1e15, 0.5) \g /dev/null
+SELECT dp_agg.set_relation_budget('dp_bench_pb', 1e15, 0.5) \g /dev/null
+GRANT SELECT ON dp_bench_pa TO dp_bench_solo;
+GRANT SELECT ON dp_bench_pb TO dp_bench_member;
 SQL
 
 history=${DP_BENCH_HISTORY:-2000000}
@@ -107,6 +140,9 @@ echo "$dp_sql" > "$work/dp.sql"
 echo "$gauss_sql" > "$work/basic.sql"
 echo "$gauss_sql" > "$work/rdp.sql"
 echo "$gauss_sql" > "$work/pld.sql"
+echo "SELECT dp_count(x, 1.0), dp_sum(x, 0, 100, 1.0) FROM dp_bench_pa;" > "$work/solo.sql"
+echo "SELECT dp_count(x, 1.0), dp_sum(x, 0, 100, 1.0) FROM dp_bench_pb;" > "$work/shared.sql"
+has_kind() { case " $kinds " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # the statement's curve and releases by kind, from one charge of it
 PGOPTIONS="-c role=dp_bench_rdp" "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -c "$gauss_sql" >/dev/null
@@ -132,8 +168,10 @@ SQL
 }
 history dp_bench_rdp
 history dp_bench_pld
-dp_log "the pld role's first charge composes its history ($history statements)"
-PGOPTIONS="-c role=dp_bench_pld" "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -c "$gauss_sql" >/dev/null
+if has_kind pld; then
+    dp_log "the pld role's first charge composes its history ($history statements)"
+    PGOPTIONS="-c role=dp_bench_pld" "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -c "$gauss_sql" >/dev/null
+fi
 
 # charges ROLE
 charges() {
@@ -145,6 +183,8 @@ role_of() {
     case $1 in
         pld) echo dp_bench_pld ;;
         rdp) echo dp_bench_rdp ;;
+        solo) echo dp_bench_solo ;;
+        shared) echo dp_bench_member ;;
         *) echo dp_bench ;;
     esac
 }
@@ -166,16 +206,19 @@ run() {
 }
 
 dp_log "warm-up: 3 s of each statement"
-for kind in native dp basic rdp pld; do
+for kind in $kinds; do
     run "$kind" 3 >/dev/null
 done
 
 before=$(charges dp_bench)
 before_rdp=$(charges dp_bench_rdp)
 before_pld=$(charges dp_bench_pld)
+before_solo=$(charges dp_bench_solo)
+before_shared=$(charges dp_bench_member)
+reversed=$(echo $kinds | tr ' ' '\n' | tac | tr '\n' ' ')
 declare -A tps_of
 for r in $(seq 1 "$rounds"); do
-    if [ $((r % 2)) = 1 ]; then order="native dp basic rdp pld"; else order="pld rdp basic dp native"; fi
+    if [ $((r % 2)) = 1 ]; then order=$kinds; else order=$reversed; fi
     for kind in $order; do
         tps=$(run "$kind" "$secs" "$work/log.$kind.$r")
         dp_log "round $r/$rounds, $kind: ${tps%.*} tps"
@@ -185,11 +228,15 @@ done
 after=$(charges dp_bench)
 after_rdp=$(charges dp_bench_rdp)
 after_pld=$(charges dp_bench_pld)
+after_solo=$(charges dp_bench_solo)
+after_shared=$(charges dp_bench_member)
 
 DP_NATIVE_SQL=$native_sql DP_DP_SQL=$dp_sql DP_GAUSS_SQL=$gauss_sql DP_CHARGED=$((after - before)) \
 DP_CHARGED_PLD=$((after_pld - before_pld)) DP_CHARGED_RDP=$((after_rdp - before_rdp)) \
-DP_TPS_NATIVE="${tps_of[native]}" DP_TPS_DP="${tps_of[dp]}" DP_TPS_RDP="${tps_of[rdp]}" \
-DP_TPS_BASIC="${tps_of[basic]}" DP_TPS_PLD="${tps_of[pld]}" DP_HISTORY=$history \
+DP_CHARGED_SOLO=$((after_solo - before_solo)) DP_CHARGED_SHARED=$((after_shared - before_shared)) \
+DP_TPS_NATIVE="${tps_of[native]:-}" DP_TPS_DP="${tps_of[dp]:-}" DP_TPS_RDP="${tps_of[rdp]:-}" \
+DP_TPS_BASIC="${tps_of[basic]:-}" DP_TPS_PLD="${tps_of[pld]:-}" DP_TPS_SOLO="${tps_of[solo]:-}" \
+DP_TPS_SHARED="${tps_of[shared]:-}" DP_HISTORY=$history DP_KINDS="$kinds" \
 DP_SECS=$secs DP_ROUNDS=$rounds DP_CLIENTS=$clients DP_THREADS=$threads DP_PROTOCOL=$protocol \
 python3 - "$work" <<'PY'
 import glob, os, statistics, sys
@@ -216,25 +263,29 @@ def pct(sorted_values, p):
     return sorted_values[int(k)]
 
 
+kinds = env["DP_KINDS"].split()
 res = {}
-for kind in ("native", "dp", "basic", "rdp", "pld"):
+for kind in kinds:
     lat = latencies(kind)
     tps = [float(t) for t in env[f"DP_TPS_{kind.upper()}"].split()]
     res[kind] = dict(n=len(lat), tps=statistics.median(tps), tps_all=tps,
                      p50=pct(lat, 50), p99=pct(lat, 99))
 
+names = dict(native="built-in", dp="dp_agg", basic="basic", rdp="rdp", pld="pld",
+             solo="solo (one budget)", shared="shared (three budgets)")
 print()
-for kind, name in (("native", "built-in"), ("dp", "dp_agg"), ("basic", "basic"), ("rdp", "rdp"),
-                   ("pld", "pld")):
-    print(f"Rounds (TPS), {name}: " + ", ".join(f"{t:.0f}" for t in res[kind]["tps_all"]))
-charged = int(env["DP_CHARGED"])
-charged_rdp = int(env["DP_CHARGED_RDP"])
-charged_pld = int(env["DP_CHARGED_PLD"])
-dp_n = res["dp"]["n"] + res["basic"]["n"]
-ok = charged == dp_n and charged_rdp == res["rdp"]["n"] and charged_pld == res["pld"]["n"]
-print(f"Transactions logged: built-in {res['native']['n']}, dp_agg and basic {dp_n}, "
-      f"rdp {res['rdp']['n']}, pld {res['pld']['n']}; ledger: {charged}, {charged_rdp} and "
-      f"{charged_pld} DP statements charged" + ("" if ok else "  <-- MISMATCH"))
+for kind in kinds:
+    print(f"Rounds (TPS), {names[kind]}: " + ", ".join(f"{t:.0f}" for t in res[kind]["tps_all"]))
+n_of = lambda k: res[k]["n"] if k in res else 0
+checks = [("dp_bench", int(env["DP_CHARGED"]), n_of("dp") + n_of("basic")),
+          ("dp_bench_rdp", int(env["DP_CHARGED_RDP"]), n_of("rdp")),
+          ("dp_bench_pld", int(env["DP_CHARGED_PLD"]), n_of("pld")),
+          ("dp_bench_solo", int(env["DP_CHARGED_SOLO"]), n_of("solo")),
+          ("dp_bench_member", int(env["DP_CHARGED_SHARED"]), n_of("shared"))]
+ok = all(charged == logged for _, charged, logged in checks)
+print("Transactions logged / charged in the ledger: " +
+      ", ".join(f"{role} {logged}/{charged}" for role, charged, logged in checks) +
+      ("" if ok else "  <-- MISMATCH"))
 print()
 print(f"Throughput with pgbench, {env['DP_CLIENTS']} clients ({env['DP_THREADS']} threads, "
       f"-M {env['DP_PROTOCOL']}), a 1,000-row table; "
@@ -244,23 +295,36 @@ print(f"Throughput with pgbench, {env['DP_CLIENTS']} clients ({env['DP_THREADS']
 print()
 print("| statement | accounting (deciding certificate) | TPS | / built-in | admitted | p50 latency (ms) | p99 latency (ms) |")
 print("|---|---|---:|---:|---:|---:|---:|")
-n = res["native"]
+base = res["native"]["tps"] if "native" in res else float("nan")
 hist = f"{int(env['DP_HISTORY']):,}"
 rows = [("native", f"built-in: `{env['DP_NATIVE_SQL'].rstrip(';')}`", "none"),
         ("dp", f"dp_agg: `{env['DP_DP_SQL'].rstrip(';')}`", "basic"),
         ("basic", f"Gaussian: `{env['DP_GAUSS_SQL'].rstrip(';')}`", "basic (the sums)"),
         ("rdp", "Gaussian, the same", f"rdp (Renyi; history {hist} statements)"),
-        ("pld", "Gaussian, the same", f"pld (PLD frontier; history {hist} statements)")]
+        ("pld", "Gaussian, the same", f"pld (PLD frontier; history {hist} statements)"),
+        ("solo", "dp_agg, the same over a protected copy", "basic; the role's budget"),
+        ("shared", "dp_agg, the same over another protected copy",
+         "basic; the role's, its group's and the relation's budgets")]
 for kind, what, acct in rows:
+    if kind not in res:
+        continue
     r = res[kind]
-    print(f"| {what} | {acct} | {r['tps']:.0f} | {r['tps'] / n['tps']:.3f} | {r['n']:,} | "
+    print(f"| {what} | {acct} | {r['tps']:.0f} | {r['tps'] / base:.3f} | {r['n']:,} | "
           f"{r['p50']:.3f} | {r['p99']:.3f} |")
-b = res["basic"]
 print()
-print(f"rdp / basic: {res['rdp']['tps'] / b['tps']:.3f}; pld / basic: {res['pld']['tps'] / b['tps']:.3f}; "
-      f"dp_agg / built-in: {res['dp']['tps'] / n['tps']:.3f}")
+ratios = []
+if "basic" in res:
+    b = res["basic"]
+    for k in ("rdp", "pld"):
+        if k in res:
+            ratios.append(f"{k} / basic: {res[k]['tps'] / b['tps']:.3f}")
+if "dp" in res and "native" in res:
+    ratios.append(f"dp_agg / built-in: {res['dp']['tps'] / base:.3f}")
+if "shared" in res and "solo" in res:
+    ratios.append(f"shared (three budgets) / solo (one budget): {res['shared']['tps'] / res['solo']['tps']:.3f}")
+print("; ".join(ratios))
 PY
 
-"$DP_PSQL" -X -q -c "DROP TABLE dp_bench_t1000, dp_bench_history"
+"$DP_PSQL" -X -q -c "SELECT dp_agg.drop_relation_budget('dp_bench_pb')" -c "DROP TABLE dp_bench_t1000, dp_bench_history, dp_bench_pa, dp_bench_pb" >/dev/null
 echo
 dp_bench_machine "$top"

@@ -5,7 +5,7 @@ How many releases of one kind does a budget (epsilon, delta) admit, at
 most, for the tightest accountant?  For each kind of release dp_agg makes,
 with the noise parameters its ledger records (grid units), this computes
 the composition of m releases with a method that shares nothing with
-src/pld.c (no connect-the-dots, no tilting, no float FFT):
+src/accounting/pld.c (no connect-the-dots, no tilting, no float FFT):
 
 - discrete Laplace, sensitivity 1 (counts): the privacy loss takes two
   values, so m releases compose exactly by the binomial law (the optimal

@@ -31,7 +31,7 @@ probability at least 0.5 and at least 0.99.
 Gaussian thresholding (k > 1; Wilson et al. 2020; Google's and
 PipelineDP's GaussianPartitionSelection): a group of n units is released
 when n + Z >= tau, Z discrete Gaussian of variance v.  Its public rule
-(src/selection_gaussian.c), recomputed here: for each split delta_2 =
+(src/noise/selection_gaussian.c), recomputed here: for each split delta_2 =
 delta j / 64 (j = 1..63), delta_1 = delta - delta_2,
   rho = (1 - 1e-9) max over alpha = 1 + 2^(i/8 - 7), i = 0..216, of
         (eps - ln(1 - 1/alpha) + (ln delta_1 + ln alpha)/(alpha - 1)) / alpha,

@@ -123,7 +123,7 @@ units_selection_curve
 units_pick_uniform
     The choice of a unit's group with k = 1 (the fused path: the group of
     smallest SipHash-2-4 priority under a key drawn per execution,
-    src/unit_pick.c).  stat.units_pick: N = 4000 units, unit u with rows in
+    src/units/unit_pick.c).  stat.units_pick: N = 4000 units, unit u with rows in
     its own groups 4u + j, j = 0..3, with 1, 2, 5 and 10 rows (so that a
     choice weighted by rows would show).  SELECT g, dp_count(*) ... GROUP
     BY g with public keys: a group appears iff its unit chose it (the keys,
@@ -145,7 +145,7 @@ units_pick_uniform
 units_keep_uniform
     The choice of a unit's groups with k > 1 (level 2 of the rewrite, the
     window function dp_agg.unit_keep: Floyd's algorithm over the unit's
-    groups, src/unit_keep.c).  stat.units_keep: N = 3000 units, unit u with
+    groups, src/units/unit_keep.c).  stat.units_keep: N = 3000 units, unit u with
     rows in its own groups 4u + j, j = 0..3, with 1, 2, 5 and 10 rows,
     max_groups_contributed k = 2: each unit keeps one of the 6 pairs of its
     groups, each with probability 1/6.  SELECT g, dp_count(*) ... GROUP BY g

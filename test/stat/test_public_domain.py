@@ -1,7 +1,7 @@
 """Public domains: a key no row has releases its mechanism's noise alone.
 
 A DP statement whose GROUP BY keys have a public domain releases every key
-of the domain (src/public_domain.c).  Table stat.domain_outside holds rows
+of the domain (src/selection/public_domain.c).  Table stat.domain_outside holds rows
 whose keys are all outside the range the statement groups, so
 
     SELECT k, dp_count(*) FROM stat.domain_outside WHERE k BETWEEN 1 AND G GROUP BY k

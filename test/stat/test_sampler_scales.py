@@ -1,7 +1,7 @@
 """dp_agg.noise_sample at tiny and huge scales against the exact law.
 
-What the sampler is meant to draw (src/functions.c dp_noise_sample; the
-aggregates convert their scales the same way, src/release.c):
+What the sampler is meant to draw (src/accounting/functions.c dp_noise_sample; the
+aggregates convert their scales the same way, src/release/release.c):
   * laplace, scale b: the discrete Laplace (Canonne, Kamath & Steinke 2020,
     Algorithm 2) whose parameter is the dyadic rational t/s that the
     aggregates use for b: b itself when its denominator is at most 2^63,

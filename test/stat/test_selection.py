@@ -3,12 +3,12 @@ units is released, against the exact curve of the mechanism.
 
 dp_agg releases a group of n units with probability pi(n), the optimal
 mechanism of Desfontaines et al. 2022 (Theorem 1) at (epsilon/k,
-delta/k) for units in at most k groups (src/selection_mechanism.c).  The
+delta/k) for units in at most k groups (src/noise/selection_mechanism.c).  The
 exact curve comes from the independent reference test/reference/selection.py
 (closed form, 60-digit decimals).
 
 For k > 1 dp_agg chooses Gaussian thresholding when it releases groups
-sooner (src/selection_gaussian.c): a group of n units is released when
+sooner (src/noise/selection_gaussian.c): a group of n units is released when
 n + Z >= tau, Z discrete Gaussian; its exact curve P[Z >= tau - n] comes
 from the same reference (the discrete Gaussian's mass summed in 60-digit
 decimals, sigma and tau recomputed from the public rule).

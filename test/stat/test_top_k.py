@@ -1,7 +1,7 @@
 """Top-k: the groups chosen against the exact probabilities of the mechanism.
 
 HAVING dp_agg.top_k(k, epsilon) chooses k groups by k rounds of report
-noisy max (src/top_k.c): in each round every remaining candidate's count
+noisy max (src/selection/top_k.c): in each round every remaining candidate's count
 gets fresh discrete Laplace noise of scale b = k / epsilon, and the largest
 noisy count wins, ties broken by a uniformly random order.  The exact
 probability of each ordered outcome (i1, ..., ik) is the product over the

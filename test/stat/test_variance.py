@@ -11,7 +11,7 @@ var_unbiased_laplace, var_unbiased_gaussian
     12 each with Laplace noise, 6 each with Gaussian (delta 1e-6): small
     enough a tolerance for the negative control below, and noises whose
     truncation radii never clamp the estimate.  The
-    estimate (src/estimators.c) is
+    estimate (src/release/estimators.c) is
         V^ = (Q + Z) / N' + h^2/2 - (C + W)^2 / N'^2 + v_W / N'^2,
     N' = N + X, with X, W, Z the noises of the count, the centred sum and
     the sum of centred squares (their parameters from the ledger) and v_W

@@ -22,6 +22,15 @@
 # it that makes the restore number it differently, the restored unit is
 # the same column.
 #
+# Every budget policy is kept: a group's budget (shared by dave and erin)
+# with a yearly window in Paris and a lifetime limit, a protected
+# relation's budget with Renyi accounting and a window of its own, caps on
+# the group and on a role, the budgets' identities (which the ledger's
+# charges name, with the windows they were charged in and the relations
+# they read).  In the restored copy they decide as before: the group has
+# 0.25 left, erin's calls are capped, and a new charge pays all three of
+# erin's budgets.
+#
 # A public domain declared by a DBA (dp_agg.public_domain) is kept: the
 # restored row is the same, and a DP statement grouping by its key
 # releases every declared key, the empty one too.
@@ -77,6 +86,24 @@ SELECT dp_agg.set_privacy_unit('pu', 'patient', 2);
 ALTER TABLE pu DROP COLUMN gone;
 ALTER TABLE pu RENAME COLUMN patient TO person;
 ALTER TABLE pu ADD COLUMN patient int DEFAULT 7;
+CREATE ROLE team;
+CREATE ROLE dave IN ROLE team;
+CREATE ROLE erin IN ROLE team;
+CREATE TABLE pt AS SELECT g AS x FROM generate_series(1, 1000) g;
+GRANT SELECT ON t, pt TO dave, erin;
+SELECT dp_agg.protect('pt');
+SELECT dp_agg.set_group_budget('team', 1);
+SELECT dp_agg.set_budget_window('team', '1 year', 'Europe/Paris');
+SELECT dp_agg.set_lifetime_limit('team', 3);
+SELECT dp_agg.set_relation_budget('pt', 2, 1e-5, 'rdp');
+SELECT dp_agg.set_relation_budget_window('pt', '1 year', 'UTC');
+SELECT dp_agg.set_budget('erin', 5);
+SELECT dp_agg.set_cap('team', statement_epsilon => 0.5);
+SELECT dp_agg.set_cap('erin', call_epsilon => 0.25);
+SET ROLE dave;
+SELECT dp_count(x, 0.5) FROM pt;
+SELECT dp_count(x, 0.25) FROM t;
+RESET ROLE;
 CREATE TABLE pd (dept text NOT NULL);
 INSERT INTO pd SELECT (ARRAY['a', 'b', 'c'])[1 + k % 3] FROM generate_series(1, 30) k;
 SELECT dp_agg.set_public_domain('pd', 'dept', ARRAY['a', 'b', 'z']);
@@ -100,6 +127,19 @@ FROM dp_agg.budget ORDER BY 1};
 my $ledger_sql = q{
 SELECT id, at, role::text, kind, epsilon, delta, query, detail, rdp
 FROM dp_agg.ledger ORDER BY id};
+# the policies: every column of every budget and cap, the ledger's
+# budgets, windows and relations
+my $policy_sql = q{
+SELECT id, role::text, relation::text, members, epsilon_limit, delta_limit, accounting,
+       epsilon_spent, delta_spent, rdp, pld, pld_frontier, selection_epsilon, selection_delta,
+       window_length, window_time_zone, window_start, lifetime_epsilon_limit,
+       lifetime_delta_limit, lifetime_epsilon_spent, lifetime_delta_spent
+FROM dp_agg.budget ORDER BY id};
+my $cap_sql = q{
+SELECT role::text, statement_epsilon, statement_delta, call_epsilon, call_delta, set_at
+FROM dp_agg.cap ORDER BY 1};
+my $ledger_policy_sql = q{
+SELECT id, relations::text, budgets, windows FROM dp_agg.ledger ORDER BY id};
 
 # for role carol: charges|epsilon_spent|accounting|curves consistent|
 # composed epsilon at delta_limit (5 decimals).  "Curves consistent": every
@@ -133,6 +173,14 @@ is($node->safe_psql('src', $unit_sql), 'pu|person|2|person',
 
 my $src_budget = $node->safe_psql('src', $budget_sql);
 my $src_ledger = $node->safe_psql('src', $ledger_sql);
+my $src_policy = $node->safe_psql('src', $policy_sql);
+my $src_caps = $node->safe_psql('src', $cap_sql);
+my $src_ledger_policy = $node->safe_psql('src', $ledger_policy_sql);
+like($src_policy, qr/^\d+\|team\|\|t\|1\|0\|basic\|0\.75\|.*\|1 year\|Europe\/Paris\|.*\|3\|0\|0\.75\|0$/m,
+	'source: the group has spent 0.75 this year, with a lifetime limit');
+like($src_policy, qr/^\d+\|\|pt\|f\|2\|1e-05\|rdp\|0\.5\|.*\|1 year\|UTC\|/m,
+	'source: the protected relation has spent 0.5');
+is($node->safe_psql('src', q{SELECT count(*) FROM dp_agg.cap}), '2', 'source: two caps');
 my $src_max_id = $node->safe_psql('src', 'SELECT max(id) FROM dp_agg.ledger');
 like($src_budget, qr/^"?Bob Smith"?\|2\|0\.001\|0\.5\|/m,
 	'source: Bob has spent 0.5 since his reset');
@@ -143,7 +191,7 @@ like($src_budget, qr/^alice\|.*\|basic\|\{[^}]+\}\|/m,
 	'source: alice has a curve too, under basic accounting');
 is($node->safe_psql('src', $carol_sql), '70|35|rdp|true|4.93763',
 	'source: carol\'s curve is the sum of her 70 charges');
-is($src_max_id, '76', 'source: 76 ledger entries');
+is($src_max_id, '78', 'source: 78 ledger entries');
 
 # the ledger id sequence has been used further than the last row shows
 # (ids are never reused, even those of rolled-back inserts)
@@ -159,6 +207,33 @@ sub check_restored
 		$src_budget, "$what: the budgets are identical");
 	is($target->safe_psql($db, $ledger_sql),
 		$src_ledger, "$what: the ledger is identical");
+	is($target->safe_psql($db, $policy_sql),
+		$src_policy, "$what: every budget policy is identical, identities included");
+	is($target->safe_psql($db, $cap_sql), $src_caps, "$what: the caps are identical");
+	is($target->safe_psql($db, $ledger_policy_sql),
+		$src_ledger_policy, "$what: the ledger's budgets, windows and relations are identical");
+
+	# the group's budget decides: 0.25 left this year
+	my ($r0, $out0, $err0) = $target->psql($db,
+		'SET ROLE dave; SELECT dp_count(x, 0.5) FROM t',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err0, qr/PB001.*privacy budget of group "team" is exhausted/,
+		"$what: dave is refused by the group's budget");
+	# the caps decide: erin's calls at most 0.25
+	($r0, $out0, $err0) = $target->psql($db,
+		'SET ROLE erin; SELECT dp_count(x, 0.375) FROM pt',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err0, qr/PB004.*more than the cap of 0\.25 per call/,
+		"$what: erin's cap per call is kept");
+	is($target->safe_psql($db, 'SET ROLE erin; SELECT dp_count(x, 0.25) IS NOT NULL FROM pt'),
+		't', "$what: erin spends the group's last 0.25 on the protected relation");
+	is( $target->safe_psql(
+			$db, q{
+SELECT string_agg(coalesce(b.role::text, b.relation::text) || ':' || b.epsilon_spent, ',' ORDER BY b.id)
+FROM dp_agg.ledger l, dp_agg.budget b
+WHERE l.id = (SELECT max(id) FROM dp_agg.ledger) AND b.id = ANY (l.budgets)}),
+		'team:1,pt:0.75,erin:0.25',
+		"$what: the charge paid erin's, the group's and the relation's budgets, by their restored identities");
 
 	# the amount spent still counts: alice has 0.375 left
 	my ($ret, $stdout, $stderr) = $target->psql($db,
@@ -196,9 +271,9 @@ FROM dp_agg.ledger ORDER BY id DESC LIMIT 1});
 			$db, q{
 SET ROLE carol;
 SELECT accounting || '|' || round(composed_epsilon::numeric, 5) || '|' || rdp::text
-FROM dp_agg.my_budget}),
+FROM dp_agg.my_budget_curves}),
 		"rdp|4.93763|$curve",
-		"$what: carol's my_budget shows the restored curve");
+		"$what: carol's my_budget_curves shows the restored curve");
 	$stdout = $target->safe_psql($db,
 		'SET ROLE carol; SELECT dp_count(x, 0.5, 1e-6) IS NOT NULL FROM t');
 	is($stdout, 't',

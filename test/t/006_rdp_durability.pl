@@ -90,9 +90,9 @@ is( $node->safe_psql(
 SET ROLE renyi;
 SELECT accounting || '|' || (composed_epsilon = dp_agg.spent_epsilon('renyi', 1e-5)) || '|'
        || (composed_epsilon <= epsilon_limit)
-FROM dp_agg.my_budget}),
+FROM dp_agg.my_budget_curves}),
 	'rdp|true|true',
-	'my_budget shows the composed epsilon within the limit');
+	'my_budget_curves shows the composed epsilon within the limit');
 refused(
 	$node,
 	"SET ROLE renyi; $release",

@@ -154,7 +154,7 @@ SELECT dp_agg.set_budget('estimator', 1e12);
 # debug_print_plan, which any role sets, prints the plan (its estimates too)
 # as a LOG message: the role's own EXPLAIN (17 and later name the field
 # :scan.plan.plan_rows)
-my ($ret, $stdout, $stderr) = $node->psql('src',
+($ret, $stdout, $stderr) = $node->psql('src',
 	'SET client_min_messages = log; SET debug_print_plan = on; '
 	  . 'SET ROLE estimator; SELECT dp_count(x, 1) FROM t WHERE x < 100');
 like($stderr, qr/:(?:[a-z]+\.)*plan_rows 333\b/,

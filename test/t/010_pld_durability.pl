@@ -66,9 +66,9 @@ is( $node->safe_psql(
 SET ROLE tight;
 SELECT accounting || '|' || (pld_epsilon <= epsilon_limit) || '|'
        || (epsilon_spent > epsilon_limit) || '|' || (composed_epsilon = pld_epsilon)
-FROM dp_agg.my_budget}),
+FROM dp_agg.my_budget_curves}),
 	'pld|true|true|true',
-	'my_budget shows the pld epsilon within the limit, beyond basic composition');
+	'my_budget_curves shows the pld epsilon within the limit, beyond basic composition');
 refused(
 	$node,
 	"SET ROLE tight; $release",

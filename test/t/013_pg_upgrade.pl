@@ -111,8 +111,12 @@ END $$;
 # 2 exp(-1e9) each (discrete Laplace noise of scale 1e-9)
 my $allowed_sql =
   'SET ROLE analyst; SELECT dp_count(x, 1e9) FROM pt WHERE x + 1 <= 50';
-is($old->safe_psql('dp', $allowed_sql),
-	'49', 'old cluster: a DP statement of analyst over pt, with int4pl on rows');
+# the 0.4 library evaluates an untrusted role's row expressions through
+# the row path's functions, which the 0.3 objects lack: refused until the
+# update, with a hint that says so
+my (undef, undef, $old_err) = $old->psql('dp', $allowed_sql);
+like($old_err, qr/dp_agg must be updated to version 0\.4 to read protected relation "pt".*\n.*ALTER EXTENSION dp_agg UPDATE/s,
+	'old cluster, 0.3 objects: a DP statement of analyst over pt waits for the update');
 
 $old->safe_psql('postgres', 'CREATE DATABASE legacy');
 $old->safe_psql(

@@ -237,10 +237,10 @@ sub kill_charger
 }
 
 # kill -9 the postmaster and every child at once, wait until they are all
-# gone, start again (crash recovery)
+# gone, run $while_down if given, start again (crash recovery)
 sub crash_and_restart
 {
-	my ($node) = @_;
+	my ($node, $while_down) = @_;
 	my $pidfile = $node->data_dir . '/postmaster.pid';
 	my ($pm) = slurp_file($pidfile) =~ /^(\d+)/;
 	my @children = children_of($pm);
@@ -270,6 +270,7 @@ sub crash_and_restart
 		note "the killed postmaster $pm was not reaped; removing $pidfile";
 		unlink $pidfile;
 	}
+	$while_down->() if defined $while_down;
 	$node->start;
 	return;
 }

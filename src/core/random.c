@@ -1,0 +1,164 @@
+/*-------------------------------------------------------------------------
+ *
+ * random.c
+ *	  Uniform random bits for the noise samplers, from OpenSSL's DRBG.
+ *
+ * This is the only source of randomness of every sampler (dist_token.c uses
+ * OpenSSL for HMAC only).  There is no fallback: if OpenSSL cannot
+ * deliver, the caller gets an ERROR (ERRCODE_INTERNAL_ERROR, with OpenSSL's
+ * reason from dp_openssl_error, which the other users of OpenSSL report
+ * their failures with too) and nothing is released.  There is no seed, and
+ * nothing here can be influenced from SQL.
+ *
+ * Bytes are drawn with RAND_priv_bytes() (the DRBG instance OpenSSL keeps for
+ * secret values) into a small per-process buffer, so that a release that
+ * needs a few dozen words does not pay a library call for each.  Every byte
+ * handed out is wiped from the buffer at once, and the buffer is discarded
+ * whenever the process id (MyProcPid, set at every process start) changes,
+ * so that a forked child never reuses its parent's bytes.  Nothing is drawn
+ * before the first release of a backend, in particular nothing in the
+ * postmaster.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <openssl/err.h>
+#include <openssl/rand.h>
+
+#include "miscadmin.h"
+
+#include "random.h"
+
+#define DP_RANDOM_BUFSIZE 4096
+
+static unsigned char rand_buf[DP_RANDOM_BUFSIZE];
+static size_t rand_pos = DP_RANDOM_BUFSIZE;	/* empty */
+static pid_t rand_pid = 0;
+
+/*
+ * OpenSSL's reason for its first queued error, for the detail of an ERROR
+ * (ERRCODE_INTERNAL_ERROR: a library that fails is not the user's doing);
+ * the queue is cleared so that a later failure reports its own reason.
+ */
+const char *
+dp_openssl_error(void)
+{
+	unsigned long e = ERR_get_error();
+	const char *reason = e ? ERR_reason_error_string(e) : NULL;
+	char		buf[256];
+
+	ERR_clear_error();
+	if (e == 0)
+		return "no error was queued";
+	if (reason != NULL)
+		return pstrdup(reason);
+	ERR_error_string_n(e, buf, sizeof(buf));
+	return pstrdup(buf);
+}
+
+/*
+ * Refill the buffer from OpenSSL; ERROR if it fails.
+ */
+static void
+refill(void)
+{
+	if (RAND_priv_bytes(rand_buf, DP_RANDOM_BUFSIZE) != 1)
+	{
+		const char *why = dp_openssl_error();
+
+		explicit_bzero(rand_buf, sizeof(rand_buf));
+		rand_pos = DP_RANDOM_BUFSIZE;
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not obtain random bytes from OpenSSL"),
+				 errdetail("RAND_priv_bytes failed: %s.", why),
+				 errhint("Nothing was released.")));
+	}
+	rand_pos = 0;
+	rand_pid = MyProcPid;
+}
+
+/*
+ * Copy len uniform random bytes into buf.
+ */
+void
+dp_random_fill(void *buf, size_t len)
+{
+	unsigned char *out = (unsigned char *) buf;
+
+	if (rand_pid != MyProcPid)
+		dp_random_discard();
+
+	while (len > 0)
+	{
+		size_t		n;
+
+		if (rand_pos >= DP_RANDOM_BUFSIZE)
+			refill();
+		n = Min(len, DP_RANDOM_BUFSIZE - rand_pos);
+		memcpy(out, rand_buf + rand_pos, n);
+		explicit_bzero(rand_buf + rand_pos, n);
+		rand_pos += n;
+		out += n;
+		len -= n;
+	}
+}
+
+/*
+ * Forget any buffered bytes (also used after fork).
+ */
+void
+dp_random_discard(void)
+{
+	explicit_bzero(rand_buf, sizeof(rand_buf));
+	rand_pos = DP_RANDOM_BUFSIZE;
+	rand_pid = MyProcPid;
+}
+
+uint64
+dp_random_u64(void)
+{
+	uint64		r;
+
+	/*
+	 * The samplers draw words one at a time: take them straight from the
+	 * buffer while it has one.  (A plain memset suffices to wipe the
+	 * buffer: it is static, so the stores cannot be elided.)
+	 */
+	if (likely(rand_pid == MyProcPid && rand_pos <= DP_RANDOM_BUFSIZE - sizeof(r)))
+	{
+		memcpy(&r, rand_buf + rand_pos, sizeof(r));
+		memset(rand_buf + rand_pos, 0, sizeof(r));
+		rand_pos += sizeof(r);
+		return r;
+	}
+	dp_random_fill(&r, sizeof(r));
+	return r;
+}
+
+/*
+ * Uniform integer in [0, n), n >= 1, by rejection: exact, no modulo bias.
+ */
+uint64
+dp_random_below(uint64 n)
+{
+	uint64		mask;
+	uint64		r;
+
+	Assert(n >= 1);
+	if (n == 1)
+		return 0;
+	/* smallest all-ones mask covering n - 1 */
+	mask = n - 1;
+	mask |= mask >> 1;
+	mask |= mask >> 2;
+	mask |= mask >> 4;
+	mask |= mask >> 8;
+	mask |= mask >> 16;
+	mask |= mask >> 32;
+	do
+		r = dp_random_u64() & mask;
+	while (r >= n);
+	return r;
+}

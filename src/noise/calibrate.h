@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * calibrate.h
+ *	  Mechanism and accountant mathematics: pure functions of doubles.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_CALIBRATE_H
+#define DP_AGG_CALIBRATE_H
+
+#include "c.h"
+
+/*
+ * Root finding on a monotone predicate: holds(x, arg) is false below some
+ * point and true at and above it.  See dp_bisect in calibrate.c for the
+ * stopping rule.
+ */
+typedef bool (*DpPredicate) (double x, const void *arg);
+
+typedef enum DpBisectMidpoint
+{
+	DP_BISECT_LINEAR,			/* (lo + hi) / 2 */
+	DP_BISECT_LOG,				/* sqrt(lo) sqrt(hi), for positive brackets */
+	DP_BISECT_INTEGER			/* floor((lo + hi) / 2), for integer answers */
+} DpBisectMidpoint;
+
+extern double dp_bisect(DpPredicate holds, const void *arg, double lo, double hi,
+						DpBisectMidpoint midpoint, double rel_tol, int max_steps);
+extern bool dp_bracket_up(DpPredicate holds, const void *arg, double *lo, double *hi,
+						  double factor, double limit);
+
+/*
+ * Bounded work.  The most steps (terms of a series, points of an integral,
+ * steps of a search) one call of a SQL calculator may take: at about 0.1 to
+ * 0.3 us a step, well under a second, whatever its arguments.  The 156
+ * orders of the dp_accounting grid take a few hundred thousand steps at
+ * most for the parameters the aggregates use.
+ */
+#define DP_CALCULATOR_MAX_STEPS INT64CONST(2000000)
+
+extern void dp_work_limit(int64 max_steps);
+extern void dp_work_step(void);
+
+/* directed rounding of one operation */
+extern double dp_add_up(double a, double b);
+extern double dp_mul_up(double a, double b);
+extern double dp_div_up(double a, double b);
+extern double dp_mul_down(double a, double b);
+
+extern double dp_log_norm_sf(double x);
+extern double dp_log_add(double a, double b);
+
+/* continuous mechanisms */
+extern double dp_laplace_scale(double epsilon, double sensitivity);
+extern double dp_gaussian_delta(double sigma, double epsilon, double sensitivity);
+extern double dp_gaussian_sigma(double epsilon, double delta, double sensitivity);
+
+/* the discrete Gaussian on the integers, integer sensitivity */
+extern double dp_discrete_gaussian_delta(double sigma, double epsilon, double sens_units);
+extern double dp_discrete_gaussian_sigma(double epsilon, double delta, double sens_units);
+extern double dp_discrete_gaussian_epsilon(double sigma, double delta, double sens_units);
+
+/* amplification by subsampling and Renyi DP */
+extern double dp_amplified_epsilon(double epsilon0, double q);
+extern double dp_base_epsilon(double epsilon, double q);
+extern double dp_rdp_sampled_gaussian(double q, double sigma, double alpha);
+extern double dp_rdp_sampled_gaussian_fast(double q, double sigma, double alpha);
+extern double dp_rdp_to_epsilon(const double *orders, const double *rdp, int n, double delta);
+extern const double *dp_rdp_orders(int *n);
+extern double dp_sampled_gaussian_epsilon(double q, double sigma, double steps, double delta);
+extern double dp_rdp_sampled_gaussian_sigma(double epsilon, double delta, double q);
+extern double dp_sampled_gaussian_sigma(double epsilon, double delta, double q, double sens,
+										int *method);
+
+/* largest finite Renyi order the calculators accept: exact up to there */
+#define DP_RDP_MAX_ORDER 100000
+
+/* Renyi DP of releases: the orders of a curve (dp_rdp_orders) */
+#define DP_RDP_ORDERS (99 + 53 + 4)
+
+extern double dp_rdp_discrete_laplace(double lambda, double d, double alpha);
+extern double dp_rdp_gaussian(double noise_multiplier, double alpha);
+
+/* intervals of the noise */
+extern double dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift);
+
+#endif							/* DP_AGG_CALIBRATE_H */

@@ -1,0 +1,282 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregates.h
+ *	  The transition state of the DP aggregates, and the accumulation of
+ *	  one row into it, shared by the aggregates of local statements
+ *	  (aggregates.c), of Citus statements (dist_aggregates.c) and of
+ *	  privacy units (unit_aggregates.c).
+ *
+ * The accumulation functions are inline: they run for every row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_AGGREGATES_H
+#define DP_AGG_AGGREGATES_H
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+
+#include "auto_bounds.h"
+#include "grid.h"
+#include "numeric_units.h"
+#include "registry.h"
+#include "release.h"
+
+/*
+ * What a state needs beyond its rows and sum: allocated with the state for
+ * the calls that need it at every row (sums of squares, bins, priority),
+ * else when the state is deserialized or released.
+ */
+typedef struct DpAggMore
+{
+	uint64		fingerprint;	/* the accumulation units it was built in */
+	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
+	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
+								 * group's rows, for a fused selection */
+	bool		released;		/* noise drawn: the fields below are final */
+	int128		noisy_count;
+	int128		noisy_sum;
+	int128		noisy_sumsq;
+	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
+	bool		picked;
+	int64		pick;
+	/* bounds left out (auto_bounds.c): the rows by bin, and what was found */
+	DpBins	   *bins;
+	bool		auto_found;
+	double		auto_lower;
+	double		auto_upper;
+	int			auto_lo_bin;
+	int			auto_hi_bin;
+} DpAggMore;
+
+/*
+ * Transition state: 32 bytes.  Its ticket is the call's (fn_extra of the
+ * function called, registry.c), not a field.  more == NULL means: units of
+ * the call that made it, no squares, no priority, no bins, not released.
+ */
+typedef struct DpAggState
+{
+	int128		sum;			/* sum of clamped, rounded values, in units */
+	int64		count;			/* rows counted (non-NULL, non-NaN) */
+	DpAggMore  *more;
+} DpAggState;
+
+/* a state for an empty input (the final function's NULL state) */
+typedef struct DpAggEmpty
+{
+	DpAggState	st;
+	DpAggMore	more;
+} DpAggEmpty;
+
+/* the ticket of the call whose support function runs (registry.c) */
+static inline const DpRelease *
+call_release(FunctionCallInfo fcinfo)
+{
+	if (likely(fcinfo->flinfo->fn_extra != NULL))
+		return (const DpRelease *) fcinfo->flinfo->fn_extra;
+	return dp_release_for_call(fcinfo, "DP aggregate");
+}
+
+/* a state's second part, made on first need, in the state's context */
+static inline DpAggMore *
+state_more(DpAggState *st, const DpRelease *r)
+{
+	if (st->more == NULL)
+	{
+		st->more = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggMore));
+		st->more->fingerprint = r->fingerprint;
+	}
+	return st->more;
+}
+
+/* the units a state was accumulated in: its own, or those of its call's */
+static inline uint64
+state_fingerprint(const DpAggState *st, const DpRelease *r)
+{
+	return st->more ? st->more->fingerprint : r->fingerprint;
+}
+
+static inline int128
+state_sumsq(const DpAggState *st)
+{
+	return st->more ? st->more->sumsq : 0;
+}
+
+static inline int64
+state_skipped(const DpAggState *st)
+{
+	return st->more ? st->more->skipped : 0;
+}
+
+/* a row the call does not count (NULL, NaN): the cold path (aggregates.c) */
+extern void dp_agg_skip_row(DpAggState *st, const DpRelease *r);
+
+static inline bool
+state_picked(const DpAggState *st)
+{
+	return st->more != NULL && st->more->picked;
+}
+
+static inline int64
+state_pick(const DpAggState *st)
+{
+	return st->more ? st->more->pick : 0;
+}
+
+static inline DpBins *
+state_bins(const DpAggState *st)
+{
+	return st->more ? st->more->bins : NULL;
+}
+
+/*
+ * Are this node's states sent to another process (a parallel worker's
+ * partial aggregation)?  Such a state carries its units (DpAggMore): the
+ * serial function, for which PostgreSQL names no current call, writes them
+ * from the state.
+ */
+static inline bool
+sends_states(FunctionCallInfo fcinfo)
+{
+	return fcinfo->context != NULL && IsA(fcinfo->context, AggState) &&
+		DO_AGGSPLIT_SERIALIZE(((AggState *) fcinfo->context)->aggsplit);
+}
+
+extern DpAggState *dp_agg_new_state(FunctionCallInfo fcinfo);
+
+#define GET_STATE() \
+	(PG_ARGISNULL(0) ? dp_agg_new_state(fcinfo) : (DpAggState *) PG_GETARG_POINTER(0))
+
+/*
+ * dp_var, dp_stddev: the centred square of a row of u units, 2 z^2 - D^2
+ * with z = 2 u - (r(l) + r(u)) in half units (|z| <= D <= 2^62, so
+ * 2 z^2 < 2^125), rounded to units of 2^sq_shift, half up (release.c)
+ */
+static inline int128
+centred_square(const DpRelease *r, int64 u)
+{
+	int64		z = 2 * u - r->sq_mid;
+	int128		q = 2 * ((int128) z * z) - r->sq_d2;
+
+	if (r->sq_shift > 0)
+		q = (q + ((int128) 1 << (r->sq_shift - 1))) >> r->sq_shift;
+	return q;
+}
+
+/* add one clamped row of u units */
+static inline void
+accumulate_units(DpAggState *st, const DpRelease *r, int64 u)
+{
+	st->sum += u;
+	st->count++;
+	if (unlikely(r->squares))
+		st->more->sumsq += centred_square(r, u);
+}
+
+static inline void
+accumulate_int(DpAggState *st, const DpRelease *r, int64 v)
+{
+	if (unlikely(r->auto_bounds))
+	{
+		dp_bins_add(st->more->bins, (double) v);
+		return;
+	}
+	if (v < r->lower_int)
+		v = r->lower_int;
+	else if (v > r->upper_int)
+		v = r->upper_int;
+	accumulate_units(st, r, dp_round_int(v, r->row_grid_exp));
+}
+
+static inline void
+accumulate_float(DpAggState *st, const DpRelease *r, double v)
+{
+	if (isnan(v))
+	{
+		dp_agg_skip_row(st, r);		/* not counted by dp_avg */
+		return;
+	}
+	if (unlikely(r->auto_bounds))
+	{
+		dp_bins_add(st->more->bins, v);
+		return;
+	}
+	if (v < r->lower_float)
+		v = r->lower_float;
+	else if (v > r->upper_float)
+		v = r->upper_float;		/* also clamps +-Infinity */
+	accumulate_units(st, r, dp_round_float(v, r->row_mult, r->row_grid_exp));
+}
+
+static inline void
+accumulate_numeric(DpAggState *st, const DpRelease *r, Datum d)
+{
+	Numeric		v;
+	int64		units;
+
+	if (unlikely(r->auto_bounds))
+	{
+		/* as a double: a monotone conversion (NaN skipped, infinities clamped) */
+		v = DatumGetNumeric(d);
+		if (!numeric_is_nan(v))
+			dp_bins_add(st->more->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
+		return;
+	}
+	/* the common case, read in place (see numeric_units.c) */
+	if (dp_numeric_units(d, r->row_grid_exp, &units))
+	{
+		accumulate_units(st, r, Min(Max(units, r->lo_units), r->hi_units));
+		return;
+	}
+
+	/* the rest with numeric arithmetic (NaN is skipped, infinities clamped) */
+	v = DatumGetNumeric(d);
+	if (numeric_is_nan(v))
+	{
+		dp_agg_skip_row(st, r);
+		return;
+	}
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
+										  NumericGetDatum(r->lower_num))) < 0)
+		v = r->lower_num;
+	else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v),
+											   NumericGetDatum(r->upper_num))) > 0)
+		v = r->upper_num;
+	accumulate_units(st, r, dp_round_numeric(v, r->row_mult_num));
+}
+
+static inline void
+put_bytes(char **p, const void *v, size_t n)
+{
+	memcpy(*p, v, n);
+	*p += n;
+}
+
+static inline void
+get_bytes(const char **p, void *v, size_t n)
+{
+	memcpy(v, *p, n);
+	*p += n;
+}
+
+/* aggregates.c: the noise of a state, its release, the type of the value */
+extern void dp_agg_draw_noise(DpAggState *st, const DpRelease *r);
+extern Datum dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimate);
+extern Oid	dp_agg_value_type(const DpRelease *r);
+
+/* the transition functions of the DP aggregates (aggregates.c) */
+extern Datum dp_count_star_trans(PG_FUNCTION_ARGS);
+extern Datum dp_count_trans(PG_FUNCTION_ARGS);
+extern Datum dp_sum_int2_trans(PG_FUNCTION_ARGS);
+extern Datum dp_sum_int4_trans(PG_FUNCTION_ARGS);
+extern Datum dp_sum_int8_trans(PG_FUNCTION_ARGS);
+extern Datum dp_sum_float4_trans(PG_FUNCTION_ARGS);
+extern Datum dp_sum_float8_trans(PG_FUNCTION_ARGS);
+extern Datum dp_sum_numeric_trans(PG_FUNCTION_ARGS);
+
+#endif							/* DP_AGG_AGGREGATES_H */

@@ -1,0 +1,418 @@
+/*-------------------------------------------------------------------------
+ *
+ * unit_pick.c
+ *	  The fused path of privacy units with k = 1: the priority of a
+ *	  (unit, group) and the aggregate that keeps the key of the smallest.
+ *
+ * doc/units-and-groups.md, "Privacy units".  When each unit contributes to one
+ * group (max_groups_contributed = 1), privacy_unit.c fuses levels 1 and 2 of
+ * the rewrite into one aggregation by unit:
+ *
+ *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
+ *   FROM (SELECT dp_agg.unit_pick(g, p) AS g,
+ *                dp_agg.unit_pick_bound_dp_sum(x, l, u, p) AS s
+ *         FROM t WHERE w AND u IS NOT NULL GROUP BY u) level1
+ *   GROUP BY g
+ *
+ * with p = dp_agg.unit_priority(u, g).  The priority is SipHash-2-4
+ * (Aumasson & Bernstein 2012, siphash.c) under the key of the execution
+ * (pick_key.c), of the 64-bit extended hashes of the unit and of each
+ * group key (a NULL key hashes to a constant): for a fixed unit, the
+ * priorities of its distinct groups behave as independent uniform 64-bit
+ * numbers, so the group of smallest priority is a uniform choice among
+ * the unit's groups, independent across units and executions.
+ * dp_agg.unit_pick(key, p) keeps the key of the row of smallest p, and
+ * dp_agg.unit_pick_bound_* (unit_aggregates.c) the contribution of the rows of
+ * smallest p: both see the same rows in the same order, so they agree.
+ *
+ * Whatever the priorities, each unit is one row of level 1, so it
+ * contributes one bounded contribution to one group: the sensitivity
+ * argument does not depend on the hash (doc/units-and-groups.md,
+ * "Sensitivity").  Equal priorities of two groups of a unit (a collision of
+ * the 64-bit hashes or of SipHash, probability about 2^-64 per pair) merge
+ * their rows into one contribution released in one group.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/primnodes.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "catalog.h"
+#include "pick_key.h"
+#include "siphash.h"
+
+PG_FUNCTION_INFO_V1(dp_unit_priority);
+PG_FUNCTION_INFO_V1(dp_unit_pick_key_trans);
+PG_FUNCTION_INFO_V1(dp_unit_pick_key_combine);
+PG_FUNCTION_INFO_V1(dp_unit_pick_key_serialize);
+PG_FUNCTION_INFO_V1(dp_unit_pick_key_deserialize);
+PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
+
+/*
+ * The hash of a NULL group key: any constant (the key of the execution
+ * makes its priority as random as any other's).
+ */
+#define NULL_KEY_HASH UINT64CONST(0x9e3779b97f4a7c15)
+
+#define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Privacy units\" in the dp_agg README)."
+
+/* ---------- dp_agg.unit_priority(unit, keys...) ---------- */
+
+/* what one call site needs, kept for the execution in fn_extra */
+typedef struct PriorityCache
+{
+	uint8		key[DP_SIPHASH_KEY_LEN];
+	int			nargs;
+	FmgrInfo   *hash;			/* each argument's hash_extended function */
+	Oid		   *collation;		/* each argument's collation */
+	uint8	   *message;		/* nargs little-endian 64-bit hashes */
+} PriorityCache;
+
+static PriorityCache *
+priority_cache(FunctionCallInfo fcinfo)
+{
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	FuncExpr   *fexpr = (FuncExpr *) flinfo->fn_expr;
+	PriorityCache *pc;
+	int			nargs = PG_NARGS();
+
+	if (flinfo->fn_extra != NULL)
+		return (PriorityCache *) flinfo->fn_extra;
+	if (fexpr == NULL || !IsA(fexpr, FuncExpr) || fexpr->funcvariadic ||
+		list_length(fexpr->args) != nargs)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp_agg.unit_priority needs its arguments one by one"),
+				 errdetail("It hashes each argument with the extended hash function of its type."),
+				 errhint(HINT_REWRITE_ONLY)));
+
+	/*
+	 * Only the rewrite's calls, which carry its mark (catalog.h): a call an
+	 * analyst wrote, in a statement the guard does not see (one without DP
+	 * aggregates), would evaluate priorities under the key of a statement
+	 * still running.  The mark does not reach a parallel worker's plan;
+	 * its leader checked the statement.
+	 */
+	if (!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp_agg.unit_priority runs only in statements rewritten by dp_agg"),
+				 errdetail("It is the priority of a privacy unit's group under the key of one statement."),
+				 errhint(HINT_REWRITE_ONLY)));
+	pc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(PriorityCache));
+	pc->nargs = nargs;
+	pc->hash = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(FmgrInfo) * nargs);
+	pc->collation = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(Oid) * nargs);
+	pc->message = MemoryContextAllocZero(flinfo->fn_mcxt, 8 * nargs);
+	for (int i = 0; i < nargs; i++)
+	{
+		Node	   *arg = list_nth(fexpr->args, i);
+		TypeCacheEntry *tc = lookup_type_cache(exprType(arg),
+											   TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+
+		/* privacy_unit.c takes the fused path only for such types */
+		if (!OidIsValid(tc->hash_extended_proc_finfo.fn_oid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("could not identify an extended hash function for type %s",
+							format_type_be(exprType(arg))),
+					 errdetail("The priority of a privacy unit hashes the unit and each group key."),
+					 errhint(HINT_REWRITE_ONLY)));
+		fmgr_info_copy(&pc->hash[i], &tc->hash_extended_proc_finfo, flinfo->fn_mcxt);
+		pc->collation[i] = exprCollation(arg);
+	}
+	dp_pick_key_read(pc->key);
+	flinfo->fn_extra = pc;
+	return pc;
+}
+
+/*
+ * dp_agg.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
+ * the execution's key of the extended hashes (seed 0) of the arguments
+ */
+Datum
+dp_unit_priority(PG_FUNCTION_ARGS)
+{
+	PriorityCache *pc = priority_cache(fcinfo);
+
+	for (int i = 0; i < pc->nargs; i++)
+	{
+		uint64		h = NULL_KEY_HASH;
+
+		if (!PG_ARGISNULL(i))
+			h = DatumGetUInt64(FunctionCall2Coll(&pc->hash[i], pc->collation[i],
+												 PG_GETARG_DATUM(i), UInt64GetDatum(0)));
+		for (int b = 0; b < 8; b++)
+			pc->message[8 * i + b] = (uint8) (h >> (8 * b));
+	}
+	PG_RETURN_INT64((int64) dp_siphash24(pc->key, pc->message, 8 * pc->nargs));
+}
+
+/* ---------- dp_agg.unit_pick(key anyelement, p bigint) ---------- */
+
+static void invalid_state(void);
+
+/* the key of the row of smallest priority seen so far */
+typedef struct PickKeyState
+{
+	int64		p;
+	Oid			type;
+	int16		typlen;
+	bool		typbyval;
+	bool		isnull;
+	Datum		value;			/* in the aggregate's memory */
+} PickKeyState;
+
+static MemoryContext
+agg_memory(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "dp_agg: unit_pick support function called in non-aggregate context");
+	return aggcontext;
+}
+
+static PickKeyState *
+new_pick_state(MemoryContext cxt, Oid type)
+{
+	PickKeyState *st = MemoryContextAllocZero(cxt, sizeof(PickKeyState));
+
+	st->type = type;
+	get_typlenbyval(type, &st->typlen, &st->typbyval);
+	st->isnull = true;
+	return st;
+}
+
+/* make (p, value) the state's key, copied into cxt */
+static void
+set_key(PickKeyState *st, MemoryContext cxt, int64 p, bool isnull, Datum value)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	if (!st->isnull && !st->typbyval)
+		pfree(DatumGetPointer(st->value));
+	st->p = p;
+	st->isnull = isnull;
+	st->value = isnull ? (Datum) 0 : datumCopy(value, st->typbyval, st->typlen);
+	MemoryContextSwitchTo(old);
+}
+
+/* transition: a smaller priority replaces the key; an equal one keeps the first */
+Datum
+dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_memory(fcinfo);
+	PickKeyState *st = PG_ARGISNULL(0) ? NULL : (PickKeyState *) PG_GETARG_POINTER(0);
+	int64		p;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("dp_agg.unit_pick needs a priority"),
+				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errhint(HINT_REWRITE_ONLY)));
+	p = PG_GETARG_INT64(2);
+	if (st != NULL && p >= st->p)
+		PG_RETURN_POINTER(st);
+	if (st == NULL)
+		st = new_pick_state(cxt, get_fn_expr_argtype(fcinfo->flinfo, 1));
+	set_key(st, cxt, p, PG_ARGISNULL(1), PG_GETARG_DATUM(1));
+	PG_RETURN_POINTER(st);
+}
+
+/* combine: the state of smaller priority; equal, the first */
+Datum
+dp_unit_pick_key_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = agg_memory(fcinfo);
+	PickKeyState *s1 = PG_ARGISNULL(0) ? NULL : (PickKeyState *) PG_GETARG_POINTER(0);
+	PickKeyState *s2 = PG_ARGISNULL(1) ? NULL : (PickKeyState *) PG_GETARG_POINTER(1);
+
+	if (s2 == NULL)
+	{
+		if (s1 == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(s1);
+	}
+	if (s1 != NULL && s1->type != s2->type)
+		invalid_state();
+	if (s1 == NULL)
+		s1 = new_pick_state(cxt, s2->type);
+	else if (s2->p >= s1->p)
+		PG_RETURN_POINTER(s1);
+	set_key(s1, cxt, s2->p, s2->isnull, s2->value);
+	PG_RETURN_POINTER(s1);
+}
+
+/*
+ * Serialized state: version, isnull, p, the type's OID, then the value's
+ * bytes (a by-value Datum, the fixed-length bytes, the whole varlena or the
+ * C string with its terminator).
+ */
+#define PICK_KEY_SERIAL_VERSION 1
+#define PICK_KEY_HEADER_SIZE (1 + 1 + 8 + 4)
+
+static void
+check_split(FunctionCallInfo fcinfo, bool serialize)
+{
+	AggState   *aggstate;
+
+	(void) agg_memory(fcinfo);
+	if (!IsA(fcinfo->context, AggState))
+		elog(ERROR, "dp_agg: unit_pick support function called in non-aggregate context");
+	aggstate = (AggState *) fcinfo->context;
+	if (serialize ? !DO_AGGSPLIT_SERIALIZE(aggstate->aggsplit)
+		: !DO_AGGSPLIT_DESERIALIZE(aggstate->aggsplit))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dp_agg.unit_pick states may only be passed between processes of one aggregation")));
+}
+
+/* the bytes of a value, and their number */
+static const char *
+value_bytes(const PickKeyState *st, size_t *len)
+{
+	if (st->isnull)
+	{
+		*len = 0;
+		return NULL;
+	}
+	if (st->typbyval)
+	{
+		*len = sizeof(Datum);
+		return (const char *) &st->value;
+	}
+	if (st->typlen > 0)
+		*len = st->typlen;
+	else if (st->typlen == -1)
+	{
+		struct varlena *v = PG_DETOAST_DATUM_PACKED(st->value);
+
+		*len = VARSIZE_ANY(v);
+		return (const char *) v;
+	}
+	else
+		*len = strlen(DatumGetCString(st->value)) + 1;
+	return DatumGetPointer(st->value);
+}
+
+Datum
+dp_unit_pick_key_serialize(PG_FUNCTION_ARGS)
+{
+	PickKeyState *st;
+	const char *bytes;
+	size_t		len;
+	bytea	   *result;
+	char	   *p;
+	uint8		version = PICK_KEY_SERIAL_VERSION;
+	uint8		isnull;
+	uint32		type;
+
+	check_split(fcinfo, true);
+	st = (PickKeyState *) PG_GETARG_POINTER(0);
+	bytes = value_bytes(st, &len);
+	isnull = st->isnull ? 1 : 0;
+	type = st->type;
+	result = (bytea *) palloc(VARHDRSZ + PICK_KEY_HEADER_SIZE + len);
+	SET_VARSIZE(result, VARHDRSZ + PICK_KEY_HEADER_SIZE + len);
+	p = VARDATA(result);
+	memcpy(p, &version, 1);
+	memcpy(p + 1, &isnull, 1);
+	memcpy(p + 2, &st->p, 8);
+	memcpy(p + 10, &type, 4);
+	if (len > 0)
+		memcpy(p + PICK_KEY_HEADER_SIZE, bytes, len);
+	PG_RETURN_BYTEA_P(result);
+}
+
+static void
+invalid_state(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("invalid serialized dp_agg.unit_pick state")));
+}
+
+/* the value of len bytes, checked against the type, in fresh memory */
+static Datum
+restore_value(PickKeyState *st, const char *bytes, size_t len)
+{
+	char	   *copy;
+
+	if (st->typbyval)
+	{
+		Datum		d;
+
+		if (len != sizeof(Datum))
+			invalid_state();
+		memcpy(&d, bytes, sizeof(Datum));
+		return d;
+	}
+	if ((st->typlen > 0 && len != (size_t) st->typlen) || len == 0)
+		invalid_state();
+	copy = palloc(len);
+	memcpy(copy, bytes, len);
+	if ((st->typlen == -1 && VARSIZE_ANY(copy) != len) ||
+		(st->typlen == -2 && strnlen(copy, len) != len - 1))
+		invalid_state();
+	return PointerGetDatum(copy);
+}
+
+Datum
+dp_unit_pick_key_deserialize(PG_FUNCTION_ARGS)
+{
+	bytea	   *b;
+	const char *p;
+	size_t		len;
+	uint8		version,
+				isnull;
+	uint32		type;
+	PickKeyState *st;
+
+	check_split(fcinfo, false);
+	b = PG_GETARG_BYTEA_PP(0);
+	len = VARSIZE_ANY_EXHDR(b);
+	p = VARDATA_ANY(b);
+	if (len < PICK_KEY_HEADER_SIZE)
+		invalid_state();
+	memcpy(&version, p, 1);
+	memcpy(&isnull, p + 1, 1);
+	memcpy(&type, p + 10, 4);
+	/* the type is checked against the call's by combine and final */
+	if (version != PICK_KEY_SERIAL_VERSION || isnull > 1 ||
+		!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)))
+		invalid_state();
+	st = new_pick_state(CurrentMemoryContext, type);
+	memcpy(&st->p, p + 2, 8);
+	st->isnull = isnull != 0;
+	len -= PICK_KEY_HEADER_SIZE;
+	if (st->isnull && len != 0)
+		invalid_state();
+	if (!st->isnull)
+		st->value = restore_value(st, p + PICK_KEY_HEADER_SIZE, len);
+	PG_RETURN_POINTER(st);
+}
+
+/* final (FINALFUNC_EXTRA, for the polymorphic result): the key */
+Datum
+dp_unit_pick_key_final(PG_FUNCTION_ARGS)
+{
+	PickKeyState *st = PG_ARGISNULL(0) ? NULL : (PickKeyState *) PG_GETARG_POINTER(0);
+
+	if (st != NULL && st->type != get_fn_expr_argtype(fcinfo->flinfo, 1))
+		invalid_state();
+	if (st == NULL || st->isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(st->value);
+}

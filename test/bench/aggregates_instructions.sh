@@ -1,0 +1,74 @@
+#!/bin/bash
+# dp_agg benchmark: the instructions a statement of DP aggregates costs,
+# against the built-in aggregates, counted by valgrind (callgrind).  Not a
+# pass/fail test.
+#
+#   test/bench/aggregates_instructions.sh
+#   DP_BENCH_ONLY='^1,000, private keys' test/bench/aggregates_instructions.sh
+#
+# The statements of aggregates.sh (serial plans), on a table of
+# DP_BENCH_ROWS rows: without GROUP BY, 1,000 groups with public and with
+# private keys, and groups of 10 rows.  Each is run in a backend under
+# callgrind, once and three times in two sessions; the difference is the
+# cost of one execution, parse to result (agg_instructions.py).  Counts of
+# instructions are the same on a loaded machine as on a quiet one, so this
+# compares the code dp_agg runs per row with PostgreSQL's own where timings
+# cannot (a shared machine's timings vary by more than the differences
+# measured); they do not show cache misses (aggregates.sh shows the time).
+# About 50 times slower than native execution: 200,000 rows by default.
+#
+# Environment:
+#   DP_BENCH_ROWS   rows in the table (200000)
+#   DP_BENCH_ONLY   a regular expression: only the "groups, aggregate" it matches
+#   and those of bench_lib.sh but PGHOST/PGPORT: the cluster is a throw-away
+#   one, its postmaster started under valgrind
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/test/lib.sh"
+. "$top/test/bench/bench_lib.sh"
+
+if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
+    echo "aggregates_instructions.sh starts its own cluster under valgrind: unset PGHOST and PGPORT" >&2
+    exit 1
+fi
+if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
+    [ "$(id -u)" = 0 ] && { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
+    command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
+fi
+export DP_BENCH_ROWS=${DP_BENCH_ROWS:-200000}
+export DP_PSQL
+
+trap dp_bench_cleanup EXIT
+dp_bench_cluster "$top"
+dp_bench_role
+dp_log "creating dp_bench_ins with $DP_BENCH_ROWS rows"
+"$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -v rows="$DP_BENCH_ROWS" <<'SQL'
+SET client_min_messages = warning;
+CREATE TABLE dp_bench_ins (g1k integer NOT NULL, g10 integer NOT NULL,
+                           b bigint NOT NULL, d double precision NOT NULL);
+SELECT setseed(0.25) \g /dev/null
+INSERT INTO dp_bench_ins
+SELECT (i * 997) % 1000, (i * 999983) % greatest(:rows / 10, 1),
+       floor(random() * 1001)::bigint, random() * 1000
+FROM generate_series(1::bigint, :rows) AS i;
+VACUUM (FREEZE, ANALYZE) dp_bench_ins;
+GRANT SELECT ON dp_bench_ins TO dp_bench;
+CHECKPOINT;
+SQL
+
+# the postmaster again, under callgrind: each backend writes its profile
+# when it exits
+export DP_CG_DIR="$DP_BENCH_DIR/callgrind"
+mkdir -p "$DP_CG_DIR"
+[ "$(id -u)" = 0 ] && chown postgres: "$DP_CG_DIR"
+(cd / && dp_as_postgres "$DP_PG_BIN/pg_ctl" -D "$DP_BENCH_DIR/data" -m fast -w stop >/dev/null)
+(cd / && dp_as_postgres bash -c "valgrind --tool=callgrind --callgrind-out-file='$DP_CG_DIR/cg.%p' \
+    '$DP_PG_BIN/postgres' -D '$DP_BENCH_DIR/data' >'$DP_BENCH_DIR/valgrind.log' 2>&1 &")
+for _ in $(seq 300); do
+    "$DP_PSQL" -X -Atc "SELECT 1" >/dev/null 2>&1 && break
+    sleep 1
+done
+dp_log "postmaster under callgrind; timing the statements"
+python3 "$top/test/bench/agg_instructions.py"
+echo
+dp_bench_machine "$top"
