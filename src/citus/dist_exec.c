@@ -1065,10 +1065,9 @@ typedef struct UnitRow
  * The groups a unit keeps: at most k of its rows (one per group, the
  * inner statement groups by unit and keys), those of the k smallest
  * priorities drawn from the CSPRNG for each row: a uniform k-subset of the
- * unit's groups, chosen from its own rows and fresh randomness only, as
- * the proof of doc/units-and-groups.md requires (Wilson et al. 2020,
- * section 3).  Ties
- * (probability about 2^-64) are broken by order of arrival.
+ * unit's groups, chosen from its own rows and fresh randomness only, as the
+ * proof of doc/units-and-groups.md requires (Wilson et al. 2020, section 3).
+ * Ties (probability about 2^-64) are broken by order of arrival.
  */
 static void
 keep_row(UnitRow *kept, int *nkept, int k, TupleTableSlot *slot)
