@@ -115,6 +115,7 @@
 #include "protect.h"
 #include "protect_check.h"
 #include "public_domain.h"
+#include "row_seal.h"
 #include "random.h"
 #include "registry.h"
 #include "selection_mechanism.h"
@@ -468,6 +469,8 @@ dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 		if (as_owner)
 		{
 			dp_protect_start_inner(inner, relid, params, eflags, instrument_options);
+			/* nothing traps a call on the workers: none may fail on rows */
+			dp_row_refuse_failing(inner, relid);
 			if (!OidIsValid(untrusted))
 				untrusted = relid;
 		}

@@ -129,6 +129,7 @@ typedef struct Seal
 	Oid			row_eval;		/* dp_agg.row_eval */
 	Oid			relid;			/* the protected relation, for messages */
 	bool		on_rows;		/* below, or in the arguments of, DP aggregates */
+	bool		on_workers;		/* Citus fragments: refused, not trapped */
 } Seal;
 
 static Node *seal_mutator(Node *node, Seal *s);
@@ -158,6 +159,18 @@ refuse_expression(Seal *s, const char *what)
 					get_rel_name(s->relid)),
 			 errdetail("It could fail for some rows, and its type or functions are not among those dp_agg evaluates safely."),
 			 errhint("See \"Protected tables\" in the dp_agg README for what may be computed on rows.")));
+}
+
+/* Citus fragments run on the workers as signed: nothing traps them there */
+static void
+refuse_on_workers(Seal *s)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("an expression that can fail on rows is not supported over protected Citus table \"%s\"",
+					get_rel_name(s->relid)),
+			 errdetail("The workers evaluate the expressions of a DP statement on a Citus table, where a call that fails on a row is not turned into NULL: its error would tell whether such a row exists."),
+			 errhint("Over a protected Citus table, compute on rows only what cannot fail (comparisons of columns with constants of their type, IS NULL, CASE over them), or query a local copy of the table.")));
 }
 
 /*
@@ -446,7 +459,11 @@ seal_mutator(Node *node, Seal *s)
 				FuncExpr   *f = (FuncExpr *) node;
 
 				if (!f->funcretset && trap_call(s, f->funcid, f->args))
+				{
+					if (s->on_workers)
+						refuse_on_workers(s);
 					return wrap_call(s, f);
+				}
 				return node;
 			}
 		case T_OpExpr:
@@ -458,7 +475,11 @@ seal_mutator(Node *node, Seal *s)
 				set_opfuncid(o);
 				if (!o->opretset && trap_call(s, o->opfuncid, o->args))
 				{
-					Oid			soft = IsA(o, OpExpr) ? soft_version(o->opfuncid) : InvalidOid;
+					Oid			soft;
+
+					if (s->on_workers)
+						refuse_on_workers(s);
+					soft = IsA(o, OpExpr) ? soft_version(o->opfuncid) : InvalidOid;
 
 					o->opfuncid = OidIsValid(soft) ? soft : s->row_call;
 				}
@@ -471,6 +492,8 @@ seal_mutator(Node *node, Seal *s)
 				set_sa_opfuncid(o);
 				if (trap_call(s, o->opfuncid, o->args))
 				{
+					if (s->on_workers)
+						refuse_on_workers(s);
 					o->opfuncid = s->row_call;
 					o->hashfuncid = InvalidOid;
 					o->negfuncid = InvalidOid;
@@ -484,6 +507,8 @@ seal_mutator(Node *node, Seal *s)
 					refuse_expression(s, "this expression");
 				return node;
 			}
+			if (trap && s->on_workers)
+				refuse_on_workers(s);
 			return trap ? wrap_eval(s, node) : node;
 	}
 }
@@ -522,7 +547,7 @@ seal_plan(Plan *plan, Seal *s)
 void
 dp_row_seal_plan(PlannedStmt *stmt, Oid relid)
 {
-	Seal		s = {dp_row_call_oid(), dp_row_eval_oid(), relid, false};
+	Seal		s = {dp_row_call_oid(), dp_row_eval_oid(), relid, false, false};
 	ListCell   *lc;
 
 	if (stmt->commandType == CMD_UTILITY)
@@ -536,6 +561,20 @@ dp_row_seal_plan(PlannedStmt *stmt, Oid relid)
 	seal_plan(stmt->planTree, &s);
 	foreach(lc, stmt->subplans)
 		seal_plan(lfirst(lc), &s);
+}
+
+/*
+ * A Citus inner statement over protected relid, for an untrusted role,
+ * before the charge: no expression on its rows may fail (on a copy).
+ */
+void
+dp_row_refuse_failing(Query *inner, Oid relid)
+{
+	Seal		s = {dp_row_call_oid(), dp_row_eval_oid(), relid, true, true};
+
+	(void) seal_mutator(copyObject((Node *) inner->jointree), &s);
+	(void) seal_mutator(copyObject((Node *) inner->targetList), &s);
+	(void) seal_mutator(copyObject(inner->havingQual), &s);
 }
 
 /* ---------- the checks before the first row ---------- */

@@ -14,6 +14,7 @@
 
 extern void dp_row_seal_init(void);
 extern void dp_row_seal_plan(PlannedStmt *stmt, Oid relid);
+extern void dp_row_refuse_failing(Query *inner, Oid relid);
 extern void dp_row_check_plan(PlannedStmt *stmt, ParamListInfo params, Oid relid);
 
 #endif							/* DP_AGG_ROW_SEAL_H */

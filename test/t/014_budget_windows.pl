@@ -181,7 +181,9 @@ sleep_to_boundary(-0.1);
 crash_and_restart($node, sub { collect_clients(@clients) });
 check_windows('crash before a boundary');
 
-# after the restarts, a charge counts in the current window
+# after the restarts, a charge counts in the current window (one that has
+# just begun: the clients may have spent the window of the crash)
+sleep_to_boundary(0.2);
 is( $node->safe_psql(
 		'postgres', q{
 SET ROLE a1;
