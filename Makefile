@@ -3,7 +3,7 @@
 EXTENSION = dp_agg
 MODULE_big = dp_agg
 
-# src/ by feature, one folder each, bottom up as in src/LAYERS (README,
+# src/ by feature, one folder each, bottom up as in src/LAYERS (doc/layout.md,
 # "Layout"); a header is included by its name alone, from any folder
 OBJS =
 
@@ -175,7 +175,8 @@ prove_installcheck:
 mutants:
 	PG_CONFIG=$(PG_CONFIG) bash test/mutants/run.sh $(MUTANTS)
 
-# the module graph: acyclic includes and calls, layered (README, "Layout")
+# the module graph: acyclic includes and calls, layered (doc/layout.md,
+# "Layout")
 .PHONY: check-graph
 check-graph: all
 	bash test/check-graph.sh
@@ -185,6 +186,12 @@ check-graph: all
 .PHONY: check-packaging
 check-packaging:
 	bash test/check-packaging.sh
+
+# the documentation: README.md and doc/*.md, every relative link and anchor
+# resolved, every page linked from the README (test/docs-links.py)
+.PHONY: check-docs
+check-docs:
+	python3 test/docs-links.py
 
 # error messages: literal format strings, PostgreSQL's message style
 .PHONY: check-messages

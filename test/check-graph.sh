@@ -1,5 +1,5 @@
 #!/bin/bash
-# Check dp_agg's module graph (README, "Layout"):
+# Check dp_agg's module graph (doc/layout.md, "Layout"):
 #  - the include graph, from the #include "..." lines of src/ that name a
 #    file of src/, and the call graph, from the object files (each symbol a
 #    .o leaves undefined, resolved to the .o that defines it), have no cycle;
@@ -9,7 +9,7 @@
 #  - every function or variable a header declares extern is defined by the
 #    object of the same module, and every symbol an object defines and
 #    another object uses is declared in its module's header;
-#  - README, "Layout" (or doc/ when it moves there), lists every module
+#  - doc/layout.md, "Layout" (or README.md, if it holds it), lists every module
 #    once, under its folder, the folders in the order of src/LAYERS.
 #  - one walker of DP calls: outside src/dp_calls.c, no tree-walker or
 #    mutator callback (a function passed to expression_tree_walker and the
@@ -162,7 +162,7 @@ for m, syms in sorted(used.items()):
         if d is not None and d != m and declared.get(s) != d:
             problems.append(f"{m}.c uses {s} of {d}.c, which {d}.h does not declare")
 
-# README, "Layout" (or the page of doc/ that holds it): one row per module,
+# doc/layout.md, "Layout" (or README.md, if it holds it): one row per module,
 # "| folder | `src/folder/name.c` | ...", the folders in the order of src/LAYERS
 layout = None
 for page in ["README.md"] + sorted(glob.glob("doc/*.md")):
@@ -178,18 +178,18 @@ listed = {}
 last = -1
 for d, d2, m in rows:
     if d != d2 or folder.get(m) != d:
-        problems.append(f"README, Layout: src/{d2}/{m} under folder {d}, but the module is "
+        problems.append(f"Layout (doc/layout.md): src/{d2}/{m} under folder {d}, but the module is "
                         f"src/{folder.get(m, '?')}/{m}")
     if m in listed:
-        problems.append(f"README, Layout: module {m} listed twice")
+        problems.append(f"Layout (doc/layout.md): module {m} listed twice")
     listed[m] = d
     if d in rank:
         if rank[d] < last:
-            problems.append(f"README, Layout: folder {d} out of the order of src/LAYERS")
+            problems.append(f"Layout (doc/layout.md): folder {d} out of the order of src/LAYERS")
         last = max(last, rank[d])
 for m in modules:
     if m not in listed:
-        problems.append(f"README, Layout: module {m} (src/{folder[m]}) is not listed")
+        problems.append(f"Layout (doc/layout.md): module {m} (src/{folder[m]}) is not listed")
 # one walker of DP calls (dp_calls.c); these callbacks test for DP calls
 # to treat them, not to find them: file:function -> why
 walker_allowed = {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # dp_agg: PostgreSQL's own regression suite as the judge of "protecting one
-# table changes nothing else in the database" (README, "Protected tables",
-# "What protection changes").
+# table changes nothing else in the database" (doc/guard.md, "Protected
+# tables", "What protection changes").
 #
 # PostgreSQL's src/test/regress runs twice against the server PG_CONFIG
 # names (installcheck, the tests one at a time, C locale, UTF8), each time

@@ -6,7 +6,7 @@
 # citus suite without Citus and without DP_CITUS_TARBALL) counts as
 # skipped, never as passed.
 # DP_SUITES chooses the suites (default: all of them):
-#   packaging graph regress tap stat reference load fuzz neighbour citus mutants core
+#   packaging docs graph regress tap stat reference load fuzz neighbour citus mutants core
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib.sh"
@@ -22,7 +22,7 @@ export PGHOST=$dir PGPORT=$port PGUSER=postgres
 total_pass=0
 total_fail=0
 total_skip=0
-suites=" ${DP_SUITES:-packaging graph regress tap stat reference load fuzz neighbour citus mutants core} "
+suites=" ${DP_SUITES:-packaging docs graph regress tap stat reference load fuzz neighbour citus mutants core} "
 want() { [[ "$suites" == *" $1 "* ]]; }
 record() {   # suite passed failed [skipped]
     local skipped=${4:-0}
@@ -50,6 +50,23 @@ if want packaging && [ -f test/check-packaging.sh ]; then
         kp=0; kf=1
     fi
     record "packaging" "$kp" "$kf"
+fi
+
+# docs (test/docs-links.py): README.md and doc/*.md hold together: every
+# relative link and anchor resolves, every page is linked from the README,
+# which is under 250 lines and starts with the demo and test commands.  It
+# prints "docs: N passed, M failed", one result per check
+if want docs && [ -f test/docs-links.py ]; then
+    out=$(python3 test/docs-links.py 2>&1)
+    echo "$out"
+    line=$(echo "$out" | grep -E '^docs: [0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$line" ]; then
+        dp=$(echo "$line" | sed -E 's/^docs: ([0-9]+) passed.*/\1/')
+        df=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    else
+        dp=0; df=1
+    fi
+    record "docs" "$dp" "$df"
 fi
 
 # the module graph (builds the objects in this copy of the tree)

@@ -28,7 +28,8 @@
  * same factor mu* / sqrt(sum_j 1/s_j^2) >= 1.  For dp_avg, whose count and
  * centred sum each carry half of the price, that is an equal split of mu^2,
  * which is the split that minimises the largest variance of the average
- * over every true mean allowed by the bounds (README, "dp_avg").
+ * over every true mean allowed by the bounds (doc/sql-reference.md,
+ * "Aggregates").
  *
  * Price.  Each release keeps (epsilon_i, delta_i) as its share of the
  * statement's price (for the ledger and basic accounting); its Renyi DP

@@ -68,7 +68,10 @@
 /* most repeats counted at once */
 #define PLD_MAX_REPEATS (INT64CONST(1) << 30)
 
-/* ranges of the calculator's arguments (the samplers' ranges, README "Ranges") */
+/*
+ * ranges of the calculator's arguments (the samplers' ranges,
+ * doc/sql-reference.md, "Ranges")
+ */
 #define PLD_MIN_LAPLACE_SCALE (1.0 / 1099511627776.0)	/* 2^-40 */
 #define PLD_MAX_LAPLACE_SCALE 4611686018427387904.0	/* 2^62 */
 #define PLD_MIN_GAUSSIAN_SCALE (1.0 / 256.0)

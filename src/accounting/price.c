@@ -84,7 +84,8 @@ first_notice_of_plan(const PlannedStmt *stmt, const char *why_not)
 /*
  * dp_agg.max_rows_contributed, read when a statement is priced: a role
  * untrusted for the protected relation may not exceed the superuser
- * setting dp_agg.max_rows_contributed_limit (README, "Privacy units").
+ * setting dp_agg.max_rows_contributed_limit (doc/units-and-groups.md, "Privacy
+ * units").
  */
 int
 dp_price_unit_rows(Oid relid)

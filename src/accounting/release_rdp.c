@@ -155,7 +155,7 @@ add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
  * delta > 0, which no Renyi DP curve bounds (a Renyi divergence of finite
  * order is infinite where one distribution has mass the other lacks), and
  * is composed beside the curve instead (dp_release_add_selection; the
- * hybrid certificate of calibrate.c, README "Renyi accounting").
+ * hybrid certificate of calibrate.c, doc/budgets.md, "Renyi accounting").
  */
 static void
 release_add_rdp(const DpRelease *r, double *curve)

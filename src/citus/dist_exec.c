@@ -8,7 +8,7 @@
  * - dp_dist_protect_start, at executor start before anything else, checks
  *   that the current user may read the Citus table (a grant or SELECT),
  *   and, on a protected table it is not trusted for, the rules of
- *   protect_check.c on the inner statement (README, "Protected Citus
+ *   protect_check.c on the inner statement (doc/citus.md, "Protected Citus
  *   tables").
  * - dp_dist_price, at executor start, finds the dist_run scan of the plan,
  *   checks the inner statement it carries (the guard's query check, one
@@ -346,7 +346,7 @@ inner_of(FuncExpr *run, int *unit_groups)
 /*
  * The role the inner statement of a DP statement on a Citus table runs as:
  * the table's owner when the table is protected and the current user is
- * not trusted for it (README, "Citus"), InvalidOid to run it as the
+ * not trusted for it (doc/citus.md, "Citus"), InvalidOid to run it as the
  * current user.  Citus connects to the workers as the user the statement
  * runs as, so the fragments then run as the owner there: the workers refuse
  * the untrusted role any read of the table and its shards
@@ -1068,9 +1068,9 @@ typedef struct UnitRow
  * The groups a unit keeps: at most k of its rows (one per group, the
  * inner statement groups by unit and keys), those of the k smallest
  * priorities drawn from the CSPRNG for each row: a uniform k-subset of the
- * unit's groups, chosen from its own rows and fresh randomness only, as
- * the README's proof requires (Wilson et al. 2020, section 3).  Ties
- * (probability about 2^-64) are broken by order of arrival.
+ * unit's groups, chosen from its own rows and fresh randomness only, as the
+ * proof of doc/units-and-groups.md requires (Wilson et al. 2020, section 3).
+ * Ties (probability about 2^-64) are broken by order of arrival.
  */
 static void
 keep_row(UnitRow *kept, int *nkept, int k, TupleTableSlot *slot)
@@ -1145,7 +1145,7 @@ put_group(DistRun *dr, Tuplestorestate *out, TupleDesc outdesc, Datum *keys, boo
  * and the bounded contributions are added per group, sorted by the keys.
  * Each unit is bounded once, from all its rows, wherever Citus found them:
  * on the unit's one shard when the unit is the distribution column, on
- * several otherwise (README, "Citus").
+ * several otherwise (doc/citus.md, "Citus").
  */
 static Tuplestorestate *
 bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,

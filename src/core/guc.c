@@ -289,7 +289,7 @@ dp_guc_init(void)
 							NULL, NULL, NULL);
 
 	/*
-	 * Protected tables (README, "Protected tables"): settings only a
+	 * Protected tables (doc/guard.md, "Protected tables"): settings only a
 	 * superuser may change, as they limit untrusted roles.
 	 */
 	DefineCustomRealVariable("dp_agg.protected_min_epsilon",
@@ -368,11 +368,11 @@ dp_guc_init(void)
 								NULL, NULL, NULL);
 
 	/*
-	 * Privacy units (README, "Privacy units").  A role can ALTER ROLE itself
-	 * SET any user setting, so the bounds a role untrusted for a protected
-	 * relation may use are capped by what only superusers set: the
-	 * superuser setting dp_agg.max_rows_contributed_limit and the catalog's
-	 * max_groups_contributed (privacy_unit.c, release.c).
+	 * Privacy units (doc/units-and-groups.md, "Privacy units").  A role can
+	 * ALTER ROLE itself SET any user setting, so the bounds a role untrusted
+	 * for a protected relation may use are capped by what only superusers set:
+	 * the superuser setting dp_agg.max_rows_contributed_limit and the
+	 * catalog's max_groups_contributed (privacy_unit.c, release.c).
 	 */
 	DefineCustomIntVariable("dp_agg.max_rows_contributed",
 							"Rows of one privacy unit that dp_count counts in one group.",

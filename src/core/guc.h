@@ -22,9 +22,9 @@ extern double dp_guc_delta;
 extern int	dp_guc_group_keys;
 
 /*
- * The defaults of the private selection of GROUP BY keys (README, "Private
- * group keys"): its share of a statement's epsilon while
- * dp_agg.selection_epsilon is unset, and dp_agg.selection_delta
+ * The defaults of the private selection of GROUP BY keys
+ * (doc/units-and-groups.md, "Private group keys"): its share of a statement's
+ * epsilon while dp_agg.selection_epsilon is unset, and dp_agg.selection_delta
  */
 #define DP_DEFAULT_SELECTION_SHARE 0.5
 #define DP_DEFAULT_SELECTION_DELTA "1e-7"

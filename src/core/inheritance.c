@@ -90,7 +90,7 @@ direct_parents(Relation inherits, Oid relid)
 /*
  * The ancestors of a relation, nearest first, each once (NIL if it has
  * none).  With partitions_only, only those of a partition: a plain
- * inheritance child is then its own tree (protect.c, README "Protected
+ * inheritance child is then its own tree (protect.c, doc/guard.md, "Protected
  * tables").
  */
 static List *

@@ -4,9 +4,9 @@
  *	  The privacy units of relations: the catalog dp_agg.privacy_unit, and
  *	  the unit that applies to the rows a statement reads.
  *
- * README, "Privacy units".  dp_agg.set_privacy_unit declares a column of a
- * relation the unit of its rows.  The rows of a partition or of an
- * inheritance child are rows of its ancestors too (a parent read without
+ * doc/units-and-groups.md, "Privacy units".  dp_agg.set_privacy_unit declares
+ * a column of a relation the unit of its rows.  The rows of a partition or of
+ * an inheritance child are rows of its ancestors too (a parent read without
  * ONLY reads them), so a unit declared on a relation applies to every
  * relation below it, at any depth, whichever of them a statement names:
  * the unit of a relation read is the union of the declarations on it and

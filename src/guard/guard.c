@@ -14,7 +14,7 @@
  * authority: it sees what will really run, including SQL functions inlined
  * by the planner, and it finds the DP aggregate calls to price.
  *
- * The rules (README, "What the guard accepts"):
+ * The rules (doc/guard.md, "What the guard accepts"):
  *   - the FROM of a query level with DP aggregates is one table, optionally
  *     with TABLESAMPLE, or a sub-query or view that reads one table row by
  *     row (no aggregation, DISTINCT, window functions, LIMIT, set-returning

@@ -4,7 +4,7 @@
  *	  Joins of the input of DP aggregates to lookup tables, on a key unique
  *	  in the lookup table.
  *
- * README, "Lookup joins".  A DP aggregate reads one relation (its input;
+ * doc/guard.md, "Lookup joins".  A DP aggregate reads one relation (its input;
  * with a privacy unit, rows of one unit); a query level with DP aggregates,
  * or a sub-query, view or CTE below one, may join that relation to lookup
  * tables:

@@ -3,7 +3,7 @@
  * protect_check.c
  *	  Enforcing the protection of relations for untrusted roles.
  *
- * README, "Protected tables".  A role untrusted for a protected relation
+ * doc/guard.md, "Protected tables".  A role untrusted for a protected relation
  * (protect.c) reads it only through a statement that computes DP
  * aggregates over it: every scan of the relation in the plan feeds a DP
  * aggregate.  Any other statement that names it fails before it starts,
@@ -448,7 +448,7 @@ dp_protect_start_inner(Query *inner, Oid relid, ParamListInfo params, int eflags
 
 /*
  * The releases of a statement accepted for an untrusted role, when it is
- * priced: each must cost at least dp_agg.protected_min_epsilon (README,
+ * priced: each must cost at least dp_agg.protected_min_epsilon (doc/guard.md,
  * "Protected tables").  A release whose error or duration depended on a
  * row would answer a question about it whatever its epsilon; the floor
  * bounds how many such questions a budget can pay for.

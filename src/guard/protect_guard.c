@@ -3,7 +3,7 @@
  * protect_guard.c
  *	  The stricter guard for untrusted roles over protected relations.
  *
- * README, "Protected tables", rule 3.  A DP release hides a row only if
+ * doc/guard.md, "Protected tables", rule 3.  A DP release hides a row only if
  * nothing else the statement does depends on it: its result, its errors,
  * its side effects.  When a statement names a protected relation that the
  * current user is not trusted for, the rewritten query (views expanded) is

@@ -4,7 +4,7 @@
  *	  No setting reports on the execution of an untrusted role's statement
  *	  over a protected relation.
  *
- * README, "Protected tables", "Settings".  Every setting a role other
+ * doc/guard.md, "Protected tables", "Settings".  Every setting a role other
  * than a superuser can change, PostgreSQL's (contexts user and superuser:
  * GRANT SET ON PARAMETER makes the latter settable too) on versions 15 to
  * 18, and those of the modules commonly loaded, is classified below by what
@@ -90,7 +90,7 @@ typedef struct Setting
 #define R_TIMING "turns a duration into an error or a wait: it tells no more than the statement's duration, which the role measures anyway"
 #define R_LOG "writes to the server log only, which the role cannot read; during the execution no LOG line reaches the client (client_min_messages is forced)"
 #define R_STATS "statistics of the execution, which roles untrusted for a protected relation cannot read (rule 5)"
-#define R_TEMP "whether sorts and hashes write temporary files; their sizes remain visible (README, threat model)"
+#define R_TEMP "whether sorts and hashes write temporary files; their sizes remain visible (doc/guard.md, threat model)"
 #define R_PRINT "prints the statement or its plan, not the rows: an untrusted role's plan uses no statistics of protected relations"
 #define R_PLPGSQL "PL/pgSQL does not run during an untrusted role's statement over a protected relation"
 #define R_DP "dp_agg's own settings: the guard and the price read them at planning and executor start"
@@ -632,7 +632,7 @@ dp_settings_note_untrusted(void)
 
 /*
  * dp_agg.setting_classes() returns table (name text, class text, quiet
- * text, reason text): the classification above, for the README and the
+ * text, reason text): the classification above, for doc/guard.md and the
  * regression test that checks every setting of the running version is in
  * it.
  */

@@ -3,8 +3,8 @@
  * protect_stats.c
  *	  No row counts of protected relations from statistics.
  *
- * README, "Protected tables", rule 5.  Statistics that count the rows of a
- * protected relation are refused to a role untrusted for it; every other
+ * doc/guard.md, "Protected tables", rule 5.  Statistics that count the rows of
+ * a protected relation are refused to a role untrusted for it; every other
  * statistic stays as PostgreSQL shows it.  Three kinds:
  *
  *   - Statistics of one relation: the cumulative counters of a relation,

@@ -4,8 +4,8 @@
  *	  Which functions, types and expressions may be evaluated on the rows
  *	  of protected relations, and how.
  *
- * README, "Protected tables": nothing on the row path can fail or report.
- * A function may be called on the rows of a protected relation, in a
+ * doc/guard.md, "Protected tables": nothing on the row path can fail or
+ * report.  A function may be called on the rows of a protected relation, in a
  * statement of a role untrusted for it, if it is built in, not volatile,
  * does not return a set, and is either LEAKPROOF, in the list below (the
  * everyday functions of analysts), or allowed by a DBA
@@ -79,7 +79,7 @@ typedef struct RowFunction
 } RowFunction;
 
 /*
- * The everyday built-ins (README, "Protected tables", "What may be
+ * The everyday built-ins (doc/guard.md, "Protected tables", "What may be
  * computed on rows").  Names of C functions, so one entry covers every
  * SQL name and operator of one implementation; versions that lack a name
  * simply never match it.

@@ -23,7 +23,7 @@ typedef enum DpRowRefusal
 
 /*
  * Each row contributes at most this many units of work per byte of a
- * regular expression's pattern (README, "Protected tables", rule 6).
+ * regular expression's pattern (doc/guard.md, "Protected tables", rule 6).
  */
 #define DP_ROW_REGEX_WORK 8
 

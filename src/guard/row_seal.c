@@ -4,7 +4,7 @@
  *	  Plans whose row expressions cannot fail or report: the rewrite that
  *	  traps them, and the checks before the first row.
  *
- * README, "Protected tables", "Nothing on the row path can fail or
+ * doc/guard.md, "Protected tables", "Nothing on the row path can fail or
  * report".  A statement of a role untrusted for a protected relation is
  * planned as usual (its query checked by protect_guard.c); then, in the
  * finished plan (dp_row_seal_plan, from the planner hook, so that cached
@@ -43,7 +43,7 @@
  *   - every collation the plan uses is loaded (pg_newlocale_from_collation),
  *     so that an unavailable locale or a collation's version mismatch
  *     raises its error or warning now, not at the first row using it;
- *   - the work a row can cost is bounded (README, rule 6): expression
+ *   - the work a row can cost is bounded (doc/guard.md, rule 6): expression
  *     nodes, bytes of constants and parameters, a regular expression's
  *     pattern counted DP_ROW_REGEX_WORK times, the output size of lpad and
  *     rpad; patterns with back-references are refused.
@@ -1111,7 +1111,7 @@ load_collation(Oid collation)
 }
 
 /*
- * Bound the work a statement may do for one row (README, "Protected
+ * Bound the work a statement may do for one row (doc/guard.md, "Protected
  * tables", rule 6).  An expression evaluated only for some rows (under CASE
  * WHEN, after AND) that is large, or takes a large constant or parameter
  * (md5 of a 100 MB text, a comparison with every element of a large array,

@@ -4,7 +4,7 @@
  *	  The trap: on the rows of a protected relation, a call that fails
  *	  yields NULL, and nothing it raises reaches the client.
  *
- * README, "Protected tables", "Nothing on the row path can fail or
+ * doc/guard.md, "Protected tables", "Nothing on the row path can fail or
  * report".  In a statement of a role untrusted for a protected relation,
  * the plan's calls of allowed built-in functions go through
  * dp_agg.row_call, and the expressions that can fail otherwise than by a

@@ -4,7 +4,7 @@
  *	  A DP statement reads the rows of its input only through its DP
  *	  aggregates: no function it calls reads them beside.
  *
- * README, "What the guard accepts".  A release's noise hides one row (or
+ * doc/guard.md, "What the guard accepts".  A release's noise hides one row (or
  * one unit) because the release depends on each row only through that
  * row's own contribution.  An expression whose value depends on other rows
  * of the relations that feed the DP aggregates breaks this, whatever the
@@ -42,7 +42,7 @@
  * Relations of other trees may be read: their rows are not the input of
  * the releases.  What reads rows without the executor (another connection
  * through dblink, pageinspect) is not seen; grant such functions to
- * trusted roles only (README, "Protected tables").
+ * trusted roles only (doc/guard.md, "Protected tables").
  *
  *-------------------------------------------------------------------------
  */

@@ -21,7 +21,8 @@
  * iterations, and the length of the Gaussian's big-integer products, grow
  * with the magnitude of the noise drawn, so the time of a release carries a
  * little information about |noise|.  It is a few hundred nanoseconds against
- * the milliseconds of the statement around it; see README ("Timing").
+ * the milliseconds of the statement around it; see doc/guarantees.md
+ * ("Timing").
  *
  *-------------------------------------------------------------------------
  */

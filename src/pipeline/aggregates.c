@@ -672,10 +672,11 @@ units_to_int64(int128 units, int k)
 }
 
 /*
- * A numeric release rounded to the precision of its noise (README,
- * "Aggregates"): to a multiple of 10^e, e = floor(log10(w)) - 1, w the
- * half-width of its 95% interval, so that its digits stop one place below
- * the first digit of its error bar.  Exact when it has no noise.
+ * A numeric release rounded to the precision of its noise
+ * (doc/sql-reference.md, "Aggregates"): to a multiple of 10^e, e =
+ * floor(log10(w)) - 1, w the half-width of its 95% interval, so that its
+ * digits stop one place below the first digit of its error bar.  Exact when it
+ * has no noise.
  */
 static int
 noise_scale_digits(double w)

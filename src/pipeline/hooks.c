@@ -202,7 +202,7 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 	if (OidIsValid(untrusted))
 		dp_row_seal_plan(stmt, untrusted);
 	/*
-	 * Which plans depend on the role (README, "Protected tables", "What
+	 * Which plans depend on the role (doc/guard.md, "Protected tables", "What
 	 * protection changes").  A cached plan is used again only by the role
 	 * it was made for when dependsOnRole is set; a PL/pgSQL expression whose
 	 * plan sets it is never evaluated as a simple expression (plancache.c,

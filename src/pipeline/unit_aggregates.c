@@ -6,8 +6,8 @@
  *	  (level 1), their sum per group (level 3), and the fused path's
  *	  accumulation of the rows of smallest priority (k = 1).
  *
- * privacy_unit.c writes the calls (README, "Privacy units"): level 1
- * accumulates a unit's rows in one group with the DP aggregate's own
+ * privacy_unit.c writes the calls (doc/units-and-groups.md, "Privacy units"):
+ * level 1 accumulates a unit's rows in one group with the DP aggregate's own
  * transition function (aggregates.h) and its bounding final function
  * returns the contribution, bounded; level 3 adds the contributions of the
  * units of a group into a state, which the DP aggregate's final function
@@ -118,7 +118,8 @@ dp_unit_bound_sum_final(PG_FUNCTION_ARGS)
  * 2 total - c (lower + upper) lies within c (upper - lower) half units, and
  * the squares within c times their bound: the sensitivity of R rows.  A
  * unit of at most R rows contributes its rows exactly; a heavier one no
- * longer pulls the average toward a bound (README, "Privacy units").
+ * longer pulls the average toward a bound (doc/units-and-groups.md, "Privacy
+ * units").
  */
 Datum
 dp_unit_bound_avg_final(PG_FUNCTION_ARGS)

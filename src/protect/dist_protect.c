@@ -3,9 +3,9 @@
  * dist_protect.c
  *	  Protected tables on a Citus cluster: what every node knows of them.
  *
- * README, "Citus", "Protected tables".  The coordinator keeps the catalogs
- * of protection (dp_agg.protected, dp_agg.access) and enforces the rules
- * as for a local table; a worker must know which of its relations are
+ * doc/citus.md, "Citus", "Protected tables".  The coordinator keeps the
+ * catalogs of protection (dp_agg.protected, dp_agg.access) and enforces the
+ * rules as for a local table; a worker must know which of its relations are
  * protected (the tables' copies Citus keeps on it, and their shards) to
  * refuse roles not trusted for them any read.  Citus's own metadata
  * carries that knowledge: in a database where Citus is installed,

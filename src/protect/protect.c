@@ -14,7 +14,7 @@
  * Partitions are resolved when asked (pg_inherits, inheritance.c): a
  * partition is protected when it or an ancestor is, and a grant on an
  * ancestor covers it.  A plain inheritance child is protected on its own
- * (README, "Protected tables").  On a Citus cluster a relation is also
+ * (doc/guard.md, "Protected tables").  On a Citus cluster a relation is also
  * protected when it carries dp_agg's security label, and a shard when its
  * table is (dist_protect.c): that is how a worker knows.
  *
@@ -31,7 +31,7 @@
  *
  * A role is trusted for a relation when it is a superuser or has the
  * privileges of the relation's owner, or of the owner of a partitioned
- * table it is a partition of (README, "Protected tables"): such a
+ * table it is a partition of (doc/guard.md, "Protected tables"): such a
  * role could read the rows anyway, by lifting the protection.  Every other
  * role is untrusted, whatever it was granted.
  *

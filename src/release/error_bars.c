@@ -3,7 +3,7 @@
  * error_bars.c
  *	  Error bars in the statement that releases the value: the rewrite of
  *	  dp_interval_low, dp_interval_high, dp_noise_scale, dp_lower_bound and
- *	  dp_upper_bound (README, "Preview and error bars").
+ *	  dp_upper_bound (doc/statistics.md, "Preview and error bars").
  *
  * An analyst writes, next to a DP aggregate or above it,
  *

@@ -30,10 +30,11 @@
  *
  * Leaves.  With bounds [l, u], leaf j holds the values of
  * [l + j w, l + (j + 1) w), w = (u - l) / 4096, values clamped to [l, u].
- * Without bounds (README, "Automatic bounds"), the leaves are log-linear
- * over the whole range: 2048 per sign, 16 linear leaves per power of two
- * from 2^-64 to 2^64 (a level-2 node is one power of two); values beyond
- * 2^64 in magnitude are clamped, those below 2^-64 join the leaf next to 0.
+ * Without bounds (doc/statistics.md, "Automatic bounds"), the leaves are
+ * log-linear over the whole range: 2048 per sign, 16 linear leaves per power
+ * of two from 2^-64 to 2^64 (a level-2 node is one power of two); values
+ * beyond 2^64 in magnitude are clamped, those below 2^-64 join the leaf next
+ * to 0.
  *
  * The walk.  With P(j) the number of rows in leaves 0..j-1 and
  * P~(j) = P(j) + E(j) its canonical noisy estimate (the sum of the noisy
@@ -49,7 +50,7 @@
  * rho = p N~ -+ (tau + p tau_N + 2) end at leaves whose outer edges hold
  * every value of rank in [p N - 2, p N + 2]: so percentile_cont and
  * percentile_disc of the clamped rows lie between them (the proof is in the
- * README, "Quantiles").
+ * doc/statistics.md, "Quantiles").
  *
  * Timing.  Noise is drawn lazily, once per node; each walk makes exactly
  * 45 draws (a node already drawn gets a draw thrown away), the total 16:
@@ -337,7 +338,7 @@ cmp_u64(const void *a, const void *b)
  * the rows in leaf order, with the CSPRNG; their leaves go to out.
  * Returns how many.  Every row is chosen with probability k / rows, so
  * the unit counts as k rows distributed as its own rows, whatever their
- * number (README, "Privacy units").
+ * number (doc/units-and-groups.md, "Privacy units").
  */
 int
 dp_tree_sample(const DpTree *t, int k, uint16 *out)

@@ -134,12 +134,13 @@ resolve_arg(Aggref *aggref, const DpCallInfo *info, int argno, ParamListInfo par
 }
 
 /*
- * Privacy units (README, "Privacy units"; Wilson et al. 2020, "Differentially
- * Private SQL with Bounded User Contribution", PoPETs 2020(2), section 3,
- * contribution bounding; the proof is in the README): removing one unit
- * changes at most k = unit_groups groups, each by at most its bounded
- * contribution c (unit_rows rows for a count; the clamped total for a sum;
- * unit_rows rows and their centred total for an average).  The vector of a
+ * Privacy units (doc/units-and-groups.md, "Privacy units"; Wilson et al. 2020,
+ * "Differentially Private SQL with Bounded User Contribution", PoPETs 2020(2),
+ * section 3, contribution bounding; the proof is in doc/units-and-groups.md,
+ * "Sensitivity (the proof)"): removing one unit changes at most k =
+ * unit_groups groups, each by at most its bounded contribution c (unit_rows
+ * rows for a count; the clamped total for a sum; unit_rows rows and their
+ * centred total for an average).  The vector of a
  * call's releases over the groups then has L1 sensitivity k c (Laplace:
  * Dwork & Roth 2014, Theorem 3.6) and L2 sensitivity sqrt(k) c (Gaussian:
  * the k changes are in distinct coordinates).
@@ -615,9 +616,10 @@ dp_release_auto_grid(const DpRelease *r, double lower, double upper, DpRelease *
 }
 
 /*
- * The split of a variance's price between its three releases (README,
- * "dp_var"): the count N, the centred sum S1 (sensitivity h) and the sum
- * of centred squares S2 (sensitivity h^2 / 2), h = (upper - lower) / 2.
+ * The split of a variance's price between its three releases
+ * (doc/statistics.md, "Variance and standard deviation"): the count N, the
+ * centred sum S1 (sensitivity h) and the sum of centred squares S2
+ * (sensitivity h^2 / 2), h = (upper - lower) / 2.
  * To first order the error of S2/N + h^2/2 - (S1/N)^2 is
  * (e2 - 2 t e1 - (s - h^2/2 - 2 t^2) eN) / N for the mean t and the mean
  * square s of the centred values; over every t^2 <= s <= h^2 its variance

@@ -4,11 +4,11 @@
  *	  Derived bin domains: the keys a GROUP BY expression can take, given
  *	  the constants of its statement.
  *
- * README, "Public group keys".  A GROUP BY key whose possible values follow
- * from the statement alone needs no private selection: the statement
- * releases every one of them (public_domain.c).  Derived here, only where
- * the set is provably the set of values the key can take for any rows, as
- * constants of the key's type, ascending:
+ * doc/units-and-groups.md, "Public group keys".  A GROUP BY key whose possible
+ * values follow from the statement alone needs no private selection: the
+ * statement releases every one of them (public_domain.c).  Derived here, only
+ * where the set is provably the set of values the key can take for any rows,
+ * as constants of the key's type, ascending:
  *
  *   - a boolean: false, true;
  *   - an enum: its labels (the catalog is public), in their order;

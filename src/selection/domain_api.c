@@ -4,15 +4,15 @@
  *	  dp_agg.set_public_domain, dp_agg.clear_public_domain and the trigger
  *	  of the catalog dp_agg.public_domain.
  *
- * README, "Public group keys".  A DBA declares the keys that a column or
- * an expression of a relation's columns can take; DP statements that group
- * the relation's rows by it release every one of them (public_domain.c).
- * The functions need EXECUTE (revoked from PUBLIC) and the caller must be
- * trusted for the relation (protect.c), as for privacy units; they write
- * the catalog as its owner.  The keys are checked (of the key's type, or
- * assignable to it; none repeated; a type a key set can hold) and stored
- * as text under fixed settings (domain_catalog.c).  The trigger tells every
- * backend, at commit, to plan again.
+ * doc/units-and-groups.md, "Public group keys".  A DBA declares the keys that
+ * a column or an expression of a relation's columns can take; DP statements
+ * that group the relation's rows by it release every one of them
+ * (public_domain.c).  The functions need EXECUTE (revoked from PUBLIC) and the
+ * caller must be trusted for the relation (protect.c), as for privacy units;
+ * they write the catalog as its owner.  The keys are checked (of the key's
+ * type, or assignable to it; none repeated; a type a key set can hold) and
+ * stored as text under fixed settings (domain_catalog.c).  The trigger tells
+ * every backend, at commit, to plan again.
  *
  *-------------------------------------------------------------------------
  */

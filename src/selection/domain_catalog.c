@@ -3,11 +3,11 @@
  * domain_catalog.c
  *	  Public domains declared by a DBA: the catalog dp_agg.public_domain.
  *
- * README, "Public group keys".  dp_agg.set_public_domain declares the keys
- * a column (or an expression of the columns) of a relation can take: a DP
- * statement grouping that relation's rows by it releases every key, and
- * drops the rows whose key is not declared (public_domain.c).  A row of
- * the catalog holds the relation, the key expression as written, the key's
+ * doc/units-and-groups.md, "Public group keys".  dp_agg.set_public_domain
+ * declares the keys a column (or an expression of the columns) of a relation
+ * can take: a DP statement grouping that relation's rows by it releases every
+ * key, and drops the rows whose key is not declared (public_domain.c).  A row
+ * of the catalog holds the relation, the key expression as written, the key's
  * type and the keys as text, written and read under fixed settings (ISO
  * dates, UTC, the postgres interval style: dp_domain_settings_enter) so
  * that a key reads back as the value that was declared, whatever the

@@ -4,11 +4,11 @@
  *	  The key sets of a DP statement's public domains, opened at the
  *	  executor's start, before any row is read.
  *
- * README, "Public group keys".  Opening a key set (keyset.c) decodes every
- * key and builds its hash table: time in the number of keys, seconds for
- * millions of keys.  dp_agg.domain_index runs on the rows, so if it opened
- * its key set at its first call, a statement would take that time only
- * when some row reached the GROUP BY: the time of a statement whose WHERE
+ * doc/units-and-groups.md, "Public group keys".  Opening a key set (keyset.c)
+ * decodes every key and builds its hash table: time in the number of keys,
+ * seconds for millions of keys.  dp_agg.domain_index runs on the rows, so if
+ * it opened its key set at its first call, a statement would take that time
+ * only when some row reached the GROUP BY: the time of a statement whose WHERE
  * keeps no row would differ from one that keeps a single row by the time
  * of opening, a signal far above the noise of timing one row.  So before
  * any row is read every key set constant of the plan (the first argument

@@ -4,8 +4,8 @@
  *	  Lists of keys in a statement: a join of the rows to a VALUES list or
  *	  to unnest(ARRAY[...]) of constants.
  *
- * README, "Public group keys".  The SQL way to ask for every key of a list,
- * with the ones no row has too, is an outer join from the list:
+ * doc/units-and-groups.md, "Public group keys".  The SQL way to ask for every
+ * key of a list, with the ones no row has too, is an outer join from the list:
  *
  *   SELECT k.dept, dp_count(v.*)
  *   FROM (VALUES ('cardiology'), ('oncology'), ('neurology')) k(dept)

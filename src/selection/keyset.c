@@ -4,11 +4,11 @@
  *	  The key set of a public domain: its keys, carried in a plan as one
  *	  bytea constant, and the index of a row's key in it.
  *
- * README, "Public group keys".  A DP statement whose GROUP BY keys have a
- * public domain groups its rows by the index of their key in the domain
- * (public_domain.c): dp_agg.domain_index(keyset, key, ...) is that index,
- * NULL for a key outside the domain, and dp_agg.domain_key(keyset, index,
- * column, NULL::type) the domain's own key of an index, which the
+ * doc/units-and-groups.md, "Public group keys".  A DP statement whose GROUP BY
+ * keys have a public domain groups its rows by the index of their key in the
+ * domain (public_domain.c): dp_agg.domain_index(keyset, key, ...) is that
+ * index, NULL for a key outside the domain, and dp_agg.domain_key(keyset,
+ * index, column, NULL::type) the domain's own key of an index, which the
  * statement releases (never a row's spelling of it: 1.0 and 1.00 are equal
  * numerics, and a group would otherwise show the spelling of whichever of
  * its rows came first).

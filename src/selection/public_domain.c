@@ -3,9 +3,9 @@
  * public_domain.c
  *	  Public domains of GROUP BY keys: every key released, no selection.
  *
- * README, "Public group keys".  A GROUP BY releases its keys; private
- * selection (selection.c) hides the keys that few units have.  When the
- * set of keys is public knowledge (written in the statement, declared by a
+ * doc/units-and-groups.md, "Public group keys".  A GROUP BY releases its keys;
+ * private selection (selection.c) hides the keys that few units have.  When
+ * the set of keys is public knowledge (written in the statement, declared by a
  * DBA, or derived from the statement's constants), there is nothing to
  * hide: a DP statement releases every key of that domain, with the noisy
  * values of its DP aggregates (a noisy zero when no row has the key),

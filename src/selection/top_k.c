@@ -4,8 +4,8 @@
  *	  Top-k: the k groups of a DP statement with the most units, chosen by
  *	  peeling report noisy max.
  *
- * README, "Top-k".  A DP statement with GROUP BY may ask for its k largest
- * groups by a condition of its HAVING:
+ * doc/units-and-groups.md, "Top-k".  A DP statement with GROUP BY may ask for
+ * its k largest groups by a condition of its HAVING:
  *
  *   SELECT dept, dp_count(*) FROM visits GROUP BY dept HAVING dp_agg.top_k(5)
  *

@@ -5,11 +5,11 @@
  *	  choose each unit's group, and of the sample of units; drawn from the
  *	  CSPRNG for each execution, passed to parallel workers.
  *
- * README, "Privacy units".  The fused path of the rewrite (privacy_unit.c,
- * k = 1) gives each (unit, group) the priority SipHash-2-4 under this key
- * (unit_pick.c); a unit's group is the one of smallest priority.  The
- * leader draws a 128-bit key from random.c when a statement over privacy
- * units starts (hooks.c) and sets the internal setting
+ * doc/units-and-groups.md, "Privacy units".  The fused path of the rewrite
+ * (privacy_unit.c, k = 1) gives each (unit, group) the priority SipHash-2-4
+ * under this key (unit_pick.c); a unit's group is the one of smallest
+ * priority.  The leader draws a 128-bit key from random.c when a statement
+ * over privacy units starts (hooks.c) and sets the internal setting
  * dp_agg.unit_pick_key to it; PostgreSQL copies the leader's settings into
  * each parallel worker when Gather starts it, so leader and workers give
  * every (unit, group) the same priority.  The functions read the key once

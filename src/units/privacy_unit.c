@@ -5,9 +5,9 @@
  *	  by rewriting the statement, at planning, into three aggregation
  *	  levels that PostgreSQL executes.
  *
- * README, "Privacy units".  A relation's privacy unit is a column
- * (dp_agg.set_privacy_unit); neighbouring databases differ by all rows of
- * one unit.  The query level with the DP aggregates,
+ * doc/units-and-groups.md, "Privacy units".  A relation's privacy unit is a
+ * column (dp_agg.set_privacy_unit); neighbouring databases differ by all rows
+ * of one unit.  The query level with the DP aggregates,
  *
  *   SELECT g, dp_sum(x, l, u) FROM t WHERE w GROUP BY g
  *
@@ -701,10 +701,10 @@ sampleable_type(Oid type, Oid collation)
 
 /*
  * TABLESAMPLE on the relation with the unit, in a level q of the input of
- * the DP aggregates (README, "Subsampling").  dp_agg.secure_bernoulli, and
- * BERNOULLI without REPEATABLE, sample units: the clause leaves the
- * relation, whose rows the level keeps when their unit is in the sample
- * of the execution, dp_agg.unit_sampled(unit, percent, method), a
+ * the DP aggregates (doc/sampling.md, "Subsampling").
+ * dp_agg.secure_bernoulli, and BERNOULLI without REPEATABLE, sample units: the
+ * clause leaves the relation, whose rows the level keeps when their unit is in
+ * the sample of the execution, dp_agg.unit_sampled(unit, percent, method), a
  * conjunct of its WHERE, which the planner puts in each scan of the
  * relation (each partition's).  Pricing finds it there and amplifies the
  * releases at the level of units (sampling.c).  REPEATABLE and SYSTEM keep

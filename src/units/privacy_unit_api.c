@@ -4,11 +4,11 @@
  *	  dp_agg.set_privacy_unit, dp_agg.clear_privacy_unit and the trigger of
  *	  the catalog dp_agg.privacy_unit.
  *
- * README, "Privacy units".  The functions need EXECUTE (revoked from
- * PUBLIC) and the caller must have the privileges of the relation's owner
- * (or be a superuser), as for protect.c; they write the catalog as its
- * owner.  The trigger tells every backend, at commit, to plan again
- * (privacy_unit.c): no plan made under old units runs under new ones.
+ * doc/units-and-groups.md, "Privacy units".  The functions need EXECUTE
+ * (revoked from PUBLIC) and the caller must have the privileges of the
+ * relation's owner (or be a superuser), as for protect.c; they write the
+ * catalog as its owner.  The trigger tells every backend, at commit, to plan
+ * again (privacy_unit.c): no plan made under old units runs under new ones.
  *
  *-------------------------------------------------------------------------
  */

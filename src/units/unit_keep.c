@@ -14,7 +14,7 @@
  * extension's CSPRNG (random.c), and kept as a bitmap in the partition's
  * memory.  Which groups a unit keeps depends only on that unit's groups
  * and fresh random bits, so removing a unit changes no other unit's
- * choice (README, "Privacy units").
+ * choice (doc/units-and-groups.md, "Privacy units").
  *
  *-------------------------------------------------------------------------
  */

@@ -4,8 +4,8 @@
  *	  The fused path of privacy units with k = 1: the priority of a
  *	  (unit, group) and the aggregate that keeps the key of the smallest.
  *
- * README, "Privacy units".  When each unit contributes to one group
- * (max_groups_contributed = 1), privacy_unit.c fuses levels 1 and 2 of
+ * doc/units-and-groups.md, "Privacy units".  When each unit contributes to one
+ * group (max_groups_contributed = 1), privacy_unit.c fuses levels 1 and 2 of
  * the rewrite into one aggregation by unit:
  *
  *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
@@ -27,10 +27,10 @@
  *
  * Whatever the priorities, each unit is one row of level 1, so it
  * contributes one bounded contribution to one group: the sensitivity
- * argument does not depend on the hash (README, "Sensitivity").  Equal
- * priorities of two groups of a unit (a collision of the 64-bit hashes
- * or of SipHash, probability about 2^-64 per pair) merge their rows into
- * one contribution released in one group.
+ * argument does not depend on the hash (doc/units-and-groups.md,
+ * "Sensitivity").  Equal priorities of two groups of a unit (a collision of
+ * the 64-bit hashes or of SipHash, probability about 2^-64 per pair) merge
+ * their rows into one contribution released in one group.
  *
  *-------------------------------------------------------------------------
  */

@@ -4,8 +4,8 @@
  *	  TABLESAMPLE on a relation with a privacy unit samples units: whether
  *	  a unit is in the sample of an execution.
  *
- * README, "Subsampling".  On a relation whose rows have a privacy unit,
- * TABLESAMPLE dp_agg.secure_bernoulli (p), and BERNOULLI (p) without
+ * doc/sampling.md, "Subsampling".  On a relation whose rows have a privacy
+ * unit, TABLESAMPLE dp_agg.secure_bernoulli (p), and BERNOULLI (p) without
  * REPEATABLE, keep each unit with all its rows, with probability
  * q = rint(2^32 p / 100) / 2^32 (BERNOULLI's rate, sampling.c), or drop it
  * with all its rows.  The rewrite of privacy units (privacy_unit.c) takes

@@ -14,8 +14,9 @@
 #    the backend's CPU time (from /proc/<pid>/schedstat before and after the
 #    statement: the checks are CPU work in the backend, and CPU time is far
 #    less disturbed by other processes on a shared machine; log_executor_stats
-#    would report it too, but statements over protected relations refuse it).  Verdict: the median untrusted
-#    time within 1.05 times the median trusted one, for both (README,
+#    would report it too, but statements over protected relations refuse it).
+#    Verdict: the median untrusted time within 1.05 times the median trusted
+#    one, for both (doc/guard.md,
 #    "Protected tables").
 # 2. What remains: the untrusted DP statement with a WHERE that passes 0%,
 #    50% and 100% of the rows (a sequential scan reads them all every time):

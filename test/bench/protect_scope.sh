@@ -1,7 +1,7 @@
 #!/bin/bash
 # dp_agg benchmark: what protecting a table costs the statements that do
-# not read it (README, "Protected tables", "What protection changes").  Not
-# a pass/fail test: it prints its verdict.
+# not read it (doc/guard.md, "Protected tables", "What protection changes").
+# Not a pass/fail test: it prints its verdict.
 #
 #   test/bench/protect_scope.sh
 #   DP_BENCH_RUNS=3 DP_BENCH_SECONDS=3 test/bench/protect_scope.sh   # smoke test

@@ -1,5 +1,5 @@
 #!/bin/bash
-# dp_agg benchmark: what the trap of row expressions costs (README,
+# dp_agg benchmark: what the trap of row expressions costs (doc/guard.md,
 # "Protected tables", "Nothing on the row path can fail or report").  Not a
 # pass/fail test (it prints its verdict).
 #

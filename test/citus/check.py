@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""dp_agg on a Citus cluster (README, "Citus"): a coordinator and two workers
-on this machine, a table distributed over 8 shards.
+"""dp_agg on a Citus cluster (doc/citus.md, "Citus"): a coordinator and two
+workers on this machine, a table distributed over 8 shards.
 
 Checks (one line each, then "citus: N passed, M failed"):
   - exact results at epsilon 1e9 for dp_count, dp_sum and dp_avg (integer,
@@ -243,7 +243,7 @@ native = q(COORD, "SELECT sum(v) || '|' || count(*) FROM t WHERE g = 1") + "\n" 
 check("exact at epsilon 1e9: a prepared statement with parameters", rc == 0 and out == native,
       err or f"{out} != {native}")
 
-# ---------- the analyst's statistics (README, "Citus") ----------
+# ---------- the analyst's statistics (doc/citus.md, "Citus") ----------
 
 # dp_var and dp_stddev: the count, centred sum and sum of centred squares
 # are accumulated by the shards in signed fragments and released on the
@@ -295,8 +295,8 @@ check("error bars on a Citus table: a count's interval is its release +- the led
       len(parts) == 4 and float(parts[0]) - float(parts[1]) == float(parts[3]) ==
       float(parts[2]) - float(parts[0]), err or out)
 
-# not on Citus tables (README, "Citus"): quantiles, dp_bounds and the forms
-# without bounds, refused before any charge
+# not on Citus tables (doc/citus.md, "Citus"): quantiles, dp_bounds and the
+# forms without bounds, refused before any charge
 for name, sql, msg in [
         ("dp_percentile", "SELECT dp_percentile(x, 0.5, 0, 10) FROM t", "not supported on a Citus table"),
         ("dp_median", "SELECT g, dp_median(v, 0, 100) FROM t GROUP BY g", "not supported on a Citus table"),
@@ -308,7 +308,7 @@ for name, sql, msg in [
     check(f"refused: {name} on a Citus table, nothing charged",
           rc != 0 and msg in err and out == "" and ledger_count(COORD) == before, err or out)
 
-# ---------- private group keys (README, "Private group keys", "Citus") ----------
+# ---------- private group keys (doc/units-and-groups.md, "Private group keys", "Citus") ----------
 #
 # Table s, distributed by id: ids 1..4 hold 1000 rows each, spread over g =
 # 0..3 (250 rows per id and g, so every g is on several shards and both
@@ -453,7 +453,7 @@ check("refused: private keys with dp_agg.selection_delta set to empty, naming it
       rc != 0 and "dp_agg.selection_delta is not set" in err and out == ""
       and ledger_count(COORD) == before, err or out)
 
-# ---------- public group keys (README, "Public group keys") ----------
+# ---------- public group keys (doc/units-and-groups.md, "Public group keys") ----------
 #
 # Every key of the domain is released, exactly at epsilon 1e9 (0 where no
 # row has it), the rows outside are dropped (the row of g = 99), one
@@ -877,7 +877,7 @@ check("a worker stopped mid-statement: it fails, the charge stands, nothing is r
       f"charged {charged} rc {stmt.returncode} out {out!r} err {err.strip()[:200]}")
 pg_ctl(W2, "start")
 
-# ---------- protected Citus tables (README, "Protected tables", "Citus") ----------
+# ---------- protected Citus tables (doc/guard.md, "Protected tables", "Citus") ----------
 #
 # pa.people is distributed by id over 8 shards, pa.ref is a reference table;
 # both are protected and owned by pa_owner.  pa_analyst holds a grant of
@@ -1163,7 +1163,7 @@ def capture_as_superuser(port, pattern):
     return None
 
 
-# ---------- a fragment replayed ahead of Citus (README, "Citus", "Bound fragments") ----------
+# ---------- a fragment replayed ahead of Citus (doc/citus.md, "Citus", "Bound fragments") ----------
 #
 # The attack of the review: the analyst runs its own statement with
 # citus.max_adaptive_executor_pool_size = 1 (Citus reads a worker's shards
@@ -1215,7 +1215,7 @@ check("a fragment replayed ahead of Citus, shard name changed, returns nothing r
 check("a fragment replayed ahead of Citus: the statement itself completes",
       stmt.returncode == 0, err.strip()[:200])
 
-# ---------- a worker restarted (README, "Citus", "Signed fragments") ----------
+# ---------- a worker restarted (doc/citus.md, "Citus", "Signed fragments") ----------
 
 frag = capture_fragment("SELECT dp_count(*) FROM t WHERE id = 11")
 shard = re.search(r"FROM public\.t_(\d+)", frag).group(1)
@@ -1288,7 +1288,7 @@ check("a table whose shard names Citus shortens: exact results (no GROUP BY, GRO
       len(LONG) == 63 and LONG not in short and rc == 0 and out == "1000|4500\n0|100\n1|100\n1",
       f"{short}: {err or out}")
 
-# ---------- privacy units on Citus tables (README, "Privacy units", "Citus") ----------
+# ---------- privacy units on Citus tables (doc/units-and-groups.md, "Privacy units", "Citus") ----------
 #
 # 200 units (person 0..199) of 10 rows each, in group person % 4, and unit
 # 1000 of 1,000 rows in every group (g = i % 4).  pu is distributed by the

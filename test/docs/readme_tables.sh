@@ -1,6 +1,7 @@
 #!/bin/bash
-# Compute the tables of the README ("Choosing epsilon", "Renyi accounting")
-# with dp_agg itself, and plot choosing_epsilon.png with gnuplot.
+# Compute the tables of doc/statistics.md ("Choosing epsilon") and
+# doc/budgets.md ("Renyi accounting") with dp_agg itself, and plot
+# choosing_epsilon.png with gnuplot.
 # Needs a server with dp_agg (PGHOST/PGPORT/PGUSER); run as a superuser:
 #   PGHOST=... PGPORT=... test/docs/readme_tables.sh
 set -euo pipefail

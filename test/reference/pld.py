@@ -38,7 +38,7 @@ With --check it checks itself, exits non-zero on a failure:
   independently (sum over i of binomial terms, Theorem 3.3 of KOV).
 
 Usage: /usr/bin/python3 test/reference/pld.py [--check]  (needs
-python3-numpy; prints the table of sql/pld.sql and README "PLD
+python3-numpy; prints the table of sql/pld.sql and doc/budgets.md, "PLD
 accounting").
 """
 import math

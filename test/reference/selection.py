@@ -24,9 +24,9 @@ k > 1, dp_agg uses the same mechanism at (epsilon/k, delta/k).
 With --check it checks itself: the closed form against the recursion of
 Theorem 1 evaluated step by step (relative 1e-40), and every value against
 the four (epsilon, delta)-DP constraints between n-1 and n units (to 1e-40);
-it exits non-zero on any failure.  It prints the table of the README
-("Private group keys"): the smallest n released with probability at least
-0.5 and at least 0.99.
+it exits non-zero on any failure.  It prints the table of
+doc/units-and-groups.md ("Private group keys"): the smallest n released with
+probability at least 0.5 and at least 0.99.
 
 Gaussian thresholding (k > 1; Wilson et al. 2020; Google's and
 PipelineDP's GaussianPartitionSelection): a group of n units is released

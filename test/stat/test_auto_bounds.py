@@ -1,5 +1,5 @@
-"""Automatic bounds (README, "Automatic bounds"): the threshold of the
-noisy histogram of dp_bounds, by the exact probability that a bin of t
+"""Automatic bounds (doc/statistics.md, "Automatic bounds"): the threshold of
+the noisy histogram of dp_bounds, by the exact probability that a bin of t
 rows passes it.
 
 bounds_threshold

@@ -1,6 +1,6 @@
-"""Coverage of the error bars dp_interval_low / dp_interval_high (README,
-"Preview and error bars"): for every released value, the 95% interval of
-its own statistic.
+"""Coverage of the error bars dp_interval_low / dp_interval_high
+(doc/statistics.md, "Preview and error bars"): for every released value, the
+95% interval of its own statistic.
 
 Each test runs one GROUP BY statement over G groups that hold the same
 rows, so it gets G independent releases of the same exact value theta with

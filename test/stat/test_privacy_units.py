@@ -1,6 +1,7 @@
-"""Privacy units (README, "Privacy units"): the noise is calibrated to the
-bounded contribution of a unit, and neighbouring databases that differ by
-one unit of many rows are told apart no better than epsilon allows.
+"""Privacy units (doc/units-and-groups.md, "Privacy units"): the noise is
+calibrated to the bounded contribution of a unit, and neighbouring databases
+that differ by one unit of many rows are told apart no better than epsilon
+allows.
 
 Data.  stat.units_many: U = 200 units of M = 50 rows each (column z = 0,
 unit u).  stat.units_audit and stat.units_audit_minus: the same 200 units

@@ -1,6 +1,6 @@
-"""dp_percentile (README, "Quantiles"): one price for several percentiles,
-and an empirical privacy audit.  The coverage of the quantiles' intervals
-is in test_error_bars.py.
+"""dp_percentile (doc/statistics.md, "Quantiles"): one price for several
+percentiles, and an empirical privacy audit.  The coverage of the quantiles'
+intervals is in test_error_bars.py.
 
 quant_price
     SELECT g, dp_percentile(x, ARRAY[0.1, 0.5, 0.9], 0, 100, 1) over 200

@@ -1,8 +1,8 @@
 """The sample of privacy units: TABLESAMPLE dp_agg.secure_bernoulli (p) on a
 relation with a privacy unit keeps each unit, with all its rows, with
 probability q = rint(2^32 p / 100) / 2^32, under a key drawn for each
-execution, and the releases are amplified at the level of units (README,
-"Subsampling"; src/units/unit_sample.c).
+execution, and the releases are amplified at the level of units
+(doc/sampling.md, "Subsampling"; src/units/unit_sample.c).
 
 Inclusion.  Table stat.unit_sample_incl has U = 5000 units, unit u with
 m_u = 1 + u % 3 rows.  The statement
