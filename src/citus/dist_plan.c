@@ -310,7 +310,7 @@ check_unit(Query *q, OuterContext *ctx)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("TABLESAMPLE is not supported with privacy units"),
 				 errdetail("Sampling rows does not sample units, so it gives no privacy amplification per unit."),
-				 errhint("See \"Privacy units\" in the dp_agg README.")));
+				 errhint("See \"Privacy units\" in dp_agg's doc/units-and-groups.md.")));
 	get_atttypetypmodcoll(rte->relid, unit.attnum, &type, &typmod, &collation);
 	get_sort_group_operators(type, false, false, false, &sortop, NULL, NULL, NULL);
 	foreach(lc, q->groupClause)

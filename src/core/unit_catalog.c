@@ -58,7 +58,7 @@
 #define ANUM_UNIT_COLUMN 2
 #define ANUM_UNIT_MAX_GROUPS 3
 
-#define HINT_UNITS "See \"Privacy units\" in the dp_agg README."
+#define HINT_UNITS "See \"Privacy units\" in dp_agg's doc/units-and-groups.md."
 
 /* one row of the catalog */
 typedef struct UnitDecl

@@ -61,7 +61,7 @@ dp_query_has_dp(Query *query)
  * literal format string where it is raised (translatable, and checked by
  * test/check-messages.py); reject_fmt takes a format and its arguments.
  */
-#define GUARD_HINT "See \"What the guard accepts\" in the dp_agg README."
+#define GUARD_HINT "See \"What the guard accepts\" in dp_agg's doc/guard.md."
 #define reject_msg(message, detail) \
 	ereport(ERROR, \
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
@@ -1316,7 +1316,7 @@ check_scan_units(PlanWalk *w, InputWalk *in, bool units)
 							get_rel_name(relid)),
 					 errdetail("Its privacy unit is column \"%s\" of \"%s\": a release over its rows must bound each unit's contribution.",
 							   unit.column, get_rel_name(unit.declared_on)),
-					 errhint("Plan the statement again, or read the relation directly in the DP statement; see \"Privacy units\" in the dp_agg README.")));
+					 errhint("Plan the statement again, or read the relation directly in the DP statement; see \"Privacy units\" in dp_agg's doc/units-and-groups.md.")));
 		if (has_unit && column != NULL && strcmp(column, unit.column) != 0)
 			reject_msg("a DP aggregate over privacy units must read rows of one unit",
 					   "The relations it reads have different privacy units.");

@@ -97,7 +97,7 @@
 #include "protect.h"
 #include "unit_catalog.h"
 
-#define HINT_LOOKUP "See \"Lookup joins\" in the dp_agg README."
+#define HINT_LOOKUP "See \"Lookup joins\" in dp_agg's doc/guard.md."
 
 /* an item of a FROM clause: a table, sub-query, view or CTE */
 typedef struct FromItem

@@ -126,7 +126,7 @@ find_relation(Oid relid, bool inh, FindContext *fc)
 			 errdetail(detail), \
 			 errhint(hint)))
 
-#define HINT_README "See \"Protected tables\" in the dp_agg README."
+#define HINT_README "See \"Protected tables\" in dp_agg's doc/guard.md."
 
 /* A function evaluated per row: on row data if on_rows. */
 
@@ -182,7 +182,7 @@ check_function(Oid funcid, bool on_rows, GuardContext *ctx)
 					function_name(funcid), get_rel_name(ctx->relid)),
 			 errdetail("%s", detail),
 			 r == DP_ROW_NOT_LISTED ?
-			 errhint("A DBA may allow a built-in function with dp_agg.allow_function('%s'); its errors then yield NULL, as for the built-ins listed in \"Protected tables\" in the dp_agg README.",
+			 errhint("A DBA may allow a built-in function with dp_agg.allow_function('%s'); its errors then yield NULL, as for the built-ins listed in \"Protected tables\" in dp_agg's doc/guard.md.",
 					 function_name(funcid)) :
 			 errhint(HINT_README)));
 }

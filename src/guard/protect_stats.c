@@ -591,7 +591,7 @@ dp_stats_check_function(Oid fn_oid)
 						get_func_name(fn_oid), current_role_name()),
 				 errdetail("Its counters are kept per database, function or statement, not per relation: they count the rows read from protected relation \"%s\", which the role is not trusted for.",
 						   get_rel_name(relid)),
-				 errhint("Roles with the privileges of the role dp_agg.stats_trusted_role names (\"%s\") may read them; see \"Protected tables\" in the dp_agg README.",
+				 errhint("Roles with the privileges of the role dp_agg.stats_trusted_role names (\"%s\") may read them; see \"Protected tables\" in dp_agg's doc/guard.md.",
 						 dp_guc_stats_trusted_role ? dp_guc_stats_trusted_role : "")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -668,7 +668,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 							get_rel_name(relid), current_role_name()),
 					 errdetail("%s counts its rows, and the role is not trusted for it.",
 							   get_func_name(cache->statistic)),
-					 errhint("Read the statistics of other relations only (for example with WHERE relid <> '%s'::regclass), or ask a DBA for the privileges of the role dp_agg.stats_trusted_role names; see \"Protected tables\" in the dp_agg README.",
+					 errhint("Read the statistics of other relations only (for example with WHERE relid <> '%s'::regclass), or ask a DBA for the privileges of the role dp_agg.stats_trusted_role names; see \"Protected tables\" in dp_agg's doc/guard.md.",
 							 get_rel_name(relid))));
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -676,7 +676,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 						get_rel_name(relid), current_role_name()),
 				 errdetail("%s of it counts rows of protected relation \"%s\", which the role is not trusted for.",
 						   get_func_name(cache->statistic), get_rel_name(protected_rel)),
-				 errhint("Read the statistics of other relations only (for example with WHERE relid <> '%s'::regclass), or ask a DBA for the privileges of the role dp_agg.stats_trusted_role names; see \"Protected tables\" in the dp_agg README.",
+				 errhint("Read the statistics of other relations only (for example with WHERE relid <> '%s'::regclass), or ask a DBA for the privileges of the role dp_agg.stats_trusted_role names; see \"Protected tables\" in dp_agg's doc/guard.md.",
 						 get_rel_name(relid))));
 	}
 	{
@@ -737,7 +737,7 @@ reject_planner_statistics(Oid relid)
 					current_role_name()),
 			 errdetail("They hold the values of the rows of protected relation \"%s\", which the role is not trusted for, and this plan reads them unfiltered.",
 					   get_rel_name(relid)),
-			 errhint("Run ALTER EXTENSION dp_agg UPDATE, which adds the filter; see \"Protected tables\" in the dp_agg README.")));
+			 errhint("Run ALTER EXTENSION dp_agg UPDATE, which adds the filter; see \"Protected tables\" in dp_agg's doc/guard.md.")));
 }
 
 /* Is fn called in the expression (the filter of filter_statistics)? */

@@ -148,7 +148,7 @@ function_name(Oid funcid)
 			 errmsg("function %s is not allowed on the rows of protected relation \"%s\"", \
 					function_name(funcid), get_rel_name((s)->relid)), \
 			 errdetail(detail), \
-			 errhint("See \"Protected tables\" in the dp_agg README for the functions allowed on rows.")))
+			 errhint("See \"Protected tables\" in dp_agg's doc/guard.md for the functions allowed on rows.")))
 
 static void
 refuse_expression(Seal *s, const char *what)
@@ -158,7 +158,7 @@ refuse_expression(Seal *s, const char *what)
 			 errmsg("%s on the rows of protected relation \"%s\" is not allowed", what,
 					get_rel_name(s->relid)),
 			 errdetail("It could fail for some rows, and its type or functions are not among those dp_agg evaluates safely."),
-			 errhint("See \"Protected tables\" in the dp_agg README for what may be computed on rows.")));
+			 errhint("See \"Protected tables\" in dp_agg's doc/guard.md for what may be computed on rows.")));
 }
 
 /* Citus fragments run on the workers as signed: nothing traps them there */

@@ -83,7 +83,7 @@
 /* how deep SQL functions calling SQL functions are seen into */
 #define MAX_BODY_DEPTH 16
 
-#define HINT_SEPARATE "Compute its value in a statement of its own (with DP aggregates if it depends on the rows) and pass it as a constant or a parameter; see \"What the guard accepts\" in the dp_agg README."
+#define HINT_SEPARATE "Compute its value in a statement of its own (with DP aggregates if it depends on the rows) and pass it as a constant or a parameter; see \"What the guard accepts\" in dp_agg's doc/guard.md."
 
 /* built-in functions that read relations named by their arguments */
 static const Oid relation_readers[] = {

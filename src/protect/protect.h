@@ -38,6 +38,6 @@ extern bool dp_role_trusted(Oid relid, Oid roleid);
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE), \
 			 errmsg("relation \"%s\" is protected", get_rel_name(relid)), \
 			 errdetail(detail), \
-			 errhint("Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in the dp_agg README.")))
+			 errhint("Query it with DP aggregates such as dp_count, dp_sum and dp_avg; see \"Protected tables\" in dp_agg's doc/guard.md.")))
 
 #endif							/* DP_AGG_PROTECT_H */

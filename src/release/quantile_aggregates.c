@@ -586,7 +586,7 @@ dp_unit_pick_tree_trans(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("dp_agg.unit_pick_bound aggregates need a priority"),
 				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
-				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in the dp_agg README).")));
+				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md).")));
 	p = PG_GETARG_INT64(parg);
 	if (PG_ARGISNULL(0))
 	{

@@ -719,7 +719,7 @@ plan_sum_noise(DpRelease *r, Aggref *aggref, ParamListInfo params)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("DP aggregates without bounds are not supported with privacy units"),
 					 errdetail("Give the clamping bounds (NULL bounds of dp_percentile and dp_median are supported)."),
-					 errhint("See \"Privacy units\" in the dp_agg README.")));
+					 errhint("See \"Privacy units\" in dp_agg's doc/units-and-groups.md.")));
 		plan_auto_sums(r, w);
 		return;
 	}

@@ -97,7 +97,7 @@ PG_FUNCTION_INFO_V1(dp_top_k_condition);
 PG_FUNCTION_INFO_V1(dp_top_k_rank);
 PG_FUNCTION_INFO_V1(dp_top_k_sample);
 
-#define HINT_TOP_K "Write HAVING dp_agg.top_k(k) in a DP statement with GROUP BY; see \"Top-k\" in the dp_agg README."
+#define HINT_TOP_K "Write HAVING dp_agg.top_k(k) in a DP statement with GROUP BY; see \"Top-k\" in dp_agg's doc/units-and-groups.md."
 
 /* ---------- the mechanism ---------- */
 

@@ -77,7 +77,7 @@
 #include "selection.h"
 #include "unit_catalog.h"
 
-#define HINT_UNITS "See \"Privacy units\" in the dp_agg README."
+#define HINT_UNITS "See \"Privacy units\" in dp_agg's doc/units-and-groups.md."
 
 /* the internal aggregates of the fused level 1 (k = 1, unit_pick.c) */
 #define UNIT_PICK_PREFIX "unit_pick_bound_"

@@ -64,7 +64,7 @@ PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
  */
 #define NULL_KEY_HASH UINT64CONST(0x9e3779b97f4a7c15)
 
-#define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Privacy units\" in the dp_agg README)."
+#define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md)."
 
 /* ---------- dp_agg.unit_priority(unit, keys...) ---------- */
 

@@ -52,7 +52,7 @@
 
 PG_FUNCTION_INFO_V1(dp_unit_sampled);
 
-#define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Subsampling\" in the dp_agg README)."
+#define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Subsampling\" in dp_agg's doc/sampling.md)."
 
 /* what one call site needs, kept for the execution in fn_extra */
 typedef struct SampleCache
