@@ -212,6 +212,23 @@ SET ROLE regress_dp_nosy;
 SELECT dp_agg.spent_epsilon('regress_dp_renyi', 1e-5);
 RESET ROLE;
 
+-- a role with basic accounting is admitted by basic composition only, even
+-- where the Renyi certificate of its history would admit more: Gaussian
+-- counts at (0.4, 1e-7) cost 0.4 each by basic composition (two fit in the
+-- limit 1), while five of them compose to about epsilon 0.76 at delta 1e-5
+-- under Renyi DP (sigma about 14: 5 alpha / (2 sigma^2) + ln(1/delta) /
+-- (alpha - 1) at its best alpha)
+CREATE ROLE regress_dp_basic;
+GRANT SELECT ON a_t TO regress_dp_basic;
+SELECT dp_agg.set_budget('regress_dp_basic', 1, 1e-5, 'basic');
+SET ROLE regress_dp_basic;
+SELECT release_times(5, 0.4, 1e-7) AS basic_releases;
+RESET ROLE;
+DELETE FROM dp_agg.ledger WHERE role = 'regress_dp_basic'::regrole;
+DELETE FROM dp_agg.budget WHERE role = 'regress_dp_basic'::regrole;
+DROP OWNED BY regress_dp_basic;
+DROP ROLE regress_dp_basic;
+
 DROP TABLE composed;
 DELETE FROM dp_agg.ledger WHERE role = 'regress_dp_renyi'::regrole;
 DELETE FROM dp_agg.budget WHERE role = 'regress_dp_renyi'::regrole;
