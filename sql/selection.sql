@@ -158,6 +158,23 @@ SELECT g FROM sel_n GROUP BY g HAVING dp_count(*) >= 0 ORDER BY g;
 EXPLAIN (COSTS OFF) SELECT g, dp_sum(x) FROM sel_n GROUP BY g;
 DROP TABLE sel_n;
 
+-- the fused selection counts the group's rows exactly: at selection (20,
+-- 1e-3) the optimal mechanism releases a group of one unit with probability
+-- 0.001 and one of two with 1 - 2e-9; of 500 groups of one row (each read
+-- from the host dp_count(*)), the number released is Binomial(500, 0.001),
+-- at most 10 except with probability 1.2e-11 (a selection that counted a
+-- row more would release nearly all of them)
+SELECT n, round(dp_agg.selection_probability(20, 1e-3, n, 1)::numeric, 6) AS probability
+FROM generate_series(1, 2) n;
+CREATE TABLE sel_one AS SELECT k AS g, 1 AS x FROM generate_series(1, 500) k;
+BEGIN;
+SET LOCAL dp_agg.selection_epsilon = 20;
+SET LOCAL dp_agg.selection_delta = 1e-3;
+CREATE TEMP TABLE sel_one_out AS SELECT g, dp_count(*) AS n FROM sel_one GROUP BY g;
+COMMIT;
+SELECT count(*) <= 10 AS few_released FROM sel_one_out;
+DROP TABLE sel_one, sel_one_out;
+
 -- the price: the selection is added to the statement's, and recorded
 -- (groups 11..20 are released, those of one row above 100 with probability
 -- 1e-9 each; a range with both bounds would be a public domain)
