@@ -55,6 +55,10 @@ static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, rea
 static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
 static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
 static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg.top_k_rank(bigint) */
+/* the aggregates of one kind: dp_select, dp_public, dp_top_k */
+static Oid	select_oid = InvalidOid;
+static Oid	public_oid = InvalidOid;
+static Oid	top_k_oid = InvalidOid;
 static bool dp_calls_valid = false;
 
 static Oid	get_func_signature_first_arg(Oid funcid);
@@ -365,6 +369,7 @@ build_calls(void)
 	domain_index_oid = InvalidOid;
 	domain_key_oid = InvalidOid;
 	top_k_rank_oid = InvalidOid;
+	select_oid = public_oid = top_k_oid = InvalidOid;
 	extoid = get_extension_oid("dp_agg", true);
 	if (OidIsValid(extoid))
 	{
@@ -446,6 +451,12 @@ build_calls(void)
 				continue;
 			describe_aggregate(d->objid, &info);
 			*(DpCallInfo *) hash_search(dp_calls, &d->objid, HASH_ENTER, &found) = info;
+			if (info.kind == DP_SELECT)
+				select_oid = d->objid;
+			else if (info.kind == DP_PUBLIC)
+				public_oid = d->objid;
+			else if (info.kind == DP_TOP_K)
+				top_k_oid = d->objid;
 		}
 		systable_endscan(scan);
 		table_close(dep, AccessShareLock);
@@ -480,19 +491,9 @@ dp_lookup_call(Oid aggfnoid)
 Oid
 dp_select_aggregate(void)
 {
-	HASH_SEQ_STATUS seq;
-	DpCallInfo *info;
-	Oid			result = InvalidOid;
-
 	if (!dp_calls_valid)
 		build_calls();
-	hash_seq_init(&seq, dp_calls);
-	while ((info = hash_seq_search(&seq)) != NULL)
-	{
-		if (info->kind == DP_SELECT)
-			result = info->aggfnoid;
-	}
-	return result;
+	return select_oid;
 }
 
 /* dp_agg.unit_keep, the window function of privacy units; InvalidOid before 0.3 */
@@ -638,38 +639,18 @@ dp_unit_sampled_oid(void)
 Oid
 dp_public_aggregate(void)
 {
-	HASH_SEQ_STATUS seq;
-	DpCallInfo *info;
-	Oid			result = InvalidOid;
-
 	if (!dp_calls_valid)
 		build_calls();
-	hash_seq_init(&seq, dp_calls);
-	while ((info = hash_seq_search(&seq)) != NULL)
-	{
-		if (info->kind == DP_PUBLIC)
-			result = info->aggfnoid;
-	}
-	return result;
+	return public_oid;
 }
 
 /* The aggregate dp_agg.dp_top_k, InvalidOid before version 0.4. */
 Oid
 dp_top_k_aggregate(void)
 {
-	HASH_SEQ_STATUS seq;
-	DpCallInfo *info;
-	Oid			result = InvalidOid;
-
 	if (!dp_calls_valid)
 		build_calls();
-	hash_seq_init(&seq, dp_calls);
-	while ((info = hash_seq_search(&seq)) != NULL)
-	{
-		if (info->kind == DP_TOP_K)
-			result = info->aggfnoid;
-	}
-	return result;
+	return top_k_oid;
 }
 
 /* dp_agg.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
