@@ -54,6 +54,7 @@
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
+#include "compat.h"
 #include "composer.h"
 #include "guc.h"
 
@@ -106,7 +107,7 @@ write_all(int fd, const void *buf, size_t len)
  * The child: compose, write the certificate to fd, _exit.  Exit status 0
  * when the whole certificate was written.
  */
-static pg_attribute_noreturn() void
+static DP_NORETURN void
 child_compose(int fd, pid_t parent, double epsilon, double delta,
 			  const DpPldState *history, const DpPldState *stmt)
 {
