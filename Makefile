@@ -59,6 +59,10 @@ OBJS += \
 OBJS += \
 	src/guard/guard.o \
 	src/guard/lookup_join.o \
+	src/guard/plan_guard.o \
+	src/guard/plan_input.o \
+	src/guard/plan_nodes.o \
+	src/guard/plan_units.o \
 	src/guard/protect_check.o \
 	src/guard/protect_guard.o \
 	src/guard/protect_settings.o \

@@ -19,9 +19,9 @@
 
 #include "calibrate.h"
 #include "describe.h"
-#include "guard.h"
 #include "guc.h"
 #include "joint.h"
+#include "plan_guard.h"
 #include "price.h"
 #include "selection.h"
 #include "protect.h"

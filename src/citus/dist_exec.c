@@ -111,6 +111,7 @@
 #include "guc.h"
 #include "inheritance.h"
 #include "keyset.h"
+#include "plan_nodes.h"
 #include "price.h"
 #include "protect.h"
 #include "protect_check.h"
@@ -509,7 +510,7 @@ check_bindable(Query *inner, ParamListInfo params)
  * planning), with the k of its privacy unit (1 when rows are the units);
  * absent when they are the keys of a public domain (dist_run's key set).  A plan made
  * with dp_agg.group_keys = 'public' and run after it changed is refused, as
- * the guard refuses a local one (guard.c), not run without selection.
+ * the guard refuses a local one (plan_guard.c), not run without selection.
  */
 static void
 check_inner_selection(Query *inner, List *tickets, int unit_groups, bool public_domain)
@@ -1547,7 +1548,6 @@ dp_dist_run(PG_FUNCTION_ARGS)
 			bad_inner();
 		seen = palloc0(sizeof(bool) * Max(dp_keyset_size(ks), 1));
 	}
-
 
 	/*
 	 * As the owner if the current user is untrusted now (a cursor may be

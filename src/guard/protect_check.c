@@ -51,8 +51,9 @@
 
 #include "catalog.h"
 #include "compat.h"
-#include "guard.h"
 #include "guc.h"
+#include "plan_guard.h"
+#include "plan_nodes.h"
 #include "protect.h"
 #include "protect_check.h"
 #include "release.h"
@@ -131,7 +132,7 @@ agg_only_dp(Agg *agg)
 /*
  * The first protected relation the current user is not trusted for that
  * the plan does not read only as the input of its DP aggregates; InvalidOid
- * if there is none.  The guard (guard.c) checks later, and rejects, a plan
+ * if there is none.  The guard (plan_guard.c) checks later, and rejects, a plan
  * whose DP aggregates read more than one table or a row more than once.
  */
 static Oid

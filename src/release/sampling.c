@@ -76,7 +76,7 @@ dp_check_tablesample(TableSampleClause *tsc)
  * The filter by which a scan keeps the rows of the units of a sample
  * (privacy_unit.c puts it in the scans of the relation with the unit, as
  * a conjunct of their quals), NULL if it has none.  Identified by the
- * function alone: the guard (guard.c) checks in the leader that it is in
+ * function alone: the guard (plan_units.c) checks in the leader that it is in
  * its place, with its argument the scan's unit column.
  */
 FuncExpr *

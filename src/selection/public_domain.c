@@ -62,7 +62,7 @@
  * the grouping by the index is domain_group.c, the domain's rows
  * domain_rows.c.
  *
- * The guard accepts such a level only in this shape (guard.c): dp_public
+ * The guard accepts such a level only in this shape (plan_guard.c): dp_public
  * in the qual of the aggregation, with this file's location, and the
  * domain's generate_series below it.
  *

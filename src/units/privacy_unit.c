@@ -36,7 +36,7 @@
  * ancestor, for a partition or inheritance child named directly as for
  * its parent (unit_catalog.c, which refuses two units meeting); the plan
  * guard checks that every DP aggregate over such rows is this rewrite's
- * (guard.c).  Rows whose unit is NULL belong to no unit and are left out:
+ * (plan_units.c).  Rows whose unit is NULL belong to no unit and are left out:
  * no release depends on them, so they need no protection.  The relation
  * may be read through views, sub-queries and CTEs, and joined to lookup
  * tables (lookup_join.c): the unit is found through them (find_unit) and
