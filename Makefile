@@ -121,13 +121,18 @@ OBJS += \
 # citus: Citus: the coordinator's rewrite, fragments, their signatures, the
 # workers' side
 OBJS += \
+	src/citus/dist_access.o \
 	src/citus/dist_exec.o \
 	src/citus/dist_fingerprint.o \
+	src/citus/dist_inner.o \
 	src/citus/dist_plan.o \
+	src/citus/dist_price.o \
 	src/citus/dist_replay.o \
 	src/citus/dist_session.o \
 	src/citus/dist_state.o \
-	src/citus/dist_token.o
+	src/citus/dist_token.o \
+	src/citus/dist_units.o \
+	src/citus/dist_worker.o
 
 # pipeline: _PG_init, the hooks, the aggregates' functions, preview
 OBJS += \

@@ -50,7 +50,7 @@
  * folds it (so user-defined functions are refused before anything is
  * folded, SQL functions included); the few immutable built-ins whose
  * result depends on a setting (float and bytea output) are refused too.  Any other construct is refused: the statement fails before it is
- * charged (dist_exec.c), saying so.
+ * charged (dist_price.c), saying so.
  *
  *-------------------------------------------------------------------------
  */

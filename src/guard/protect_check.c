@@ -429,7 +429,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 }
 
 /*
- * The inner statement of a DP statement on a Citus table (dist_exec.c),
+ * The inner statement of a DP statement on a Citus table (dist_access.c),
  * which reads protected relation relid for a role not trusted for it: the
  * plan the role runs scans no protected relation (dist_run runs the inner
  * statement through Citus), so the rules of the plan are checked on the

@@ -97,7 +97,7 @@ dp_numeric_pow2(int e)
 
 /*
  * A unit's total of m rows scaled to c of them (privacy units: c rows'
- * worth at the unit's own mean; unit_aggregates.c and dist_exec.c):
+ * worth at the unit's own mean; unit_aggregates.c and dist_units.c):
  * round(c total / m), half up, for 0 <= c <= m, m > 0, |total| < 2^125:
  * total = q m + rem with 0 <= rem < m, so c total / m = c q + c rem / m,
  * c q and 2 c rem + m within 128 bits (c, m < 2^63, |q| < 2^63 here, as
