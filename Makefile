@@ -116,7 +116,8 @@ OBJS += \
 	src/accounting/pld_state.o \
 	src/accounting/price.o \
 	src/accounting/rdp_laplace.o \
-	src/accounting/release_rdp.o
+	src/accounting/release_rdp.o \
+	src/accounting/write_cache.o
 
 # citus: Citus: the coordinator's rewrite, fragments, their signatures, the
 # workers' side
