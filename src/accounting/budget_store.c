@@ -532,18 +532,6 @@ dp_budget_fetch_relation(DpBudgetStore *s, Oid relation, DpBudgetRow *row)
 
 /* ---------- writing ---------- */
 
-/* a float8[] datum of n values */
-static Datum
-float8_array(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 static Datum
 jsonb_datum(const char *text)
 {
@@ -564,7 +552,7 @@ new_value(const DpBudgetRow *row, BudgetColumn c, bool frontier, Datum *value, b
 			*value = Float8GetDatum(row->b.delta_spent);
 			return true;
 		case BC_RDP:
-			*value = float8_array(row->b.rdp, DP_RDP_ORDERS);
+			*value = dp_write_float8_array(row->b.rdp, DP_RDP_ORDERS);
 			return true;
 		case BC_SELECTION_EPSILON:
 			*value = Float8GetDatum(row->b.selection_epsilon);

@@ -169,18 +169,6 @@ dp_ledger_close(LedgerWriter *w)
 	w->rel = NULL;
 }
 
-/* a float8[] datum of n values */
-static Datum
-float8_array_datum(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 /* the relations a request read, as a regclass[] datum */
 static Datum
 relations_datum(const DpChargeRequest *req)
@@ -262,7 +250,7 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 		args[2] = Float8GetDatum(req->delta);
 		args[3] = CStringGetTextDatum(req->data);
 		args[4] = detail_datum(req);
-		args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
+		args[5] = dp_write_float8_array(curve, DP_RDP_ORDERS);
 		if (w->policies)
 		{
 			args[6] = relations_datum(req);
@@ -295,7 +283,7 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 	values[w->att[5] - 1] = Float8GetDatum(req->delta);
 	values[w->att[6] - 1] = CStringGetTextDatum(req->data);
 	values[w->att[7] - 1] = detail_datum(req);
-	values[w->att[8] - 1] = float8_array_datum(curve, DP_RDP_ORDERS);
+	values[w->att[8] - 1] = dp_write_float8_array(curve, DP_RDP_ORDERS);
 	if (w->policies)
 	{
 		values[w->att[9] - 1] = relations_datum(req);

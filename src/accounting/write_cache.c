@@ -12,14 +12,17 @@
  * constraints outlive the batch, in a memory context of their own.  They
  * are compiled again when the relation's constraints differ from those
  * compiled (their number or text), and everything is dropped after an
- * error (dp_write_cache_forget, from the charger's error recovery).
+ * error (dp_write_cache_forget, from the charger's error recovery).  The
+ * writers also share the form of the float8[] columns they fill.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
+#include "utils/array.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -87,4 +90,16 @@ dp_write_cache_open(DpWriteCache *c, Relation rel, EState **estate, ResultRelInf
 	DP_RRI_CHECK_EXPRS(c->rri) = compiled;	/* NULL: ExecConstraints compiles */
 	*estate = c->estate;
 	*rri = c->rri;
+}
+
+/* a float8[] datum of n values */
+Datum
+dp_write_float8_array(const double *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }

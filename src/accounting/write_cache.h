@@ -26,5 +26,6 @@ typedef struct DpWriteCache
 extern void dp_write_cache_forget(DpWriteCache *c);
 extern void dp_write_cache_open(DpWriteCache *c, Relation rel, EState **estate,
 								ResultRelInfo **rri);
+extern Datum dp_write_float8_array(const double *v, int n);
 
 #endif							/* DP_AGG_WRITE_CACHE_H */

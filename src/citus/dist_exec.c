@@ -369,21 +369,8 @@ number_states(DistRun *dr, TupleDesc desc, Datum *values, bool *nulls, uint64 se
 
 	for (int i = 0; i < dr->ncalls; i++)
 	{
-		const DpRelease *r = dr->units[i];
-		DpDistState *st;
+		DpDistState *st = dp_dist_checked_state(dr, i, values[first + i], nulls[first + i]);
 
-		if (nulls[first + i])
-			st = dp_dist_state_new(CurrentMemoryContext, r->call.kind, dr->nonce, r->fingerprint);
-		else
-		{
-			st = dp_dist_state_copy((DpDistState *) PG_DETOAST_DATUM(values[first + i]));
-			if (memcmp(st->nonce, dr->nonce, DP_NONCE_LEN) != 0 ||
-				st->fingerprint != r->fingerprint || st->kind != r->call.kind)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("a partial state of a DP aggregate belongs to another statement"),
-						 errdetail("A worker returned a state with another nonce or other units.")));
-		}
 		st->serial = serial;
 		values[first + i] = PointerGetDatum(st);
 		nulls[first + i] = false;

@@ -71,8 +71,8 @@ bound_contribution(DpDistState *st, const DpRelease *ticket)
 }
 
 /* a state of the run for call i, checked (NULL: an empty one) */
-static DpDistState *
-checked_state(DistRun *dr, int i, Datum value, bool isnull)
+DpDistState *
+dp_dist_checked_state(DistRun *dr, int i, Datum value, bool isnull)
 {
 	const DpRelease *r = dr->units[i];
 	DpDistState *st;
@@ -189,7 +189,7 @@ put_group(DistRun *dr, Tuplestorestate *out, TupleDesc outdesc, Datum *keys, boo
  */
 Tuplestorestate *
 dp_dist_bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestate *raw,
-			TupleDesc outdesc)
+					TupleDesc outdesc)
 {
 	int			ngroups = outdesc->natts - dr->ncalls;
 	int			nstates = rawdesc->natts - 1 - ngroups;
@@ -273,10 +273,10 @@ dp_dist_bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestat
 	{
 		slot_getallattrs(rslot);
 		if (rslot->tts_isnull[0])
-			dp_dist_bad_inner();		/* the inner statement leaves out rows of no unit */
+			dp_dist_bad_inner();	/* the inner statement leaves out rows of no unit */
 		for (int i = 0; i < nstates; i++)
-			(void) checked_state(dr, i, rslot->tts_values[1 + ngroups + i],
-								 rslot->tts_isnull[1 + ngroups + i]);
+			(void) dp_dist_checked_state(dr, i, rslot->tts_values[1 + ngroups + i],
+										 rslot->tts_isnull[1 + ngroups + i]);
 		tuplesort_puttupleslot(byunit, rslot);
 	}
 	tuplestore_end(raw);
@@ -316,8 +316,8 @@ dp_dist_bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc, Tuplestorestat
 					}
 					else
 					{
-						st = checked_state(dr, i, kslot->tts_values[1 + ngroups + i],
-										   kslot->tts_isnull[1 + ngroups + i]);
+						st = dp_dist_checked_state(dr, i, kslot->tts_values[1 + ngroups + i],
+													   kslot->tts_isnull[1 + ngroups + i]);
 						bound_contribution(st, dr->tickets[i]);
 					}
 					if (bygroup == NULL)

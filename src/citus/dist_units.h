@@ -37,6 +37,7 @@ typedef struct DistRun
 	MemoryContextCallback callback;
 } DistRun;
 
+extern DpDistState *dp_dist_checked_state(DistRun *dr, int i, Datum value, bool isnull);
 extern Tuplestorestate *dp_dist_bound_units(DistRun *dr, Query *inner, TupleDesc rawdesc,
 											Tuplestorestate *raw, TupleDesc outdesc);
 
