@@ -386,7 +386,7 @@ decode(DpBudgetStore *s, DpBudgetRow *row)
 	}
 
 	/* limits, sums, curve, selections: checked as budget_row.c checks them */
-	for (int i = 0; i < lengthof(basic); i++)
+	for (int i = 0; i < (int) lengthof(basic); i++)
 		values[i] = column(s, basic[i], &nulls[i]);
 	d = column(s, BC_ACCOUNTING, &isnull);
 	if (isnull)
@@ -623,7 +623,7 @@ write_spi(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 	args[0] = PointerGetDatum(&row->tid);
 	types[0] = TIDOID;
 	nulls[0] = ' ';
-	for (int i = 0; i < lengthof(written); i++)
+	for (int i = 0; i < (int) lengthof(written); i++)
 	{
 		BudgetColumn c = written[i];
 		bool		isnull;
@@ -669,7 +669,7 @@ dp_budget_store_write(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 	values = palloc0(sizeof(Datum) * desc->natts);
 	nulls = palloc0(sizeof(bool) * desc->natts);
 	replace = palloc0(sizeof(bool) * desc->natts);
-	for (int i = 0; i < lengthof(written); i++)
+	for (int i = 0; i < (int) lengthof(written); i++)
 	{
 		BudgetColumn c = written[i];
 		AttrNumber	a = s->att[c];

@@ -272,7 +272,7 @@ normalize_mutator(Node *node, Index *varno)
 	{
 		Var		   *v = (Var *) copyObject(node);
 
-		if (v->varlevelsup == 0 && v->varno == *varno)
+		if (v->varlevelsup == 0 && v->varno == (int) *varno)
 			v->varno = 1;
 		else if (v->varlevelsup == 0)
 			v->varno = 0;		/* matches nothing */
@@ -327,7 +327,7 @@ substitute_mutator(Node *node, Substitute *s)
 {
 	if (node == NULL)
 		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == s->rti)
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == (int) s->rti)
 	{
 		TargetEntry *tle;
 
