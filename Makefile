@@ -8,7 +8,7 @@ MODULE_big = dp_agg
 OBJS =
 
 # core: settings, randomness, hashing, version shims, the catalogs every
-# feature reads
+# feature reads, the nodes the rewrites build
 OBJS += \
 	src/core/catalog.o \
 	src/core/dp_calls.o \
@@ -18,6 +18,7 @@ OBJS += \
 	src/core/params.o \
 	src/core/random.o \
 	src/core/relcache_watch.o \
+	src/core/rewrite_nodes.o \
 	src/core/siphash.o \
 	src/core/unit_catalog.o
 
