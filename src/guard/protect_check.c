@@ -52,6 +52,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "guc.h"
+#include "params.h"
 #include "plan_guard.h"
 #include "plan_nodes.h"
 #include "protect.h"
@@ -324,10 +325,7 @@ row_work_walker(Node *node, RowWork *w)
 		ParamExternData workspace;
 		ParamExternData *prm = NULL;
 
-		if (w->params->paramFetch != NULL)
-			prm = w->params->paramFetch(w->params, p->paramid, false, &workspace);
-		else if (p->paramid > 0 && p->paramid <= w->params->numParams)
-			prm = &w->params->params[p->paramid - 1];
+		prm = dp_param_extern(w->params, p->paramid, &workspace);
 		if (prm != NULL && OidIsValid(prm->ptype))
 			w->size += value_size(get_typlen(prm->ptype), prm->value, prm->isnull);
 	}
