@@ -8,7 +8,7 @@ MODULE_big = dp_agg
 OBJS =
 
 # core: settings, randomness, hashing, version shims, the catalogs every
-# feature reads
+# feature reads, the nodes the rewrites build
 OBJS += \
 	src/core/catalog.o \
 	src/core/dp_calls.o \
@@ -18,6 +18,7 @@ OBJS += \
 	src/core/params.o \
 	src/core/random.o \
 	src/core/relcache_watch.o \
+	src/core/rewrite_nodes.o \
 	src/core/siphash.o \
 	src/core/unit_catalog.o
 
@@ -59,6 +60,10 @@ OBJS += \
 OBJS += \
 	src/guard/guard.o \
 	src/guard/lookup_join.o \
+	src/guard/plan_guard.o \
+	src/guard/plan_input.o \
+	src/guard/plan_nodes.o \
+	src/guard/plan_units.o \
 	src/guard/protect_check.o \
 	src/guard/protect_guard.o \
 	src/guard/protect_settings.o \
@@ -113,18 +118,24 @@ OBJS += \
 	src/accounting/pld_state.o \
 	src/accounting/price.o \
 	src/accounting/rdp_laplace.o \
-	src/accounting/release_rdp.o
+	src/accounting/release_rdp.o \
+	src/accounting/write_cache.o
 
 # citus: Citus: the coordinator's rewrite, fragments, their signatures, the
 # workers' side
 OBJS += \
+	src/citus/dist_access.o \
 	src/citus/dist_exec.o \
 	src/citus/dist_fingerprint.o \
+	src/citus/dist_inner.o \
 	src/citus/dist_plan.o \
+	src/citus/dist_price.o \
 	src/citus/dist_replay.o \
 	src/citus/dist_session.o \
 	src/citus/dist_state.o \
-	src/citus/dist_token.o
+	src/citus/dist_token.o \
+	src/citus/dist_units.o \
+	src/citus/dist_worker.o
 
 # pipeline: _PG_init, the hooks, the aggregates' functions, preview
 OBJS += \

@@ -55,6 +55,12 @@ ALLOW = {
     ("dist_exec.c", "why"):
         "the reason dp_fragment_fingerprint gives, one of the literal sentences "
         "of dist_fingerprint.c",
+    ("dist_price.c", "why"):
+        "the reason dp_fragment_fingerprint gives, one of the literal sentences "
+        "of dist_fingerprint.c",
+    ("dist_worker.c", "why"):
+        "the reason dp_fragment_fingerprint gives, one of the literal sentences "
+        "of dist_fingerprint.c",
     ("budget.c", "reply->message"):
         "the error the charger process met, relayed as it formed it",
     ("protect_guard.c", "detail"):

@@ -81,6 +81,7 @@
 #include "budget_window.h"
 #include "compat.h"
 #include "pld_state.h"
+#include "write_cache.h"
 
 /* the columns of dp_agg.budget the store knows, in every version */
 typedef enum BudgetColumn
@@ -220,68 +221,14 @@ unique_index_on(Relation rel, AttrNumber attnum)
  * for every write was most of the cost of a budget's UPDATE; they are
  * compiled once and kept while the relation's constraints stay the same
  * (their number and text), and dropped after an error
- * (dp_budget_store_forget).
+ * (dp_budget_store_forget): write_cache.c, as for the ledger.
  */
-static MemoryContext store_cxt = NULL;
-static EState *store_estate = NULL;
-static ResultRelInfo *store_rri = NULL;
-static int	store_ncheck = 0;
-static char **store_ccbin = NULL;
+static DpWriteCache store_cache = {"dp_agg budget writes"};
 
 void
 dp_budget_store_forget(void)
 {
-	if (store_cxt != NULL)
-		MemoryContextDelete(store_cxt);
-	store_cxt = NULL;
-	store_estate = NULL;
-	store_rri = NULL;
-	store_ncheck = 0;
-	store_ccbin = NULL;
-}
-
-static bool
-same_checks(TupleConstr *constr)
-{
-	int			n = constr ? constr->num_check : 0;
-
-	if (n != store_ncheck)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (strcmp(constr->check[i].ccbin, store_ccbin[i]) != 0)
-			return false;
-	return true;
-}
-
-static void
-store_executor(DpBudgetStore *s)
-{
-	TupleConstr *constr = RelationGetDescr(s->rel)->constr;
-	ExprState **compiled = NULL;
-
-	if (store_cxt != NULL && same_checks(constr))
-		compiled = DP_RRI_CHECK_EXPRS(store_rri);
-	else
-	{
-		MemoryContext old;
-
-		dp_budget_store_forget();
-		store_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg budget writes",
-										  ALLOCSET_DEFAULT_SIZES);
-		old = MemoryContextSwitchTo(store_cxt);
-		store_estate = CreateExecutorState();
-		store_rri = makeNode(ResultRelInfo);
-		store_ncheck = constr ? constr->num_check : 0;
-		store_ccbin = palloc(sizeof(char *) * Max(store_ncheck, 1));
-		for (int i = 0; i < store_ncheck; i++)
-			store_ccbin[i] = pstrdup(constr->check[i].ccbin);
-		MemoryContextSwitchTo(old);
-	}
-	InitResultRelInfo(store_rri, s->rel, 0, NULL, 0);
-	DP_RRI_CHECK_EXPRS(store_rri) = compiled;	/* NULL: ExecConstraints compiles */
-	s->estate = store_estate;
-	s->rri = store_rri;
-	ExecOpenIndices(s->rri, false);
+	dp_write_cache_forget(&store_cache);
 }
 
 /* ---------- opening ---------- */
@@ -332,7 +279,8 @@ dp_budget_store_open(DpBudgetStore *s, bool for_update)
 		if (s->direct_writes)
 		{
 			s->write_slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
-			store_executor(s);
+			dp_write_cache_open(&store_cache, s->rel, &s->estate, &s->rri);
+			ExecOpenIndices(s->rri, false);
 		}
 	}
 	return true;
@@ -438,7 +386,7 @@ decode(DpBudgetStore *s, DpBudgetRow *row)
 	}
 
 	/* limits, sums, curve, selections: checked as budget_row.c checks them */
-	for (int i = 0; i < lengthof(basic); i++)
+	for (int i = 0; i < (int) lengthof(basic); i++)
 		values[i] = column(s, basic[i], &nulls[i]);
 	d = column(s, BC_ACCOUNTING, &isnull);
 	if (isnull)
@@ -584,18 +532,6 @@ dp_budget_fetch_relation(DpBudgetStore *s, Oid relation, DpBudgetRow *row)
 
 /* ---------- writing ---------- */
 
-/* a float8[] datum of n values */
-static Datum
-float8_array(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 static Datum
 jsonb_datum(const char *text)
 {
@@ -616,7 +552,7 @@ new_value(const DpBudgetRow *row, BudgetColumn c, bool frontier, Datum *value, b
 			*value = Float8GetDatum(row->b.delta_spent);
 			return true;
 		case BC_RDP:
-			*value = float8_array(row->b.rdp, DP_RDP_ORDERS);
+			*value = dp_write_float8_array(row->b.rdp, DP_RDP_ORDERS);
 			return true;
 		case BC_SELECTION_EPSILON:
 			*value = Float8GetDatum(row->b.selection_epsilon);
@@ -687,7 +623,7 @@ write_spi(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 	args[0] = PointerGetDatum(&row->tid);
 	types[0] = TIDOID;
 	nulls[0] = ' ';
-	for (int i = 0; i < lengthof(written); i++)
+	for (int i = 0; i < (int) lengthof(written); i++)
 	{
 		BudgetColumn c = written[i];
 		bool		isnull;
@@ -733,7 +669,7 @@ dp_budget_store_write(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 	values = palloc0(sizeof(Datum) * desc->natts);
 	nulls = palloc0(sizeof(bool) * desc->natts);
 	replace = palloc0(sizeof(bool) * desc->natts);
-	for (int i = 0; i < lengthof(written); i++)
+	for (int i = 0; i < (int) lengthof(written); i++)
 	{
 		BudgetColumn c = written[i];
 		AttrNumber	a = s->att[c];

@@ -47,6 +47,7 @@
 
 #include "charge_ledger.h"
 #include "compat.h"
+#include "write_cache.h"
 
 /*
  * The ledger rows of a batch, written without SPI: an INSERT through SPI
@@ -74,74 +75,15 @@ static Oid	ledger_seq = InvalidOid;
 
 /*
  * The executor state of the ledger's writes, kept from batch to batch with
- * its compiled CHECK constraints (compiling them, from their stored node
- * trees, was a third of a small batch's work).  They are compiled again
- * when the relation's constraints differ from those compiled (their
- * number or text), and everything is dropped after an error.
+ * its compiled CHECK constraints (write_cache.c).
  */
-static MemoryContext ledger_cxt = NULL;
-static EState *ledger_estate = NULL;
-static ResultRelInfo *ledger_rri = NULL;
-static int	ledger_ncheck = 0;
-static char **ledger_ccbin = NULL;
+static DpWriteCache ledger_cache = {"dp_agg charger ledger"};
 
 void
 dp_ledger_forget(void)
 {
-	if (ledger_cxt != NULL)
-		MemoryContextDelete(ledger_cxt);
-	ledger_cxt = NULL;
-	ledger_estate = NULL;
-	ledger_rri = NULL;
-	ledger_ncheck = 0;
-	ledger_ccbin = NULL;
+	dp_write_cache_forget(&ledger_cache);
 	ledger_relid = InvalidOid;
-}
-
-/* are these the constraints compiled? */
-static bool
-ledger_same_checks(TupleConstr *constr)
-{
-	int			n = constr ? constr->num_check : 0;
-
-	if (n != ledger_ncheck)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (strcmp(constr->check[i].ccbin, ledger_ccbin[i]) != 0)
-			return false;
-	return true;
-}
-
-/* the writer's executor state and result relation, for this batch's relation */
-static void
-ledger_executor(LedgerWriter *w)
-{
-	TupleConstr *constr = RelationGetDescr(w->rel)->constr;
-	ExprState **compiled = NULL;
-
-	if (ledger_cxt != NULL && ledger_same_checks(constr))
-		compiled = DP_RRI_CHECK_EXPRS(ledger_rri);
-	else
-	{
-		MemoryContext old;
-
-		dp_ledger_forget();
-		ledger_relid = RelationGetRelid(w->rel);
-		ledger_cxt = AllocSetContextCreate(TopMemoryContext, "dp_agg charger ledger",
-										   ALLOCSET_DEFAULT_SIZES);
-		old = MemoryContextSwitchTo(ledger_cxt);
-		ledger_estate = CreateExecutorState();
-		ledger_rri = makeNode(ResultRelInfo);
-		ledger_ncheck = constr ? constr->num_check : 0;
-		ledger_ccbin = palloc(sizeof(char *) * Max(ledger_ncheck, 1));
-		for (int i = 0; i < ledger_ncheck; i++)
-			ledger_ccbin[i] = pstrdup(constr->check[i].ccbin);
-		MemoryContextSwitchTo(old);
-	}
-	InitResultRelInfo(ledger_rri, w->rel, 0, NULL, 0);
-	DP_RRI_CHECK_EXPRS(ledger_rri) = compiled;	/* NULL: ExecConstraints compiles */
-	w->estate = ledger_estate;
-	w->rri = ledger_rri;
 }
 
 void
@@ -207,7 +149,7 @@ dp_ledger_open(LedgerWriter *w)
 		w->direct = false;
 		return;
 	}
-	ledger_executor(w);
+	dp_write_cache_open(&ledger_cache, w->rel, &w->estate, &w->rri);
 	ExecOpenIndices(w->rri, false);
 	w->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 }
@@ -225,18 +167,6 @@ dp_ledger_close(LedgerWriter *w)
 	}
 	table_close(w->rel, NoLock);
 	w->rel = NULL;
-}
-
-/* a float8[] datum of n values */
-static Datum
-float8_array_datum(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * n);
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /* the relations a request read, as a regclass[] datum */
@@ -320,7 +250,7 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 		args[2] = Float8GetDatum(req->delta);
 		args[3] = CStringGetTextDatum(req->data);
 		args[4] = detail_datum(req);
-		args[5] = float8_array_datum(curve, DP_RDP_ORDERS);
+		args[5] = dp_write_float8_array(curve, DP_RDP_ORDERS);
 		if (w->policies)
 		{
 			args[6] = relations_datum(req);
@@ -353,7 +283,7 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 	values[w->att[5] - 1] = Float8GetDatum(req->delta);
 	values[w->att[6] - 1] = CStringGetTextDatum(req->data);
 	values[w->att[7] - 1] = detail_datum(req);
-	values[w->att[8] - 1] = float8_array_datum(curve, DP_RDP_ORDERS);
+	values[w->att[8] - 1] = dp_write_float8_array(curve, DP_RDP_ORDERS);
 	if (w->policies)
 	{
 		values[w->att[9] - 1] = relations_datum(req);

@@ -19,9 +19,9 @@
 
 #include "calibrate.h"
 #include "describe.h"
-#include "guard.h"
 #include "guc.h"
 #include "joint.h"
+#include "plan_guard.h"
 #include "price.h"
 #include "selection.h"
 #include "protect.h"
@@ -232,7 +232,7 @@ dp_price_plan(PlannedStmt *stmt, ParamListInfo params, bool validate)
  * dp_agg.epsilon when the planner dropped every release of the node: an
  * outer query uses none).  Called once
  * every ticket of the statement is made, by dp_price_plan and for Citus
- * statements (dist_exec.c).
+ * statements (dist_price.c).
  */
 void
 dp_price_selection_shares(List *releases)

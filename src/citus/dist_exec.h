@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * dist_exec.h
- *	  DP statements on Citus tables: price, distributed run, fragments.
+ *	  DP statements on Citus tables: the coordinator's run.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,12 +24,6 @@ typedef struct DpDistSlot
 	Datum		value;
 } DpDistSlot;
 
-extern Oid	dp_dist_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
-								  int instrument_options);
-extern List *dp_dist_price(PlannedStmt *stmt, ParamListInfo params);
-extern List *dp_dist_fragment_releases(PlannedStmt *stmt, int instrument_options);
-extern List *dp_dist_check_fragment_query(Query *q, ParamListInfo params);
-extern void dp_dist_check_fragment_plan(PlannedStmt *stmt, List *checked);
 extern const DpRelease *dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot,
 									 MemoryContext *cxt);
 

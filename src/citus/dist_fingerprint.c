@@ -50,7 +50,7 @@
  * folds it (so user-defined functions are refused before anything is
  * folded, SQL functions included); the few immutable built-ins whose
  * result depends on a setting (float and bytea output) are refused too.  Any other construct is refused: the statement fails before it is
- * charged (dist_exec.c), saying so.
+ * charged (dist_price.c), saying so.
  *
  *-------------------------------------------------------------------------
  */
@@ -73,6 +73,7 @@
 
 #include "dist_fingerprint.h"
 #include "dist_plan.h"
+#include "params.h"
 #include "random.h"
 
 #define DP_FP_VERSION "dpq1"		/* of the canonical form below */
@@ -373,9 +374,7 @@ bind_params(Node *node, ParamBind *b)
 		ParamExternData prmdata;
 
 		if (p->paramid > 0 && p->paramid <= b->params->numParams)
-			prm = b->params->paramFetch != NULL ?
-				b->params->paramFetch(b->params, p->paramid, false, &prmdata) :
-				&b->params->params[p->paramid - 1];
+			prm = dp_param_extern(b->params, p->paramid, &prmdata);
 		if (prm != NULL && prm->ptype == p->paramtype &&
 			(b->any || (prm->pflags & PARAM_FLAG_CONST) != 0))
 		{

@@ -20,7 +20,7 @@
  *
  * The outer statement reads no Citus table, so Citus leaves it to
  * PostgreSQL and it runs on the coordinator: it is priced and charged at
- * executor start (dist_exec.c), then dist_run plans and runs the inner
+ * executor start (dist_price.c), then dist_run plans and runs the inner
  * statement through Citus, whichever way Citus distributes it; every way
  * yields exact partial states only (dp_agg.sum(spec, value) has no final
  * function; Citus distributes it as it distributes sum, with
@@ -286,7 +286,7 @@ typedef struct OuterContext
 /*
  * The privacy unit of the Citus table the statement reads, if any, into
  * ctx: its column and k, the relation's max_groups_contributed or the
- * setting (dist_exec.c refuses, before the charge, a k above the
+ * setting (dist_inner.c refuses, before the charge, a k above the
  * relation's for a role untrusted for it, as privacy_unit.c does at
  * planning).  Refused where privacy_unit.c refuses too (TABLESAMPLE), and
  * for a unit or keys without an ordering: dist_run sorts by them.
@@ -609,7 +609,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
 	/*
 	 * The partial sums are made by dist_run; a worker receives them in
-	 * fragments, whose signatures it checks (dist_exec.c).  Refusing them
+	 * fragments, whose signatures it checks (dist_worker.c).  Refusing them
 	 * here keeps an analyst from sending a signature seen in Citus's log of
 	 * remote commands to shards through the coordinator.
 	 */

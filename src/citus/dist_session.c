@@ -6,7 +6,7 @@
  *
  * dp_agg runs the inner statement of a DP statement on a protected Citus
  * table as the table's owner when the current role is not trusted for it
- * (dist_exec.c), so Citus opens connections to the workers as the owner,
+ * (dist_access.c), so Citus opens connections to the workers as the owner,
  * in the role's transaction.  Citus also sends, on every connection of a
  * transaction, the SET commands the session propagates
  * (citus.propagate_set_commands = 'local', which any role may set): the

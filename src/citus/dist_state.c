@@ -24,7 +24,7 @@
  * Viega 2004, Theorem 1), and a state that was altered, forged or made
  * with another key is refused by the input function (GCM's authenticity,
  * same theorem).  Only nodes holding the cluster key read states, and on
- * the coordinator a state flows into dist_release only (dist_exec.c).
+ * the coordinator a state flows into dist_release only (dist_price.c).
  *
  * Text form: "dps1:" and, in hexadecimal, IV || ciphertext || 128-bit tag
  * of the plain form version:kind:nonce:fingerprint:serial:count:sum:sumsq:rows

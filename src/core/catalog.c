@@ -446,7 +446,7 @@ build_calls(void)
 				unit_pick_oid = d->objid;
 				continue;
 			}
-			/* the partial states of Citus fragments release nothing (dist_exec.c) */
+			/* the partial states of Citus fragments release nothing (dist_worker.c) */
 			if (strcmp(get_func_name(d->objid), "sum") == 0)
 				continue;
 			describe_aggregate(d->objid, &info);

@@ -62,7 +62,7 @@ typedef enum DpUnitLevel
  * the rewrite of privacy units makes (privacy_unit.c).  The parser gives
  * locations >= -1 only, so a node carrying this one was made by the
  * rewrite, never written by an analyst (nor inlined from a function): the
- * plan guard accepts the internal functions only with it (guard.c).
+ * plan guard accepts the internal functions only with it (plan_units.c).
  */
 #define DP_UNIT_LOCATION (-0x5eed)
 
@@ -76,7 +76,7 @@ typedef enum DpUnitLevel
  * write it out for one), so an analyst cannot forge it, and the planner
  * copies it into the plan's range table and into the entries of the
  * relation's partitions.  Parallel workers' plans do not carry it; the
- * leader checks the plan (guard.c).
+ * leader checks the plan (plan_input.c).
  */
 #define DP_LOOKUP_MARK ((Index) 0x5eed100c)
 #define DP_RTE_IS_LOOKUP(rte) \

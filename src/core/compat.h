@@ -247,7 +247,7 @@ DP_OP_BTREE_STRATEGIES(Oid opno)
 #define DP_HAVE_RTEPERMINFO 1
 #endif
 
-/* ... and with them the columns a query reads of a relation (dist_exec.c) */
+/* ... and with them the columns a query reads of a relation (dist_access.c) */
 #if PG_VERSION_NUM >= 160000
 #define DP_QUERY_RTE_SELECTED_COLS(query, rte) \
 	((rte)->perminfoindex == 0 ? NULL : \

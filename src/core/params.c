@@ -148,6 +148,21 @@ dp_check_parameter_expr(Node *expr, const DpCallInfo *info, int argno)
 				 errhint("Write a literal, or a $n parameter of a prepared statement.")));
 }
 
+/*
+ * External parameter paramid of params: fetched through its hook if it has
+ * one (workspace may then hold it), else its entry; NULL if there is no
+ * such entry
+ */
+ParamExternData *
+dp_param_extern(ParamListInfo params, int paramid, ParamExternData *workspace)
+{
+	if (params->paramFetch != NULL)
+		return params->paramFetch(params, paramid, false, workspace);
+	if (paramid > 0 && paramid <= params->numParams)
+		return &params->params[paramid - 1];
+	return NULL;
+}
+
 /* the value of an external parameter $n of the statement */
 static void
 eval_param(Param *p, ParamListInfo params, Datum *value, bool *isnull)
@@ -159,10 +174,7 @@ eval_param(Param *p, ParamListInfo params, Datum *value, bool *isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_PARAMETER),
 				 errmsg("there is no value for parameter $%d", p->paramid)));
-	if (params->paramFetch != NULL)
-		prm = params->paramFetch(params, p->paramid, false, &prmdata);
-	else
-		prm = &params->params[p->paramid - 1];
+	prm = dp_param_extern(params, p->paramid, &prmdata);
 	if (prm->ptype != p->paramtype)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),

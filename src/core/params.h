@@ -15,6 +15,8 @@
 
 extern bool dp_is_parameter_form(Node *expr);
 extern void dp_check_parameter_expr(Node *expr, const DpCallInfo *info, int argno);
+extern ParamExternData *dp_param_extern(ParamListInfo params, int paramid,
+										ParamExternData *workspace);
 extern void dp_eval_parameter(Node *expr, ParamListInfo params, Datum *value, bool *isnull);
 
 #endif							/* DP_AGG_PARAMS_H */

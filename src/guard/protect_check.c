@@ -51,8 +51,10 @@
 
 #include "catalog.h"
 #include "compat.h"
-#include "guard.h"
 #include "guc.h"
+#include "params.h"
+#include "plan_guard.h"
+#include "plan_nodes.h"
 #include "protect.h"
 #include "protect_check.h"
 #include "release.h"
@@ -131,7 +133,7 @@ agg_only_dp(Agg *agg)
 /*
  * The first protected relation the current user is not trusted for that
  * the plan does not read only as the input of its DP aggregates; InvalidOid
- * if there is none.  The guard (guard.c) checks later, and rejects, a plan
+ * if there is none.  The guard (plan_guard.c) checks later, and rejects, a plan
  * whose DP aggregates read more than one table or a row more than once.
  */
 static Oid
@@ -323,10 +325,7 @@ row_work_walker(Node *node, RowWork *w)
 		ParamExternData workspace;
 		ParamExternData *prm = NULL;
 
-		if (w->params->paramFetch != NULL)
-			prm = w->params->paramFetch(w->params, p->paramid, false, &workspace);
-		else if (p->paramid > 0 && p->paramid <= w->params->numParams)
-			prm = &w->params->params[p->paramid - 1];
+		prm = dp_param_extern(w->params, p->paramid, &workspace);
 		if (prm != NULL && OidIsValid(prm->ptype))
 			w->size += value_size(get_typlen(prm->ptype), prm->value, prm->isnull);
 	}
@@ -428,7 +427,7 @@ dp_protect_start(PlannedStmt *stmt, ParamListInfo params, int eflags,
 }
 
 /*
- * The inner statement of a DP statement on a Citus table (dist_exec.c),
+ * The inner statement of a DP statement on a Citus table (dist_access.c),
  * which reads protected relation relid for a role not trusted for it: the
  * plan the role runs scans no protected relation (dist_run runs the inner
  * statement through Citus), so the rules of the plan are checked on the

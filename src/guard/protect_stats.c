@@ -93,8 +93,8 @@
 
 #include "catalog.h"
 #include "compat.h"
-#include "guard.h"
 #include "guc.h"
+#include "plan_nodes.h"
 #include "protect.h"
 #include "protect_stats.h"
 

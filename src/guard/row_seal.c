@@ -79,8 +79,9 @@
 #include "catalog.h"
 #include "dp_calls.h"
 #include "compat.h"
-#include "guard.h"
 #include "guc.h"
+#include "params.h"
+#include "plan_nodes.h"
 #include "protect.h"
 #include "row_rules.h"
 #include "row_seal.h"
@@ -627,10 +628,7 @@ fixed_value(Node *node, Check *c, Datum *value, bool *isnull, Oid *type)
 		ParamExternData workspace;
 		ParamExternData *prm = NULL;
 
-		if (c->params->paramFetch != NULL)
-			prm = c->params->paramFetch(c->params, p->paramid, false, &workspace);
-		else if (p->paramid > 0 && p->paramid <= c->params->numParams)
-			prm = &c->params->params[p->paramid - 1];
+		prm = dp_param_extern(c->params, p->paramid, &workspace);
 		if (prm == NULL || !OidIsValid(prm->ptype))
 			return false;
 		*value = prm->value;

@@ -63,6 +63,27 @@ dp_round_numeric(Numeric v, Numeric mult)
 	return DatumGetInt64(DirectFunctionCall1(numeric_int8, scaled));
 }
 
+/* an int128 as an exact numeric, through its decimal digits */
+Numeric
+dp_int128_numeric(int128 v)
+{
+	char		buf[48];
+	char	   *p = buf + sizeof(buf);
+	uint128		u = v < 0 ? -(uint128) v : (uint128) v;
+
+	*--p = '\0';
+	do
+	{
+		*--p = (char) ('0' + (int) (u % 10));
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--p = '-';
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+
 /* 2^e as an exact numeric: powers of 2 (or of 5 shifted by 10^-n) */
 Numeric
 dp_numeric_pow2(int e)
@@ -97,7 +118,7 @@ dp_numeric_pow2(int e)
 
 /*
  * A unit's total of m rows scaled to c of them (privacy units: c rows'
- * worth at the unit's own mean; unit_aggregates.c and dist_exec.c):
+ * worth at the unit's own mean; unit_aggregates.c and dist_units.c):
  * round(c total / m), half up, for 0 <= c <= m, m > 0, |total| < 2^125:
  * total = q m + rem with 0 <= rem < m, so c total / m = c q + c rem / m,
  * c q and 2 c rem + m within 128 bits (c, m < 2^63, |q| < 2^63 here, as

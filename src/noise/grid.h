@@ -64,6 +64,7 @@ dp_round_float(double v, double mult, int k)
 
 /* mult is 2^-k as a numeric */
 extern int64 dp_round_numeric(Numeric v, Numeric mult);
+extern Numeric dp_int128_numeric(int128 v);
 extern Numeric dp_numeric_pow2(int e);
 extern int	dp_choose_row_grid(double log2_span, double log2_max, double mult, int min_exp);
 extern int128 dp_scale_total(int128 total, int64 c, int64 m);

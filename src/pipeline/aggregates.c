@@ -622,31 +622,11 @@ units_to_double(int128 units, int k)
 	return d;
 }
 
-static Numeric
-int128_to_numeric(int128 v)
-{
-	char		buf[48];
-	char	   *p = buf + sizeof(buf);
-	uint128		u = v < 0 ? -(uint128) v : (uint128) v;
-
-	*--p = '\0';
-	do
-	{
-		*--p = (char) ('0' + (int) (u % 10));
-		u /= 10;
-	} while (u != 0);
-	if (v < 0)
-		*--p = '-';
-	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(p),
-											   ObjectIdGetDatum(InvalidOid),
-											   Int32GetDatum(-1)));
-}
-
 /* units * 2^k as an exact numeric */
 static Numeric
 units_to_numeric(int128 units, int k)
 {
-	return numeric_mul_opt_error(int128_to_numeric(units), dp_numeric_pow2(k), NULL);
+	return numeric_mul_opt_error(dp_int128_numeric(units), dp_numeric_pow2(k), NULL);
 }
 
 /*

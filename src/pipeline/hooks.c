@@ -42,8 +42,10 @@
 
 #include "budget.h"
 #include "compat.h"
-#include "dist_exec.h"
+#include "dist_access.h"
 #include "dist_plan.h"
+#include "dist_price.h"
+#include "dist_worker.h"
 #include "domain_exec.h"
 #include "domain_group.h"
 #include "domain_rows.h"
@@ -285,7 +287,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	Oid			dist_untrusted;
 
 	dp_stats_check_start(queryDesc->plannedstmt);
-	/* a DP statement on a Citus table reads it in dist_run (dist_exec.c) */
+	/* a DP statement on a Citus table reads it in dist_run (dist_access.c) */
 	dist_untrusted = dp_dist_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 										   queryDesc->instrument_options);
 	dp_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,

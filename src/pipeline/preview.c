@@ -52,7 +52,7 @@
 #include "calibrate.h"
 #include "compat.h"
 #include "describe.h"
-#include "dist_exec.h"
+#include "dist_price.h"
 #include "price.h"
 #include "protect_check.h"
 #include "release_rdp.h"

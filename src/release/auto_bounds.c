@@ -232,26 +232,6 @@ dp_bins_bounds(const DpBins *b, DpLaplaceParam param, double *lower, double *upp
 	return true;
 }
 
-/* a numeric of an int128 */
-static Numeric
-numeric_of_int128(int128 v)
-{
-	char		buf[48];
-	char	   *p = buf + sizeof(buf);
-	uint128		u = v < 0 ? -(uint128) v : (uint128) v;
-
-	*--p = '\0';
-	do
-	{
-		*--p = (char) ('0' + (int) (u % 10));
-		u /= 10;
-	} while (u != 0);
-	if (v < 0)
-		*--p = '-';
-	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(p),
-											   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
-}
-
 /* x 2^e exactly */
 static Numeric
 scaled(Numeric x, int e)
@@ -290,12 +270,12 @@ round_int128(Numeric x)
 static Numeric
 bin_squares(const DpBins *b, int i)
 {
-	Numeric		top = numeric_of_int128((int128) b->sq_top[i]);
-	Numeric		lo128 = add(mul(numeric_of_int128((int128) b->sq_hi[i]),
-								numeric_of_int128((int128) 1 << 64)),
-							numeric_of_int128((int128) b->sq_lo[i]));
+	Numeric		top = dp_int128_numeric((int128) b->sq_top[i]);
+	Numeric		lo128 = add(mul(dp_int128_numeric((int128) b->sq_hi[i]),
+								dp_int128_numeric((int128) 1 << 64)),
+							dp_int128_numeric((int128) b->sq_lo[i]));
 
-	return add(mul(top, scaled(numeric_of_int128(1), 128)), lo128);
+	return add(mul(top, scaled(dp_int128_numeric(1), 128)), lo128);
 }
 
 /*
@@ -313,11 +293,11 @@ void
 dp_bins_moments(const DpBins *b, int lo_bin, int hi_bin, int64 lo_units, int64 hi_units,
 				int k, int shift, int64 *count, int128 *sum, int128 *centred, int128 *squares)
 {
-	Numeric		zero = numeric_of_int128(0);
+	Numeric		zero = dp_int128_numeric(0);
 	Numeric		s = zero;		/* the clamped sum, in value units */
 	Numeric		s2 = zero;		/* ... of squares */
-	Numeric		lower = scaled(numeric_of_int128(lo_units), k);
-	Numeric		upper = scaled(numeric_of_int128(hi_units), k);
+	Numeric		lower = scaled(dp_int128_numeric(lo_units), k);
+	Numeric		upper = scaled(dp_int128_numeric(hi_units), k);
 	Numeric		nn,
 				mid,
 				t;
@@ -330,7 +310,7 @@ dp_bins_moments(const DpBins *b, int lo_bin, int hi_bin, int64 lo_units, int64 h
 		if (b->count[i] == 0)
 			continue;
 		n += b->count[i];
-		c = numeric_of_int128(b->count[i]);
+		c = dp_int128_numeric(b->count[i]);
 		if (i < lo_bin)
 		{
 			s = add(s, mul(c, lower));
@@ -345,17 +325,17 @@ dp_bins_moments(const DpBins *b, int lo_bin, int hi_bin, int64 lo_units, int64 h
 		}
 		else
 		{
-			s = add(s, scaled(numeric_of_int128(b->sum[i]), bin_unit(i)));
+			s = add(s, scaled(dp_int128_numeric(b->sum[i]), bin_unit(i)));
 			if (b->squares)
 				s2 = add(s2, scaled(bin_squares(b, i), 2 * bin_unit(i)));
 		}
 	}
 	*count = n;
-	nn = numeric_of_int128(n);
+	nn = dp_int128_numeric(n);
 	*sum = round_int128(scaled(s, -k));
 	/* 2 S - N (L + U) */
 	mid = add(lower, upper);
-	t = numeric_sub_opt_error(mul(numeric_of_int128(2), s), mul(nn, mid), NULL);
+	t = numeric_sub_opt_error(mul(dp_int128_numeric(2), s), mul(nn, mid), NULL);
 	*centred = round_int128(scaled(t, -k));
 	if (b->squares)
 	{
@@ -364,11 +344,11 @@ dp_bins_moments(const DpBins *b, int lo_bin, int hi_bin, int64 lo_units, int64 h
 		 * 2 sum z^2 - N D^2
 		 */
 		int64		d = hi_units - lo_units;
-		Numeric		z2 = add(numeric_sub_opt_error(mul(numeric_of_int128(4), s2),
-												   mul(numeric_of_int128(4), mul(mid, s)), NULL),
+		Numeric		z2 = add(numeric_sub_opt_error(mul(dp_int128_numeric(4), s2),
+												   mul(dp_int128_numeric(4), mul(mid, s)), NULL),
 							 mul(nn, mul(mid, mid)));
-		Numeric		q = numeric_sub_opt_error(scaled(mul(numeric_of_int128(2), z2), -2 * k),
-											  mul(nn, numeric_of_int128((int128) d * d)), NULL);
+		Numeric		q = numeric_sub_opt_error(scaled(mul(dp_int128_numeric(2), z2), -2 * k),
+											  mul(nn, dp_int128_numeric((int128) d * d)), NULL);
 
 		*squares = round_int128(scaled(q, -shift));
 	}

@@ -1145,7 +1145,7 @@ dp_release_create(Aggref *aggref, Aggref *args_from, const DpCallInfo *info,
 
 /*
  * The ticket of a call in a signed fragment of a DP statement on a Citus
- * table (dist_exec.c): the accumulation units the coordinator chose, from
+ * table (dist_exec.c, dist_worker.c): the accumulation units the coordinator chose, from
  * the bounds (as datums of the value type) and the row grid 2^k.  It is
  * never finalized: workers accumulate, the coordinator releases.
  */

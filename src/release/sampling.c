@@ -76,7 +76,7 @@ dp_check_tablesample(TableSampleClause *tsc)
  * The filter by which a scan keeps the rows of the units of a sample
  * (privacy_unit.c puts it in the scans of the relation with the unit, as
  * a conjunct of their quals), NULL if it has none.  Identified by the
- * function alone: the guard (guard.c) checks in the leader that it is in
+ * function alone: the guard (plan_units.c) checks in the leader that it is in
  * its place, with its argument the scan's unit column.
  */
 FuncExpr *
@@ -173,6 +173,29 @@ bernoulli_rate(float4 percent)
 }
 
 /*
+ * The rate of a Bernoulli sample of percentage percent (a constant or a
+ * parameter, evaluated now with params), and whether its releases take
+ * credit for it: not at a rate of 0
+ */
+static void
+resolve_rate(DpSampling *s, Node *percent, ParamListInfo params)
+{
+	Datum		value;
+	bool		isnull;
+
+	dp_eval_parameter(percent, params, &value, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
+				 errmsg("TABLESAMPLE parameter cannot be null")));
+	s->rate = bernoulli_rate(DatumGetFloat4(value));
+	if (s->rate == 0)
+		s->why_not = "a sampling rate of 0 reads nothing to amplify";
+	else
+		s->amplified = true;
+}
+
+/*
  * A sample of privacy units (unit_sample.c): each unit is kept, with all
  * its rows, with the probability q of BERNOULLI's cutoff for the
  * percentage, independently of the other units' rows, and no one can tell
@@ -191,8 +214,6 @@ resolve_units(DpSampling *s, ParamListInfo params)
 	FuncExpr   *f = s->unit_filter;
 	Node	   *percent;
 	Node	   *method;
-	Datum		value;
-	bool		isnull;
 
 	if (list_length(f->args) != 3 || !IsA(lthird(f->args), Const) ||
 		((Const *) lthird(f->args))->constisnull)
@@ -208,16 +229,7 @@ resolve_units(DpSampling *s, ParamListInfo params)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the TABLESAMPLE percentage of a DP aggregate must be a constant or a parameter"),
 				 errdetail("A percentage computed from the data would make the noise depend on the data.")));
-	dp_eval_parameter(percent, params, &value, &isnull);
-	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
-				 errmsg("TABLESAMPLE parameter cannot be null")));
-	s->rate = bernoulli_rate(DatumGetFloat4(value));
-	if (s->rate == 0)
-		s->why_not = "a sampling rate of 0 reads nothing to amplify";
-	else
-		s->amplified = true;
+	resolve_rate(s, percent, params);
 	if (!s->amplified)
 		s->rate = 1.0;
 }
@@ -270,21 +282,9 @@ dp_sampling_resolve(DpSampling *s, ParamListInfo params)
 		s->why_not = "the table is read in several parts";
 	else
 	{
-		Datum		value;
-		bool		isnull;
-
 		/* a constant or a parameter, evaluated now */
 		dp_check_tablesample(tsc);
-		dp_eval_parameter(linitial(tsc->args), params, &value, &isnull);
-		if (isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TABLESAMPLE_ARGUMENT),
-					 errmsg("TABLESAMPLE parameter cannot be null")));
-		s->rate = bernoulli_rate(DatumGetFloat4(value));
-		if (s->rate == 0)
-			s->why_not = "a sampling rate of 0 reads nothing to amplify";
-		else
-			s->amplified = true;
+		resolve_rate(s, linitial(tsc->args), params);
 	}
 	if (!s->amplified)
 		s->rate = 1.0;

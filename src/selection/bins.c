@@ -787,7 +787,7 @@ dp_bins_never_null(Node *expr, List *quals, Oid relid, Index varno)
 		HeapTuple	tup;
 		bool		notnull = false;
 
-		if (!OidIsValid(relid) || v->varno != varno || v->varlevelsup != 0 || v->varattno <= 0)
+		if (!OidIsValid(relid) || v->varno != (int) varno || v->varlevelsup != 0 || v->varattno <= 0)
 			return false;
 		tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(v->varattno));
 		if (HeapTupleIsValid(tup))

@@ -32,8 +32,8 @@
 
 #include "catalog.h"
 #include "domain_exec.h"
-#include "guard.h"
 #include "keyset.h"
+#include "plan_nodes.h"
 
 typedef struct OpenWalk
 {

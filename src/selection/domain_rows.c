@@ -36,6 +36,7 @@
 #include "keyset.h"
 #include "domain_rows.h"
 #include "public_domain.h"
+#include "rewrite_nodes.h"
 #include "unit_catalog.h"
 
 /*
@@ -106,39 +107,11 @@ to_union_mutator(Node *node, Columns *c)
 	return expression_tree_mutator(node, to_union_mutator, c);
 }
 
-static RangeTblEntry *
-subquery_rte(Query *sub, const char *name, bool in_from)
-{
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	List	   *colnames = NIL;
-	ListCell   *lc;
-
-	foreach(lc, sub->targetList)
-		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = sub;
-	rte->alias = makeAlias(name, NIL);
-	rte->eref = makeAlias(name, colnames);
-	rte->inFromCl = in_from;
-	return rte;
-}
-
-static Query *
-new_select(void)
-{
-	Query	   *q = makeNode(Query);
-
-	q->commandType = CMD_SELECT;
-	q->querySource = QSRC_PARSER;
-	q->canSetTag = true;
-	return q;
-}
-
 /* SELECT g, true, NULL, ... FROM generate_series(0, N - 1) g */
 static Query *
 domain_rows(int nkeys, List *vars)
 {
-	Query	   *q = new_select();
+	Query	   *q = dp_new_select();
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
 	RangeTblFunction *rtf = makeNode(RangeTblFunction);
 	FuncExpr   *series;
@@ -240,7 +213,7 @@ inject_level(Query *q)
 	(void) collect_vars_walker(q->havingQual, &c);
 
 	/* the table's rows: the level's FROM and WHERE, unchanged */
-	table = new_select();
+	table = dp_new_select();
 	table->rtable = q->rtable;
 #ifdef DP_HAVE_RTEPERMINFO
 	table->rteperminfos = q->rteperminfos;
@@ -261,9 +234,9 @@ inject_level(Query *q)
 	rows = domain_rows(l->domain.nkeys, c.vars);
 
 	/* table UNION ALL rows */
-	u = new_select();
-	u->rtable = list_make2(subquery_rte(table, "dp_domain_table", false),
-						   subquery_rte(rows, "dp_domain_rows", false));
+	u = dp_new_select();
+	u->rtable = list_make2(dp_subquery_rte(table, "dp_domain_table", false),
+						   dp_subquery_rte(rows, "dp_domain_rows", false));
 	u->jointree = makeFromExpr(NIL, NULL);
 	op = makeNode(SetOperationStmt);
 	op->op = SETOP_UNION;
@@ -296,7 +269,7 @@ inject_level(Query *q)
 	q->havingQual = filter_mutator(q->havingQual, NULL);
 	q->havingQual = q->havingQual == NULL ? (Node *) dp_domain_public_call(l->domain.nkeys)
 		: (Node *) make_andclause(list_make2(dp_domain_public_call(l->domain.nkeys), q->havingQual));
-	q->rtable = list_make1(subquery_rte(u, "dp_domain", true));
+	q->rtable = list_make1(dp_subquery_rte(u, "dp_domain", true));
 #ifdef DP_HAVE_RTEPERMINFO
 	q->rteperminfos = NIL;
 #endif

@@ -224,7 +224,7 @@ flatten_mutator(Node *node, Flatten *f)
 {
 	if (node == NULL)
 		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == f->join)
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == (int) f->join)
 	{
 		Var		   *v = (Var *) node;
 
@@ -290,7 +290,7 @@ replace_mutator(Node *node, Replace *r)
 {
 	if (node == NULL)
 		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == r->list)
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == (int) r->list)
 	{
 		int			col = ((Var *) node)->varattno - 1;
 
@@ -330,7 +330,7 @@ clear_nullingrels_walker(Node *node, int *depth)
 		return false;
 	if (IsA(node, Var))
 	{
-		if (((Var *) node)->varlevelsup == *depth)
+		if (((Var *) node)->varlevelsup == (Index) *depth)
 			DP_CLEAR_NULLINGRELS((Var *) node);
 		return false;
 	}
@@ -358,7 +358,7 @@ on_key_mutator(Node *node, OnKey *k)
 {
 	if (node == NULL)
 		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == k->list)
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == (int) k->list)
 		return copyObject((Node *) k->tuple[((Var *) node)->varattno - 1]);
 	return expression_tree_mutator(node, on_key_mutator, k);
 }
@@ -549,12 +549,12 @@ dp_key_list_normalize(Query *q)
 				l = (Node *) ((RelabelType *) l)->arg;
 			while (IsA(rr, RelabelType))
 				rr = (Node *) ((RelabelType *) rr)->arg;
-			if (IsA(l, Var) && ((Var *) l)->varno == list)
+			if (IsA(l, Var) && ((Var *) l)->varno == (int) list)
 			{
 				key = (Var *) l;
 				expr = lsecond(op->args);
 			}
-			else if (IsA(rr, Var) && ((Var *) rr)->varno == list)
+			else if (IsA(rr, Var) && ((Var *) rr)->varno == (int) list)
 			{
 				key = (Var *) rr;
 				expr = linitial(op->args);

@@ -62,7 +62,7 @@
  * the grouping by the index is domain_group.c, the domain's rows
  * domain_rows.c.
  *
- * The guard accepts such a level only in this shape (guard.c): dp_public
+ * The guard accepts such a level only in this shape (plan_guard.c): dp_public
  * in the qual of the aggregation, with this file's location, and the
  * domain's generate_series below it.
  *
@@ -272,7 +272,7 @@ normalize_mutator(Node *node, Index *varno)
 	{
 		Var		   *v = (Var *) copyObject(node);
 
-		if (v->varlevelsup == 0 && v->varno == *varno)
+		if (v->varlevelsup == 0 && v->varno == (int) *varno)
 			v->varno = 1;
 		else if (v->varlevelsup == 0)
 			v->varno = 0;		/* matches nothing */
@@ -327,7 +327,7 @@ substitute_mutator(Node *node, Substitute *s)
 {
 	if (node == NULL)
 		return NULL;
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == s->rti)
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 && ((Var *) node)->varno == (int) s->rti)
 	{
 		TargetEntry *tle;
 

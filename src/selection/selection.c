@@ -20,7 +20,7 @@
  * per group, independently.  The planner and executor treat it as any
  * other aggregate of the node, so hashed, sorted and parallel aggregation
  * work unchanged; the guard finds, prices and charges it with the other DP
- * calls (guard.c, release.c), and a group it suppresses releases nothing.
+ * calls (plan_guard.c, release.c), and a group it suppresses releases nothing.
  * Its first argument has type internal, which no SQL expression has: an
  * analyst cannot call it (it would be an oracle that nothing priced), and
  * the guard accepts it only as a condition of its aggregation node.  It

@@ -85,6 +85,7 @@
 #include "public_domain.h"
 #include "random.h"
 #include "release.h"
+#include "rewrite_nodes.h"
 #include "top_k.h"
 
 /* most noise draws of one call of top_k_sample (half a calculator call's steps) */
@@ -557,34 +558,6 @@ dp_top_k_prepare(Query *query)
 	prepare_walk(query);
 }
 
-static Query *
-new_select(void)
-{
-	Query	   *q = makeNode(Query);
-
-	q->commandType = CMD_SELECT;
-	q->querySource = QSRC_PARSER;
-	q->canSetTag = true;
-	return q;
-}
-
-static RangeTblEntry *
-subquery_rte(Query *sub, const char *name)
-{
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	List	   *colnames = NIL;
-	ListCell   *lc;
-
-	foreach(lc, sub->targetList)
-		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = sub;
-	rte->alias = makeAlias(name, NIL);
-	rte->eref = makeAlias(name, colnames);
-	rte->inFromCl = true;
-	return rte;
-}
-
 /* dp_agg.dp_top_k(NULL::internal, k, epsilon) */
 static Aggref *
 make_top_k(TopKLevel *l)
@@ -618,7 +591,7 @@ rewrite_level(TopKLevel *l)
 {
 	Query	   *q = l->q;
 	Query	   *s = makeNode(Query);
-	Query	   *w = new_select();
+	Query	   *w = dp_new_select();
 	WindowFunc *wf = makeNode(WindowFunc);
 	WindowClause *wc = makeNode(WindowClause);
 	NullTest   *nt = makeNode(NullTest);
@@ -658,7 +631,7 @@ rewrite_level(TopKLevel *l)
 							makeTargetEntry((Expr *) make_top_k(l), n + 1, pstrdup("dp_top_k"), false));
 
 	/* w: the rank of each group among all of them */
-	w->rtable = list_make1(subquery_rte(s, "dp_top_k_groups"));
+	w->rtable = list_make1(dp_subquery_rte(s, "dp_top_k_groups", true));
 	ref = makeNode(RangeTblRef);
 	ref->rtindex = 1;
 	w->jointree = makeFromExpr(list_make1(ref), NULL);
@@ -706,7 +679,7 @@ rewrite_level(TopKLevel *l)
 	nt->argisrow = false;
 	nt->location = -1;
 	q->targetList = tlist;
-	q->rtable = list_make1(subquery_rte(w, "dp_top_k"));
+	q->rtable = list_make1(dp_subquery_rte(w, "dp_top_k", true));
 #ifdef DP_HAVE_RTEPERMINFO
 	q->rteperminfos = NIL;
 #endif

@@ -36,7 +36,7 @@
  * ancestor, for a partition or inheritance child named directly as for
  * its parent (unit_catalog.c, which refuses two units meeting); the plan
  * guard checks that every DP aggregate over such rows is this rewrite's
- * (guard.c).  Rows whose unit is NULL belong to no unit and are left out:
+ * (plan_units.c).  Rows whose unit is NULL belong to no unit and are left out:
  * no release depends on them, so they need no protection.  The relation
  * may be read through views, sub-queries and CTEs, and joined to lookup
  * tables (lookup_join.c): the unit is found through them (find_unit) and
@@ -73,6 +73,7 @@
 #include "guc.h"
 #include "privacy_unit.h"
 #include "protect.h"
+#include "rewrite_nodes.h"
 #include "sampling.h"
 #include "selection.h"
 #include "unit_catalog.h"
@@ -230,34 +231,6 @@ unit_group_clause(Var *unit, Index ref)
 	return gc;
 }
 
-static RangeTblEntry *
-subquery_rte(Query *sub, const char *name)
-{
-	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	List	   *colnames = NIL;
-	ListCell   *lc;
-
-	foreach(lc, sub->targetList)
-		colnames = lappend(colnames, makeString(pstrdup(lfirst_node(TargetEntry, lc)->resname)));
-	rte->rtekind = RTE_SUBQUERY;
-	rte->subquery = sub;
-	rte->alias = makeAlias(name, NIL);
-	rte->eref = makeAlias(name, colnames);
-	rte->inFromCl = true;
-	return rte;
-}
-
-static Query *
-new_select(void)
-{
-	Query	   *q = makeNode(Query);
-
-	q->commandType = CMD_SELECT;
-	q->querySource = QSRC_PARSER;
-	q->canSetTag = true;
-	return q;
-}
-
 /* ---------- level 1: per (unit, group) ---------- */
 
 /*
@@ -271,7 +244,7 @@ static Query *
 level1_scan(UnitRewrite *ur)
 {
 	Query	   *q = ur->q;
-	Query	   *l1 = new_select();
+	Query	   *l1 = dp_new_select();
 	NullTest   *nt = makeNode(NullTest);
 
 	l1->rtable = q->rtable;
@@ -491,13 +464,13 @@ can_fuse(UnitRewrite *ur)
 static Query *
 make_level2(UnitRewrite *ur, Query *l1)
 {
-	Query	   *l2 = new_select();
+	Query	   *l2 = dp_new_select();
 	WindowClause *wc = makeNode(WindowClause);
 	WindowFunc *wf = makeNode(WindowFunc);
 	ListCell   *lc;
 	int			resno = 0;
 
-	l2->rtable = list_make1(subquery_rte(l1, "dp_unit_level1"));
+	l2->rtable = list_make1(dp_subquery_rte(l1, "dp_unit_level1", true));
 	l2->jointree = makeFromExpr(list_make1(makeNode(RangeTblRef)), NULL);
 	linitial_node(RangeTblRef, l2->jointree->fromlist)->rtindex = 1;
 	foreach(lc, l1->targetList)
@@ -945,7 +918,7 @@ rewrite_level(Query *q, UnitSource *us)
 		q->havingQual = level3_mutator(q->havingQual, &ctx);
 		if (source != l1)
 			keep = (Node *) makeVar(1, (AttrNumber) (ur.ncols_l1 + 1), BOOLOID, -1, InvalidOid, 0);
-		q->rtable = list_make1(subquery_rte(source, source == l1 ? "dp_unit_level1" : "dp_unit_level2"));
+		q->rtable = list_make1(dp_subquery_rte(source, source == l1 ? "dp_unit_level1" : "dp_unit_level2", true));
 #ifdef DP_HAVE_RTEPERMINFO
 		q->rteperminfos = NIL;
 #endif

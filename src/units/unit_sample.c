@@ -80,7 +80,7 @@ sample_cache(FunctionCallInfo fcinfo)
 	 * Only the rewrite's calls: one an analyst wrote would tell which units
 	 * the sample of a statement still running kept.  The mark does not
 	 * reach a parallel worker's plan, which the guard checks instead
-	 * (guard.c: the function only as the filter of the scans of a sample).
+	 * (plan_units.c: the function only as the filter of the scans of a sample).
 	 */
 	if (fexpr == NULL || !IsA(fexpr, FuncExpr) ||
 		(!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION))

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * write_cache.h
+ *	  The executor state of a table dp_agg writes without SPI, kept from
+ *	  batch to batch with its compiled CHECK constraints.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DP_AGG_WRITE_CACHE_H
+#define DP_AGG_WRITE_CACHE_H
+
+#include "nodes/execnodes.h"
+#include "utils/relcache.h"
+
+/* one table's cache; name (of its memory context) set where it is defined */
+typedef struct DpWriteCache
+{
+	const char *name;			/* a string constant */
+	MemoryContext cxt;			/* holds all below; NULL when dropped */
+	EState	   *estate;
+	ResultRelInfo *rri;
+	int			ncheck;			/* the constraints compiled: their number */
+	char	  **ccbin;			/* ... and their text */
+} DpWriteCache;
+
+extern void dp_write_cache_forget(DpWriteCache *c);
+extern void dp_write_cache_open(DpWriteCache *c, Relation rel, EState **estate,
+								ResultRelInfo **rri);
+extern Datum dp_write_float8_array(const double *v, int n);
+
+#endif							/* DP_AGG_WRITE_CACHE_H */
