@@ -136,7 +136,7 @@ state_escapes(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("partial states of DP aggregates may only be released by dp_agg.dist_release"),
+			 errmsg("partial states of DP aggregates may only be released by dp_agg_internal.dist_release"),
 			 errdetail("A partial state is exact: it must never reach a client.")));
 }
 
@@ -233,7 +233,7 @@ bad_inner(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("dp_agg.dist_run runs only the statements dp_agg's planner makes")));
+			 errmsg("dp_agg_internal.dist_run runs only the statements dp_agg's planner makes")));
 }
 
 static bool
@@ -1648,7 +1648,7 @@ dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("dp_agg.dist_release releases only the states of the statement being run"),
+			 errmsg("dp_agg_internal.dist_release releases only the states of the statement being run"),
 			 errdetail("This state was not made by a priced and charged DP statement.")));
 	return NULL;				/* keep compiler quiet */
 }
@@ -1770,7 +1770,7 @@ verify_spec_arg(Node *spec_expr, DpFragmentSpec *spec)
 		((Const *) spec_expr)->consttype != TEXTOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.sum needs a signed specification as a constant")));
+				 errmsg("dp_agg_internal.sum needs a signed specification as a constant")));
 	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), spec);
 }
 

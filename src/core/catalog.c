@@ -14,6 +14,7 @@
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
@@ -21,6 +22,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
@@ -562,6 +564,24 @@ dp_extension_member(Oid funcid)
 	Oid			extoid = get_extension_oid("dp_agg", true);
 
 	return OidIsValid(extoid) && getExtensionOfObject(ProcedureRelationId, funcid) == extoid;
+}
+
+/*
+ * The internal function (or aggregate) of the extension by name and
+ * argument types (InvalidOid if there is none and missing_ok, else
+ * ERROR): in DP_INTERNAL_SCHEMA, or in
+ * DP_SCHEMA while the database still has a version before 0.4 (which
+ * has no DP_INTERNAL_SCHEMA).  Only superusers can create objects in
+ * either schema.
+ */
+Oid
+dp_internal_function(const char *name, int nargs, const Oid *argtypes, bool missing_ok)
+{
+	const char *schema = OidIsValid(get_namespace_oid(DP_INTERNAL_SCHEMA, true))
+		? DP_INTERNAL_SCHEMA : DP_SCHEMA;
+
+	return LookupFuncName(list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name))),
+						  nargs, argtypes, missing_ok);
 }
 
 /*

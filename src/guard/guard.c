@@ -377,7 +377,7 @@ static void
 reject_internal(void)
 {
 	reject_msg("internal functions of dp_agg are not allowed in statements",
-			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick*, dp_agg.unit_priority and dp_agg.unit_sampled are made by the rewrite of privacy units only, dp_agg.dp_public by the rewrite of public domains, dp_agg.dp_top_k and dp_agg.top_k_rank by that of top-k.");
+			   "dp_agg_internal.unit_bound_*, dp_agg_internal.unit_release_*, dp_agg_internal.unit_keep, dp_agg_internal.unit_pick*, dp_agg_internal.unit_priority and dp_agg_internal.unit_sampled are made by the rewrite of privacy units only, dp_agg_internal.dp_public by the rewrite of public domains, dp_agg_internal.dp_top_k and dp_agg_internal.top_k_rank by that of top-k.");
 }
 
 /*
@@ -1051,7 +1051,7 @@ aggrefs_unit_level(PlanWalk *w, List *aggrefs)
 		/* made by the rewrite (privacy_unit.c), never written */
 		if (info->unit != DP_UNIT_NONE && a->location != DP_UNIT_LOCATION)
 			plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
-							"dp_agg.unit_bound_*, dp_agg.unit_release_* and dp_agg.unit_keep are made by the rewrite of privacy units only.");
+							"dp_agg_internal.unit_bound_*, dp_agg_internal.unit_release_* and dp_agg_internal.unit_keep are made by the rewrite of privacy units only.");
 		level = info->unit;
 		first = false;
 	}
@@ -1413,7 +1413,7 @@ reject_sample_filter(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("dp_agg.unit_sampled is allowed only as the filter of the sample of a privacy unit rewrite"),
+			 errmsg("dp_agg_internal.unit_sampled is allowed only as the filter of the sample of a privacy unit rewrite"),
 			 errdetail("It decides which privacy units the sample of one statement keeps: anywhere else it would show them."),
 			 errhint("Write TABLESAMPLE dp_agg.secure_bernoulli (p) on the relation with the privacy unit.")));
 }
@@ -1494,7 +1494,7 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 					"A row would feed one release per grouping set.");
 	if (level == DP_UNIT_BOUND || level == DP_UNIT_PICK)
 		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
-						"dp_agg.unit_bound_* runs only below the releases of a privacy unit rewrite.");
+						"dp_agg_internal.unit_bound_* runs only below the releases of a privacy unit rewrite.");
 
 	/*
 	 * The planner removes the DP aggregates of a sub-query whose results

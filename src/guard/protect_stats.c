@@ -632,7 +632,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the statistics function of dp_agg.relation_statistic must not be NULL")));
+				 errmsg("the statistics function of dp_agg_internal.relation_statistic must not be NULL")));
 	if (cache == NULL || cache->statistic != PG_GETARG_OID(1))
 	{
 		Oid			statistic = PG_GETARG_OID(1);
@@ -645,7 +645,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 		if (get_func_rettype(statistic) != get_fn_expr_rettype(fcinfo->flinfo))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("the result type of dp_agg.relation_statistic must be that of %s",
+					 errmsg("the result type of dp_agg_internal.relation_statistic must be that of %s",
 							format_procedure(statistic))));
 		if (DP_FUNCTION_ACLCHECK(statistic, GetUserId()) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, get_func_name(statistic));
@@ -722,7 +722,7 @@ dp_statistics_visible(PG_FUNCTION_ARGS)
 	else if (catalog != StatisticRelationId)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("dp_agg.statistics_visible takes pg_statistic or pg_statistic_ext_data")));
+				 errmsg("dp_agg_internal.statistics_visible takes pg_statistic or pg_statistic_ext_data")));
 	PG_RETURN_BOOL(!OidIsValid(counted_protected(relid, GetUserId())));
 }
 

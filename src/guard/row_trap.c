@@ -661,7 +661,7 @@ callee_expr(Node *expr, Oid *callee, short *nargs)
 		Const	   *k = list_length(f->args) >= 1 ? llast(f->args) : NULL;
 
 		if (k == NULL || !IsA(k, Const) || k->consttype != OIDOID || k->constisnull)
-			elog(ERROR, "dp_agg: malformed call of dp_agg.row_call");
+			elog(ERROR, "dp_agg: malformed call of dp_agg_internal.row_call");
 		*c = *f;
 		c->funcid = DatumGetObjectId(k->constvalue);
 		c->args = list_copy_head(f->args, list_length(f->args) - 1);
@@ -687,7 +687,7 @@ callee_expr(Node *expr, Oid *callee, short *nargs)
 		*nargs = 2;
 		return (Node *) c;
 	}
-	elog(ERROR, "dp_agg: dp_agg.row_call called outside a plan");
+	elog(ERROR, "dp_agg: dp_agg_internal.row_call called outside a plan");
 	return NULL;
 }
 
@@ -703,7 +703,7 @@ row_call_init(FunctionCallInfo fcinfo)
 	/* only what row_seal.c traps: built-in C functions that return no set */
 	if (!dp_row_builtin_c(callee) || get_func_retset(callee) ||
 		func_volatile(callee) == PROVOLATILE_VOLATILE)
-		elog(ERROR, "dp_agg: dp_agg.row_call of function %u", callee);
+		elog(ERROR, "dp_agg: dp_agg_internal.row_call of function %u", callee);
 	rc->trap.cxt = AllocSetContextCreate(flinfo->fn_mcxt, "dp_agg row call",
 										 ALLOCSET_SMALL_SIZES);
 	fmgr_info_cxt(callee, &rc->callee, rc->trap.cxt);
@@ -854,7 +854,7 @@ row_eval_init(FunctionCallInfo fcinfo)
 
 	if (f == NULL || !IsA(f, FuncExpr) || list_length(f->args) < 1 ||
 		!IsA(llast(f->args), Const) || ((Const *) llast(f->args))->consttype != TEXTOID)
-		elog(ERROR, "dp_agg: dp_agg.row_eval called outside a plan");
+		elog(ERROR, "dp_agg: dp_agg_internal.row_eval called outside a plan");
 	k = llast(f->args);
 	re->expr = stringToNode(TextDatumGetCString(k->constvalue));
 	n = list_length(f->args) - 1;

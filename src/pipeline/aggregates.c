@@ -376,7 +376,7 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	int64		pick;
 	int64		skipped;
 
-	check_split(fcinfo, true, "dp_agg.serialfn");
+	check_split(fcinfo, true, "dp_agg_internal.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
 	bins = state_bins(st);
 	flags = (state_picked(st) ? DP_STATE_FLAG_PICKED : 0) |
@@ -424,7 +424,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	DpAggState *st;
 	DpAggMore  *m;
 
-	check_split(fcinfo, false, "dp_agg.deserialfn");
+	check_split(fcinfo, false, "dp_agg_internal.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(b);
 	if (VARSIZE_ANY_EXHDR(b) < DP_STATE_SERIAL_SIZE)

@@ -254,7 +254,7 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("dp_agg.unit_pick_bound aggregates need a priority"),
-				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errdetail("The priority is dp_agg_internal.unit_priority of the unit and the group keys, never NULL."),
 				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md).")));
 	p = PG_GETARG_INT64(parg);
 	if (st == NULL)

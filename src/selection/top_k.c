@@ -226,7 +226,7 @@ bad_handle(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("dp_agg.top_k_rank ranks the groups of a DP statement's top-k only"),
+			 errmsg("dp_agg_internal.top_k_rank ranks the groups of a DP statement's top-k only"),
 			 errhint(HINT_TOP_K)));
 }
 

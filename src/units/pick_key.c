@@ -212,7 +212,7 @@ dp_pick_key_read(uint8 *key)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no key for the priorities of privacy units"),
 				 errdetail("The key is drawn when a DP statement over privacy units starts."),
-				 errhint("dp_agg.unit_priority runs only in statements rewritten by dp_agg.")));
+				 errhint("dp_agg_internal.unit_priority runs only in statements rewritten by dp_agg.")));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
 		key[i] = (uint8) (hex_digit(hex[2 * i]) * 16 + hex_digit(hex[2 * i + 1]));
 }
@@ -228,7 +228,7 @@ dp_sample_key_read(uint8 *key)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no key for the sample of privacy units"),
 				 errdetail("The key is drawn when a DP statement that samples privacy units starts."),
-				 errhint("dp_agg.unit_sampled runs only in statements rewritten by dp_agg.")));
+				 errhint("dp_agg_internal.unit_sampled runs only in statements rewritten by dp_agg.")));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
 		key[i] = (uint8) (hex_digit(hex[2 * i]) * 16 + hex_digit(hex[2 * i + 1]));
 }

@@ -161,16 +161,15 @@ level_calls(Query *q)
 }
 
 /*
- * The internal aggregate dp_agg.<prefix><name> of a DP aggregate: the same
- * argument types, or with value_as_bytea the bounded contribution (bytea)
- * in place of the value.
+ * The internal aggregate dp_agg_internal.<prefix><name> of a DP aggregate:
+ * the same argument types, or with value_as_bytea the bounded contribution
+ * (bytea) in place of the value.
  */
 static Oid
 internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
 {
 	int			nargs;
 	Oid		   *argtypes;
-	List	   *name;
 	Oid			oid;
 
 	(void) get_func_signature(aggfnoid, &argtypes, &nargs);
@@ -194,9 +193,8 @@ internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
 		argtypes = types;
 		nargs = Max(nargs, 1);
 	}
-	name = list_make2(makeString("dp_agg"),
-					  makeString(psprintf("%s%s", prefix, get_func_name(aggfnoid))));
-	oid = LookupFuncName(name, nargs, argtypes, true);
+	oid = dp_internal_function(psprintf("%s%s", prefix, get_func_name(aggfnoid)), nargs, argtypes,
+							   true);
 	if (!OidIsValid(oid))
 		elog(ERROR, "dp_agg: internal aggregate %s%s is missing", prefix, get_func_name(aggfnoid));
 	return oid;
@@ -730,7 +728,7 @@ sample_units(Query *q, RangeTblEntry *rte, UnitSource *us)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("sampling privacy units needs version 0.4 of the dp_agg objects"),
-				 errdetail("The function dp_agg.unit_sampled is missing."),
+				 errdetail("The function dp_agg_internal.unit_sampled is missing."),
 				 errhint("Run ALTER EXTENSION dp_agg UPDATE.")));
 	if (!sampleable_type(us->var->vartype, us->var->varcollid))
 		ereport(ERROR,

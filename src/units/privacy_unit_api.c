@@ -137,7 +137,7 @@ dp_privacy_unit_changed(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function dp_agg.privacy_unit_changed must be called as a trigger")));
+				 errmsg("function dp_agg_internal.privacy_unit_changed must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	return PointerGetDatum(NULL);
 }

@@ -92,7 +92,7 @@ priority_cache(FunctionCallInfo fcinfo)
 		list_length(fexpr->args) != nargs)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_priority needs its arguments one by one"),
+				 errmsg("dp_agg_internal.unit_priority needs its arguments one by one"),
 				 errdetail("It hashes each argument with the extended hash function of its type."),
 				 errhint(HINT_REWRITE_ONLY)));
 
@@ -106,7 +106,7 @@ priority_cache(FunctionCallInfo fcinfo)
 	if (!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_priority runs only in statements rewritten by dp_agg"),
+				 errmsg("dp_agg_internal.unit_priority runs only in statements rewritten by dp_agg"),
 				 errdetail("It is the priority of a privacy unit's group under the key of one statement."),
 				 errhint(HINT_REWRITE_ONLY)));
 	pc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(PriorityCache));
@@ -219,8 +219,8 @@ dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("dp_agg.unit_pick needs a priority"),
-				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errmsg("dp_agg_internal.unit_pick needs a priority"),
+				 errdetail("The priority is dp_agg_internal.unit_priority of the unit and the group keys, never NULL."),
 				 errhint(HINT_REWRITE_ONLY)));
 	p = PG_GETARG_INT64(2);
 	if (st != NULL && p >= st->p)
@@ -276,7 +276,7 @@ check_split(FunctionCallInfo fcinfo, bool serialize)
 		: !DO_AGGSPLIT_DESERIALIZE(aggstate->aggsplit))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_pick states may only be passed between processes of one aggregation")));
+				 errmsg("dp_agg_internal.unit_pick states may only be passed between processes of one aggregation")));
 }
 
 /* the bytes of a value, and their number */
@@ -341,7 +341,7 @@ invalid_state(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("invalid serialized dp_agg.unit_pick state")));
+			 errmsg("invalid serialized dp_agg_internal.unit_pick state")));
 }
 
 /* the value of len bytes, checked against the type, in fresh memory */

@@ -86,7 +86,7 @@ sample_cache(FunctionCallInfo fcinfo)
 		(!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_sampled runs only in statements rewritten by dp_agg"),
+				 errmsg("dp_agg_internal.unit_sampled runs only in statements rewritten by dp_agg"),
 				 errdetail("It decides which privacy units the sample of one statement keeps."),
 				 errhint(HINT_REWRITE_ONLY)));
 	sc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(SampleCache));
