@@ -40,23 +40,23 @@ typedef struct DpNamedFunction
 } DpNamedFunction;
 
 static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
-static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
-static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
-static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
-static Oid	row_call_oid = InvalidOid;	/* dp_agg.row_call(internal), row_trap.c */
-static Oid	row_eval_oid = InvalidOid;	/* dp_agg.row_eval(internal), row_trap.c */
-static HTAB *row_functions = NULL;	/* dp_agg.row_*: name -> oid, row_trap.c */
-static Oid	relation_statistic_oid[2];	/* dp_agg.relation_statistic, its volatile twin */
-static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg.statistics_visible */
+static Oid	unit_keep_oid = InvalidOid;	/* dp_agg_internal.unit_keep(integer) */
+static Oid	unit_pick_oid = InvalidOid;	/* dp_agg_internal.unit_pick(anyelement, bigint) */
+static Oid	unit_priority_oid = InvalidOid;	/* dp_agg_internal.unit_priority(VARIADIC "any") */
+static Oid	row_call_oid = InvalidOid;	/* dp_agg_internal.row_call(internal), row_trap.c */
+static Oid	row_eval_oid = InvalidOid;	/* dp_agg_internal.row_eval(internal), row_trap.c */
+static HTAB *row_functions = NULL;	/* dp_agg_internal.row_*: name -> oid, row_trap.c */
+static Oid	relation_statistic_oid[2];	/* dp_agg_internal.relation_statistic, its volatile twin */
+static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg_internal.statistics_visible */
 /* error bars (error_bars.c, estimate.c); InvalidOid before 0.4 */
 static Oid	error_bar_oids[DP_BAR_SCALE + 1];
 static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
-static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
-static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
-static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, real, integer) */
-static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
-static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
-static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg.top_k_rank(bigint) */
+static Oid	estimate_part_oid = InvalidOid;	/* dp_agg_internal.estimate_part(estimate, int, anyelement) */
+static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg_internal.estimate_scale(estimate) */
+static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg_internal.unit_sampled(anyelement, real, integer) */
+static Oid	domain_index_oid = InvalidOid;	/* dp_agg_internal.domain_index(bytea, VARIADIC "any") */
+static Oid	domain_key_oid = InvalidOid;	/* dp_agg_internal.domain_key(bytea, int, int, anyelement) */
+static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg_internal.top_k_rank(bigint) */
 static bool dp_calls_valid = false;
 
 static Oid	get_func_signature_first_arg(Oid funcid);
@@ -190,7 +190,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	}
 	else if (strcmp(sym, "dp_select_final") == 0)
 	{
-		/* dp_agg.dp_select(internal, integer): no SQL expression has type internal */
+		/* dp_agg_internal.dp_select(internal, integer): no SQL expression has type internal */
 		info->kind = DP_SELECT;
 		info->vclass = DP_VALUE_NONE;
 		info->valtype = InvalidOid;
@@ -212,7 +212,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	else if (strcmp(sym, "dp_public_final") == 0)
 	{
 		/*
-		 * dp_agg.dp_public(internal, boolean, bigint): whether a group holds
+		 * dp_agg_internal.dp_public(internal, boolean, bigint): whether a group holds
 		 * a key of its public domain; no SQL expression has type internal
 		 */
 		info->kind = DP_PUBLIC;
@@ -225,7 +225,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	else if (strcmp(sym, "dp_top_k_final") == 0)
 	{
 		/*
-		 * dp_agg.dp_top_k(internal, integer, float8): the count of a group,
+		 * dp_agg_internal.dp_top_k(internal, integer, float8): the count of a group,
 		 * for the top-k mechanism (top_k.c); k, then epsilon (NULL: the
 		 * selection's default)
 		 */
@@ -478,7 +478,7 @@ dp_lookup_call(Oid aggfnoid)
 	return (const DpCallInfo *) hash_search(dp_calls, &aggfnoid, HASH_FIND, NULL);
 }
 
-/* The aggregate dp_agg.dp_select, InvalidOid before version 0.3. */
+/* The aggregate dp_agg_internal.dp_select, InvalidOid before version 0.3. */
 Oid
 dp_select_aggregate(void)
 {
@@ -497,7 +497,7 @@ dp_select_aggregate(void)
 	return result;
 }
 
-/* dp_agg.unit_keep, the window function of privacy units; InvalidOid before 0.3 */
+/* dp_agg_internal.unit_keep, the window function of privacy units; InvalidOid before 0.3 */
 Oid
 dp_unit_keep_oid(void)
 {
@@ -506,7 +506,7 @@ dp_unit_keep_oid(void)
 	return unit_keep_oid;
 }
 
-/* dp_agg.unit_pick, the keys of the fused path (unit_pick.c); InvalidOid before 0.3 */
+/* dp_agg_internal.unit_pick, the keys of the fused path (unit_pick.c); InvalidOid before 0.3 */
 Oid
 dp_unit_pick_oid(void)
 {
@@ -515,7 +515,7 @@ dp_unit_pick_oid(void)
 	return unit_pick_oid;
 }
 
-/* dp_agg.unit_priority (unit_pick.c); InvalidOid before 0.3 */
+/* dp_agg_internal.unit_priority (unit_pick.c); InvalidOid before 0.3 */
 Oid
 dp_unit_priority_oid(void)
 {
@@ -524,7 +524,7 @@ dp_unit_priority_oid(void)
 	return unit_priority_oid;
 }
 
-/* dp_agg.row_call, the trap of a function call (row_trap.c); InvalidOid before 0.4 */
+/* dp_agg_internal.row_call, the trap of a function call (row_trap.c); InvalidOid before 0.4 */
 Oid
 dp_row_call_oid(void)
 {
@@ -533,7 +533,7 @@ dp_row_call_oid(void)
 	return row_call_oid;
 }
 
-/* dp_agg.row_eval, the trap of an expression (row_trap.c); InvalidOid before 0.4 */
+/* dp_agg_internal.row_eval, the trap of an expression (row_trap.c); InvalidOid before 0.4 */
 Oid
 dp_row_eval_oid(void)
 {
@@ -544,7 +544,7 @@ dp_row_eval_oid(void)
 
 /*
  * A function of the schema dp_agg whose name starts with row_ (the soft
- * arithmetic of row_trap.c, dp_agg.row_int4pl); InvalidOid if there is none.
+ * arithmetic of row_trap.c, dp_agg_internal.row_int4pl); InvalidOid if there is none.
  */
 Oid
 dp_row_function_oid(const char *name)
@@ -585,7 +585,7 @@ dp_internal_function(const char *name, int nargs, const Oid *argtypes, bool miss
 }
 
 /*
- * dp_agg.relation_statistic (volatile: dp_agg.relation_statistic_volatile),
+ * dp_agg_internal.relation_statistic (volatile: dp_agg_internal.relation_statistic_volatile),
  * which checks a relation before calling its statistics function
  * (protect_stats.c); InvalidOid before 0.4
  */
@@ -597,7 +597,7 @@ dp_relation_statistic_oid(bool is_volatile)
 	return relation_statistic_oid[is_volatile ? 1 : 0];
 }
 
-/* dp_agg.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
+/* dp_agg_internal.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
 Oid
 dp_statistics_visible_oid(void)
 {
@@ -645,7 +645,7 @@ dp_estimate_scale_oid(void)
 	return estimate_scale_oid;
 }
 
-/* dp_agg.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
+/* dp_agg_internal.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
 Oid
 dp_unit_sampled_oid(void)
 {
@@ -654,7 +654,7 @@ dp_unit_sampled_oid(void)
 	return unit_sampled_oid;
 }
 
-/* The aggregate dp_agg.dp_public, InvalidOid before version 0.4. */
+/* The aggregate dp_agg_internal.dp_public, InvalidOid before version 0.4. */
 Oid
 dp_public_aggregate(void)
 {
@@ -673,7 +673,7 @@ dp_public_aggregate(void)
 	return result;
 }
 
-/* The aggregate dp_agg.dp_top_k, InvalidOid before version 0.4. */
+/* The aggregate dp_agg_internal.dp_top_k, InvalidOid before version 0.4. */
 Oid
 dp_top_k_aggregate(void)
 {
@@ -692,7 +692,7 @@ dp_top_k_aggregate(void)
 	return result;
 }
 
-/* dp_agg.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
+/* dp_agg_internal.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
 Oid
 dp_top_k_rank_oid(void)
 {
@@ -701,7 +701,7 @@ dp_top_k_rank_oid(void)
 	return top_k_rank_oid;
 }
 
-/* dp_agg.domain_index (keyset.c); InvalidOid before 0.4 */
+/* dp_agg_internal.domain_index (keyset.c); InvalidOid before 0.4 */
 Oid
 dp_domain_index_oid(void)
 {
@@ -710,7 +710,7 @@ dp_domain_index_oid(void)
 	return domain_index_oid;
 }
 
-/* dp_agg.domain_key (keyset.c); InvalidOid before 0.4 */
+/* dp_agg_internal.domain_key (keyset.c); InvalidOid before 0.4 */
 Oid
 dp_domain_key_oid(void)
 {

@@ -60,9 +60,9 @@ typedef enum DpValueClass
 typedef enum DpUnitLevel
 {
 	DP_UNIT_NONE,				/* dp_count, dp_sum, dp_avg */
-	DP_UNIT_BOUND,				/* dp_agg.unit_bound_*: per (unit, group) */
-	DP_UNIT_RELEASE,			/* dp_agg.unit_release_*: per group, noisy */
-	DP_UNIT_PICK				/* dp_agg.unit_pick_bound_*: per unit, its group
+	DP_UNIT_BOUND,				/* dp_agg_internal.unit_bound_*: per (unit, group) */
+	DP_UNIT_RELEASE,			/* dp_agg_internal.unit_release_*: per group, noisy */
+	DP_UNIT_PICK				/* dp_agg_internal.unit_pick_bound_*: per unit, its group
 								 * of smallest priority (k = 1, unit_pick.c) */
 } DpUnitLevel;
 

@@ -227,7 +227,7 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dp_select(internal, integer): every input row of the group is one
+ * dp_agg_internal.dp_select(internal, integer): every input row of the group is one
  * unit (selection.c)
  */
 Datum
@@ -240,7 +240,7 @@ dp_select_trans(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dp_public(internal, boolean, bigint): counts the group's rows of
+ * dp_agg_internal.dp_public(internal, boolean, bigint): counts the group's rows of
  * its public domain, those whose second argument is true (public_domain.c);
  * the statement's other rows are skipped, NULL or false
  */
@@ -1134,7 +1134,7 @@ dp_public_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dp_top_k(internal, integer, float8): the handle of the group's
+ * dp_agg_internal.dp_top_k(internal, integer, float8): the handle of the group's
  * count in the store of top-k (top_k.c), which tells nothing about it
  */
 Datum

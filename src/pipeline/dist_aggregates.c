@@ -43,7 +43,7 @@ not_in_aggregate(const char *fname)
 }
 
 /*
- * Final function of dp_agg.sum(spec [, value]) on a worker: the state, or,
+ * Final function of dp_agg_internal.sum(spec [, value]) on a worker: the state, or,
  * when no row reached the aggregate (none passed WHERE or FILTER), an
  * empty state of the call, sealed like any other when it is sent; a NULL
  * state would tell whoever reads the fragment's result whether any row
@@ -67,7 +67,7 @@ dp_dist_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.sum(spec [, value]) on a worker: the rows and the clamped
+ * dp_agg_internal.sum(spec [, value]) on a worker: the rows and the clamped
  * sum of a signed fragment, in the units its ticket gives (a ticket exists
  * only for a verified signature); the state is modified in place.
  */
@@ -162,7 +162,7 @@ check_same_run(const DpDistState *a, const DpDistState *b)
 }
 
 /*
- * dp_agg.sum(dp_agg.dist_state) on the coordinator: the sum of the states
+ * dp_agg_internal.sum(dp_agg.dist_state) on the coordinator: the sum of the states
  * of the same statement and units
  */
 Datum
@@ -198,7 +198,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dist_release(state, call, NULL::type) on the coordinator: the
+ * dp_agg_internal.dist_release(state, call, NULL::type) on the coordinator: the
  * noisy release of one call for one group, drawn once (dp_dist_slot keeps
  * it), converted as the call's final function converts it.
  */

@@ -238,7 +238,7 @@ pick_inner_transition(const DpRelease *r)
  * transition function.  A smaller p starts the state again, a larger one
  * is skipped.  Rows of equal p (two groups of the unit with the same
  * priority, probability about 2^-64) are accumulated together and released
- * in the one group dp_agg.unit_pick names: each unit is one row of level 1,
+ * in the one group dp_agg_internal.unit_pick names: each unit is one row of level 1,
  * so it never contributes to more than one group, and the bounding final
  * function bounds what it contributes there.
  */

@@ -222,7 +222,7 @@ dp_revoke_access(PG_FUNCTION_ARGS)
 }
 
 /*
- * Trigger dp_agg.protect_changed on both catalogs: at commit every backend
+ * Trigger dp_agg_internal.protect_changed on both catalogs: at commit every backend
  * drops what it cached of them (protect.c).
  */
 Datum

@@ -22,7 +22,7 @@
  * transaction or subtransaction aborts, PostgreSQL restores the setting
  * as it was when it began, and the statements that drew keys in it are
  * forgotten (the callbacks below).  So no key outlives its statement, and
- * dp_agg.unit_priority evaluated after it (or in the parallel workers of
+ * dp_agg_internal.unit_priority evaluated after it (or in the parallel workers of
  * a later statement, which copy the leader's settings) finds none and
  * fails closed.  A parallel worker's copy ends with the worker, at the
  * end of its part of the statement.

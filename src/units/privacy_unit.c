@@ -13,9 +13,9 @@
  *
  * becomes (the names are the rewrite's; no analyst can write it, guard.c)
  *
- *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
- *   FROM (SELECT g, u, s, dp_agg.unit_keep(k) OVER (PARTITION BY u) AS keep
- *         FROM (SELECT u, g, dp_agg.unit_bound_dp_sum(x, l, u) AS s
+ *   SELECT g, dp_agg_internal.unit_release_dp_sum(s, l, u)
+ *   FROM (SELECT g, u, s, dp_agg_internal.unit_keep(k) OVER (PARTITION BY u) AS keep
+ *         FROM (SELECT u, g, dp_agg_internal.unit_bound_dp_sum(x, l, u) AS s
  *               FROM t WHERE w AND u IS NOT NULL GROUP BY u, g) level1) level2
  *   WHERE keep GROUP BY g
  *
@@ -327,7 +327,7 @@ make_level1(UnitRewrite *ur)
 
 /* ---------- levels 1 and 2 fused, for k = 1 (unit_pick.c) ---------- */
 
-/* dp_agg.unit_priority(unit, keys...) over the columns of level 1 */
+/* dp_agg_internal.unit_priority(unit, keys...) over the columns of level 1 */
 static Expr *
 priority_expr(UnitRewrite *ur, List *keys)
 {
@@ -345,7 +345,7 @@ priority_expr(UnitRewrite *ur, List *keys)
 	return (Expr *) f;
 }
 
-/* dp_agg.unit_pick(key, p): the key of the unit's rows of smallest p */
+/* dp_agg_internal.unit_pick(key, p): the key of the unit's rows of smallest p */
 static Aggref *
 pick_key_aggref(Expr *key, Expr *priority)
 {
@@ -391,7 +391,7 @@ pick_bound_aggref(UnitRewrite *ur, Aggref *orig, Expr *priority)
 }
 
 /*
- * Level 1 grouped by the unit alone: each group key is dp_agg.unit_pick of
+ * Level 1 grouped by the unit alone: each group key is dp_agg_internal.unit_pick of
  * the key, each contribution dp_agg.unit_pick_bound_f, with the same
  * priority; the columns are those of make_level1 (unit, keys,
  * contributions), so level 3 reads both alike.
@@ -550,7 +550,7 @@ level3_mutator(Node *node, Level3Context *ctx)
 		{
 			Expr	   *e = lfirst(lc);
 
-			/* dp_agg.unit_pick returns the key's type without its typmod */
+			/* dp_agg_internal.unit_pick returns the key's type without its typmod */
 			return (Node *) makeVar(1, (AttrNumber) (i + 1), exprType((Node *) e),
 									ur->fused ? -1 : exprTypmod((Node *) e),
 									exprCollation((Node *) e), 0);
@@ -702,7 +702,7 @@ sampleable_type(Oid type, Oid collation)
  * the DP aggregates (doc/sampling.md, "Subsampling").
  * dp_agg.secure_bernoulli, and BERNOULLI without REPEATABLE, sample units: the
  * clause leaves the relation, whose rows the level keeps when their unit is in
- * the sample of the execution, dp_agg.unit_sampled(unit, percent, method), a
+ * the sample of the execution, dp_agg_internal.unit_sampled(unit, percent, method), a
  * conjunct of its WHERE, which the planner puts in each scan of the
  * relation (each partition's).  Pricing finds it there and amplifies the
  * releases at the level of units (sampling.c).  REPEATABLE and SYSTEM keep

@@ -8,21 +8,21 @@
  * group (max_groups_contributed = 1), privacy_unit.c fuses levels 1 and 2 of
  * the rewrite into one aggregation by unit:
  *
- *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
- *   FROM (SELECT dp_agg.unit_pick(g, p) AS g,
- *                dp_agg.unit_pick_bound_dp_sum(x, l, u, p) AS s
+ *   SELECT g, dp_agg_internal.unit_release_dp_sum(s, l, u)
+ *   FROM (SELECT dp_agg_internal.unit_pick(g, p) AS g,
+ *                dp_agg_internal.unit_pick_bound_dp_sum(x, l, u, p) AS s
  *         FROM t WHERE w AND u IS NOT NULL GROUP BY u) level1
  *   GROUP BY g
  *
- * with p = dp_agg.unit_priority(u, g).  The priority is SipHash-2-4
+ * with p = dp_agg_internal.unit_priority(u, g).  The priority is SipHash-2-4
  * (Aumasson & Bernstein 2012, siphash.c) under the key of the execution
  * (pick_key.c), of the 64-bit extended hashes of the unit and of each
  * group key (a NULL key hashes to a constant): for a fixed unit, the
  * priorities of its distinct groups behave as independent uniform 64-bit
  * numbers, so the group of smallest priority is a uniform choice among
  * the unit's groups, independent across units and executions.
- * dp_agg.unit_pick(key, p) keeps the key of the row of smallest p, and
- * dp_agg.unit_pick_bound_* (unit_aggregates.c) the contribution of the rows of
+ * dp_agg_internal.unit_pick(key, p) keeps the key of the row of smallest p, and
+ * dp_agg_internal.unit_pick_bound_* (unit_aggregates.c) the contribution of the rows of
  * smallest p: both see the same rows in the same order, so they agree.
  *
  * Whatever the priorities, each unit is one row of level 1, so it
@@ -66,7 +66,7 @@ PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
 
 #define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md)."
 
-/* ---------- dp_agg.unit_priority(unit, keys...) ---------- */
+/* ---------- dp_agg_internal.unit_priority(unit, keys...) ---------- */
 
 /* what one call site needs, kept for the execution in fn_extra */
 typedef struct PriorityCache
@@ -137,7 +137,7 @@ priority_cache(FunctionCallInfo fcinfo)
 }
 
 /*
- * dp_agg.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
+ * dp_agg_internal.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
  * the execution's key of the extended hashes (seed 0) of the arguments
  */
 Datum
@@ -158,7 +158,7 @@ dp_unit_priority(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64((int64) dp_siphash24(pc->key, pc->message, 8 * pc->nargs));
 }
 
-/* ---------- dp_agg.unit_pick(key anyelement, p bigint) ---------- */
+/* ---------- dp_agg_internal.unit_pick(key anyelement, p bigint) ---------- */
 
 static void invalid_state(void);
 
