@@ -2258,14 +2258,15 @@ COMMENT ON FUNCTION dp_agg.row_functions() IS
 -- aggregate's owner; the rewritten statements' calls, checked against the
 -- role that runs them, which the guard refuses when it names them
 -- itself; the views' calls; the triggers).  The functions the rewritten
--- statements and the views call keep EXECUTE for PUBLIC, and so do the
--- support functions of dp_select, dp_public and dp_top_k, whose EXECUTE
--- Citus checks for the role that runs the statement when it combines
--- partial aggregates on a worker (worker_partial_agg).  The input and
--- output functions of type dp_agg.estimate, which PostgreSQL calls without
--- a privilege check, lose EXECUTE for PUBLIC, as those of dp_agg.dist_state
--- never had it.  The types and every table and view stay in dp_agg (the C
--- code and pg_extension_config_dump read the tables there).
+-- statements and the views call keep EXECUTE for PUBLIC.  The support
+-- functions of dp_select, dp_public and dp_top_k lose it, as those of the
+-- other aggregates never had it: PostgreSQL checks them for the owner of
+-- the aggregate, and on Citus tables these aggregates never reach a
+-- worker (dist_run computes the selection from a partial dp_agg_internal.sum).
+-- So do the input and output functions of type dp_agg.estimate, which
+-- PostgreSQL calls without a privilege check, as those of
+-- dp_agg.dist_state.  The types and every table and view stay in dp_agg
+-- (the C code and pg_extension_config_dump read the tables there).
 --
 -- The plpgsql functions that name a moved function are created again
 -- with its new name (the bodies are otherwise those above).
@@ -2370,8 +2371,15 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION dp_agg_internal.estimate_in(cstring) FROM PUBLIC;
-REVOKE ALL ON FUNCTION dp_agg_internal.estimate_out(dp_agg.estimate) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dp_agg_internal.select_transfn(internal, internal, integer),
+                       dp_agg_internal.select_finalfn(internal),
+                       dp_agg_internal.public_transfn(internal, internal, boolean, bigint),
+                       dp_agg_internal.public_finalfn(internal),
+                       dp_agg_internal.top_k_transfn(internal, internal, integer, float8),
+                       dp_agg_internal.top_k_finalfn(internal),
+                       dp_agg_internal.estimate_in(cstring),
+                       dp_agg_internal.estimate_out(dp_agg.estimate)
+FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
                                              accounting text DEFAULT 'basic')

@@ -90,12 +90,10 @@ ORDER BY 1;
 -- statement) and create nothing in it.  PUBLIC may execute only what runs
 -- with the privileges of the role of a statement: the aggregates and
 -- functions the rewrites put into statements (which the guard refuses in
--- statements that name them), the support functions of dp_select,
--- dp_public and dp_top_k (Citus checks them for that role when it
--- combines partial aggregates), and the functions the views of budgets
--- call.  Not the other support functions (PostgreSQL checks them for the
--- aggregate's owner), the input and output of types, the triggers and
--- the helpers of the budget functions.
+-- statements that name them) and the functions the views of budgets call.
+-- Not the support functions of aggregates (PostgreSQL checks them for the
+-- aggregate's owner), the input and output of types, the triggers and the
+-- helpers of the budget functions.
 SELECT has_schema_privilege('public', 'dp_agg_internal', 'USAGE') AS public_usage,
        has_schema_privilege('public', 'dp_agg_internal', 'CREATE') AS public_create;
 SELECT p.proname, p.prokind, count(*) AS overloads,

@@ -19,6 +19,7 @@
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_language.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -568,20 +569,33 @@ dp_extension_member(Oid funcid)
 
 /*
  * The internal function (or aggregate) of the extension by name and
- * argument types (InvalidOid if there is none and missing_ok, else
- * ERROR): in DP_INTERNAL_SCHEMA, or in
- * DP_SCHEMA while the database still has a version before 0.4 (which
- * has no DP_INTERNAL_SCHEMA).  Only superusers can create objects in
- * either schema.
+ * argument types; InvalidOid if there is none and missing_ok, else ERROR.
+ * It is in DP_INTERNAL_SCHEMA, or in DP_SCHEMA while the database has a
+ * version before 0.4, which has no DP_INTERNAL_SCHEMA.  Whichever schema
+ * and function the names find must be members of the extension: a schema
+ * of that name that someone created before the update to 0.4 (which then
+ * fails) could otherwise hand a rewrite a function of its own.
  */
 Oid
 dp_internal_function(const char *name, int nargs, const Oid *argtypes, bool missing_ok)
 {
-	const char *schema = OidIsValid(get_namespace_oid(DP_INTERNAL_SCHEMA, true))
-		? DP_INTERNAL_SCHEMA : DP_SCHEMA;
+	Oid			extoid = get_extension_oid("dp_agg", true);
+	Oid			nsp = get_namespace_oid(DP_INTERNAL_SCHEMA, true);
+	const char *schema = DP_SCHEMA;
+	Oid			oid = InvalidOid;
 
-	return LookupFuncName(list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name))),
-						  nargs, argtypes, missing_ok);
+	if (OidIsValid(extoid))
+	{
+		if (OidIsValid(nsp) && getExtensionOfObject(NamespaceRelationId, nsp) == extoid)
+			schema = DP_INTERNAL_SCHEMA;
+		oid = LookupFuncName(list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name))),
+							 nargs, argtypes, true);
+		if (OidIsValid(oid) && getExtensionOfObject(ProcedureRelationId, oid) != extoid)
+			oid = InvalidOid;
+	}
+	if (!OidIsValid(oid) && !missing_ok)
+		elog(ERROR, "dp_agg: internal function %s.%s is missing", schema, name);
+	return oid;
 }
 
 /*

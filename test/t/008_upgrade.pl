@@ -319,6 +319,44 @@ for my $from ('0.1', '0.2', '0.3')
 	$node->safe_psql('postgres', "DROP DATABASE $db");
 }
 
+# a schema dp_agg_internal that is not the extension's (someone created it
+# before the update to 0.4, which then fails) is never searched: over the
+# objects of 0.3 the library finds the internal aggregates of privacy units
+# in dp_agg, not the look-alikes of that schema
+$node->safe_psql('postgres', 'CREATE DATABASE squat');
+$node->safe_psql(
+	'squat', q{
+CREATE EXTENSION dp_agg VERSION '0.3';
+SELECT dp_agg.set_budget(current_user::regrole, 1e12, 0.5);
+CREATE TABLE su AS SELECT g % 10 AS unit, g AS x FROM generate_series(1, 100) g;
+SELECT dp_agg.set_privacy_unit('su', 'unit');
+CREATE SCHEMA dp_agg_internal;
+DO $$
+DECLARE
+    f record;
+BEGIN
+    FOR f IN SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args,
+                    pg_get_function_result(p.oid) AS result
+             FROM pg_proc p
+             WHERE p.pronamespace = 'dp_agg'::regnamespace
+               AND p.proname ~ '^unit_(pick_)?(bound|release)_dp_count$'
+    LOOP
+        EXECUTE format('CREATE FUNCTION dp_agg_internal.%I(%s) RETURNS %s LANGUAGE sql AS %L',
+                       f.proname, f.args, f.result, 'SELECT NULL::' || f.result);
+    END LOOP;
+END $$;
+});
+is($node->safe_psql('squat', 'SELECT count(*) FROM pg_proc WHERE pronamespace = \'dp_agg_internal\'::regnamespace'),
+	'11', 'a schema dp_agg_internal of someone else\'s, with look-alikes of the aggregates of privacy units');
+# 10 units of one row each counted (max_rows_contributed 1); at epsilon 1e9
+# the noise is 0 but with probability below 1e-300
+is($node->safe_psql('squat', 'SET dp_agg.epsilon = 1e9; SELECT dp_count(*) FROM su'),
+	'10', 'over the objects of 0.3 the library uses the aggregates of dp_agg, not the look-alikes');
+($ret, $stdout, $stderr) = $node->psql('squat', 'ALTER EXTENSION dp_agg UPDATE');
+like($stderr, qr/schema "dp_agg_internal" already exists/,
+	'and the update to 0.4 fails, changing nothing');
+$node->safe_psql('postgres', 'DROP DATABASE squat');
+
 # 0.4 (as 0.3) selects groups privately
 $node->safe_psql(
 	'new', q{CREATE TABLE u AS SELECT g AS x FROM generate_series(1, 1000) g;
