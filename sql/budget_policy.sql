@@ -179,8 +179,8 @@ SELECT dp_agg.set_relation_budget_window('bp_other', '1 day');
 -- quarters, hours counted from local midnight across a change of the clock
 SET TimeZone = 'UTC';
 SELECT w, tz, at,
-       dp_agg.window_start(w::interval, tz, at::timestamptz) AS start,
-       dp_agg.window_end(w::interval, tz, at::timestamptz) AS end
+       dp_agg_internal.window_start(w::interval, tz, at::timestamptz) AS start,
+       dp_agg_internal.window_end(w::interval, tz, at::timestamptz) AS end
 FROM (VALUES ('1 day', 'Europe/Paris', '2026-07-01 21:59:59+00'),
              ('1 day', 'Europe/Paris', '2026-07-01 22:00:00+00'),
              ('1 day', 'Europe/Paris', '2026-03-29 12:00:00+00'),
@@ -200,8 +200,8 @@ RESET TimeZone;
 SELECT bool_and(s <= at AND at < e) AS holds,
        bool_and(s >= prev_s) AS monotone
 FROM (SELECT at, s, e, lag(s, 1, '-infinity') OVER (PARTITION BY w ORDER BY at) AS prev_s
-      FROM (SELECT at, dp_agg.window_start(w, 'Europe/Paris', at) AS s,
-                   dp_agg.window_end(w, 'Europe/Paris', at) AS e, w
+      FROM (SELECT at, dp_agg_internal.window_start(w, 'Europe/Paris', at) AS s,
+                   dp_agg_internal.window_end(w, 'Europe/Paris', at) AS e, w
             FROM generate_series('2026-01-01 00:00+00'::timestamptz, '2027-01-01', '17 minutes') at,
                  (VALUES ('1 hour'::interval), ('1 day'), ('1 week'), ('1 month')) v(w)) x) y;
 
@@ -212,17 +212,17 @@ FROM (SELECT at, s, e, lag(s, 1, '-infinity') OVER (PARTITION BY w ORDER BY at) 
 -- between; a daily window would make that about 1e-5 per run, a yearly
 -- one 1e-7.)
 SELECT dp_agg.set_budget_window('regress_bp_alice', '1 year', 'Europe/Paris');
-SELECT window_start = dp_agg.window_start('1 year', 'Europe/Paris', now()) AS this_year,
+SELECT window_start = dp_agg_internal.window_start('1 year', 'Europe/Paris', now()) AS this_year,
        epsilon_spent
 FROM dp_agg.budget WHERE role = 'regress_bp_alice'::regrole;
 SET ROLE regress_bp_alice;
 SELECT dp_count(id, 0.25) IS NOT NULL AS released FROM bp_other;
 SELECT kind, role, epsilon_spent, window_length, window_time_zone,
-       window_start = dp_agg.window_start('1 year', 'Europe/Paris', now()) AS this_year,
+       window_start = dp_agg_internal.window_start('1 year', 'Europe/Paris', now()) AS this_year,
        window_end = window_start + interval '1 year' AS one_year,
        to_char(window_start AT TIME ZONE 'Europe/Paris', 'MM-DD HH24:MI') AS starts_local
 FROM dp_agg.my_budget WHERE kind = 'role';
-SELECT windows[1] = dp_agg.window_start('1 year', 'Europe/Paris', at) AS window_of_at
+SELECT windows[1] = dp_agg_internal.window_start('1 year', 'Europe/Paris', at) AS window_of_at
 FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1;
 RESET ROLE;
 -- as if the year had passed: the window the row holds is last year's.
@@ -235,7 +235,7 @@ SELECT epsilon_spent, lifetime_epsilon_spent FROM dp_agg.my_budget WHERE kind = 
 SELECT dp_count(id, 0.125) IS NOT NULL AS released FROM bp_other;
 RESET ROLE;
 SELECT epsilon_spent, lifetime_epsilon_spent,
-       window_start = dp_agg.window_start('1 year', 'Europe/Paris', now()) AS this_year,
+       window_start = dp_agg_internal.window_start('1 year', 'Europe/Paris', now()) AS this_year,
        rdp = (SELECT l.rdp FROM dp_agg.ledger l WHERE l.role = b.role AND l.kind = 'charge'
               ORDER BY l.id DESC LIMIT 1) AS composed_afresh
 FROM dp_agg.budget b WHERE role = 'regress_bp_alice'::regrole;

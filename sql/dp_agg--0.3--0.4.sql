@@ -2230,3 +2230,431 @@ AS 'MODULE_PATHNAME', 'dp_row_functions'
 LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.row_functions() IS
 'every built-in function allowed on the rows of protected relations (LEAKPROOF, among the everyday built-ins, or allowed by a DBA), and how its calls are evaluated: never fails, or trapped (a call that fails yields NULL)';
+
+
+
+--------------------------------------------------------------------------
+-- Internal functions in a schema of their own: dp_agg holds what users and
+-- DBAs call, dp_agg_internal the plumbing (doc/sql-reference.md,
+-- "Internal functions").
+--
+-- Until 0.3 schema dp_agg held, beside the calculators and the functions
+-- that administer budgets, protected relations, privacy units and public
+-- domains, some 180 internal functions and aggregates (about 770 with
+-- their overloads): the support functions of the aggregates, the
+-- aggregates and functions that the rewrites of privacy units, private and
+-- public group keys, top-k, protected relations and Citus put into
+-- statements, the input and output of internal types, the triggers and
+-- event triggers that keep the catalogs consistent, and the helpers of the
+-- budget functions and views.  They move, by name (every overload of a
+-- name is internal or none is), with their comments and privileges.
+--
+-- Privileges.  Moving keeps each function's ACL, so nothing becomes
+-- executable that was not.  PUBLIC gets USAGE on the schema, as on
+-- dp_agg: a Citus worker parses the fragments the coordinator sends it,
+-- which name dp_agg_internal.sum schema-qualified, as the role that runs
+-- the DP statement; everything else reaches these functions by OID (the
+-- aggregates' support functions, checked by PostgreSQL against the
+-- aggregate's owner; the rewritten statements' calls, checked against the
+-- role that runs them, which the guard refuses when it names them
+-- itself; the views' calls; the triggers).  The functions the rewritten
+-- statements and the views call keep EXECUTE for PUBLIC.  The support
+-- functions of dp_select, dp_public and dp_top_k lose it, as those of the
+-- other aggregates never had it: PostgreSQL checks them for the owner of
+-- the aggregate, and on Citus tables these aggregates never reach a
+-- worker (dist_run computes the selection from a partial dp_agg_internal.sum).
+-- So do the input and output functions of type dp_agg.estimate, which
+-- PostgreSQL calls without a privilege check, as those of
+-- dp_agg.dist_state.  The types and every table and view stay in dp_agg
+-- (the C code and pg_extension_config_dump read the tables there).
+--
+-- The plpgsql functions that name a moved function are created again
+-- with its new name (the bodies are otherwise those above).
+
+CREATE SCHEMA dp_agg_internal;
+COMMENT ON SCHEMA dp_agg_internal IS
+'dp_agg: internal functions and aggregates (support functions of the aggregates, calls made by its rewrites, triggers); not an interface: their names and signatures change between versions';
+GRANT USAGE ON SCHEMA dp_agg_internal TO PUBLIC;
+COMMENT ON SCHEMA dp_agg IS
+'dp_agg: what users and DBAs call: calculators, preview, administration of budgets, protected relations, privacy units and public domains, with their catalogs and views (internal functions: schema dp_agg_internal)';
+
+DO $$
+DECLARE
+    internal text[] := ARRAY[
+        -- support functions of the DP aggregates (transition, combine,
+        -- serialize, deserialize, final)
+        'count_star_transfn', 'count_transfn', 'count_finalfn',
+        'sum_transfn', 'sum_int_finalfn', 'sum_float_finalfn', 'sum_numeric_finalfn',
+        'avg_transfn', 'avg_float_finalfn', 'avg_numeric_finalfn',
+        'var_transfn', 'var_float_finalfn', 'var_numeric_finalfn',
+        'stddev_float_finalfn', 'stddev_numeric_finalfn',
+        'percentile_transfn', 'percentile_float_finalfn', 'percentile_numeric_finalfn',
+        'percentile_float_array_finalfn', 'percentile_numeric_array_finalfn',
+        'median_transfn', 'median_float_finalfn', 'median_numeric_finalfn',
+        'bounds_transfn', 'bounds_finalfn',
+        'combinefn', 'serialfn', 'deserialfn',
+        'tree_combinefn', 'tree_serialfn', 'tree_deserialfn',
+        -- privacy units: the aggregates of the rewrite and their support
+        'unit_bound_dp_count', 'unit_bound_dp_sum', 'unit_bound_dp_avg', 'unit_bound_dp_var',
+        'unit_bound_dp_stddev', 'unit_bound_dp_percentile', 'unit_bound_dp_median',
+        'unit_pick_bound_dp_count', 'unit_pick_bound_dp_sum', 'unit_pick_bound_dp_avg',
+        'unit_pick_bound_dp_var', 'unit_pick_bound_dp_stddev', 'unit_pick_bound_dp_percentile',
+        'unit_pick_bound_dp_median',
+        'unit_release_dp_count', 'unit_release_dp_sum', 'unit_release_dp_avg', 'unit_release_dp_var',
+        'unit_release_dp_stddev', 'unit_release_dp_percentile', 'unit_release_dp_median',
+        'unit_bound_count_finalfn', 'unit_bound_sum_finalfn', 'unit_bound_avg_finalfn',
+        'unit_bound_var_finalfn', 'unit_bound_stddev_finalfn', 'unit_bound_percentile_finalfn',
+        'unit_bound_median_finalfn',
+        'unit_collect_transfn', 'unit_collect_tree_transfn',
+        'unit_pick_transfn', 'unit_pick_tree_transfn', 'unit_pick_var_transfn',
+        'unit_pick', 'unit_pick_key_transfn', 'unit_pick_key_combinefn', 'unit_pick_key_serialfn',
+        'unit_pick_key_deserialfn', 'unit_pick_key_finalfn',
+        'unit_keep', 'unit_priority', 'unit_sampled',
+        -- private and public group keys, top-k
+        'dp_select', 'select_transfn', 'select_finalfn',
+        'dp_public', 'public_transfn', 'public_finalfn', 'domain_index', 'domain_key',
+        'dp_top_k', 'top_k_transfn', 'top_k_finalfn', 'top_k_rank',
+        -- error bars of sub-query columns (type dp_agg.estimate)
+        'estimate_in', 'estimate_out', 'estimate_part', 'estimate_scale',
+        -- Citus: the partial aggregate, its support, the coordinator's calls
+        'sum', 'dist_transfn', 'dist_combinefn', 'dist_finalfn', 'dist_state_in', 'dist_state_out',
+        'dist_run', 'dist_release',
+        -- protected relations: the row path and the statistics
+        'row_call', 'row_eval',
+        'row_int2pl', 'row_int2mi', 'row_int2mul', 'row_int2div', 'row_int2mod', 'row_int2um', 'row_int2abs',
+        'row_int4pl', 'row_int4mi', 'row_int4mul', 'row_int4div', 'row_int4mod', 'row_int4um', 'row_int4abs',
+        'row_int8pl', 'row_int8mi', 'row_int8mul', 'row_int8div', 'row_int8mod', 'row_int8um', 'row_int8abs',
+        'row_int24pl', 'row_int24mi', 'row_int24mul', 'row_int24div',
+        'row_int42pl', 'row_int42mi', 'row_int42mul', 'row_int42div',
+        'row_int28pl', 'row_int28mi', 'row_int28mul', 'row_int28div',
+        'row_int82pl', 'row_int82mi', 'row_int82mul', 'row_int82div',
+        'row_int48pl', 'row_int48mi', 'row_int48mul', 'row_int48div',
+        'row_int84pl', 'row_int84mi', 'row_int84mul', 'row_int84div',
+        'row_float4pl', 'row_float4mi', 'row_float4mul', 'row_float4div',
+        'row_float8pl', 'row_float8mi', 'row_float8mul', 'row_float8div',
+        'row_float48pl', 'row_float48mi', 'row_float48mul', 'row_float48div',
+        'row_float84pl', 'row_float84mi', 'row_float84mul', 'row_float84div',
+        'relation_statistic', 'relation_statistic_volatile', 'statistics_visible',
+        -- triggers and event triggers of the catalogs
+        'protect_changed', 'protect_forget_dropped',
+        'privacy_unit_changed', 'privacy_unit_attnum', 'privacy_unit_forget_dropped',
+        'privacy_unit_renamed',
+        'public_domain_changed', 'public_domain_forget_dropped',
+        'budget_forget_dropped',
+        -- helpers of the budget functions and views
+        'check_budget_limits', 'budget_of', 'set_window', 'set_lifetime', 'reset',
+        'window_start', 'window_end', 'round_display', 'budget_visible'];
+    missing text[];
+    f record;
+BEGIN
+    -- a name that matches nothing is a mistake in this list
+    SELECT array_agg(n ORDER BY n) INTO missing
+    FROM unnest(internal) n
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_proc p
+                      WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname = n);
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'dp_agg: no function % in schema dp_agg to move', missing;
+    END IF;
+    FOR f IN
+        SELECT p.oid::regprocedure AS signature
+        FROM pg_catalog.pg_proc p
+             JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass
+                                         AND d.objid = p.oid AND d.deptype = 'e'
+             JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'dp_agg'
+        WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname = ANY (internal)
+        ORDER BY p.proname, p.oid
+    LOOP
+        -- a routine: a function, a window function or an aggregate (also
+        -- one of no argument, whose signature is "()" rather than "(*)")
+        EXECUTE pg_catalog.format('ALTER ROUTINE %s SET SCHEMA dp_agg_internal', f.signature);
+    END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION dp_agg_internal.select_transfn(internal, internal, integer),
+                       dp_agg_internal.select_finalfn(internal),
+                       dp_agg_internal.public_transfn(internal, internal, boolean, bigint),
+                       dp_agg_internal.public_finalfn(internal),
+                       dp_agg_internal.top_k_transfn(internal, internal, integer, float8),
+                       dp_agg_internal.top_k_finalfn(internal),
+                       dp_agg_internal.estimate_in(cstring),
+                       dp_agg_internal.estimate_out(dp_agg.estimate)
+FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
+                                             accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF set_budget.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    PERFORM dp_agg_internal.check_budget_limits(set_budget.epsilon, set_budget.delta, set_budget.accounting);
+    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit, accounting)
+    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta, set_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
+        SET epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now()
+        WHERE NOT b.members;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = format('role %s has a group budget', set_budget.role),
+            DETAIL = 'A role has one budget: its own, or one its members share.',
+            HINT = format('Change its limits with dp_agg.set_group_budget(%L, ...), or drop it with dp_agg.drop_budget(%L) first.',
+                          set_budget.role::text, set_budget.role::text);
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_group_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
+                                        accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    own boolean;
+BEGIN
+    IF set_group_budget.role IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'role must not be NULL';
+    END IF;
+    PERFORM dp_agg_internal.check_budget_limits(set_group_budget.epsilon, set_group_budget.delta,
+                                       set_group_budget.accounting);
+    SELECT NOT b.members INTO own FROM dp_agg.budget b WHERE b.role = set_group_budget.role FOR UPDATE;
+    INSERT INTO dp_agg.budget AS b (role, members, epsilon_limit, delta_limit, accounting)
+    VALUES (set_group_budget.role, true, set_group_budget.epsilon, set_group_budget.delta,
+            set_group_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
+        SET members = true,
+            epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now();
+    IF own THEN
+        RAISE NOTICE 'the budget of role % is now shared by its members', set_group_budget.role
+            USING DETAIL = 'What it has spent counts for them too.';
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_relation_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+                                           accounting text DEFAULT 'basic')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF set_relation_budget.relation IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'relation must not be NULL';
+    END IF;
+    PERFORM dp_agg_internal.check_budget_limits(set_relation_budget.epsilon, set_relation_budget.delta,
+                                       set_relation_budget.accounting);
+    IF NOT EXISTS (SELECT FROM dp_agg.protected p
+                   WHERE p.relation = set_relation_budget.relation
+                      OR p.relation IN (SELECT a.relid FROM pg_partition_ancestors(set_relation_budget.relation) a)) THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = format('relation %s is not protected', set_relation_budget.relation),
+            DETAIL = 'A budget bounds what is released about the people in a relation only if DP statements are the only access to it.',
+            HINT = format('Protect it first with dp_agg.protect(%L).', set_relation_budget.relation::text);
+    END IF;
+    INSERT INTO dp_agg.budget AS b (relation, epsilon_limit, delta_limit, accounting)
+    VALUES (set_relation_budget.relation, set_relation_budget.epsilon, set_relation_budget.delta,
+            set_relation_budget.accounting)
+    ON CONFLICT ON CONSTRAINT budget_relation_key DO UPDATE
+        SET epsilon_limit = excluded.epsilon_limit,
+            delta_limit = excluded.delta_limit,
+            accounting = excluded.accounting,
+            updated_at = now();
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg_internal.set_window(id bigint, window_length interval, time_zone text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+    now_start timestamptz;
+BEGIN
+    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = set_window.id FOR UPDATE;
+    IF set_window.window_length IS NULL THEN
+        UPDATE dp_agg.budget x SET window_length = NULL, window_time_zone = NULL, window_start = NULL,
+                                   updated_at = now()
+        WHERE x.id = set_window.id;
+        RETURN;
+    END IF;
+    IF set_window.time_zone IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'time zone must not be NULL',
+            HINT = 'Windows are aligned to local midnights of a time zone, such as ''UTC'' or ''Europe/Paris''.';
+    END IF;
+    now_start := dp_agg_internal.window_start(set_window.window_length, set_window.time_zone, now());
+    -- what was spent in an earlier window (the charger had not renewed it
+    -- yet) does not count in this one
+    IF b.window_length IS NOT NULL
+       AND b.window_start < dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()) THEN
+        UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
+                                   selection_epsilon = 0, selection_delta = 0
+        WHERE x.id = set_window.id;
+    END IF;
+    -- what was spent so far counts in the current window
+    UPDATE dp_agg.budget x SET window_length = set_window.window_length,
+                               window_time_zone = set_window.time_zone,
+                               window_start = now_start, updated_at = now()
+    WHERE x.id = set_window.id;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_budget_window(role regrole, window_length interval, time_zone text DEFAULT 'UTC')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg_internal.set_window((dp_agg_internal.budget_of(set_budget_window.role, NULL)).id,
+                              set_budget_window.window_length, set_budget_window.time_zone);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_relation_budget_window(relation regclass, window_length interval,
+                                                  time_zone text DEFAULT 'UTC')
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg_internal.set_window((dp_agg_internal.budget_of(NULL, set_relation_budget_window.relation)).id,
+                              set_relation_budget_window.window_length,
+                              set_relation_budget_window.time_zone);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_lifetime_limit(role regrole, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg_internal.set_lifetime((dp_agg_internal.budget_of(set_lifetime_limit.role, NULL)).id,
+                                set_lifetime_limit.epsilon, set_lifetime_limit.delta);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.set_relation_lifetime_limit(relation regclass, epsilon float8, delta float8 DEFAULT 0)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg_internal.set_lifetime((dp_agg_internal.budget_of(NULL, set_relation_lifetime_limit.relation)).id,
+                                set_relation_lifetime_limit.epsilon, set_relation_lifetime_limit.delta);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg_internal.reset(id bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    b dp_agg.budget;
+BEGIN
+    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = reset.id FOR UPDATE;
+    UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
+                               selection_epsilon = 0, selection_delta = 0,
+                               lifetime_epsilon_spent = 0, lifetime_delta_spent = 0,
+                               window_start = CASE WHEN x.window_length IS NOT NULL
+                                                   THEN dp_agg_internal.window_start(x.window_length, x.window_time_zone, now())
+                                              END,
+                               updated_at = now()
+    WHERE x.id = reset.id;
+    INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, budgets, windows)
+    VALUES (b.role, 'reset', 0, 0, current_query(),
+            jsonb_build_object('epsilon_spent_before', b.epsilon_spent,
+                               'delta_spent_before', b.delta_spent,
+                               'lifetime_epsilon_spent_before', b.lifetime_epsilon_spent,
+                               'lifetime_delta_spent_before', b.lifetime_delta_spent,
+                               'window_start_before', b.window_start,
+                               'reset_by', session_user)
+            || CASE WHEN b.relation IS NOT NULL
+                    THEN jsonb_build_object('relation', b.relation::text) ELSE '{}' END,
+            ARRAY[b.id],
+            ARRAY[CASE WHEN b.window_length IS NOT NULL
+                       THEN dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()) END]);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_budget(role regrole)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg_internal.reset((dp_agg_internal.budget_of(reset_budget.role, NULL)).id);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.reset_relation_budget(relation regclass)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM dp_agg_internal.reset((dp_agg_internal.budget_of(NULL, reset_relation_budget.relation)).id);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
+RETURNS float8
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    curve float8[];
+    releases jsonb;
+    frontier jsonb;
+    spent float8;
+    acct text;
+    sel_epsilon float8;
+    sel_delta float8;
+BEGIN
+    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'delta must be greater than 0 and less than 1',
+            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
+    END IF;
+    -- a budget one pays from through the view; any other needs the right
+    -- to read dp_agg.budget (superusers, or a DBA granted SELECT on it)
+    SELECT b.rdp, b.pld, b.pld_frontier, b.epsilon_spent + b.delta_spent, b.accounting,
+           b.selection_epsilon, b.selection_delta
+    INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
+    FROM dp_agg.my_budget_curves b WHERE b.role = spent_epsilon.role;
+    IF NOT FOUND THEN
+        SELECT CASE WHEN NOT w.stale THEN b.rdp END, CASE WHEN NOT w.stale THEN b.pld END, b.pld_frontier,
+               CASE WHEN NOT w.stale THEN b.epsilon_spent + b.delta_spent ELSE 0 END, b.accounting,
+               CASE WHEN NOT w.stale THEN b.selection_epsilon ELSE 0 END,
+               CASE WHEN NOT w.stale THEN b.selection_delta ELSE 0 END
+        INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
+        FROM dp_agg.budget b,
+             LATERAL (SELECT coalesce(b.window_start < dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()),
+                                      b.window_length IS NOT NULL) AS stale) w
+        WHERE b.role = spent_epsilon.role;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PB002',
+            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
+    END IF;
+    RETURN LEAST(dp_agg.hybrid_epsilon(curve, sel_epsilon, sel_delta, spent_epsilon.delta),
+                 CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
+                      THEN dp_agg.pld_budget_epsilon(coalesce(releases, '[]'::jsonb), frontier,
+                                                     spent_epsilon.delta) END);
+END
+$$;

@@ -4,18 +4,19 @@
 --
 
 -- The aggregates are created in the schema CREATE EXTENSION targets
--- (public here), everything else in the schema dp_agg.
+-- (public here), the other functions users call in the schema dp_agg, and
+-- the internal functions and aggregates in dp_agg_internal.
 SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS arguments,
        pg_get_function_result(p.oid) AS result, p.proparallel
 FROM pg_proc p
 WHERE p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace
 ORDER BY 1, 2;
 
-SELECT count(*) AS objects_outside_the_two_schemas
+SELECT count(*) AS objects_outside_the_three_schemas
 FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
 WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'dp_agg')
   AND d.deptype = 'e'
-  AND NOT (p.pronamespace = 'dp_agg'::regnamespace
+  AND NOT (p.pronamespace IN ('dp_agg'::regnamespace, 'dp_agg_internal'::regnamespace)
            OR (p.prokind = 'a' AND p.pronamespace = 'public'::regnamespace)
            OR (p.proname IN ('dp_interval_low', 'dp_interval_high', 'dp_noise_scale',
                              'dp_lower_bound', 'dp_upper_bound')
@@ -71,13 +72,41 @@ WHERE c.relnamespace = 'dp_agg'::regnamespace AND c.relkind IN ('r', 'm', 'i')
   AND NOT a.attisdropped AND a.atttypid IN (SELECT oid FROM refused)
 ORDER BY 1, 2;
 
--- Calculators are IMMUTABLE STRICT PARALLEL SAFE; support functions are
--- not executable by PUBLIC.
-SELECT p.proname, p.provolatile, p.proisstrict, p.proparallel,
+-- Schema dp_agg holds what users and DBAs call, each function listed in
+-- doc/sql-reference.md or on the page of its feature: a function added to
+-- dp_agg changes this list, and belongs in dp_agg_internal unless users
+-- call it.  Calculators are IMMUTABLE STRICT PARALLEL SAFE; the functions
+-- that change catalogs or draw noise are not executable by PUBLIC.
+SELECT p.proname, p.prokind, count(*) AS overloads, p.provolatile, p.proisstrict, p.proparallel,
        has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
 FROM pg_proc p
 WHERE p.pronamespace = 'dp_agg'::regnamespace
-GROUP BY 1, 2, 3, 4, 5
+GROUP BY 1, 2, 4, 5, 6, 7
+ORDER BY 1;
+
+-- Schema dp_agg_internal holds the internal functions and aggregates, by
+-- name and kind.  PUBLIC may use the schema (a Citus worker parses the
+-- fragments it is sent, which name dp_agg_internal.sum, as the role of the
+-- statement) and create nothing in it.  PUBLIC may execute only what runs
+-- with the privileges of the role of a statement: the aggregates and
+-- functions the rewrites put into statements (which the guard refuses in
+-- statements that name them) and the functions the views of budgets call.
+-- Not the support functions of aggregates (PostgreSQL checks them for the
+-- aggregate's owner), the input and output of types, the triggers and the
+-- helpers of the budget functions.
+SELECT has_schema_privilege('public', 'dp_agg_internal', 'USAGE') AS public_usage,
+       has_schema_privilege('public', 'dp_agg_internal', 'CREATE') AS public_create;
+SELECT p.proname, p.prokind, count(*) AS overloads,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
+FROM pg_proc p
+WHERE p.pronamespace = 'dp_agg_internal'::regnamespace
+GROUP BY 1, 2, 4
+ORDER BY 1;
+-- No SECURITY DEFINER function of either schema is executable by PUBLIC.
+SELECT p.oid::regprocedure AS public_security_definer
+FROM pg_proc p
+WHERE p.pronamespace IN ('dp_agg'::regnamespace, 'dp_agg_internal'::regnamespace)
+  AND p.prosecdef AND has_function_privilege('public', p.oid, 'EXECUTE')
 ORDER BY 1;
 
 -- Budget for the tests of this suite (the superuser running them).

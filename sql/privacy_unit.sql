@@ -206,8 +206,8 @@ RESET plan_cache_mode;
 -- forging the selection: dp_select has an argument of type internal, and
 -- the rewrite's three levels written out are refused
 -- (refused by the parser, whose error differs between minor versions)
-SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg.dp_select(NULL::internal, 50)$$) <> 'no error' AS refused;
-SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg_internal.dp_select(NULL::internal, 50)$$) <> 'no error' AS refused;
+SELECT pu_try($$SELECT g, dp_agg_internal.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg_internal.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
 -- a DP sub-query whose releases are not used: the planner drops them and
 -- leaves the selection alone over the rewrite, which is refused (fail
 -- closed; use the releases, as count(c) does)
@@ -322,11 +322,11 @@ SELECT current_setting('dp_agg.unit_pick_key') AS key_after_error;
 SELECT pu_try($$SELECT grp, dp_count(*) FROM pu_one WHERE x / (x - 7) > 0 GROUP BY grp$$);
 SELECT current_setting('dp_agg.unit_pick_key') AS key_after_savepoint;
 SELECT pu_try($$SET dp_agg.unit_pick_key = 'not a key'$$);
--- dp_agg.unit_priority outside the rewrite is refused, and a parallel
+-- dp_agg_internal.unit_priority outside the rewrite is refused, and a parallel
 -- worker (which copies the leader's settings) finds no key after the
 -- statement that drew it
-SELECT pu_try($$SELECT dp_agg.unit_priority(1, 2, NULL::text)$$);
-CREATE VIEW pu_priorities AS SELECT dp_agg.unit_priority(u, grp) AS p FROM pu_one;
+SELECT pu_try($$SELECT dp_agg_internal.unit_priority(1, 2, NULL::text)$$);
+CREATE VIEW pu_priorities AS SELECT dp_agg_internal.unit_priority(u, grp) AS p FROM pu_one;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -341,17 +341,17 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 DROP VIEW pu_priorities;
 -- the internal functions of the fused path are the rewrite's only
-SELECT pu_try($$SELECT g, dp_count(*) FROM (SELECT dp_agg.unit_pick(grp, dp_agg.unit_priority(u, grp)) g FROM pu_one GROUP BY u) s GROUP BY g$$);
-SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT dp_agg.unit_pick(grp, 1::bigint) g, dp_agg.unit_pick_bound_dp_count(1::bigint) c FROM pu_one GROUP BY u) s GROUP BY g$$);
-SELECT pu_try($$SELECT dp_count(*) FROM pu_one WHERE dp_agg.unit_priority(u) > 0$$);
+SELECT pu_try($$SELECT g, dp_count(*) FROM (SELECT dp_agg_internal.unit_pick(grp, dp_agg_internal.unit_priority(u, grp)) g FROM pu_one GROUP BY u) s GROUP BY g$$);
+SELECT pu_try($$SELECT g, dp_agg_internal.unit_release_dp_count(c) FROM (SELECT dp_agg_internal.unit_pick(grp, 1::bigint) g, dp_agg_internal.unit_pick_bound_dp_count(1::bigint) c FROM pu_one GROUP BY u) s GROUP BY g$$);
+SELECT pu_try($$SELECT dp_count(*) FROM pu_one WHERE dp_agg_internal.unit_priority(u) > 0$$);
 GRANT SELECT ON pu_one TO regress_pu_analyst;
-SELECT has_function_privilege('regress_pu_analyst', 'dp_agg.unit_pick_key_serialfn(internal)', 'EXECUTE') AS serialfn,
-       has_function_privilege('regress_pu_analyst', 'dp_agg.unit_pick_transfn(internal, bigint)', 'EXECUTE') AS transfn;
+SELECT has_function_privilege('regress_pu_analyst', 'dp_agg_internal.unit_pick_key_serialfn(internal)', 'EXECUTE') AS serialfn,
+       has_function_privilege('regress_pu_analyst', 'dp_agg_internal.unit_pick_transfn(internal, bigint)', 'EXECUTE') AS transfn;
 SET ROLE regress_pu_analyst;
 -- (the SQLSTATE only: the message changed in PostgreSQL 16)
 SELECT split_part(pu_try($$SHOW dp_agg.unit_pick_key$$), ':', 1) AS sqlstate;
 SELECT pu_try($$SET dp_agg.unit_pick_key = '00000000000000000000000000000000'$$);
-SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT dp_agg.unit_pick(grp, 1::bigint) g, dp_agg.unit_pick_bound_dp_count(1::bigint) c FROM pu_one GROUP BY u) s GROUP BY g$$);
+SELECT pu_try($$SELECT g, dp_agg_internal.unit_release_dp_count(c) FROM (SELECT dp_agg_internal.unit_pick(grp, 1::bigint) g, dp_agg_internal.unit_pick_bound_dp_count(1::bigint) c FROM pu_one GROUP BY u) s GROUP BY g$$);
 RESET ROLE;
 RESET dp_agg.selection_epsilon;
 RESET dp_agg.selection_delta;
@@ -367,9 +367,9 @@ SELECT dp_count(*) = :direct AS sampled_whole FROM pu_visits TABLESAMPLE BERNOUL
 -- what is refused (fail closed)
 SELECT pu_try($$SELECT dp_count(*), count(*) FROM pu_visits$$);
 -- the internal functions are the rewrite's only
-SELECT pu_try($$SELECT dp_agg.unit_release_dp_count(dp_agg.unit_bound_dp_count(*)) FROM pu_visits$$);
-SELECT pu_try($$SELECT dp_agg.unit_bound_dp_sum(age, 0, 10) FROM pu_visits GROUP BY patient$$);
-SELECT pu_try($$SELECT dp_count(*) FROM (SELECT dp_agg.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s$$);
+SELECT pu_try($$SELECT dp_agg_internal.unit_release_dp_count(dp_agg_internal.unit_bound_dp_count(*)) FROM pu_visits$$);
+SELECT pu_try($$SELECT dp_agg_internal.unit_bound_dp_sum(age, 0, 10) FROM pu_visits GROUP BY patient$$);
+SELECT pu_try($$SELECT dp_count(*) FROM (SELECT dp_agg_internal.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s$$);
 
 -- untrusted roles (protected relation) may lower the bounds, not raise them
 SELECT dp_agg.protect('pu_visits');
@@ -430,10 +430,10 @@ RESET dp_agg.group_keys;
 -- an untrusted role forging the pieces of either half: a contribution of
 -- level 1 handed to level 3, the levels written out, a window of
 -- unit_keep under a GROUP BY, the selection
-SELECT pu_try($$SELECT dept, dp_agg.unit_release_dp_count(decode(repeat('00', 32), 'hex')) FROM pu_visits GROUP BY dept$$);
-SELECT pu_try($$SELECT g, dp_agg.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
-SELECT pu_try($$SELECT dept, dp_count(*) FROM (SELECT dept, dp_agg.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s GROUP BY dept$$);
-SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg.dp_select(NULL, 1)$$) <> 'no error' AS refused;
+SELECT pu_try($$SELECT dept, dp_agg_internal.unit_release_dp_count(decode(repeat('00', 32), 'hex')) FROM pu_visits GROUP BY dept$$);
+SELECT pu_try($$SELECT g, dp_agg_internal.unit_release_dp_count(c) FROM (SELECT patient, dept g, dp_agg_internal.unit_bound_dp_count(*) c FROM pu_visits GROUP BY 1, 2) s GROUP BY g$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM (SELECT dept, dp_agg_internal.unit_keep(1) OVER (PARTITION BY patient) k FROM pu_visits) s GROUP BY dept$$);
+SELECT pu_try($$SELECT dept, dp_count(*) FROM pu_visits GROUP BY dept HAVING dp_agg_internal.dp_select(NULL, 1)$$) <> 'no error' AS refused;
 RESET dp_agg.selection_epsilon;
 RESET dp_agg.selection_delta;
 RESET dp_agg.max_groups_contributed;

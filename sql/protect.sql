@@ -14,14 +14,14 @@ FROM pg_class c WHERE c.oid IN ('dp_agg.protected'::regclass, 'dp_agg.access'::r
 ORDER BY 1;
 -- the administration functions: EXECUTE revoked from PUBLIC
 SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
-FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace
+FROM pg_proc p WHERE p.pronamespace IN ('dp_agg'::regnamespace, 'dp_agg_internal'::regnamespace)
   AND p.proname IN ('protect', 'unprotect', 'grant_access', 'revoke_access', 'protect_changed', 'protect_forget_dropped')
 ORDER BY 1;
 -- everything is commented
 SELECT c.relname FROM pg_class c
 WHERE c.oid IN ('dp_agg.protected'::regclass, 'dp_agg.access'::regclass, 'dp_agg.my_access'::regclass)
   AND obj_description(c.oid, 'pg_class') IS NULL;
-SELECT p.proname FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace
+SELECT p.proname FROM pg_proc p WHERE p.pronamespace IN ('dp_agg'::regnamespace, 'dp_agg_internal'::regnamespace)
   AND p.proname IN ('protect', 'unprotect', 'grant_access', 'revoke_access', 'protect_changed', 'protect_forget_dropped')
   AND obj_description(p.oid, 'pg_proc') IS NULL;
 

@@ -218,7 +218,7 @@ SELECT DISTINCT age FROM pa.people;
 -- versions: selection.sql)
 DO $$
 BEGIN
-    PERFORM dp_agg.dp_select(NULL, 1) FROM pa.people;
+    PERFORM dp_agg_internal.dp_select(NULL, 1) FROM pa.people;
     RAISE NOTICE 'accepted';
 EXCEPTION WHEN undefined_function OR cannot_coerce OR feature_not_supported THEN
     RAISE NOTICE 'refused';
@@ -582,7 +582,7 @@ AS 'BEGIN RETURN (SELECT count(*) FROM pa.uchild WHERE u = $1); END';
 SELECT dp_count(u, 1) FROM pa.uparent WHERE pg_temp.pa_liar(42) > 0;
 SELECT dp_count(u, 1) FROM pa.uparent WHERE pg_temp.pa_liar(u) > 0;
 -- 200: the priority of a unit's group outside the rewrite
-SELECT dp_agg.unit_priority(id) FROM pa.other;
+SELECT dp_agg_internal.unit_priority(id) FROM pa.other;
 RESET dp_agg.selection_epsilon;
 RESET dp_agg.selection_delta;
 -- every accepted statement was charged: 10 statements (180-185, 188,
@@ -716,7 +716,7 @@ SELECT pg_temp.pa_state($$SELECT current_setting('dp_agg.unit_sample_key')$$) AS
 CREATE FUNCTION pg_temp.pa_key(bigint) RETURNS text LANGUAGE plpgsql
 AS 'BEGIN RETURN current_setting(''dp_agg.unit_sample_key''); END';
 SELECT pg_temp.pa_state($$SELECT pg_temp.pa_key(dp_count(u, 1)) FROM pa.units TABLESAMPLE dp_agg.secure_bernoulli (50)$$) AS key_read;
-SELECT dp_count(u, 1) FROM pa.units WHERE dp_agg.unit_sampled(u, 50::real, 0);
+SELECT dp_count(u, 1) FROM pa.units WHERE dp_agg_internal.unit_sampled(u, 50::real, 0);
 SELECT dp_count(u, 1) FROM pa.units TABLESAMPLE BERNOULLI (50);
 -- 228-229: INSERT ... SELECT into the analyst's table (charged), into
 -- the protected relation (refused)
@@ -791,14 +791,14 @@ SELECT (SELECT count(*) FROM pa_ages3) AS domain_keys, (SELECT count(*) FROM pa_
 -- set written by hand
 DO $$
 BEGIN
-    PERFORM age FROM pa.people GROUP BY age HAVING dp_agg.dp_public(NULL::internal, true, 1);
+    PERFORM age FROM pa.people GROUP BY age HAVING dp_agg_internal.dp_public(NULL::internal, true, 1);
     RAISE NOTICE 'accepted';
 EXCEPTION WHEN undefined_function OR cannot_coerce OR feature_not_supported THEN
     RAISE NOTICE 'refused';
 END $$;
-SELECT dp_agg.domain_index('\x314b5044010000000100000001000000'::bytea, 1) FROM pa.other;
+SELECT dp_agg_internal.domain_index('\x314b5044010000000100000001000000'::bytea, 1) FROM pa.other;
 -- 242: top-k's ranks by the analyst: no store of counts but the rewrite's
-SELECT id, dp_agg.top_k_rank(4294967296) OVER () FROM pa.other;
+SELECT id, dp_agg_internal.top_k_rank(4294967296) OVER () FROM pa.other;
 -- 243: a list joined by another condition than equality
 SELECT k.a, dp_count(id, 1) FROM (VALUES (20), (30)) k(a) LEFT JOIN pa.people p ON p.age > k.a GROUP BY k.a;
 -- 244: a list joined to the rows by an expression that can fail: the

@@ -234,7 +234,7 @@ SELECT dp_count(*) FROM rp.long WHERE s ~ '(a|b)*c';
 RESET statement_timeout;
 RESET ROLE;
 
--- The soft arithmetic (dp_agg.row_int4pl and the like, in place of the
+-- The soft arithmetic (dp_agg_internal.row_int4pl and the like, in place of the
 -- functions of arithmetic operators on rows) agrees with PostgreSQL's
 -- functions on extreme values: the same value, or NULL where they fail.
 CREATE FUNCTION pg_temp.soft_disagreements() RETURNS TABLE (soft text, a text, b text, pg text, dp text)
@@ -250,9 +250,9 @@ DECLARE
         "real": ["-3.4e38", "-1", "-0", "0", "1e-38", "1e-45", "1.5", "3.4e38", "Infinity", "-Infinity", "NaN"],
         "double precision": ["-1.7e308", "-1", "0", "1e-308", "5e-324", "1.5", "1.7e308", "Infinity", "NaN"]}';
 BEGIN
-    FOR f IN SELECT 'dp_agg.' || p.proname AS soft, substr(p.proname, 5) AS callee,
+    FOR f IN SELECT 'dp_agg_internal.' || p.proname AS soft, substr(p.proname, 5) AS callee,
                     p.proargtypes[0]::regtype::text AS ta, p.proargtypes[1]::regtype::text AS tb, p.pronargs
-             FROM pg_proc p WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname ~ '^row_(int|float)'
+             FROM pg_proc p WHERE p.pronamespace = 'dp_agg_internal'::regnamespace AND p.proname ~ '^row_(int|float)'
              ORDER BY 1 LOOP
         FOR x IN SELECT jsonb_array_elements_text(extremes->f.ta) LOOP
             FOR y IN SELECT jsonb_array_elements_text(extremes->coalesce(f.tb, 'smallint')) LOOP
@@ -276,7 +276,7 @@ BEGIN
         END LOOP;
     END LOOP;
     RAISE NOTICE 'soft arithmetic: % functions, % cases', (SELECT count(*) FROM pg_proc p
-        WHERE p.pronamespace = 'dp_agg'::regnamespace AND p.proname ~ '^row_(int|float)'), cases;
+        WHERE p.pronamespace = 'dp_agg_internal'::regnamespace AND p.proname ~ '^row_(int|float)'), cases;
 END $$;
 SELECT * FROM pg_temp.soft_disagreements();
 -- on rows: operators of the analyst use them, the owner's PostgreSQL's

@@ -140,8 +140,8 @@ SELECT n_live_tup > 0 AS live FROM pg_stat_user_tables WHERE relname = 'mine';
 SELECT blks_hit FROM pg_stat_database WHERE datname = current_database();
 SELECT count(*) FROM pg_stats WHERE schemaname = 'ps' AND tablename = 'secret';
 SELECT count(*) FROM pg_stats WHERE schemaname = 'ps' AND tablename = 'mine';
-SELECT dp_agg.statistics_visible('pg_statistic', 'ps.secret'::regclass) AS secret,
-       dp_agg.statistics_visible('pg_statistic', 'ps.mine'::regclass) AS mine;
+SELECT dp_agg_internal.statistics_visible('pg_statistic', 'ps.secret'::regclass) AS secret,
+       dp_agg_internal.statistics_visible('pg_statistic', 'ps.mine'::regclass) AS mine;
 -- in PL/pgSQL, and through the owner's SQL function
 SELECT ps.live('ps.secret');
 SELECT ps.live_sql('ps.secret');
@@ -164,11 +164,11 @@ CREATE AGGREGATE ps.live_agg(oid) (SFUNC = oidlarger, STYPE = oid, FINALFUNC = p
 SELECT ps.live_agg(r) FROM (VALUES ('ps.secret'::regclass::oid)) v(r);
 -- the checking function calls nothing but a statistic of one relation,
 -- of its own type, that the role may execute
-SELECT dp_agg.relation_statistic('ps.mine'::regclass, 'pg_sleep(double precision)'::regprocedure, NULL::void);
-SELECT dp_agg.relation_statistic('ps.mine'::regclass, 'pg_stat_get_live_tuples(oid)'::regprocedure, NULL::text);
-SELECT dp_agg.relation_statistic('ps.mine'::regclass, 'pg_stat_get_db_tuples_fetched(oid)'::regprocedure, NULL::bigint);
-SELECT dp_agg.relation_statistic('ps.secret'::regclass, 'pg_stat_get_live_tuples(oid)'::regprocedure, NULL::bigint);
-SELECT dp_agg.relation_statistic('ps.mine'::regclass, 'pg_stat_get_live_tuples(oid)'::regprocedure, NULL::bigint) > 0 AS live;
+SELECT dp_agg_internal.relation_statistic('ps.mine'::regclass, 'pg_sleep(double precision)'::regprocedure, NULL::void);
+SELECT dp_agg_internal.relation_statistic('ps.mine'::regclass, 'pg_stat_get_live_tuples(oid)'::regprocedure, NULL::text);
+SELECT dp_agg_internal.relation_statistic('ps.mine'::regclass, 'pg_stat_get_db_tuples_fetched(oid)'::regprocedure, NULL::bigint);
+SELECT dp_agg_internal.relation_statistic('ps.secret'::regclass, 'pg_stat_get_live_tuples(oid)'::regprocedure, NULL::bigint);
+SELECT dp_agg_internal.relation_statistic('ps.mine'::regclass, 'pg_stat_get_live_tuples(oid)'::regprocedure, NULL::bigint) > 0 AS live;
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION pg_stat_get_dead_tuples(oid) FROM PUBLIC;
 SET ROLE regress_ps_analyst;

@@ -220,15 +220,15 @@ BEGIN
 EXCEPTION WHEN undefined_function OR cannot_coerce OR feature_not_supported THEN
     RETURN 'refused';
 END $$;
-SELECT pg_temp.refused('SELECT dept, dp_count(*) FROM pd_t GROUP BY dept HAVING dp_agg.dp_public(NULL::internal, true, 3)');
-SELECT dp_agg.domain_index('\x00'::bytea, 1);
-SELECT dp_agg.domain_key('\x314b5044'::bytea, 0, 0, NULL::int);
+SELECT pg_temp.refused('SELECT dept, dp_count(*) FROM pd_t GROUP BY dept HAVING dp_agg_internal.dp_public(NULL::internal, true, 3)');
+SELECT dp_agg_internal.domain_index('\x00'::bytea, 1);
+SELECT dp_agg_internal.domain_key('\x314b5044'::bytea, 0, 0, NULL::int);
 -- the key sets of a DP statement are opened at the executor's start, before
 -- any row is read (their time does not tell whether a row reaches them): a
 -- key set that does not decode fails the statement even when no row reaches
 -- it, and nothing is charged
 SELECT count(*) AS ledger FROM dp_agg.ledger \gset
-SELECT dp_count(*) FROM pd_t WHERE age < 0 GROUP BY dp_agg.domain_index('\x00'::bytea, dept);
+SELECT dp_count(*) FROM pd_t WHERE age < 0 GROUP BY dp_agg_internal.domain_index('\x00'::bytea, dept);
 SELECT count(*) = :ledger AS nothing_charged FROM dp_agg.ledger;
 
 -- 5. privacy units: each unit's groups are groups of the domain, at most k

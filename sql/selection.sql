@@ -241,9 +241,9 @@ BEGIN
 EXCEPTION WHEN undefined_function OR cannot_coerce OR feature_not_supported THEN
     RETURN 'refused';
 END $$;
-SELECT pg_temp.refused('SELECT dp_agg.dp_select(NULL, 1) FROM sel_t');
-SELECT pg_temp.refused('SELECT g, dp_agg.dp_select(NULL::internal, 1) FROM sel_t GROUP BY g');
-SELECT pg_temp.refused('SELECT dp_agg.select_finalfn(NULL)');
+SELECT pg_temp.refused('SELECT dp_agg_internal.dp_select(NULL, 1) FROM sel_t');
+SELECT pg_temp.refused('SELECT g, dp_agg_internal.dp_select(NULL::internal, 1) FROM sel_t GROUP BY g');
+SELECT pg_temp.refused('SELECT dp_agg_internal.select_finalfn(NULL)');
 
 -- public group keys: released as they are, no selection, no price
 SET dp_agg.group_keys = 'public';

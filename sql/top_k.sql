@@ -82,7 +82,7 @@ PREPARE tk_p(int) AS SELECT dept, dp_count(*) FROM tk_t GROUP BY dept HAVING dp_
 EXECUTE tk_p(2);
 DEALLOCATE tk_p;
 SELECT dept, dp_count(*) FROM tk_t GROUP BY dept HAVING dp_agg.top_k(2) AND dp_agg.top_k(3);
-SELECT dept, dp_agg.top_k_rank(1) OVER () FROM tk_t;
+SELECT dept, dp_agg_internal.top_k_rank(1) OVER () FROM tk_t;
 -- (the parser refuses a value of type internal, with a message that
 -- differs between versions: only the refusal is shown)
 CREATE FUNCTION pg_temp.refused(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -92,7 +92,7 @@ BEGIN
 EXCEPTION WHEN undefined_function OR cannot_coerce OR feature_not_supported THEN
     RETURN 'refused';
 END $$;
-SELECT pg_temp.refused('SELECT dept, dp_agg.dp_top_k(NULL::internal, 1, 1) FROM tk_t GROUP BY dept');
+SELECT pg_temp.refused('SELECT dept, dp_agg_internal.dp_top_k(NULL::internal, 1, 1) FROM tk_t GROUP BY dept');
 SELECT has_function_privilege('public', 'dp_agg.top_k_sample(bigint[], integer, float8, integer)', 'EXECUTE')
        AS public_sample;
 SELECT dp_agg.top_k_sample(ARRAY[1, 2]::bigint[], 3, 1, 10);

@@ -178,15 +178,15 @@ SELECT dp_agg.spent_epsilon('regress_us_pld', 1e-5) < 1 AS less_than_basic;
 -- the key of the sample is never shown, and only superusers set it; the
 -- function is the rewrite's only
 SHOW dp_agg.unit_sample_key;
-SELECT us_try($$SELECT dp_agg.unit_sampled(1, 10, 0)$$);
-SELECT us_try($$SELECT dp_count(*) FROM us_t WHERE dp_agg.unit_sampled(u, 10, 0)$$);
-SELECT us_try($$SELECT count(*) FROM us_t WHERE dp_agg.unit_sampled(u, 10, 0)$$);
-CREATE FUNCTION us_sampled(int) RETURNS boolean LANGUAGE sql AS 'SELECT dp_agg.unit_sampled($1, 50::real, 0)';
+SELECT us_try($$SELECT dp_agg_internal.unit_sampled(1, 10, 0)$$);
+SELECT us_try($$SELECT dp_count(*) FROM us_t WHERE dp_agg_internal.unit_sampled(u, 10, 0)$$);
+SELECT us_try($$SELECT count(*) FROM us_t WHERE dp_agg_internal.unit_sampled(u, 10, 0)$$);
+CREATE FUNCTION us_sampled(int) RETURNS boolean LANGUAGE sql AS 'SELECT dp_agg_internal.unit_sampled($1, 50::real, 0)';
 SELECT us_try($$SELECT dp_count(*) FROM us_t TABLESAMPLE dp_agg.secure_bernoulli (50) WHERE us_sampled(u)$$);
 -- a parallel worker of another statement finds no key, and while a
 -- statement that samples units runs, no other statement of its process
 -- may run the function (checked before its workers start)
-CREATE VIEW us_samples AS SELECT dp_agg.unit_sampled(u, 50::real, 0) AS s FROM us_t;
+CREATE VIEW us_samples AS SELECT dp_agg_internal.unit_sampled(u, 50::real, 0) AS s FROM us_t;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -196,7 +196,7 @@ SELECT split_part(us_try($$SELECT count(*) FROM us_samples WHERE s$$), ':', 1) A
 CREATE TABLE us_other AS SELECT u FROM us_t;
 CREATE FUNCTION us_nested(bigint) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
-BEGIN SELECT count(*) INTO n FROM us_other WHERE dp_agg.unit_sampled(u, 50::real, 0); RETURN n; END $$;
+BEGIN SELECT count(*) INTO n FROM us_other WHERE dp_agg_internal.unit_sampled(u, 50::real, 0); RETURN n; END $$;
 SELECT us_try($$SELECT us_nested(dp_count(*)) FROM us_t TABLESAMPLE dp_agg.secure_bernoulli (50)$$) AS nested;
 RESET parallel_leader_participation;
 RESET max_parallel_workers_per_gather;

@@ -3,7 +3,7 @@
  * budget_api.c
  *	  SQL functions of the views of budgets: dp_agg.role_charged (does a
  *	  budget pay for a role's statements, as the charger decides it) and
- *	  dp_agg.round_display (numbers a person reads).
+ *	  dp_agg_internal.round_display (numbers a person reads).
  *
  * The views (dp_agg.my_budget, dp_agg.budgets, ...) show the budgets that
  * pay for a role's statements; which ones do is the charger's rule
@@ -50,7 +50,7 @@ dp_role_charged_sql(PG_FUNCTION_ARGS)
 				   (members && is_member_of_role_nosuper(role, budget_role)));
 }
 
-/* dp_agg.round_display(value float8): value to 12 significant digits */
+/* dp_agg_internal.round_display(value float8): value to 12 significant digits */
 Datum
 dp_round_display_sql(PG_FUNCTION_ARGS)
 {

@@ -3,7 +3,7 @@
  * budget_window.c
  *	  The windows of renewing budgets: which window an instant falls in,
  *	  aligned to the wall clock of a time zone the DBA chooses, and the SQL
- *	  functions dp_agg.window_start and dp_agg.window_end.
+ *	  functions dp_agg_internal.window_start and dp_agg_internal.window_end.
  *
  * A budget with a window renews: what it has spent counts in the window
  * it was charged in, and its composition starts again from nothing in the
@@ -226,7 +226,7 @@ window_args(FunctionCallInfo fcinfo, TimestampTz *start, TimestampTz *end)
 	dp_window_bounds(length, zone, at, start, end);
 }
 
-/* dp_agg.window_start(length interval, time_zone text, at timestamptz) */
+/* dp_agg_internal.window_start(length interval, time_zone text, at timestamptz) */
 Datum
 dp_window_start_sql(PG_FUNCTION_ARGS)
 {
@@ -237,7 +237,7 @@ dp_window_start_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(start);
 }
 
-/* dp_agg.window_end(length interval, time_zone text, at timestamptz) */
+/* dp_agg_internal.window_end(length interval, time_zone text, at timestamptz) */
 Datum
 dp_window_end_sql(PG_FUNCTION_ARGS)
 {

@@ -648,7 +648,7 @@ dp_dist_slot(const DpDistState *st, int call, DpDistSlot **slot, MemoryContext *
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("dp_agg.dist_release releases only the states of the statement being run"),
+			 errmsg("dp_agg_internal.dist_release releases only the states of the statement being run"),
 			 errdetail("This state was not made by a priced and charged DP statement.")));
 	return NULL;				/* keep compiler quiet */
 }

@@ -210,7 +210,7 @@ canon_coerce_io(Canon *c, CoerceViaIO *io)
 }
 
 /*
- * A partial aggregate dp_agg.sum(spec [, value]): its value and FILTER,
+ * A partial aggregate dp_agg_internal.sum(spec [, value]): its value and FILTER,
  * not its specification (which holds the fingerprint).  Any other
  * aggregate is named by its OID with all its arguments, and never matches
  * a fragment the coordinator signed.

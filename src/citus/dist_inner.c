@@ -67,7 +67,7 @@ dp_dist_bad_inner(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("dp_agg.dist_run runs only the statements dp_agg's planner makes")));
+			 errmsg("dp_agg_internal.dist_run runs only the statements dp_agg's planner makes")));
 }
 
 static bool

@@ -12,25 +12,25 @@
  * coordinator, and which one Citus picks depends on the query.  So the planner hook rewrites a DP statement on a Citus table
  * before Citus sees it, into two statements:
  *
- *	 inner:  SELECT g1, ..., dp_agg.sum(spec, value), ...
+ *	 inner:  SELECT g1, ..., dp_agg_internal.sum(spec, value), ...
  *			 FROM t WHERE ... GROUP BY g1, ...
- *	 outer:  SELECT ..., dp_agg.dist_release(p1, 0, NULL::bigint), ...
- *			 FROM dp_agg.dist_run('<inner>') AS s(g1, ..., p1, ...)
+ *	 outer:  SELECT ..., dp_agg_internal.dist_release(p1, 0, NULL::bigint), ...
+ *			 FROM dp_agg_internal.dist_run('<inner>') AS s(g1, ..., p1, ...)
  *			 WHERE <HAVING> ORDER BY ... LIMIT ...
  *
  * The outer statement reads no Citus table, so Citus leaves it to
  * PostgreSQL and it runs on the coordinator: it is priced and charged at
  * executor start (dist_price.c), then dist_run plans and runs the inner
  * statement through Citus, whichever way Citus distributes it; every way
- * yields exact partial states only (dp_agg.sum(spec, value) has no final
- * function; Citus distributes it as it distributes sum, with
- * dp_agg.sum(dp_agg.dist_state) on the coordinator),
+ * yields exact partial states only (dp_agg_internal.sum(spec, value) has no
+ * final function; Citus distributes it as it distributes sum, with
+ * dp_agg_internal.sum(dp_agg.dist_state) on the coordinator),
  * and dist_release draws the noise of each group once, on the coordinator.
  *
  * With GROUP BY and private group keys (selection.c), the inner statement
- * computes one more call, the private selection dp_agg.dp_select, which no
- * expression of the outer statement names: its partial state is the exact
- * number of the group's rows, and dist_run decides each group with it
+ * computes one more call, the private selection dp_agg_internal.dp_select,
+ * which no expression of the outer statement names: its partial state is
+ * the exact number of the group's rows, and dist_run decides each group with it
  * (once, from the count combined over the workers) and returns the
  * selected groups only (dist_exec.c), with k = 1: each row is a unit, in one
  * group.  With a privacy unit (unit_catalog.c) the inner statement also
@@ -46,8 +46,8 @@
  *
  * The inner statement is stored in the outer plan as the text of its parse
  * tree with the user's DP aggregate calls in it (they give the price);
- * dist_run replaces them by dp_agg.sum calls with signed specifications
- * (dist_token.c) when it runs.
+ * dist_run replaces them by dp_agg_internal.sum calls with signed
+ * specifications (dist_token.c) when it runs.
  *
  * Supported: one SELECT level of DP aggregates reading one Citus table
  * directly, with WHERE, TABLESAMPLE, GROUP BY (any column, its keys
@@ -97,35 +97,32 @@
 #define DETAIL_SUPPORTED "On a Citus table dp_agg supports one SELECT of DP aggregates that reads " \
 	"the table directly (WHERE, TABLESAMPLE, GROUP BY, HAVING, ORDER BY, DISTINCT, LIMIT)."
 
-static Oid
-dp_namespace(void)
-{
-	return get_namespace_oid("dp_agg", false);
-}
-
-/* a function of schema dp_agg by name and argument types */
+/* an internal function of dp_agg (dp_agg_internal) by name and argument types */
 Oid
 dp_dist_func(const char *name, int nargs, const Oid *argtypes)
 {
-	return LookupFuncName(list_make2(makeString("dp_agg"), makeString(pstrdup(name))),
-						  nargs, argtypes, false);
+	return dp_internal_function(name, nargs, argtypes, false);
 }
 
+/* the type dp_agg.dist_state (the types stay in schema dp_agg) */
 Oid
 dp_dist_state_type(void)
 {
 	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("dist_state"),
-						   ObjectIdGetDatum(dp_namespace()));
+						   ObjectIdGetDatum(get_namespace_oid(DP_SCHEMA, false)));
 }
 
-/* Is funcid the function (or aggregate) dp_agg.<name>, any overload? */
+/*
+ * Is funcid the internal function (or aggregate) <name> of dp_agg, any
+ * overload?  A member of the extension, whichever schema holds it
+ * (dp_agg_internal since 0.4, dp_agg before).
+ */
 bool
 dp_is_dist_function(Oid funcid, const char *name)
 {
 	char	   *fname = get_func_name(funcid);
 
-	return fname != NULL && strcmp(fname, name) == 0 &&
-		get_func_namespace(funcid) == get_namespace_oid("dp_agg", true);
+	return fname != NULL && strcmp(fname, name) == 0 && dp_extension_member(funcid);
 }
 
 /* ---------- what the statement reads and calls ---------- */
@@ -147,7 +144,7 @@ dp_dist_set_inner(bool running)
 	inner_running = running;
 }
 
-/* Is aggref the partial aggregate dp_agg.sum(spec [, value])? */
+/* Is aggref the partial aggregate dp_agg_internal.sum(spec [, value])? */
 bool
 dp_is_partial_sum(Aggref *aggref)
 {
@@ -328,7 +325,7 @@ check_unit(Query *q, OuterContext *ctx)
 		unit.max_groups;
 }
 
-/* dp_agg.dist_release(state, call, NULL::result type) */
+/* dp_agg_internal.dist_release(state, call, NULL::result type) */
 static Node *
 make_release(OuterContext *ctx, Aggref *aggref, int call)
 {
@@ -527,10 +524,11 @@ domain_filter(Query *inner, const DpDomain *d)
 }
 
 /*
- * FROM dp_agg.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...); with a
- * privacy unit dp_agg.dist_run('<inner>', k): the unit column of the inner
- * statement is not among the columns dist_run returns; with a public
- * domain of the GROUP BY keys dp_agg.dist_run('<inner>', keyset).
+ * FROM dp_agg_internal.dist_run('<inner>') AS dp_dist(g1, ..., p1, ...);
+ * with a privacy unit dp_agg_internal.dist_run('<inner>', k): the unit
+ * column of the inner statement is not among the columns dist_run returns;
+ * with a public domain of the GROUP BY keys
+ * dp_agg_internal.dist_run('<inner>', keyset).
  */
 static RangeTblEntry *
 make_run_rte(Query *inner, OuterContext *ctx, const DpDomain *domain)
@@ -605,7 +603,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	if (scan.names_dist)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.dist_run and dp_agg.dist_release cannot be called directly"),
+				 errmsg("dp_agg_internal.dist_run and dp_agg_internal.dist_release cannot be called directly"),
 				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
 	/*
 	 * The partial sums are made by dist_run; a worker receives them in
@@ -616,7 +614,7 @@ dp_dist_rewrite(Query *q, Oid *citus_relid)
 	if (scan.names_partial && !inner_running && !dp_guc_citus_worker)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("the partial aggregates dp_agg.sum(text, ...) cannot be called directly"),
+				 errmsg("the partial aggregates dp_agg_internal.sum(text, ...) cannot be called directly"),
 				 errdetail("They are made by dp_agg's planner for DP statements on Citus tables.")));
 	if (!scan.has_dp || !OidIsValid(scan.citus_relid))
 		return q;

@@ -56,7 +56,7 @@ state_escapes(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("partial states of DP aggregates may only be released by dp_agg.dist_release"),
+			 errmsg("partial states of DP aggregates may only be released by dp_agg_internal.dist_release"),
 			 errdetail("A partial state is exact: it must never reach a client.")));
 }
 

@@ -4,10 +4,10 @@
  *	  dp_agg.dist_state: the partial state of a DP aggregate call that a
  *	  Citus worker sends to the coordinator.
  *
- * Citus distributes dp_agg.sum(spec, value) as it distributes sum: each
+ * Citus distributes dp_agg_internal.sum(spec, value) as it distributes sum: each
  * worker sends its result, the state, as text (the type's output
  * function), and the coordinator reads it back (the input function) and
- * adds the states with dp_agg.sum(dp_agg.dist_state).  The state holds
+ * adds the states with dp_agg_internal.sum(dp_agg.dist_state).  The state holds
  * exact integers only, as DpAggState does (aggregates.h): the rows counted
  * and their clamped sum in units of the row grid, with the fingerprint of
  * those units and the nonce of the statement it belongs to, both checked

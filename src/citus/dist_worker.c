@@ -155,7 +155,7 @@ verify_spec_arg(Node *spec_expr, DpFragmentSpec *spec)
 		((Const *) spec_expr)->consttype != TEXTOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("dp_agg.sum needs a signed specification as a constant")));
+				 errmsg("dp_agg_internal.sum needs a signed specification as a constant")));
 	dp_fragment_verify(TextDatumGetCString(((Const *) spec_expr)->constvalue), spec);
 }
 

@@ -14,13 +14,16 @@
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_language.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
@@ -38,23 +41,23 @@ typedef struct DpNamedFunction
 } DpNamedFunction;
 
 static HTAB *dp_calls = NULL;	/* aggfnoid -> DpCallInfo */
-static Oid	unit_keep_oid = InvalidOid;	/* dp_agg.unit_keep(integer) */
-static Oid	unit_pick_oid = InvalidOid;	/* dp_agg.unit_pick(anyelement, bigint) */
-static Oid	unit_priority_oid = InvalidOid;	/* dp_agg.unit_priority(VARIADIC "any") */
-static Oid	row_call_oid = InvalidOid;	/* dp_agg.row_call(internal), row_trap.c */
-static Oid	row_eval_oid = InvalidOid;	/* dp_agg.row_eval(internal), row_trap.c */
-static HTAB *row_functions = NULL;	/* dp_agg.row_*: name -> oid, row_trap.c */
-static Oid	relation_statistic_oid[2];	/* dp_agg.relation_statistic, its volatile twin */
-static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg.statistics_visible */
+static Oid	unit_keep_oid = InvalidOid;	/* dp_agg_internal.unit_keep(integer) */
+static Oid	unit_pick_oid = InvalidOid;	/* dp_agg_internal.unit_pick(anyelement, bigint) */
+static Oid	unit_priority_oid = InvalidOid;	/* dp_agg_internal.unit_priority(VARIADIC "any") */
+static Oid	row_call_oid = InvalidOid;	/* dp_agg_internal.row_call(internal), row_trap.c */
+static Oid	row_eval_oid = InvalidOid;	/* dp_agg_internal.row_eval(internal), row_trap.c */
+static HTAB *row_functions = NULL;	/* dp_agg_internal.row_*: name -> oid, row_trap.c */
+static Oid	relation_statistic_oid[2];	/* dp_agg_internal.relation_statistic, its volatile twin */
+static Oid	statistics_visible_oid = InvalidOid;	/* dp_agg_internal.statistics_visible */
 /* error bars (error_bars.c, estimate.c); InvalidOid before 0.4 */
 static Oid	error_bar_oids[DP_BAR_SCALE + 1];
 static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
-static Oid	estimate_part_oid = InvalidOid;	/* dp_agg.estimate_part(estimate, int, anyelement) */
-static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg.estimate_scale(estimate) */
-static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg.unit_sampled(anyelement, real, integer) */
-static Oid	domain_index_oid = InvalidOid;	/* dp_agg.domain_index(bytea, VARIADIC "any") */
-static Oid	domain_key_oid = InvalidOid;	/* dp_agg.domain_key(bytea, int, int, anyelement) */
-static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg.top_k_rank(bigint) */
+static Oid	estimate_part_oid = InvalidOid;	/* dp_agg_internal.estimate_part(estimate, int, anyelement) */
+static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg_internal.estimate_scale(estimate) */
+static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg_internal.unit_sampled(anyelement, real, integer) */
+static Oid	domain_index_oid = InvalidOid;	/* dp_agg_internal.domain_index(bytea, VARIADIC "any") */
+static Oid	domain_key_oid = InvalidOid;	/* dp_agg_internal.domain_key(bytea, int, int, anyelement) */
+static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg_internal.top_k_rank(bigint) */
 /* the aggregates of one kind: dp_select, dp_public, dp_top_k */
 static Oid	select_oid = InvalidOid;
 static Oid	public_oid = InvalidOid;
@@ -192,7 +195,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	}
 	else if (strcmp(sym, "dp_select_final") == 0)
 	{
-		/* dp_agg.dp_select(internal, integer): no SQL expression has type internal */
+		/* dp_agg_internal.dp_select(internal, integer): no SQL expression has type internal */
 		info->kind = DP_SELECT;
 		info->vclass = DP_VALUE_NONE;
 		info->valtype = InvalidOid;
@@ -214,7 +217,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	else if (strcmp(sym, "dp_public_final") == 0)
 	{
 		/*
-		 * dp_agg.dp_public(internal, boolean, bigint): whether a group holds
+		 * dp_agg_internal.dp_public(internal, boolean, bigint): whether a group holds
 		 * a key of its public domain; no SQL expression has type internal
 		 */
 		info->kind = DP_PUBLIC;
@@ -227,7 +230,7 @@ describe_aggregate(Oid aggfnoid, DpCallInfo *info)
 	else if (strcmp(sym, "dp_top_k_final") == 0)
 	{
 		/*
-		 * dp_agg.dp_top_k(internal, integer, float8): the count of a group,
+		 * dp_agg_internal.dp_top_k(internal, integer, float8): the count of a group,
 		 * for the top-k mechanism (top_k.c); k, then epsilon (NULL: the
 		 * selection's default)
 		 */
@@ -487,7 +490,7 @@ dp_lookup_call(Oid aggfnoid)
 	return (const DpCallInfo *) hash_search(dp_calls, &aggfnoid, HASH_FIND, NULL);
 }
 
-/* The aggregate dp_agg.dp_select, InvalidOid before version 0.3. */
+/* The aggregate dp_agg_internal.dp_select, InvalidOid before version 0.3. */
 Oid
 dp_select_aggregate(void)
 {
@@ -496,7 +499,7 @@ dp_select_aggregate(void)
 	return select_oid;
 }
 
-/* dp_agg.unit_keep, the window function of privacy units; InvalidOid before 0.3 */
+/* dp_agg_internal.unit_keep, the window function of privacy units; InvalidOid before 0.3 */
 Oid
 dp_unit_keep_oid(void)
 {
@@ -505,7 +508,7 @@ dp_unit_keep_oid(void)
 	return unit_keep_oid;
 }
 
-/* dp_agg.unit_pick, the keys of the fused path (unit_pick.c); InvalidOid before 0.3 */
+/* dp_agg_internal.unit_pick, the keys of the fused path (unit_pick.c); InvalidOid before 0.3 */
 Oid
 dp_unit_pick_oid(void)
 {
@@ -514,7 +517,7 @@ dp_unit_pick_oid(void)
 	return unit_pick_oid;
 }
 
-/* dp_agg.unit_priority (unit_pick.c); InvalidOid before 0.3 */
+/* dp_agg_internal.unit_priority (unit_pick.c); InvalidOid before 0.3 */
 Oid
 dp_unit_priority_oid(void)
 {
@@ -523,7 +526,7 @@ dp_unit_priority_oid(void)
 	return unit_priority_oid;
 }
 
-/* dp_agg.row_call, the trap of a function call (row_trap.c); InvalidOid before 0.4 */
+/* dp_agg_internal.row_call, the trap of a function call (row_trap.c); InvalidOid before 0.4 */
 Oid
 dp_row_call_oid(void)
 {
@@ -532,7 +535,7 @@ dp_row_call_oid(void)
 	return row_call_oid;
 }
 
-/* dp_agg.row_eval, the trap of an expression (row_trap.c); InvalidOid before 0.4 */
+/* dp_agg_internal.row_eval, the trap of an expression (row_trap.c); InvalidOid before 0.4 */
 Oid
 dp_row_eval_oid(void)
 {
@@ -543,7 +546,7 @@ dp_row_eval_oid(void)
 
 /*
  * A function of the schema dp_agg whose name starts with row_ (the soft
- * arithmetic of row_trap.c, dp_agg.row_int4pl); InvalidOid if there is none.
+ * arithmetic of row_trap.c, dp_agg_internal.row_int4pl); InvalidOid if there is none.
  */
 Oid
 dp_row_function_oid(const char *name)
@@ -566,7 +569,38 @@ dp_extension_member(Oid funcid)
 }
 
 /*
- * dp_agg.relation_statistic (volatile: dp_agg.relation_statistic_volatile),
+ * The internal function (or aggregate) of the extension by name and
+ * argument types; InvalidOid if there is none and missing_ok, else ERROR.
+ * It is in DP_INTERNAL_SCHEMA, or in DP_SCHEMA while the database has a
+ * version before 0.4, which has no DP_INTERNAL_SCHEMA.  Whichever schema
+ * and function the names find must be members of the extension: a schema
+ * of that name that someone created before the update to 0.4 (which then
+ * fails) could otherwise hand a rewrite a function of its own.
+ */
+Oid
+dp_internal_function(const char *name, int nargs, const Oid *argtypes, bool missing_ok)
+{
+	Oid			extoid = get_extension_oid("dp_agg", true);
+	Oid			nsp = get_namespace_oid(DP_INTERNAL_SCHEMA, true);
+	const char *schema = DP_SCHEMA;
+	Oid			oid = InvalidOid;
+
+	if (OidIsValid(extoid))
+	{
+		if (OidIsValid(nsp) && getExtensionOfObject(NamespaceRelationId, nsp) == extoid)
+			schema = DP_INTERNAL_SCHEMA;
+		oid = LookupFuncName(list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name))),
+							 nargs, argtypes, true);
+		if (OidIsValid(oid) && getExtensionOfObject(ProcedureRelationId, oid) != extoid)
+			oid = InvalidOid;
+	}
+	if (!OidIsValid(oid) && !missing_ok)
+		elog(ERROR, "dp_agg: internal function %s.%s is missing", schema, name);
+	return oid;
+}
+
+/*
+ * dp_agg_internal.relation_statistic (volatile: dp_agg_internal.relation_statistic_volatile),
  * which checks a relation before calling its statistics function
  * (protect_stats.c); InvalidOid before 0.4
  */
@@ -578,7 +612,7 @@ dp_relation_statistic_oid(bool is_volatile)
 	return relation_statistic_oid[is_volatile ? 1 : 0];
 }
 
-/* dp_agg.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
+/* dp_agg_internal.statistics_visible (protect_stats.c); InvalidOid before 0.4 */
 Oid
 dp_statistics_visible_oid(void)
 {
@@ -626,7 +660,7 @@ dp_estimate_scale_oid(void)
 	return estimate_scale_oid;
 }
 
-/* dp_agg.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
+/* dp_agg_internal.unit_sampled (unit_sample.c); InvalidOid before 0.4 */
 Oid
 dp_unit_sampled_oid(void)
 {
@@ -635,7 +669,7 @@ dp_unit_sampled_oid(void)
 	return unit_sampled_oid;
 }
 
-/* The aggregate dp_agg.dp_public, InvalidOid before version 0.4. */
+/* The aggregate dp_agg_internal.dp_public, InvalidOid before version 0.4. */
 Oid
 dp_public_aggregate(void)
 {
@@ -644,7 +678,7 @@ dp_public_aggregate(void)
 	return public_oid;
 }
 
-/* The aggregate dp_agg.dp_top_k, InvalidOid before version 0.4. */
+/* The aggregate dp_agg_internal.dp_top_k, InvalidOid before version 0.4. */
 Oid
 dp_top_k_aggregate(void)
 {
@@ -653,7 +687,7 @@ dp_top_k_aggregate(void)
 	return top_k_oid;
 }
 
-/* dp_agg.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
+/* dp_agg_internal.top_k_rank, the window function of top-k (top_k.c); InvalidOid before 0.4 */
 Oid
 dp_top_k_rank_oid(void)
 {
@@ -662,7 +696,7 @@ dp_top_k_rank_oid(void)
 	return top_k_rank_oid;
 }
 
-/* dp_agg.domain_index (keyset.c); InvalidOid before 0.4 */
+/* dp_agg_internal.domain_index (keyset.c); InvalidOid before 0.4 */
 Oid
 dp_domain_index_oid(void)
 {
@@ -671,7 +705,7 @@ dp_domain_index_oid(void)
 	return domain_index_oid;
 }
 
-/* dp_agg.domain_key (keyset.c); InvalidOid before 0.4 */
+/* dp_agg_internal.domain_key (keyset.c); InvalidOid before 0.4 */
 Oid
 dp_domain_key_oid(void)
 {

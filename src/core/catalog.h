@@ -8,6 +8,15 @@
 #ifndef DP_AGG_CATALOG_H
 #define DP_AGG_CATALOG_H
 
+/*
+ * The schemas of the extension: DP_SCHEMA holds what users call, the
+ * catalog tables and views and the types; DP_INTERNAL_SCHEMA (since 0.4)
+ * the internal functions and aggregates.  Before 0.4 both were DP_SCHEMA:
+ * look internal functions up with dp_internal_function.
+ */
+#define DP_SCHEMA "dp_agg"
+#define DP_INTERNAL_SCHEMA "dp_agg_internal"
+
 /* which aggregate */
 typedef enum DpAggKind
 {
@@ -51,9 +60,9 @@ typedef enum DpValueClass
 typedef enum DpUnitLevel
 {
 	DP_UNIT_NONE,				/* dp_count, dp_sum, dp_avg */
-	DP_UNIT_BOUND,				/* dp_agg.unit_bound_*: per (unit, group) */
-	DP_UNIT_RELEASE,			/* dp_agg.unit_release_*: per group, noisy */
-	DP_UNIT_PICK				/* dp_agg.unit_pick_bound_*: per unit, its group
+	DP_UNIT_BOUND,				/* dp_agg_internal.unit_bound_*: per (unit, group) */
+	DP_UNIT_RELEASE,			/* dp_agg_internal.unit_release_*: per group, noisy */
+	DP_UNIT_PICK				/* dp_agg_internal.unit_pick_bound_*: per unit, its group
 								 * of smallest priority (k = 1, unit_pick.c) */
 } DpUnitLevel;
 
@@ -123,6 +132,8 @@ extern void dp_catalog_init(void);
 extern const DpCallInfo *dp_lookup_call(Oid aggfnoid);
 extern bool dp_extension_present(void);
 extern bool dp_extension_member(Oid funcid);
+extern Oid	dp_internal_function(const char *name, int nargs, const Oid *argtypes,
+								 bool missing_ok);
 extern Oid	dp_select_aggregate(void);
 extern const char *dp_kind_name(DpAggKind kind);
 extern const char *dp_arg_name(const DpCallInfo *info, int argno);

@@ -73,13 +73,13 @@
  */
 #define reject_internal() \
 	reject_msg("internal functions of dp_agg are not allowed in statements", \
-			   "dp_agg.unit_bound_*, dp_agg.unit_release_*, dp_agg.unit_keep, dp_agg.unit_pick*, dp_agg.unit_priority and dp_agg.unit_sampled are made by the rewrite of privacy units only, dp_agg.dp_public by the rewrite of public domains, dp_agg.dp_top_k and dp_agg.top_k_rank by that of top-k.")
+			   "dp_agg_internal.unit_bound_*, dp_agg_internal.unit_release_*, dp_agg_internal.unit_keep, dp_agg_internal.unit_pick*, dp_agg_internal.unit_priority and dp_agg_internal.unit_sampled are made by the rewrite of privacy units only, dp_agg_internal.dp_public by the rewrite of public domains, dp_agg_internal.dp_top_k and dp_agg_internal.top_k_rank by that of top-k.")
 
 /* dp_agg.unit_sampled out of its place (plan_units.c, plan_guard.c) */
 #define reject_sample_filter() \
 	ereport(ERROR, \
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
-			 errmsg("dp_agg.unit_sampled is allowed only as the filter of the sample of a privacy unit rewrite"), \
+			 errmsg("dp_agg_internal.unit_sampled is allowed only as the filter of the sample of a privacy unit rewrite"), \
 			 errdetail("It decides which privacy units the sample of one statement keeps: anywhere else it would show them."), \
 			 errhint("Write TABLESAMPLE dp_agg.secure_bernoulli (p) on the relation with the privacy unit.")))
 

@@ -204,7 +204,7 @@ visit_dp_agg(PlanWalk *w, Agg *agg, List *aggrefs, const char *unsafe)
 					"A row would feed one release per grouping set.");
 	if (level == DP_UNIT_BOUND || level == DP_UNIT_PICK)
 		plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
-						"dp_agg.unit_bound_* runs only below the releases of a privacy unit rewrite.");
+						"dp_agg_internal.unit_bound_* runs only below the releases of a privacy unit rewrite.");
 
 	/*
 	 * The planner removes the DP aggregates of a sub-query whose results

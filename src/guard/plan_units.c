@@ -64,7 +64,7 @@ dp_guard_unit_level(PlanWalk *w, List *aggrefs)
 		/* made by the rewrite (privacy_unit.c), never written */
 		if (info->unit != DP_UNIT_NONE && a->location != DP_UNIT_LOCATION)
 			plan_reject_msg(w, "internal functions of dp_agg are not allowed in statements",
-							"dp_agg.unit_bound_*, dp_agg.unit_release_* and dp_agg.unit_keep are made by the rewrite of privacy units only.");
+							"dp_agg_internal.unit_bound_*, dp_agg_internal.unit_release_* and dp_agg_internal.unit_keep are made by the rewrite of privacy units only.");
 		level = info->unit;
 		first = false;
 	}

@@ -98,9 +98,9 @@ collect_scans(PlannedStmt *stmt, Plan *plan, Bitmapset **scanned)
 }
 
 /*
- * An aggregate other than a DP aggregate, or than dp_agg.unit_pick, the
+ * An aggregate other than a DP aggregate, or than dp_agg_internal.unit_pick, the
  * keys the fused level 1 of privacy units picks beside them.  Statements
- * that name dp_agg.unit_pick are refused at planning (guard.c, and
+ * that name dp_agg_internal.unit_pick are refused at planning (guard.c, and
  * protect_guard.c for any aggregate but DP ones), so only the rewrite puts
  * it in a plan (privacy_unit.c), and the plan guard accepts it only there.
  * Its parse location, which marks it as the rewrite's in the leader, is not

@@ -17,11 +17,11 @@
  *     or child) and the role is not trusted for it.  Which relation a call
  *     asks about is known only when it runs (pg_stat_user_tables computes
  *     the counters of every row of pg_class), so before planning each call
- *     is replaced by dp_agg.relation_statistic(relation, function, type),
+ *     is replaced by dp_agg_internal.relation_statistic(relation, function, type),
  *     which checks the relation and then calls the function
  *     (dp_stats_rewrite_query, dp_stats_finish_plan); the planner's
  *     statistics get a filter on each scan of their catalogs,
- *     dp_agg.statistics_visible(catalog, key), as a security qual, so that
+ *     dp_agg_internal.statistics_visible(catalog, key), as a security qual, so that
  *     pg_stats omits the protected relations' rows the way PostgreSQL omits
  *     the columns a role may not read.
  *   - Counters that mix the reads of every relation: per database
@@ -338,7 +338,7 @@ current_role_name(void)
 
 /*
  * Replace a call of a statistics function of one relation by
- * dp_agg.relation_statistic(relation, function, NULL::result type), its
+ * dp_agg_internal.relation_statistic(relation, function, NULL::result type), its
  * volatile twin for a volatile function (the pg_stat_get_xact_ ones), in
  * place.  Without the function (the extension's SQL objects older than
  * the library) the call stays as it is, and is refused to untrusted roles
@@ -613,7 +613,7 @@ typedef struct RelationStatistic
 } RelationStatistic;
 
 /*
- * dp_agg.relation_statistic(relation oid, statistic regprocedure,
+ * dp_agg_internal.relation_statistic(relation oid, statistic regprocedure,
  * result anyelement) RETURNS anyelement: statistic(relation), if the
  * current role may read the statistics of the relation, else an error that
  * names it.  statistic must be a built-in statistics function of one
@@ -632,7 +632,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the statistics function of dp_agg.relation_statistic must not be NULL")));
+				 errmsg("the statistics function of dp_agg_internal.relation_statistic must not be NULL")));
 	if (cache == NULL || cache->statistic != PG_GETARG_OID(1))
 	{
 		Oid			statistic = PG_GETARG_OID(1);
@@ -645,7 +645,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 		if (get_func_rettype(statistic) != get_fn_expr_rettype(fcinfo->flinfo))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("the result type of dp_agg.relation_statistic must be that of %s",
+					 errmsg("the result type of dp_agg_internal.relation_statistic must be that of %s",
 							format_procedure(statistic))));
 		if (DP_FUNCTION_ACLCHECK(statistic, GetUserId()) != ACLCHECK_OK)
 			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, get_func_name(statistic));
@@ -693,7 +693,7 @@ dp_relation_statistic(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.statistics_visible(catalog regclass, key oid) RETURNS boolean:
+ * dp_agg_internal.statistics_visible(catalog regclass, key oid) RETURNS boolean:
  * may the current role read this row of the planner's statistics?  key is
  * pg_statistic.starelid or pg_statistic_ext_data.stxoid.  False where the
  * statistics describe the rows of a protected relation the role is not
@@ -722,7 +722,7 @@ dp_statistics_visible(PG_FUNCTION_ARGS)
 	else if (catalog != StatisticRelationId)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("dp_agg.statistics_visible takes pg_statistic or pg_statistic_ext_data")));
+				 errmsg("dp_agg_internal.statistics_visible takes pg_statistic or pg_statistic_ext_data")));
 	PG_RETURN_BOOL(!OidIsValid(counted_protected(relid, GetUserId())));
 }
 

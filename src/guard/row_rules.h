@@ -33,7 +33,7 @@ typedef enum DpRowRefusal
  * X(its F_ name in fmgroids.h, its C name, the operation, the types of its
  * arguments and result: 's' smallint, 'i' integer, 'l' bigint, 'f' real,
  * 'd' double precision).  The soft version of int4pl is the C function
- * dp_row_soft_int4pl, dp_agg.row_int4pl(integer, integer) in SQL.
+ * dp_row_soft_int4pl, dp_agg_internal.row_int4pl(integer, integer) in SQL.
  */
 #define DP_ROW_SOFT_FUNCS(X) \
 	X(INT2PL, int2pl, SOFT_ADD, 's', 's', 's') \

@@ -10,7 +10,7 @@
  * finished plan (dp_row_seal_plan, from the planner hook, so that cached
  * plans keep it):
  *   - every call of an allowed built-in function (row_rules.c) that can
- *     fail goes through dp_agg.row_call (row_trap.c): a FuncExpr gets the
+ *     fail goes through dp_agg_internal.row_call (row_trap.c): a FuncExpr gets the
  *     callee as its last argument, an operator node (OpExpr, DistinctExpr,
  *     NullIfExpr, ScalarArrayOpExpr) keeps its operator and calls the trap
  *     in place of the operator's function (a ScalarArrayOpExpr loses its
@@ -18,7 +18,7 @@
  *   - every expression that can fail otherwise than by a call (a cast
  *     through text or to a domain, an array cast, GREATEST and LEAST, a row
  *     comparison, a subscript, an ARRAY[] that nests or holds values of
- *     variable length) goes through dp_agg.row_eval: its inputs are
+ *     variable length) goes through dp_agg_internal.row_eval: its inputs are
  *     evaluated as before (each trapped in turn), and the expression itself,
  *     with Params in their place, is evaluated inside the trap;
  *   - the arguments of DP aggregates that set their noise (bounds, epsilon,
@@ -126,8 +126,8 @@ row_fields(Plan *plan, List ***fields)
 
 typedef struct Seal
 {
-	Oid			row_call;		/* dp_agg.row_call */
-	Oid			row_eval;		/* dp_agg.row_eval */
+	Oid			row_call;		/* dp_agg_internal.row_call */
+	Oid			row_eval;		/* dp_agg_internal.row_eval */
 	Oid			relid;			/* the protected relation, for messages */
 	bool		on_rows;		/* below, or in the arguments of, DP aggregates */
 	bool		on_workers;		/* Citus fragments: refused, not trapped */
@@ -207,7 +207,7 @@ trap_call(Seal *s, Oid funcid, List *args)
 }
 
 /*
- * The soft version of an operator's function (dp_agg.row_int4pl for
+ * The soft version of an operator's function (dp_agg_internal.row_int4pl for
  * int4pl, row_trap.c), which returns NULL where the function fails; or
  * InvalidOid.  Only in operators: the operator keeps naming the function
  * whose permission is checked (check_walker).
@@ -220,7 +220,7 @@ soft_version(Oid funcid)
 	return name != NULL ? dp_row_function_oid(name) : InvalidOid;
 }
 
-/* f(args) as dp_agg.row_call(args..., f) */
+/* f(args) as dp_agg_internal.row_call(args..., f) */
 static Node *
 wrap_call(Seal *s, FuncExpr *f)
 {
@@ -263,7 +263,7 @@ hoist_mutator(Node *node, Hoist *h)
 }
 
 /*
- * node as dp_agg.row_eval(inputs..., 'node with Params for its inputs'):
+ * node as dp_agg_internal.row_eval(inputs..., 'node with Params for its inputs'):
  * its direct inputs (but constants, and an array cast's per-element
  * expression) are evaluated outside, the node itself inside the trap.
  */
@@ -878,7 +878,7 @@ check_walker(Node *node, Check *c)
 	return expression_tree_walker(node, check_walker, c);
 }
 
-/* An expression inside dp_agg.row_eval: its Params are its inputs, free. */
+/* An expression inside dp_agg_internal.row_eval: its Params are its inputs, free. */
 static void
 check_expr(Node *node, Check *c)
 {
@@ -1120,7 +1120,7 @@ load_collation(Oid collation)
  * row: their nodes, plus the bytes of their variable-length constants and
  * parameters, a regular expression's pattern DP_ROW_REGEX_WORK times, and
  * the output sizes of lpad and rpad.  The trap's own scaffolding is not
- * counted: an expression inside dp_agg.row_eval counts as written.
+ * counted: an expression inside dp_agg_internal.row_eval counts as written.
  */
 static void
 check_row_work(Check *c)

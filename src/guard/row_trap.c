@@ -7,9 +7,9 @@
  * doc/guard.md, "Protected tables", "Nothing on the row path can fail or
  * report".  In a statement of a role untrusted for a protected relation,
  * the plan's calls of allowed built-in functions go through
- * dp_agg.row_call, and the expressions that can fail otherwise than by a
+ * dp_agg_internal.row_call, and the expressions that can fail otherwise than by a
  * call (casts through text and to domains, GREATEST, row comparisons,
- * subscripts...) through dp_agg.row_eval (row_seal.c rewrites the plan).
+ * subscripts...) through dp_agg_internal.row_eval (row_seal.c rewrites the plan).
  * Both take internal and return internal, so no SQL statement can call
  * them; the planner's FuncExpr names the callee.
  *
@@ -488,7 +488,7 @@ soft_call(const SoftFunc *s, FunctionCallInfo fcinfo, Datum *result)
 }
 
 /*
- * The soft versions as functions of their own, dp_agg.row_int4pl and so
+ * The soft versions as functions of their own, dp_agg_internal.row_int4pl and so
  * on: the seal puts them in place of the operator's function
  * (row_seal.c), so that trapped arithmetic costs no more than PostgreSQL's
  * (a JIT compiler inlines them as it inlines int4pl).
@@ -507,9 +507,9 @@ dp_row_soft_##name(PG_FUNCTION_ARGS) \
 }
 DP_ROW_SOFT_FUNCS(SOFT_DEFINE)
 
-/* ---------- dp_agg.row_call: a function call ---------- */
+/* ---------- dp_agg_internal.row_call: a function call ---------- */
 
-/* The state of one dp_agg.row_call in a plan (its fn_extra). */
+/* The state of one dp_agg_internal.row_call in a plan (its fn_extra). */
 typedef struct RowCall
 {
 	Trap		trap;
@@ -647,7 +647,7 @@ remember_unit(RowCall *rc, FunctionCallInfo fcinfo)
 }
 
 /*
- * The callee of a dp_agg.row_call and its own fn_expr.  A FuncExpr names it
+ * The callee of a dp_agg_internal.row_call and its own fn_expr.  A FuncExpr names it
  * in its last argument (row_seal.c); an operator node (OpExpr,
  * DistinctExpr, NullIfExpr, ScalarArrayOpExpr) in its operator.
  */
@@ -661,7 +661,7 @@ callee_expr(Node *expr, Oid *callee, short *nargs)
 		Const	   *k = list_length(f->args) >= 1 ? llast(f->args) : NULL;
 
 		if (k == NULL || !IsA(k, Const) || k->consttype != OIDOID || k->constisnull)
-			elog(ERROR, "dp_agg: malformed call of dp_agg.row_call");
+			elog(ERROR, "dp_agg: malformed call of dp_agg_internal.row_call");
 		*c = *f;
 		c->funcid = DatumGetObjectId(k->constvalue);
 		c->args = list_copy_head(f->args, list_length(f->args) - 1);
@@ -687,7 +687,7 @@ callee_expr(Node *expr, Oid *callee, short *nargs)
 		*nargs = 2;
 		return (Node *) c;
 	}
-	elog(ERROR, "dp_agg: dp_agg.row_call called outside a plan");
+	elog(ERROR, "dp_agg: dp_agg_internal.row_call called outside a plan");
 	return NULL;
 }
 
@@ -703,7 +703,7 @@ row_call_init(FunctionCallInfo fcinfo)
 	/* only what row_seal.c traps: built-in C functions that return no set */
 	if (!dp_row_builtin_c(callee) || get_func_retset(callee) ||
 		func_volatile(callee) == PROVOLATILE_VOLATILE)
-		elog(ERROR, "dp_agg: dp_agg.row_call of function %u", callee);
+		elog(ERROR, "dp_agg: dp_agg_internal.row_call of function %u", callee);
 	rc->trap.cxt = AllocSetContextCreate(flinfo->fn_mcxt, "dp_agg row call",
 										 ALLOCSET_SMALL_SIZES);
 	fmgr_info_cxt(callee, &rc->callee, rc->trap.cxt);
@@ -805,7 +805,7 @@ row_call_slow(FunctionCallInfo fcinfo)
 }
 
 /*
- * dp_agg.row_call(internal) returns internal: the callee applied to the
+ * dp_agg_internal.row_call(internal) returns internal: the callee applied to the
  * arguments, NULL if it fails.  The fast path, a date or time function
  * inside its domain (one or two arguments, strict), takes no stack frame
  * of its own beyond the callee's.
@@ -822,10 +822,10 @@ dp_row_call(PG_FUNCTION_ARGS)
 	return row_call_slow(fcinfo);
 }
 
-/* ---------- dp_agg.row_eval: an expression ---------- */
+/* ---------- dp_agg_internal.row_eval: an expression ---------- */
 
 /*
- * The state of one dp_agg.row_eval in a plan.  Its FuncExpr's arguments
+ * The state of one dp_agg_internal.row_eval in a plan.  Its FuncExpr's arguments
  * are the expression's inputs, evaluated by the caller, then the
  * expression (nodeToString) in which Params 1..n stand for the inputs.
  */
@@ -854,7 +854,7 @@ row_eval_init(FunctionCallInfo fcinfo)
 
 	if (f == NULL || !IsA(f, FuncExpr) || list_length(f->args) < 1 ||
 		!IsA(llast(f->args), Const) || ((Const *) llast(f->args))->consttype != TEXTOID)
-		elog(ERROR, "dp_agg: dp_agg.row_eval called outside a plan");
+		elog(ERROR, "dp_agg: dp_agg_internal.row_eval called outside a plan");
 	k = llast(f->args);
 	re->expr = stringToNode(TextDatumGetCString(k->constvalue));
 	n = list_length(f->args) - 1;
@@ -922,7 +922,7 @@ eval_trapped(RowEval *re)
 }
 
 /*
- * dp_agg.row_eval(internal) returns internal: the expression's value for
+ * dp_agg_internal.row_eval(internal) returns internal: the expression's value for
  * these inputs, NULL if it fails.
  */
 Datum

@@ -426,8 +426,11 @@ check_function(Oid funcid, Node *call, SideContext *ctx)
 					 errhint(HINT_SEPARATE)));
 		return;
 	}
-	/* the extension's own functions read no relation of the statement */
-	if (dp_lookup_call(funcid) != NULL || get_func_namespace(funcid) == get_namespace_oid("dp_agg", true))
+	/*
+	 * the extension's own functions read no relation of the statement: its
+	 * members, in schema dp_agg or dp_agg_internal
+	 */
+	if (dp_lookup_call(funcid) != NULL || dp_extension_member(funcid))
 		return;
 	if (dp_stats_function(funcid))
 		ereport(ERROR,

@@ -227,7 +227,7 @@ dp_sum_numeric_trans(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dp_select(internal, integer): every input row of the group is one
+ * dp_agg_internal.dp_select(internal, integer): every input row of the group is one
  * unit (selection.c)
  */
 Datum
@@ -240,7 +240,7 @@ dp_select_trans(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dp_public(internal, boolean, bigint): counts the group's rows of
+ * dp_agg_internal.dp_public(internal, boolean, bigint): counts the group's rows of
  * its public domain, those whose second argument is true (public_domain.c);
  * the statement's other rows are skipped, NULL or false
  */
@@ -376,7 +376,7 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 	int64		pick;
 	int64		skipped;
 
-	check_split(fcinfo, true, "dp_agg.serialfn");
+	check_split(fcinfo, true, "dp_agg_internal.serialfn");
 	st = (DpAggState *) PG_GETARG_POINTER(0);
 	bins = state_bins(st);
 	flags = (state_picked(st) ? DP_STATE_FLAG_PICKED : 0) |
@@ -424,7 +424,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	DpAggState *st;
 	DpAggMore  *m;
 
-	check_split(fcinfo, false, "dp_agg.deserialfn");
+	check_split(fcinfo, false, "dp_agg_internal.deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(b);
 	if (VARSIZE_ANY_EXHDR(b) < DP_STATE_SERIAL_SIZE)
@@ -1114,7 +1114,7 @@ dp_public_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dp_top_k(internal, integer, float8): the handle of the group's
+ * dp_agg_internal.dp_top_k(internal, integer, float8): the handle of the group's
  * count in the store of top-k (top_k.c), which tells nothing about it
  */
 Datum

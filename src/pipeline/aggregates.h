@@ -42,7 +42,7 @@ typedef struct DpAggMore
 	int128		noisy_count;
 	int128		noisy_sum;
 	int128		noisy_sumsq;
-	/* dp_agg.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
+	/* dp_agg_internal.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
 	bool		picked;
 	int64		pick;
 	/* bounds left out (auto_bounds.c): the rows by bin, and what was found */

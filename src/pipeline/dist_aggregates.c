@@ -43,7 +43,7 @@ not_in_aggregate(const char *fname)
 }
 
 /*
- * Final function of dp_agg.sum(spec [, value]) on a worker: the state, or,
+ * Final function of dp_agg_internal.sum(spec [, value]) on a worker: the state, or,
  * when no row reached the aggregate (none passed WHERE or FILTER), an
  * empty state of the call, sealed like any other when it is sent; a NULL
  * state would tell whoever reads the fragment's result whether any row
@@ -56,18 +56,18 @@ dp_dist_final(PG_FUNCTION_ARGS)
 	DpDistState *ds;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
-		not_in_aggregate("dp_agg.dist_finalfn");
+		not_in_aggregate("dp_agg_internal.dist_finalfn");
 	if (!PG_ARGISNULL(0))
 		PG_RETURN_POINTER(PG_GETARG_POINTER(0));
-	r = dp_release_for_call(fcinfo, "dp_agg.sum");
+	r = dp_release_for_call(fcinfo, "dp_agg_internal.sum");
 	if (r->dist_nonce == NULL)
-		not_in_aggregate("dp_agg.dist_finalfn");
+		not_in_aggregate("dp_agg_internal.dist_finalfn");
 	ds = dp_dist_state_new(CurrentMemoryContext, r->call.kind, r->dist_nonce, r->fingerprint);
 	PG_RETURN_POINTER(ds);
 }
 
 /*
- * dp_agg.sum(spec [, value]) on a worker: the rows and the clamped
+ * dp_agg_internal.sum(spec [, value]) on a worker: the rows and the clamped
  * sum of a signed fragment, in the units its ticket gives (a ticket exists
  * only for a verified signature); the state is modified in place.
  */
@@ -88,10 +88,10 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 	{
 		if (!AggCheckCallContext(fcinfo, &aggcontext))
-			not_in_aggregate("dp_agg.dist_transfn");
-		r = dp_release_for_call(fcinfo, "dp_agg.sum");
+			not_in_aggregate("dp_agg_internal.dist_transfn");
+		r = dp_release_for_call(fcinfo, "dp_agg_internal.sum");
 		if (r->dist_nonce == NULL)
-			not_in_aggregate("dp_agg.dist_transfn");
+			not_in_aggregate("dp_agg_internal.dist_transfn");
 		ds = dp_dist_state_new(aggcontext, r->call.kind, r->dist_nonce, r->fingerprint);
 		ds->release = r;
 	}
@@ -100,7 +100,7 @@ dp_dist_trans(PG_FUNCTION_ARGS)
 		ds = (DpDistState *) PG_GETARG_POINTER(0);
 		r = ds->release;
 		if (r == NULL)
-			not_in_aggregate("dp_agg.dist_transfn");
+			not_in_aggregate("dp_agg_internal.dist_transfn");
 	}
 
 	/* every row of the group that reaches the call (the private selection's count) */
@@ -162,7 +162,7 @@ check_same_run(const DpDistState *a, const DpDistState *b)
 }
 
 /*
- * dp_agg.sum(dp_agg.dist_state) on the coordinator: the sum of the states
+ * dp_agg_internal.sum(dp_agg.dist_state) on the coordinator: the sum of the states
  * of the same statement and units
  */
 Datum
@@ -173,7 +173,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 	DpDistState *s2;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		not_in_aggregate("dp_agg.dist_combinefn");
+		not_in_aggregate("dp_agg_internal.dist_combinefn");
 	if (PG_ARGISNULL(1))
 	{
 		if (PG_ARGISNULL(0))
@@ -198,7 +198,7 @@ dp_dist_combine(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.dist_release(state, call, NULL::type) on the coordinator: the
+ * dp_agg_internal.dist_release(state, call, NULL::type) on the coordinator: the
  * noisy release of one call for one group, drawn once (dp_dist_slot keeps
  * it), converted as the call's final function converts it.
  */
@@ -218,7 +218,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	Oid			restype;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		not_in_aggregate("dp_agg.dist_release");
+		not_in_aggregate("dp_agg_internal.dist_release");
 	ds = (DpDistState *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	r = dp_dist_slot(ds, PG_GETARG_INT32(1), &slot, &cxt);
 	if (slot->done)
@@ -233,7 +233,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	more.sumsq = ds->sumsq;
 	restype = get_fn_expr_rettype(fcinfo->flinfo);
 	if (restype != dp_agg_value_type(r) && restype != dp_estimate_type())
-		not_in_aggregate("dp_agg.dist_release");
+		not_in_aggregate("dp_agg_internal.dist_release");
 	dp_agg_draw_noise(&st, r);
 	v = dp_agg_release_datum(&st, r, restype == dp_estimate_type());
 	get_typlenbyval(restype, &typlen, &typbyval);

@@ -156,7 +156,7 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("top-k is not supported on Citus tables"),
-					 errdetail("The groups of a DP statement on a Citus table are combined on the coordinator by dp_agg.dist_run, which ranks none."),
+					 errdetail("The groups of a DP statement on a Citus table are combined on the coordinator by dp_agg_internal.dist_run, which ranks none."),
 					 errhint("Release the groups' noisy counts and order them by those: ORDER BY dp_count(*) DESC LIMIT k.")));
 	}
 	else

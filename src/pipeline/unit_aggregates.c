@@ -238,7 +238,7 @@ pick_inner_transition(const DpRelease *r)
  * transition function.  A smaller p starts the state again, a larger one
  * is skipped.  Rows of equal p (two groups of the unit with the same
  * priority, probability about 2^-64) are accumulated together and released
- * in the one group dp_agg.unit_pick names: each unit is one row of level 1,
+ * in the one group dp_agg_internal.unit_pick names: each unit is one row of level 1,
  * so it never contributes to more than one group, and the bounding final
  * function bounds what it contributes there.
  */
@@ -253,8 +253,8 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 	if (parg < 1 || PG_ARGISNULL(parg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("dp_agg.unit_pick_bound aggregates need a priority"),
-				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errmsg("dp_agg_internal.unit_pick_bound aggregates need a priority"),
+				 errdetail("The priority is dp_agg_internal.unit_priority of the unit and the group keys, never NULL."),
 				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md).")));
 	p = PG_GETARG_INT64(parg);
 	if (st == NULL)

@@ -5,7 +5,7 @@
  *
  * The catalogs dp_agg.protected and dp_agg.access are read once into a
  * per-session cache, which is dropped whenever either catalog changes: the
- * trigger dp_agg.protect_changed sends a relcache invalidation of the
+ * trigger dp_agg_internal.protect_changed sends a relcache invalidation of the
  * catalog at every change (protect_api.c), and a relcache callback here
  * receives it, in this session at the end of the command and in the other
  * sessions when the change commits.  A statement therefore costs a few

@@ -222,7 +222,7 @@ dp_revoke_access(PG_FUNCTION_ARGS)
 }
 
 /*
- * Trigger dp_agg.protect_changed on both catalogs: at commit every backend
+ * Trigger dp_agg_internal.protect_changed on both catalogs: at commit every backend
  * drops what it cached of them (protect.c).
  */
 Datum
@@ -233,7 +233,7 @@ dp_protect_changed(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function dp_agg.protect_changed must be called as a trigger")));
+				 errmsg("function dp_agg_internal.protect_changed must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	return PointerGetDatum(NULL);
 }

@@ -18,7 +18,7 @@
  * same aggregate returning a dp_agg.estimate (estimate.c): its final
  * function computes the value and its error bar from the one noise it
  * draws.  Every use of A in its level becomes
- * dp_agg.estimate_part(A', 0, NULL::type) (its value), each error-bar call
+ * dp_agg_internal.estimate_part(A', 0, NULL::type) (its value), each error-bar call
  * the part it asks for, and a sub-query that computes A gets one more
  * column, A' itself, for the levels above to read.  A and A' are one
  * aggregate call: equal Aggrefs are evaluated once, priced once and drawn
@@ -290,7 +290,7 @@ estimate_of(BarContext *ctx, Query *q, Node *arg, Oid *valtype)
 	return NULL;
 }
 
-/* dp_agg.estimate_part(est, part, NULL::valtype), or estimate_scale(est) */
+/* dp_agg_internal.estimate_part(est, part, NULL::valtype), or estimate_scale(est) */
 static Node *
 part_expr(Node *est, DpErrorBar bar, int part, Oid valtype)
 {

@@ -9,7 +9,7 @@
  * the value, the ends of its 95% interval, the clamping bounds it used and
  * the scale of its noise, all computed by its final function from the one
  * noise it drew.  Every use of the aggregate in the statement then reads a
- * part of that datum (dp_agg.estimate_part), so the value and its error
+ * part of that datum (dp_agg_internal.estimate_part), so the value and its error
  * bar come from the same release and cost nothing more (post-processing).
  *
  * The datum lives inside one statement: it is made by final functions and
@@ -166,7 +166,7 @@ dp_estimate_read(Datum datum, DpEstimate *e)
 		bad_estimate();
 }
 
-/* dp_agg.estimate_in: estimates are made by DP aggregates only */
+/* dp_agg_internal.estimate_in: estimates are made by DP aggregates only */
 Datum
 dp_estimate_in(PG_FUNCTION_ARGS)
 {
@@ -190,7 +190,7 @@ datum_text(const DpEstimate *e, int i)
 	return OidOutputFunctionCall(out, e->datum[i]);
 }
 
-/* dp_agg.estimate_out: (value, low, high, noise scale, lower, upper) */
+/* dp_agg_internal.estimate_out: (value, low, high, noise scale, lower, upper) */
 Datum
 dp_estimate_out(PG_FUNCTION_ARGS)
 {
@@ -207,7 +207,7 @@ dp_estimate_out(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.estimate_part(estimate, part, NULL::type): a part of an estimate
+ * dp_agg_internal.estimate_part(estimate, part, NULL::type): a part of an estimate
  * (0 the value, 1 and 2 the interval's ends, 3 and 4 the bounds), of the
  * type of the third argument, which must be the estimate's
  */
@@ -237,7 +237,7 @@ dp_estimate_part_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(e.datum[part]);
 }
 
-/* dp_agg.estimate_scale(estimate): the scale of its noise */
+/* dp_agg_internal.estimate_scale(estimate): the scale of its noise */
 Datum
 dp_estimate_scale_sql(PG_FUNCTION_ARGS)
 {

@@ -10,7 +10,7 @@
 
 #include "fmgr.h"
 
-/* the parts of an estimate, as dp_agg.estimate_part numbers them */
+/* the parts of an estimate, as dp_agg_internal.estimate_part numbers them */
 typedef enum DpEstimatePart
 {
 	DP_ESTIMATE_VALUE,

@@ -235,7 +235,7 @@ dp_tree_serialize_sql(PG_FUNCTION_ARGS)
 	uint8		flags;
 	Size		size;
 
-	check_split(fcinfo, true, "dp_agg.tree_serialfn");
+	check_split(fcinfo, true, "dp_agg_internal.tree_serialfn");
 	st = (DpTreeState *) PG_GETARG_POINTER(0);
 	flags = st->picked ? 1 : 0;
 	size = TREE_SERIAL_HEADER + dp_tree_serial_size(&st->tree);
@@ -260,7 +260,7 @@ dp_tree_deserialize_sql(PG_FUNCTION_ARGS)
 	uint8		version,
 				flags;
 
-	check_split(fcinfo, false, "dp_agg.tree_deserialfn");
+	check_split(fcinfo, false, "dp_agg_internal.tree_deserialfn");
 	b = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(b);
 	len = VARSIZE_ANY_EXHDR(b);
@@ -584,8 +584,8 @@ dp_unit_pick_tree_trans(PG_FUNCTION_ARGS)
 	if (parg < 1 || PG_ARGISNULL(parg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("dp_agg.unit_pick_bound aggregates need a priority"),
-				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errmsg("dp_agg_internal.unit_pick_bound aggregates need a priority"),
+				 errdetail("The priority is dp_agg_internal.unit_priority of the unit and the group keys, never NULL."),
 				 errhint("The rewrite of privacy units makes their calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md).")));
 	p = PG_GETARG_INT64(parg);
 	if (PG_ARGISNULL(0))

@@ -25,7 +25,7 @@ typedef struct DpSampling
 	int			nscans;			/* scans that sample the table */
 	/* privacy units sampled whole (unit_sample.c): the scans' filter */
 	bool		units;
-	FuncExpr   *unit_filter;	/* dp_agg.unit_sampled(unit, percent, method) */
+	FuncExpr   *unit_filter;	/* dp_agg_internal.unit_sampled(unit, percent, method) */
 } DpSampling;
 
 /* the methods of a sample of units, the third argument of its filter */

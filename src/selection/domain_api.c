@@ -211,7 +211,7 @@ dp_clear_public_domain(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(dp_catalog_execute("public_domain", SQL_CLEAR_DOMAIN, 2, argtypes, values) > 0);
 }
 
-/* trigger dp_agg.public_domain_changed: every backend plans again */
+/* trigger dp_agg_internal.public_domain_changed: every backend plans again */
 Datum
 dp_public_domain_changed(PG_FUNCTION_ARGS)
 {
@@ -220,7 +220,7 @@ dp_public_domain_changed(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function dp_agg.public_domain_changed must be called as a trigger")));
+				 errmsg("function dp_agg_internal.public_domain_changed must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	return PointerGetDatum(NULL);
 }

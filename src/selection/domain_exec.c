@@ -6,13 +6,13 @@
  *
  * doc/units-and-groups.md, "Public group keys".  Opening a key set (keyset.c)
  * decodes every key and builds its hash table: time in the number of keys,
- * seconds for millions of keys.  dp_agg.domain_index runs on the rows, so if
+ * seconds for millions of keys.  dp_agg_internal.domain_index runs on the rows, so if
  * it opened its key set at its first call, a statement would take that time
  * only when some row reached the GROUP BY: the time of a statement whose WHERE
  * keeps no row would differ from one that keeps a single row by the time
  * of opening, a signal far above the noise of timing one row.  So before
  * any row is read every key set constant of the plan (the first argument
- * of dp_agg.domain_index and dp_agg.domain_key) is opened here, in the
+ * of dp_agg_internal.domain_index and dp_agg_internal.domain_key) is opened here, in the
  * executor's memory, and registered by the address of its bytes
  * (dp_keyset_register), which is the address the functions receive: a
  * plan's constants are passed to functions as they are, a bytea of a plan

@@ -2,8 +2,8 @@
  *
  * domain_group.c
  *	  Public domains: a level whose keys have a public domain grouped by
- *	  the index of its key in the domain (dp_agg.domain_index), its keys
- *	  released as the domain's constants (dp_agg.domain_key).
+ *	  the index of its key in the domain (dp_agg_internal.domain_index), its keys
+ *	  released as the domain's constants (dp_agg_internal.domain_key).
  *
  * public_domain.c finds the domains and describes the rewrite; this is its
  * first half, run before the rewrite of privacy units, which then sees

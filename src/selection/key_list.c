@@ -24,7 +24,7 @@
  *     with the equality of the column's type) are matched to those row
  *     expressions, which replace them everywhere;
  *   - its other columns (a label beside a code) are placeholders
- *     dp_agg.domain_key(NULL, NULL, column, NULL::type) that
+ *     dp_agg_internal.domain_key(NULL, NULL, column, NULL::type) that
  *     public_domain.c fills with the key of the group's index;
  *   - conditions on the list's columns alone select the listed keys (they
  *     are evaluated on each key, at planning), conditions on the rows

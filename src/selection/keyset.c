@@ -6,8 +6,8 @@
  *
  * doc/units-and-groups.md, "Public group keys".  A DP statement whose GROUP BY
  * keys have a public domain groups its rows by the index of their key in the
- * domain (public_domain.c): dp_agg.domain_index(keyset, key, ...) is that
- * index, NULL for a key outside the domain, and dp_agg.domain_key(keyset,
+ * domain (public_domain.c): dp_agg_internal.domain_index(keyset, key, ...) is that
+ * index, NULL for a key outside the domain, and dp_agg_internal.domain_key(keyset,
  * index, column, NULL::type) the domain's own key of an index, which the
  * statement releases (never a row's spelling of it: 1.0 and 1.00 are equal
  * numerics, and a group would otherwise show the spelling of whichever of
@@ -544,7 +544,7 @@ mismatch(void)
 }
 
 /*
- * dp_agg.domain_index(keyset bytea, VARIADIC "any") returns integer: the
+ * dp_agg_internal.domain_index(keyset bytea, VARIADIC "any") returns integer: the
  * index of the key (the hashed columns, in order) in the key set, NULL if
  * it is not there
  */
@@ -576,7 +576,7 @@ dp_domain_index(PG_FUNCTION_ARGS)
 }
 
 /*
- * dp_agg.domain_key(keyset bytea, index integer, col integer, anyelement)
+ * dp_agg_internal.domain_key(keyset bytea, index integer, col integer, anyelement)
  * returns anyelement: column col of key index of the key set (the last
  * argument, a NULL of the column's type, gives the result its type)
  */

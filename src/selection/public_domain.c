@@ -33,14 +33,14 @@
  *
  *   SELECT k1, f(x) FROM t WHERE w GROUP BY k1, ..., km
  * becomes
- *   SELECT dp_agg.domain_key(D, s.gi, 0, NULL::type of k1),
+ *   SELECT dp_agg_internal.domain_key(D, s.gi, 0, NULL::type of k1),
  *          f(s.x) FILTER (WHERE s.dom IS NULL)
- *   FROM (SELECT dp_agg.domain_index(D, k1, ..., km) AS gi, NULL::boolean AS dom, x
+ *   FROM (SELECT dp_agg_internal.domain_index(D, k1, ..., km) AS gi, NULL::boolean AS dom, x
  *         FROM t WHERE w
  *         UNION ALL
  *         SELECT g, true, NULL FROM generate_series(0, N - 1) g) s
  *   GROUP BY s.gi
- *   HAVING dp_agg.dp_public(NULL::internal, s.dom, N) AND <the HAVING written>
+ *   HAVING dp_agg_internal.dp_public(NULL::internal, s.dom, N) AND <the HAVING written>
  *
  * domain_index is the index of a row's key in D, NULL outside it
  * (keyset.c); the rows outside D form one group of NULL index, which
@@ -1061,7 +1061,7 @@ dp_domain_of_level(Query *level)
 	return l != NULL && l->public ? &l->domain : NULL;
 }
 
-/* dp_agg.dp_public(NULL::internal, dom, N) */
+/* dp_agg_internal.dp_public(NULL::internal, dom, N) */
 static Aggref *
 make_public(int nkeys);
 

@@ -13,7 +13,7 @@
  * The rewrite, before planning: every query level that computes DP
  * aggregates and has a GROUP BY gets the condition
  *
- *	 HAVING dp_agg.dp_select(NULL::internal, k) AND (the HAVING written)
+ *	 HAVING dp_agg_internal.dp_select(NULL::internal, k) AND (the HAVING written)
  *
  * dp_select is a DP aggregate: it counts the input rows of its group (each
  * one unit at this level) and its final function draws the decision, once
@@ -108,7 +108,7 @@ select_walker(Node *node, Oid *select_oid)
 	return expression_tree_walker(node, select_walker, select_oid);
 }
 
-/* dp_agg.dp_select(NULL::internal, k) */
+/* dp_agg_internal.dp_select(NULL::internal, k) */
 static Aggref *
 make_select(Oid select_oid, int max_groups_contributed)
 {
@@ -134,7 +134,7 @@ make_select(Oid select_oid, int max_groups_contributed)
 	return a;
 }
 
-/* dp_agg.dp_select, ERROR if the installed SQL objects have none */
+/* dp_agg_internal.dp_select, ERROR if the installed SQL objects have none */
 static Oid
 select_aggregate(void)
 {
@@ -202,7 +202,7 @@ dp_selection_rewrite(Query *query, int max_groups_contributed)
 
 /*
  * The private selection of the groups of a DP statement on a Citus table
- * (dist_plan.c): the call dp_agg.dp_select(NULL::internal, k) for its inner
+ * (dist_plan.c): the call dp_agg_internal.dp_select(NULL::internal, k) for its inner
  * statement, which the workers compute as an exact count of each group's
  * rows and the coordinator decides once per group (dist_exec.c); NULL when
  * dp_agg.group_keys is 'public'.

@@ -43,8 +43,8 @@
  * selection: the level L with the condition becomes
  *
  *   SELECT <L's columns> FROM
- *     (SELECT s.*, dp_agg.top_k_rank(s.h) OVER () AS r FROM
- *        (SELECT <L's columns>, dp_agg.dp_top_k(NULL::internal, k, epsilon) AS h
+ *     (SELECT s.*, dp_agg_internal.top_k_rank(s.h) OVER () AS r FROM
+ *        (SELECT <L's columns>, dp_agg_internal.dp_top_k(NULL::internal, k, epsilon) AS h
  *         FROM ... GROUP BY ... HAVING <selection>) s) w
  *   WHERE w.r IS NOT NULL  <L's ORDER BY, DISTINCT, LIMIT>
  *
@@ -227,7 +227,7 @@ bad_handle(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("dp_agg.top_k_rank ranks the groups of a DP statement's top-k only"),
+			 errmsg("dp_agg_internal.top_k_rank ranks the groups of a DP statement's top-k only"),
 			 errhint(HINT_TOP_K)));
 }
 
@@ -240,7 +240,7 @@ typedef struct RankState
 } RankState;
 
 /*
- * dp_agg.top_k_rank(bigint) returns integer, a window function over the
+ * dp_agg_internal.top_k_rank(bigint) returns integer, a window function over the
  * groups of a DP statement with top-k: the group's rank, NULL outside the
  * k chosen (the file's comment).  The candidates are the groups it sees:
  * those the statement releases without top-k (the store also holds the
@@ -558,7 +558,7 @@ dp_top_k_prepare(Query *query)
 	prepare_walk(query);
 }
 
-/* dp_agg.dp_top_k(NULL::internal, k, epsilon) */
+/* dp_agg_internal.dp_top_k(NULL::internal, k, epsilon) */
 static Aggref *
 make_top_k(TopKLevel *l)
 {

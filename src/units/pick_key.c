@@ -22,7 +22,7 @@
  * transaction or subtransaction aborts, PostgreSQL restores the setting
  * as it was when it began, and the statements that drew keys in it are
  * forgotten (the callbacks below).  So no key outlives its statement, and
- * dp_agg.unit_priority evaluated after it (or in the parallel workers of
+ * dp_agg_internal.unit_priority evaluated after it (or in the parallel workers of
  * a later statement, which copy the leader's settings) finds none and
  * fails closed.  A parallel worker's copy ends with the worker, at the
  * end of its part of the statement.
@@ -212,7 +212,7 @@ dp_pick_key_read(uint8 *key)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no key for the priorities of privacy units"),
 				 errdetail("The key is drawn when a DP statement over privacy units starts."),
-				 errhint("dp_agg.unit_priority runs only in statements rewritten by dp_agg.")));
+				 errhint("dp_agg_internal.unit_priority runs only in statements rewritten by dp_agg.")));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
 		key[i] = (uint8) (hex_digit(hex[2 * i]) * 16 + hex_digit(hex[2 * i + 1]));
 }
@@ -228,7 +228,7 @@ dp_sample_key_read(uint8 *key)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("no key for the sample of privacy units"),
 				 errdetail("The key is drawn when a DP statement that samples privacy units starts."),
-				 errhint("dp_agg.unit_sampled runs only in statements rewritten by dp_agg.")));
+				 errhint("dp_agg_internal.unit_sampled runs only in statements rewritten by dp_agg.")));
 	for (int i = 0; i < DP_SIPHASH_KEY_LEN; i++)
 		key[i] = (uint8) (hex_digit(hex[2 * i]) * 16 + hex_digit(hex[2 * i + 1]));
 }

@@ -13,9 +13,9 @@
  *
  * becomes (the names are the rewrite's; no analyst can write it, guard.c)
  *
- *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
- *   FROM (SELECT g, u, s, dp_agg.unit_keep(k) OVER (PARTITION BY u) AS keep
- *         FROM (SELECT u, g, dp_agg.unit_bound_dp_sum(x, l, u) AS s
+ *   SELECT g, dp_agg_internal.unit_release_dp_sum(s, l, u)
+ *   FROM (SELECT g, u, s, dp_agg_internal.unit_keep(k) OVER (PARTITION BY u) AS keep
+ *         FROM (SELECT u, g, dp_agg_internal.unit_bound_dp_sum(x, l, u) AS s
  *               FROM t WHERE w AND u IS NOT NULL GROUP BY u, g) level1) level2
  *   WHERE keep GROUP BY g
  *
@@ -162,16 +162,15 @@ level_calls(Query *q)
 }
 
 /*
- * The internal aggregate dp_agg.<prefix><name> of a DP aggregate: the same
- * argument types, or with value_as_bytea the bounded contribution (bytea)
- * in place of the value.
+ * The internal aggregate dp_agg_internal.<prefix><name> of a DP aggregate:
+ * the same argument types, or with value_as_bytea the bounded contribution
+ * (bytea) in place of the value.
  */
 static Oid
 internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
 {
 	int			nargs;
 	Oid		   *argtypes;
-	List	   *name;
 	Oid			oid;
 
 	(void) get_func_signature(aggfnoid, &argtypes, &nargs);
@@ -195,9 +194,8 @@ internal_aggregate(Oid aggfnoid, const char *prefix, bool value_as_bytea)
 		argtypes = types;
 		nargs = Max(nargs, 1);
 	}
-	name = list_make2(makeString("dp_agg"),
-					  makeString(psprintf("%s%s", prefix, get_func_name(aggfnoid))));
-	oid = LookupFuncName(name, nargs, argtypes, true);
+	oid = dp_internal_function(psprintf("%s%s", prefix, get_func_name(aggfnoid)), nargs, argtypes,
+							   true);
 	if (!OidIsValid(oid))
 		elog(ERROR, "dp_agg: internal aggregate %s%s is missing", prefix, get_func_name(aggfnoid));
 	return oid;
@@ -302,7 +300,7 @@ make_level1(UnitRewrite *ur)
 
 /* ---------- levels 1 and 2 fused, for k = 1 (unit_pick.c) ---------- */
 
-/* dp_agg.unit_priority(unit, keys...) over the columns of level 1 */
+/* dp_agg_internal.unit_priority(unit, keys...) over the columns of level 1 */
 static Expr *
 priority_expr(UnitRewrite *ur, List *keys)
 {
@@ -320,7 +318,7 @@ priority_expr(UnitRewrite *ur, List *keys)
 	return (Expr *) f;
 }
 
-/* dp_agg.unit_pick(key, p): the key of the unit's rows of smallest p */
+/* dp_agg_internal.unit_pick(key, p): the key of the unit's rows of smallest p */
 static Aggref *
 pick_key_aggref(Expr *key, Expr *priority)
 {
@@ -366,7 +364,7 @@ pick_bound_aggref(UnitRewrite *ur, Aggref *orig, Expr *priority)
 }
 
 /*
- * Level 1 grouped by the unit alone: each group key is dp_agg.unit_pick of
+ * Level 1 grouped by the unit alone: each group key is dp_agg_internal.unit_pick of
  * the key, each contribution dp_agg.unit_pick_bound_f, with the same
  * priority; the columns are those of make_level1 (unit, keys,
  * contributions), so level 3 reads both alike.
@@ -525,7 +523,7 @@ level3_mutator(Node *node, Level3Context *ctx)
 		{
 			Expr	   *e = lfirst(lc);
 
-			/* dp_agg.unit_pick returns the key's type without its typmod */
+			/* dp_agg_internal.unit_pick returns the key's type without its typmod */
 			return (Node *) makeVar(1, (AttrNumber) (i + 1), exprType((Node *) e),
 									ur->fused ? -1 : exprTypmod((Node *) e),
 									exprCollation((Node *) e), 0);
@@ -677,7 +675,7 @@ sampleable_type(Oid type, Oid collation)
  * the DP aggregates (doc/sampling.md, "Subsampling").
  * dp_agg.secure_bernoulli, and BERNOULLI without REPEATABLE, sample units: the
  * clause leaves the relation, whose rows the level keeps when their unit is in
- * the sample of the execution, dp_agg.unit_sampled(unit, percent, method), a
+ * the sample of the execution, dp_agg_internal.unit_sampled(unit, percent, method), a
  * conjunct of its WHERE, which the planner puts in each scan of the
  * relation (each partition's).  Pricing finds it there and amplifies the
  * releases at the level of units (sampling.c).  REPEATABLE and SYSTEM keep
@@ -703,7 +701,7 @@ sample_units(Query *q, RangeTblEntry *rte, UnitSource *us)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("sampling privacy units needs version 0.4 of the dp_agg objects"),
-				 errdetail("The function dp_agg.unit_sampled is missing."),
+				 errdetail("The function dp_agg_internal.unit_sampled is missing."),
 				 errhint("Run ALTER EXTENSION dp_agg UPDATE.")));
 	if (!sampleable_type(us->var->vartype, us->var->varcollid))
 		ereport(ERROR,

@@ -128,7 +128,7 @@ dp_clear_privacy_unit(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(dp_catalog_execute("privacy_unit", SQL_CLEAR_UNIT, 1, argtypes, values) > 0);
 }
 
-/* trigger dp_agg.privacy_unit_changed: every backend plans again */
+/* trigger dp_agg_internal.privacy_unit_changed: every backend plans again */
 Datum
 dp_privacy_unit_changed(PG_FUNCTION_ARGS)
 {
@@ -137,7 +137,7 @@ dp_privacy_unit_changed(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function dp_agg.privacy_unit_changed must be called as a trigger")));
+				 errmsg("function dp_agg_internal.privacy_unit_changed must be called as a trigger")));
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	return PointerGetDatum(NULL);
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * unit_keep.c
- *	  dp_agg.unit_keep(k): level 2 of the rewrite of privacy units, the
+ *	  dp_agg_internal.unit_keep(k): level 2 of the rewrite of privacy units, the
  *	  random choice of at most k groups per unit.
  *
  * A window function over the partition of one unit (its rows of level 1,
@@ -53,7 +53,7 @@ choose(KeepState *st, uint64 n, uint64 k)
 	st->chosen = true;
 }
 
-/* dp_agg.unit_keep(max_groups integer) returns boolean, a window function */
+/* dp_agg_internal.unit_keep(max_groups integer) returns boolean, a window function */
 Datum
 dp_unit_keep(PG_FUNCTION_ARGS)
 {

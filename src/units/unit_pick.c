@@ -8,21 +8,21 @@
  * group (max_groups_contributed = 1), privacy_unit.c fuses levels 1 and 2 of
  * the rewrite into one aggregation by unit:
  *
- *   SELECT g, dp_agg.unit_release_dp_sum(s, l, u)
- *   FROM (SELECT dp_agg.unit_pick(g, p) AS g,
- *                dp_agg.unit_pick_bound_dp_sum(x, l, u, p) AS s
+ *   SELECT g, dp_agg_internal.unit_release_dp_sum(s, l, u)
+ *   FROM (SELECT dp_agg_internal.unit_pick(g, p) AS g,
+ *                dp_agg_internal.unit_pick_bound_dp_sum(x, l, u, p) AS s
  *         FROM t WHERE w AND u IS NOT NULL GROUP BY u) level1
  *   GROUP BY g
  *
- * with p = dp_agg.unit_priority(u, g).  The priority is SipHash-2-4
+ * with p = dp_agg_internal.unit_priority(u, g).  The priority is SipHash-2-4
  * (Aumasson & Bernstein 2012, siphash.c) under the key of the execution
  * (pick_key.c), of the 64-bit extended hashes of the unit and of each
  * group key (a NULL key hashes to a constant): for a fixed unit, the
  * priorities of its distinct groups behave as independent uniform 64-bit
  * numbers, so the group of smallest priority is a uniform choice among
  * the unit's groups, independent across units and executions.
- * dp_agg.unit_pick(key, p) keeps the key of the row of smallest p, and
- * dp_agg.unit_pick_bound_* (unit_aggregates.c) the contribution of the rows of
+ * dp_agg_internal.unit_pick(key, p) keeps the key of the row of smallest p, and
+ * dp_agg_internal.unit_pick_bound_* (unit_aggregates.c) the contribution of the rows of
  * smallest p: both see the same rows in the same order, so they agree.
  *
  * Whatever the priorities, each unit is one row of level 1, so it
@@ -66,7 +66,7 @@ PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
 
 #define HINT_REWRITE_ONLY "The rewrite of privacy units makes its calls (see \"Privacy units\" in dp_agg's doc/units-and-groups.md)."
 
-/* ---------- dp_agg.unit_priority(unit, keys...) ---------- */
+/* ---------- dp_agg_internal.unit_priority(unit, keys...) ---------- */
 
 /* what one call site needs, kept for the execution in fn_extra */
 typedef struct PriorityCache
@@ -92,7 +92,7 @@ priority_cache(FunctionCallInfo fcinfo)
 		list_length(fexpr->args) != nargs)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_priority needs its arguments one by one"),
+				 errmsg("dp_agg_internal.unit_priority needs its arguments one by one"),
 				 errdetail("It hashes each argument with the extended hash function of its type."),
 				 errhint(HINT_REWRITE_ONLY)));
 
@@ -106,7 +106,7 @@ priority_cache(FunctionCallInfo fcinfo)
 	if (!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_priority runs only in statements rewritten by dp_agg"),
+				 errmsg("dp_agg_internal.unit_priority runs only in statements rewritten by dp_agg"),
 				 errdetail("It is the priority of a privacy unit's group under the key of one statement."),
 				 errhint(HINT_REWRITE_ONLY)));
 	pc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(PriorityCache));
@@ -137,7 +137,7 @@ priority_cache(FunctionCallInfo fcinfo)
 }
 
 /*
- * dp_agg.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
+ * dp_agg_internal.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
  * the execution's key of the extended hashes (seed 0) of the arguments
  */
 Datum
@@ -158,7 +158,7 @@ dp_unit_priority(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64((int64) dp_siphash24(pc->key, pc->message, 8 * pc->nargs));
 }
 
-/* ---------- dp_agg.unit_pick(key anyelement, p bigint) ---------- */
+/* ---------- dp_agg_internal.unit_pick(key anyelement, p bigint) ---------- */
 
 static void invalid_state(void);
 
@@ -219,8 +219,8 @@ dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("dp_agg.unit_pick needs a priority"),
-				 errdetail("The priority is dp_agg.unit_priority of the unit and the group keys, never NULL."),
+				 errmsg("dp_agg_internal.unit_pick needs a priority"),
+				 errdetail("The priority is dp_agg_internal.unit_priority of the unit and the group keys, never NULL."),
 				 errhint(HINT_REWRITE_ONLY)));
 	p = PG_GETARG_INT64(2);
 	if (st != NULL && p >= st->p)
@@ -276,7 +276,7 @@ check_split(FunctionCallInfo fcinfo, bool serialize)
 		: !DO_AGGSPLIT_DESERIALIZE(aggstate->aggsplit))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_pick states may only be passed between processes of one aggregation")));
+				 errmsg("dp_agg_internal.unit_pick states may only be passed between processes of one aggregation")));
 }
 
 /* the bytes of a value, and their number */
@@ -341,7 +341,7 @@ invalid_state(void)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("invalid serialized dp_agg.unit_pick state")));
+			 errmsg("invalid serialized dp_agg_internal.unit_pick state")));
 }
 
 /* the value of len bytes, checked against the type, in fresh memory */

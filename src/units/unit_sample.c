@@ -12,7 +12,7 @@
  * the TABLESAMPLE clause off the relation and adds to the query level that
  * reads it the condition
  *
- *   dp_agg.unit_sampled(unit, p, method)
+ *   dp_agg_internal.unit_sampled(unit, p, method)
  *
  * true when the first 32 bits of SipHash-2-4 (Aumasson & Bernstein 2012,
  * siphash.c) of the unit (an integer unit's value, another type's 64-bit
@@ -86,7 +86,7 @@ sample_cache(FunctionCallInfo fcinfo)
 		(!IsParallelWorker() && fexpr->location != DP_UNIT_LOCATION))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("dp_agg.unit_sampled runs only in statements rewritten by dp_agg"),
+				 errmsg("dp_agg_internal.unit_sampled runs only in statements rewritten by dp_agg"),
 				 errdetail("It decides which privacy units the sample of one statement keeps."),
 				 errhint(HINT_REWRITE_ONLY)));
 	sc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(SampleCache));
@@ -138,7 +138,7 @@ unit_message(SampleCache *sc, Datum unit)
 }
 
 /*
- * dp_agg.unit_sampled(unit anyelement, percent real, method integer)
+ * dp_agg_internal.unit_sampled(unit anyelement, percent real, method integer)
  * returns boolean, strict: is the unit in this execution's sample?  The
  * method (DP_UNIT_SAMPLE_*) is what the statement wrote, for the ledger.
  */

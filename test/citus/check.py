@@ -812,13 +812,13 @@ check("refused: a replayed fragment with another filter",
 forged = re.sub(r"(dpf3:[^']*:)[0-9a-f]{64}'", lambda m: m.group(1) + "0" * 64 + "'", frag)
 rc, out, err = psql(holder, forged)
 check("refused: a forged signature", rc != 0 and "invalid signature" in err, err or out)
-rc, out, err = psql(holder, f"SELECT dp_agg.sum('x', v) FROM t_{shard}", user="analyst")
-check("refused: the partial dp_agg.sum without a signature", rc != 0 and out == "", err)
-rc, out, err = psql(COORD, "SELECT dp_agg.sum('" + re.search(r"'(dpf3:[^']*)'", frag).group(1) +
+rc, out, err = psql(holder, f"SELECT dp_agg_internal.sum('x', v) FROM t_{shard}", user="analyst")
+check("refused: the partial dp_agg_internal.sum without a signature", rc != 0 and out == "", err)
+rc, out, err = psql(COORD, "SELECT dp_agg_internal.sum('" + re.search(r"'(dpf3:[^']*)'", frag).group(1) +
                     "', v) FROM t", user="analyst")
 check("refused: a signature from a worker's pg_stat_activity sent through the coordinator",
       rc != 0 and "cannot be called directly" in err, err or out)
-rc, out, err = psql(COORD, "SELECT * FROM dp_agg.dist_run('x') AS s(a int)", user="analyst")
+rc, out, err = psql(COORD, "SELECT * FROM dp_agg_internal.dist_run('x') AS s(a int)", user="analyst")
 check("refused: dist_run called by hand", rc != 0 and "cannot be called directly" in err, err)
 
 # ---------- a shard move ----------
@@ -933,7 +933,7 @@ PA_SHARD = q(COORD, "SELECT min(shardid) FROM pg_dist_shard_placement WHERE node
 PA_REF_SHARD = q(COORD, "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'pa.ref'::regclass")
 
 # the statistics views show an untrusted role no row of a protected
-# relation (dp_agg.statistics_visible): refused, or no row of it (count 0)
+# relation (dp_agg_internal.statistics_visible): refused, or no row of it (count 0)
 HIDDEN_OK = {
     "SELECT count(*) FROM pg_stats WHERE tablename = 'people'",
     "SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'people'",
@@ -1016,8 +1016,8 @@ COORD_ATTACKS = [
     "SELECT dp_count(id, 1) FROM pa.people TABLESAMPLE BERNOULLI (50)",
     "SELECT dp_count(id, 1) FROM pa.people TABLESAMPLE SYSTEM_ROWS (10)",
     # the partial aggregates and the rewrite's functions by hand
-    "SELECT dp_agg.sum('x', age) FROM pa.people",
-    "SELECT * FROM dp_agg.dist_run('x') AS s(a int)",
+    "SELECT dp_agg_internal.sum('x', age) FROM pa.people",
+    "SELECT * FROM dp_agg_internal.dist_run('x') AS s(a int)",
 ]
 PA_SETTINGS = ("SET dp_agg.selection_epsilon = 1; SET dp_agg.selection_delta = 1e-10; "
                "SET statement_timeout = '20s'; ")

@@ -144,7 +144,7 @@ units_pick_uniform
         Binomial(N/2, 1/4): in its acceptance interval, 1e-6.
 units_keep_uniform
     The choice of a unit's groups with k > 1 (level 2 of the rewrite, the
-    window function dp_agg.unit_keep: Floyd's algorithm over the unit's
+    window function dp_agg_internal.unit_keep: Floyd's algorithm over the unit's
     groups, src/units/unit_keep.c).  stat.units_keep: N = 3000 units, unit u with
     rows in its own groups 4u + j, j = 0..3, with 1, 2, 5 and 10 rows,
     max_groups_contributed k = 2: each unit keeps one of the 6 pairs of its

@@ -107,6 +107,16 @@ WHERE c.relnamespace = 'dp_agg'::regnamespace AND a.attnum > 0 AND NOT a.attisdr
 UNION ALL
 SELECT c.oid::regclass || ' view ' || pg_get_viewdef(c.oid)
 FROM pg_class c WHERE c.relnamespace = 'dp_agg'::regnamespace AND c.relkind = 'v'
+UNION ALL
+SELECT 'routine ' || p.oid::regprocedure || ' acl ' || coalesce(p.proacl::text, 'default') ||
+       ' security definer ' || p.prosecdef || ' config ' || coalesce(p.proconfig::text, 'none') ||
+       ' body ' || md5(p.prosrc)
+FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid JOIN pg_proc p ON p.oid = d.objid
+WHERE e.extname = 'dp_agg' AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass
+UNION ALL
+SELECT 'schema ' || n.nspname || ' acl ' || coalesce(n.nspacl::text, 'default') || ' comment ' ||
+       coalesce(obj_description(n.oid, 'pg_namespace'), 'none')
+FROM pg_namespace n WHERE n.nspname LIKE 'dp\_agg%'
 ORDER BY 1};
 
 my $old_budget = $node->safe_psql('old', $budget_sql);
@@ -215,6 +225,16 @@ is($node->safe_psql('old', $ledger_sql),
 $objects = $node->safe_psql('old', $objects_sql);
 like($objects, qr/dp_agg\.privacy_unit column 005 unit_attnum smallint/,
 	'0.4 stores the unit column by attribute number');
+like($objects, qr/^schema dp_agg_internal acl \{[^}]*=U\/[^}]*\} comment dp_agg: internal/m,
+	'0.4 has the schema dp_agg_internal, which PUBLIC may use');
+like($objects, qr/function dp_agg_internal\.dp_select\(internal,integer\)/,
+	'0.4 moves the internal aggregates to dp_agg_internal');
+like($objects, qr/function dp_agg_internal\.unit_priority\("any"\)/,
+	'0.4 moves the internal functions to dp_agg_internal');
+unlike($objects, qr/function dp_agg\.(dp_select|unit_pick|unit_priority|dist_run|row_call|sum|count_transfn)\(/,
+	'0.4 leaves no internal function in dp_agg');
+like($objects, qr/function dp_agg\.set_budget\(regrole,double precision,double precision,text\)/,
+	'0.4 leaves the functions users call in dp_agg');
 is( $node->safe_psql(
 		'old',
 		q{SELECT string_agg(relation::text || '|' || unit_column || '|' || coalesce(unit_attnum::text, 'none'), ',' ORDER BY 1) FROM dp_agg.privacy_unit}
@@ -239,7 +259,7 @@ is($node->safe_psql('old', 'SELECT count(*) FROM dp_agg.privacy_unit'),
 # entries of functions that do not exist (OID 4000000000 here).  Until the
 # update, the library refuses the statements of untrusted roles over
 # protected relations: it evaluates their rows through the trap of 0.4
-# (dp_agg.row_call), which 0.2 and 0.3 lack.  encode is allowed, not
+# (dp_agg_internal.row_call), which 0.2 and 0.3 lack.  encode is allowed, not
 # int4pl, which is among the everyday built-ins of 0.4 and needs no entry.
 $node->safe_psql('postgres', 'CREATE DATABASE allow');
 $node->safe_psql(
@@ -283,6 +303,59 @@ is($node->safe_psql('new', $version_sql),
 	'0.4', 'CREATE EXTENSION installs 0.4');
 is($node->safe_psql('new', $objects_sql),
 	$objects, 'a new install of 0.4 has the objects of an updated one');
+
+# and so does a database updated to 0.4 in one step from 0.1, 0.2 or 0.3
+# (ALTER EXTENSION runs the update scripts one after the other in one
+# transaction)
+for my $from ('0.1', '0.2', '0.3')
+{
+	(my $db = "from_$from") =~ s/\./_/;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, "CREATE EXTENSION dp_agg VERSION '$from'");
+	$node->safe_psql($db, 'ALTER EXTENSION dp_agg UPDATE');
+	is($node->safe_psql($db, $version_sql), '0.4', "updated from $from to 0.4 in one step");
+	is($node->safe_psql($db, $objects_sql),
+		$objects, "updated from $from in one step: the objects of a new install");
+	$node->safe_psql('postgres', "DROP DATABASE $db");
+}
+
+# a schema dp_agg_internal that is not the extension's (someone created it
+# before the update to 0.4, which then fails) is never searched: over the
+# objects of 0.3 the library finds the internal aggregates of privacy units
+# in dp_agg, not the look-alikes of that schema
+$node->safe_psql('postgres', 'CREATE DATABASE squat');
+$node->safe_psql(
+	'squat', q{
+CREATE EXTENSION dp_agg VERSION '0.3';
+SELECT dp_agg.set_budget(current_user::regrole, 1e12, 0.5);
+CREATE TABLE su AS SELECT g % 10 AS unit, g AS x FROM generate_series(1, 100) g;
+SELECT dp_agg.set_privacy_unit('su', 'unit');
+CREATE SCHEMA dp_agg_internal;
+DO $$
+DECLARE
+    f record;
+BEGIN
+    FOR f IN SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args,
+                    pg_get_function_result(p.oid) AS result
+             FROM pg_proc p
+             WHERE p.pronamespace = 'dp_agg'::regnamespace
+               AND p.proname ~ '^unit_(pick_)?(bound|release)_dp_count$'
+    LOOP
+        EXECUTE format('CREATE FUNCTION dp_agg_internal.%I(%s) RETURNS %s LANGUAGE sql AS %L',
+                       f.proname, f.args, f.result, 'SELECT NULL::' || f.result);
+    END LOOP;
+END $$;
+});
+is($node->safe_psql('squat', 'SELECT count(*) FROM pg_proc WHERE pronamespace = \'dp_agg_internal\'::regnamespace'),
+	'11', 'a schema dp_agg_internal of someone else\'s, with look-alikes of the aggregates of privacy units');
+# 10 units of one row each counted (max_rows_contributed 1); at epsilon 1e9
+# the noise is 0 but with probability below 1e-300
+is($node->safe_psql('squat', 'SET dp_agg.epsilon = 1e9; SELECT dp_count(*) FROM su'),
+	'10', 'over the objects of 0.3 the library uses the aggregates of dp_agg, not the look-alikes');
+($ret, $stdout, $stderr) = $node->psql('squat', 'ALTER EXTENSION dp_agg UPDATE');
+like($stderr, qr/schema "dp_agg_internal" already exists/,
+	'and the update to 0.4 fails, changing nothing');
+$node->safe_psql('postgres', 'DROP DATABASE squat');
 
 # 0.4 (as 0.3) selects groups privately
 $node->safe_psql(

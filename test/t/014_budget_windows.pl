@@ -107,7 +107,7 @@ sub sleep_to_boundary
 {
 	my ($offset) = @_;
 	my $wait = $node->safe_psql('postgres',
-		q{SELECT extract(epoch FROM dp_agg.window_end('4 seconds', 'UTC', clock_timestamp()) - clock_timestamp())});
+		q{SELECT extract(epoch FROM dp_agg_internal.window_end('4 seconds', 'UTC', clock_timestamp()) - clock_timestamp())});
 	$wait += 4 if $wait + $offset < 0.3;
 	usleep(int(($wait + $offset) * 1_000_000));
 	return;
@@ -124,7 +124,7 @@ sub check_windows
 SELECT count(*) FROM dp_agg.ledger l,
        LATERAL (SELECT l.windows[array_position(l.budgets, $team)] AS w) x
 WHERE l.kind = 'charge' AND $team = ANY (l.budgets)
-  AND x.w IS DISTINCT FROM dp_agg.window_start('4 seconds', 'UTC', l.at)}),
+  AND x.w IS DISTINCT FROM dp_agg_internal.window_start('4 seconds', 'UTC', l.at)}),
 		'0', "$what: every charge counts in the window it was charged in");
 	my $per_window = $node->safe_psql(
 		'postgres', qq{
@@ -188,7 +188,7 @@ is( $node->safe_psql(
 		'postgres', q{
 SET ROLE a1;
 SELECT dp_count(x, 0.25) IS NOT NULL FROM t;
-SELECT windows[2] = dp_agg.window_start('4 seconds', 'UTC', at)
+SELECT windows[2] = dp_agg_internal.window_start('4 seconds', 'UTC', at)
 FROM dp_agg.my_ledger ORDER BY id DESC LIMIT 1}),
 	"t\nt", 'a charge after the restarts counts in its own window');
 
