@@ -110,7 +110,6 @@ OBJS += \
 	src/accounting/charge_request.o \
 	src/accounting/charger.o \
 	src/accounting/charger_shmem.o \
-	src/accounting/composer.o \
 	src/accounting/functions.o \
 	src/accounting/joint.o \
 	src/accounting/pld.o \

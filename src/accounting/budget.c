@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/resource.h>
 
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -45,7 +46,6 @@
 #include "calibrate.h"
 #include "charge_request.h"
 #include "compat.h"
-#include "composer.h"
 #include "describe.h"
 #include "guc.h"
 #include "inheritance.h"
@@ -563,6 +563,28 @@ grown(const DpPldState *before, const DpPldState *history, double times)
 	return r;
 }
 
+/*
+ * Before a backend composes for the first time: lower its CPU priority to
+ * nice dp_agg.composition_nice (never raise it), so that under CPU
+ * contention a role's compositions yield to other roles' statements.  A
+ * process cannot raise its own priority again, so the backend keeps it
+ * until it exits.  Best effort: a failure leaves the priority as it is.
+ */
+static void
+lower_priority(void)
+{
+	static bool done = false;
+	int			now;
+
+	if (done || dp_guc_composition_nice <= 0)
+		return;
+	done = true;
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && now < dp_guc_composition_nice)
+		(void) setpriority(PRIO_PROCESS, 0, dp_guc_composition_nice);
+}
+
 /* how often a backend composes for one charge before it gives up */
 #define DP_MAX_COMPOSITIONS 8
 
@@ -619,6 +641,7 @@ charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
 			continue;
 		}
 		stmt = request_releases(req);
+		lower_priority();
 		cxt = AllocSetContextCreate(CurrentMemoryContext, "dp_agg composition",
 									ALLOCSET_DEFAULT_SIZES);
 		old = MemoryContextSwitchTo(cxt);
@@ -636,12 +659,11 @@ charge_round_trips(DpChargeRequest *req, DpChargeReply *reply)
 			DpPldState	padded = grown(&seen, &reply->history, 4);
 
 			if (!padded.saturated)
-				dp_compose_certify(reply->epsilon_limit, reply->delta_limit, &padded, &stmt,
-								   &cert);
+				dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &padded, &stmt, &cert);
 		}
 		if (cert.kind != DP_PLD_CERT_FIT)
-			dp_compose_certify(reply->epsilon_limit, reply->delta_limit, &reply->history,
-							   &stmt, &cert);
+			dp_pld_certify(reply->epsilon_limit, reply->delta_limit, &reply->history, &stmt,
+						   &cert);
 		seen = reply->history;
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(cxt);

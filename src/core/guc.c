@@ -276,12 +276,12 @@ dp_guc_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("dp_agg.composition_nice",
-							"Above 0, compositions of privacy loss distributions run at the lowest CPU priority.",
-							"Compositions for 'pld' accounting run for the backends of the statements "
-							"that need them, in a child process at SCHED_IDLE, which runs only on an "
-							"idle CPU; where none can start, in the backend itself at this nice "
-							"value, which it keeps until it exits (a process cannot raise its "
-							"priority again). 0: the backend composes itself at its own priority.",
+							"Nice value a backend takes when it first composes privacy loss distributions.",
+							"Compositions for 'pld' accounting run in the backends of the statements "
+							"that need them; a lower CPU priority (a higher nice value) keeps them "
+							"from taking CPU from other roles' statements when CPUs are scarce. The "
+							"backend keeps it until it exits (a process cannot raise its priority "
+							"again). 0 leaves the priority alone.",
 							&dp_guc_composition_nice,
 							10, 0, 19,
 							PGC_SUSET,
