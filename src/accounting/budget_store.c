@@ -83,6 +83,35 @@
 #include "pld_state.h"
 #include "write_cache.h"
 
+/*
+ * Where the latest version of each budget row this process locked or wrote
+ * is (the charger's): its row found without walking its chain of versions.
+ * A budget row is updated by every charge; while any transaction of the
+ * database holds back the horizon of what may be pruned (a long statement,
+ * a session idle in a transaction), its dead versions stay on their page,
+ * and a fetch through the unique index walks all of them from the chain's
+ * root: the charger's cost per charge grew with the charges made since the
+ * oldest snapshot.  The cached TID is a hint: a row fetched by it is used
+ * only if it is live and current (visible to a dirty snapshot, changed by
+ * no transaction in progress), holds the key, and locks as the index path
+ * locks it; else the index path runs as before.  The unique index makes
+ * that row the only live one of its key.
+ */
+typedef struct LatestVersionKey
+{
+	Oid			indexoid;
+	Oid			key;
+} LatestVersionKey;
+
+typedef struct LatestVersion
+{
+	LatestVersionKey k;
+	Oid			relfilenode;	/* of the table when the TID was seen */
+	ItemPointerData tid;
+} LatestVersion;
+
+static HTAB *latest_versions = NULL;
+
 /* the columns of dp_agg.budget the store knows, in every version */
 typedef enum BudgetColumn
 {
@@ -229,6 +258,11 @@ void
 dp_budget_store_forget(void)
 {
 	dp_write_cache_forget(&store_cache);
+	if (latest_versions != NULL)
+	{
+		hash_destroy(latest_versions);
+		latest_versions = NULL;
+	}
 }
 
 /* ---------- opening ---------- */
@@ -451,6 +485,76 @@ decode(DpBudgetStore *s, DpBudgetRow *row)
 		row->tuple = ExecCopySlotHeapTuple(s->slot);
 }
 
+/* the cache entry of (indexoid, key), created if create */
+static LatestVersion *
+latest_version(Oid indexoid, Oid key, bool create)
+{
+	LatestVersionKey k;
+
+	if (latest_versions == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!create)
+			return NULL;
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(LatestVersionKey);
+		ctl.entrysize = sizeof(LatestVersion);
+		ctl.hcxt = TopMemoryContext;
+		latest_versions = hash_create("dp_agg latest budget row versions", 64, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&k, 0, sizeof(k));
+	k.indexoid = indexoid;
+	k.key = key;
+	return hash_search(latest_versions, &k, create ? HASH_ENTER : HASH_FIND, NULL);
+}
+
+/* remember where the latest version of (indexoid, key) is */
+static void
+remember_version(const DpBudgetStore *s, Oid indexoid, Oid key, ItemPointer tid)
+{
+	LatestVersion *v;
+
+	if (!OidIsValid(indexoid) || !ItemPointerIsValid(tid))
+		return;
+	v = latest_version(indexoid, key, true);
+	v->relfilenode = s->rel->rd_rel->relfilenode;
+	ItemPointerCopy(tid, &v->tid);
+}
+
+/*
+ * The row of key at its cached TID, locked as fetch locks it; false (and
+ * nothing locked) when the hint does not hold: then fetch's index path
+ * decides.
+ */
+static bool
+fetch_latest(DpBudgetStore *s, Oid indexoid, Oid key, AttrNumber keyatt)
+{
+	LatestVersion *v = latest_version(indexoid, key, false);
+	SnapshotData dirty;
+	ItemPointerData tid;
+	TM_FailureData tmfd;
+	Datum		d;
+	bool		isnull;
+
+	if (v == NULL || keyatt == InvalidAttrNumber ||
+		v->relfilenode != s->rel->rd_rel->relfilenode)
+		return false;
+	ItemPointerCopy(&v->tid, &tid);
+	InitDirtySnapshot(dirty);
+	if (!table_tuple_fetch_row_version(s->rel, &tid, &dirty, s->slot))
+		return false;			/* gone, pruned, or replaced by a committed version */
+	if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
+		return false;			/* being changed: the index path waits for it */
+	d = slot_getattr(s->slot, keyatt, &isnull);
+	if (isnull || DatumGetObjectId(d) != key)
+		return false;			/* the line pointer holds another row now */
+	return table_tuple_lock(s->rel, &tid, GetActiveSnapshot(), s->slot,
+							GetCurrentCommandId(false), LockTupleExclusive,
+							LockWaitBlock, 0, &tmfd) == TM_Ok;
+}
+
 /*
  * Find the row whose indexed column is key; for update, lock it as SELECT
  * ... FOR UPDATE does: the latest committed version, after waiting for a
@@ -476,6 +580,9 @@ fetch(DpBudgetStore *s, Oid indexoid, Oid key, DpBudgetRow *row)
 		found = index_getnext_slot(scan, ForwardScanDirection, s->slot);
 		index_endscan(scan);
 	}
+	else if (fetch_latest(s, indexoid, key,
+						  indexoid == s->role_index ? s->att[BC_ROLE] : s->att[BC_RELATION]))
+		found = true;
 	else
 	{
 		for (;;)
@@ -512,7 +619,16 @@ fetch(DpBudgetStore *s, Oid indexoid, Oid key, DpBudgetRow *row)
 	}
 	index_close(idx, NoLock);
 	if (found)
+	{
 		decode(s, row);
+		row->fetched_index = InvalidOid;
+		if (s->for_update)
+		{
+			row->fetched_index = indexoid;
+			row->fetched_key = key;
+			remember_version(s, indexoid, key, &s->slot->tts_tid);
+		}
+	}
 	return found;
 }
 
@@ -684,6 +800,7 @@ dp_budget_store_write(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 		ExecConstraints(s->rri, slot, s->estate);
 	simple_table_tuple_update(s->rel, (ItemPointer) &row->tid, slot, GetActiveSnapshot(),
 							  &update_indexes);
+	remember_version(s, row->fetched_index, row->fetched_key, &slot->tts_tid);
 	if (s->rri->ri_NumIndices > 0 && DP_UPDATE_INDEXES_NEEDED(update_indexes))
 		list_free(DP_UPDATE_INDEX_TUPLES(s->rri, slot, s->estate, update_indexes));
 	ResetPerTupleExprContext(s->estate);

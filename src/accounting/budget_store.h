@@ -53,6 +53,8 @@ typedef struct DpBudgetRow
 	/* where it was read (dp_budget_store_write) */
 	ItemPointerData tid;
 	HeapTuple	tuple;
+	Oid			fetched_index;	/* the unique index and key it was found by */
+	Oid			fetched_key;
 } DpBudgetRow;
 
 /* the caps that apply to a role: the smallest of its own and its groups' */
