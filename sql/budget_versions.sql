@@ -49,6 +49,33 @@ SELECT dp_agg.set_budget('regress_dp_versions', 3, 0.5, 'basic');
 SELECT bv_charge('regress_dp_versions'), bv_charge('regress_dp_versions_b');
 SELECT * FROM bv_spent;
 
+-- the row last seen on a page a VACUUM then truncated away: filler budgets
+-- after the other rows, the row among them, charged, then all dropped
+SELECT dp_agg.drop_budget('regress_dp_versions_b');
+DO $$
+BEGIN
+    FOR i IN 1..60 LOOP
+        EXECUTE format('CREATE ROLE regress_dp_versions_f%s', i);
+        PERFORM dp_agg.set_budget(format('regress_dp_versions_f%s', i)::regrole, 1, 0.5, 'basic');
+    END LOOP;
+END $$;
+SELECT dp_agg.set_budget('regress_dp_versions_b', 100, 0.5, 'basic');
+SELECT (ctid::text::point)[0] > 0 AS on_a_later_page FROM dp_agg.budget
+WHERE role::text = 'regress_dp_versions_b';
+SELECT bv_charge('regress_dp_versions_b');
+SELECT dp_agg.drop_budget('regress_dp_versions_b');
+DO $$
+BEGIN
+    FOR i IN 1..60 LOOP
+        PERFORM dp_agg.drop_budget(format('regress_dp_versions_f%s', i)::regrole);
+        EXECUTE format('DROP ROLE regress_dp_versions_f%s', i);
+    END LOOP;
+END $$;
+VACUUM dp_agg.budget;
+SELECT dp_agg.set_budget('regress_dp_versions_b', 100, 0.5, 'basic');
+SELECT bv_charge('regress_dp_versions_b');
+SELECT * FROM bv_spent;
+
 -- the limit still holds exactly: 3 charged, the fourth refused
 SELECT bv_charge('regress_dp_versions'), bv_charge('regress_dp_versions');
 SELECT bv_charge('regress_dp_versions');

@@ -62,6 +62,7 @@
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -542,6 +543,9 @@ fetch_latest(DpBudgetStore *s, Oid indexoid, Oid key, AttrNumber keyatt)
 		v->relfilenode != s->rel->rd_rel->relfilenode)
 		return false;
 	ItemPointerCopy(&v->tid, &tid);
+	/* a VACUUM may have truncated the table below it */
+	if (ItemPointerGetBlockNumber(&tid) >= RelationGetNumberOfBlocks(s->rel))
+		return false;
 	InitDirtySnapshot(dirty);
 	if (!table_tuple_fetch_row_version(s->rel, &tid, &dirty, s->slot))
 		return false;			/* gone, pruned, or replaced by a committed version */
