@@ -869,6 +869,20 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dp_agg.unit_sampled(anyelement, real, integer) IS
 'internal (privacy units): whether a unit is in the sample of the execution (TABLESAMPLE on a relation with a privacy unit); only in statements rewritten by dp_agg';
 
+-- On a plain heap table whose unit has a fixed length, the rewrite also
+-- reads the relation through the TABLESAMPLE method dp_agg.unit_scan
+-- (percent, unit column), which offers the executor only the rows of the
+-- units unit_sampled keeps, by the same decision: the condition stays, the
+-- method only skips the rows it drops without handing them over
+-- (src/unit_sample.c).  PARALLEL RESTRICTED: a sample scan is never
+-- partial, and this one runs in the process that holds the rewrite's mark.
+CREATE FUNCTION dp_agg.unit_scan(internal)
+RETURNS tsm_handler
+AS 'MODULE_PATHNAME', 'dp_unit_scan_handler'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dp_agg.unit_scan(internal) IS
+'internal (privacy units): TABLESAMPLE method that reads only the rows of the units in the sample of the execution; only in statements rewritten by dp_agg';
+
 
 --------------------------------------------------------------------------
 -- Citus: protected tables and privacy units on distributed tables
@@ -2309,7 +2323,7 @@ DECLARE
         'unit_pick_transfn', 'unit_pick_tree_transfn', 'unit_pick_var_transfn',
         'unit_pick', 'unit_pick_key_transfn', 'unit_pick_key_combinefn', 'unit_pick_key_serialfn',
         'unit_pick_key_deserialfn', 'unit_pick_key_finalfn',
-        'unit_keep', 'unit_priority', 'unit_sampled',
+        'unit_keep', 'unit_priority', 'unit_sampled', 'unit_scan',
         -- private and public group keys, top-k
         'dp_select', 'select_transfn', 'select_finalfn',
         'dp_public', 'public_transfn', 'public_finalfn', 'domain_index', 'domain_key',

@@ -13,6 +13,8 @@ CREATE FUNCTION us_try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN EXECUTE q; RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM; END $$;
 SELECT dp_agg.set_budget(current_user::regrole, 1e15, 0.5);
+CREATE FUNCTION us_plan(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q; END $$;
 -- 200 units, unit u with 1 + u % 10 rows (1,100 rows)
 CREATE TABLE us_t (u int, g int, x int);
 INSERT INTO us_t SELECT u, u % 4, r FROM generate_series(0, 199) u, generate_series(0, 9) r
@@ -21,6 +23,7 @@ CREATE TEMP TABLE us_rows AS SELECT u, count(*) AS n FROM us_t GROUP BY u;
 SELECT dp_agg.set_privacy_unit('us_t', 'u');
 SET dp_agg.epsilon = 1e9;
 SET dp_agg.max_rows_contributed = 10;
+CREATE TABLE us_other_plain AS SELECT u FROM us_t;
 CREATE VIEW us_last AS
 SELECT l.epsilon, l.delta, l.detail -> 0 AS call FROM dp_agg.ledger l
 WHERE l.id = (SELECT max(id) FROM dp_agg.ledger);
@@ -86,14 +89,18 @@ SET dp_agg.group_keys = 'public';
 CREATE TEMP TABLE us_runs AS SELECT u, dp_count(*) AS c FROM us_p TABLESAMPLE dp_agg.secure_bernoulli (50) GROUP BY u;
 SELECT bool_and(r.c = n.n) AS whole_units_across_partitions FROM us_runs r JOIN us_rows n USING (u);
 DROP TABLE us_runs;
--- in parallel plans: the workers sample with the leader's key (units kept:
--- Binomial(200, 1/2), outside [60, 140] with probability below 2e-8)
+-- in parallel plans (the partitions of us_p: on a plain table the sample
+-- scan is never parallel, below): the workers sample with the leader's key
+-- (units kept: Binomial(200, 1/2), outside [60, 140] with probability
+-- below 2e-8)
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET parallel_leader_participation = off;
-CREATE TEMP TABLE us_runs AS SELECT u, dp_count(*) AS c FROM us_t TABLESAMPLE dp_agg.secure_bernoulli (50) GROUP BY u;
+SELECT count(*) FILTER (WHERE p ~ 'Gather') AS gathers, count(*) FILTER (WHERE p ~ 'Parallel Seq Scan') AS parallel_scans
+FROM us_plan($$SELECT u, dp_count(*) FROM us_p TABLESAMPLE dp_agg.secure_bernoulli (50) GROUP BY u$$) p;
+CREATE TEMP TABLE us_runs AS SELECT u, dp_count(*) AS c FROM us_p TABLESAMPLE dp_agg.secure_bernoulli (50) GROUP BY u;
 SELECT bool_and(r.c = n.n) AS whole_units_parallel, count(*) BETWEEN 60 AND 140 AS plausible_units
 FROM us_runs r JOIN us_rows n USING (u);
 DROP TABLE us_runs;
@@ -175,6 +182,64 @@ SELECT k ->> 'mechanism' AS mechanism, k ->> 'sensitivity' AS sensitivity,
 FROM dp_agg.budget b, jsonb_array_elements(b.pld) k WHERE b.role = 'regress_us_pld'::regrole;
 SELECT dp_agg.spent_epsilon('regress_us_pld', 1e-5) < 1 AS less_than_basic;
 
+-- How the sample is read (unit_sample.c).  On a plain heap table whose unit
+-- has a fixed length, a sample scan by the internal method
+-- dp_agg_internal.unit_scan hands over only the rows of the units kept, the
+-- condition still in its filter; on the partitions of us_p, and for a unit
+-- of varying length, the condition alone.
+SELECT p FROM us_plan($$SELECT dp_count(*) FROM us_t TABLESAMPLE dp_agg.secure_bernoulli (50)$$) p
+WHERE p ~ 'Scan|Sampling|unit_sampled';
+SELECT p FROM us_plan($$SELECT dp_count(*) FROM us_p TABLESAMPLE dp_agg.secure_bernoulli (50)$$) p
+WHERE p ~ 'Scan|Sampling';
+-- the scan reads the unit in place wherever it is in the tuple: after a
+-- column of varying length and a dropped one (no cached offset), a bigint
+-- and a uuid (fixed length, passed by reference); NULL units are never
+-- read.  Whole units in each, at 100% every row, and the units kept in 5
+-- executions at 50% Binomial(1000, 1/2) (outside [300, 700]: below 1e-30).
+CREATE TABLE us_wide (note text, gone int, u bigint, id uuid, x int);
+INSERT INTO us_wide SELECT repeat('n', u % 7), 0, u, md5(u::text)::uuid, r
+FROM us_t t(u, g, r);
+INSERT INTO us_wide VALUES ('no unit', 0, NULL, NULL, 1);
+ALTER TABLE us_wide DROP COLUMN gone;
+CREATE TABLE us_wide_id AS SELECT * FROM us_wide;
+SELECT dp_agg.set_privacy_unit('us_wide', 'u');
+SELECT dp_agg.set_privacy_unit('us_wide_id', 'id');
+SELECT count(*) AS unit_scans FROM (
+  SELECT p FROM us_plan($$SELECT dp_count(*) FROM us_wide TABLESAMPLE dp_agg.secure_bernoulli (50)$$) p
+  UNION ALL
+  SELECT p FROM us_plan($$SELECT dp_count(*) FROM us_wide_id TABLESAMPLE dp_agg.secure_bernoulli (50)$$) p) e
+WHERE p ~ 'unit_scan';
+SELECT dp_count(*) AS all_rows_bigint FROM us_wide TABLESAMPLE dp_agg.secure_bernoulli (100);
+SELECT dp_count(*) AS all_rows_uuid FROM us_wide_id TABLESAMPLE dp_agg.secure_bernoulli (100);
+SET dp_agg.group_keys = 'public';
+CREATE TEMP TABLE us_runs (run int, u bigint, c bigint);
+CREATE TEMP TABLE us_runs_id (run int, id uuid, c bigint);
+DO $$
+BEGIN
+    FOR i IN 1..5 LOOP
+        INSERT INTO us_runs SELECT i, u, dp_count(*) FROM us_wide TABLESAMPLE dp_agg.secure_bernoulli (50) GROUP BY u;
+        INSERT INTO us_runs_id SELECT i, id, dp_count(*) FROM us_wide_id TABLESAMPLE dp_agg.secure_bernoulli (50) GROUP BY id;
+    END LOOP;
+END $$;
+INSERT INTO us_runs SELECT -r.run, m.u, r.c FROM us_runs_id r JOIN (SELECT DISTINCT id, u FROM us_wide) m USING (id);
+SELECT CASE WHEN run > 0 THEN 'bigint' ELSE 'uuid' END AS unit, bool_and(r.c = n.n) AS whole_units,
+       count(*) BETWEEN 300 AND 700 AS plausible_size, count(*) FILTER (WHERE r.u IS NULL) AS null_units
+FROM us_runs r LEFT JOIN us_rows n USING (u) GROUP BY 1 ORDER BY 1;
+DROP TABLE us_runs, us_runs_id;
+RESET dp_agg.group_keys;
+-- a unit of varying length: the condition alone
+CREATE TABLE us_text AS SELECT u::text AS u, x FROM us_t;
+SELECT dp_agg.set_privacy_unit('us_text', 'u');
+SELECT p FROM us_plan($$SELECT dp_count(*) FROM us_text TABLESAMPLE dp_agg.secure_bernoulli (50)$$) p
+WHERE p ~ 'Scan|Sampling';
+SELECT dp_agg.clear_privacy_unit('us_text');
+DROP TABLE us_text;
+-- the method is the rewrite's only: an analyst's TABLESAMPLE clause has no
+-- mark, in a DP statement or any other
+SELECT us_try($$SELECT count(*) FROM us_other_plain TABLESAMPLE dp_agg_internal.unit_scan (50, 1::int2)$$) AS plain;
+SELECT us_try($$SELECT dp_count(*) FROM us_other_plain TABLESAMPLE dp_agg_internal.unit_scan (50, 1::int2)$$) AS dp;
+SELECT us_try($$SELECT dp_count(*) FROM us_t TABLESAMPLE dp_agg_internal.unit_scan (50, 1::int2)$$) AS dp_units;
+
 -- the key of the sample is never shown, and only superusers set it; the
 -- function is the rewrite's only
 SHOW dp_agg.unit_sample_key;
@@ -235,8 +300,10 @@ RESET dp_agg.max_rows_contributed;
 SELECT dp_agg.clear_privacy_unit('us_t');
 SELECT dp_agg.clear_privacy_unit('us_p');
 DROP VIEW us_last, us_view, us_samples;
-DROP FUNCTION us_sampled(int), us_nested(bigint);
-DROP TABLE us_t, us_groups, us_p, us_bits, us_rows, us_other;
+SELECT dp_agg.clear_privacy_unit('us_wide');
+SELECT dp_agg.clear_privacy_unit('us_wide_id');
+DROP FUNCTION us_sampled(int), us_nested(bigint), us_plan(text);
+DROP TABLE us_t, us_groups, us_p, us_bits, us_rows, us_other, us_other_plain, us_wide, us_wide_id;
 DELETE FROM dp_agg.budget WHERE role::text LIKE 'regress_us_%';
 DELETE FROM dp_agg.ledger WHERE role::text LIKE 'regress_us_%';
 DROP ROLE regress_us_rdp, regress_us_pld, regress_us_analyst;

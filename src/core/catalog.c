@@ -55,6 +55,7 @@ static Oid	estimate_type_oid = InvalidOid;	/* dp_agg.estimate */
 static Oid	estimate_part_oid = InvalidOid;	/* dp_agg_internal.estimate_part(estimate, int, anyelement) */
 static Oid	estimate_scale_oid = InvalidOid;	/* dp_agg_internal.estimate_scale(estimate) */
 static Oid	unit_sampled_oid = InvalidOid;	/* dp_agg_internal.unit_sampled(anyelement, real, integer) */
+static Oid	unit_scan_oid = InvalidOid;	/* dp_agg_internal.unit_scan(internal), a TABLESAMPLE method */
 static Oid	domain_index_oid = InvalidOid;	/* dp_agg_internal.domain_index(bytea, VARIADIC "any") */
 static Oid	domain_key_oid = InvalidOid;	/* dp_agg_internal.domain_key(bytea, int, int, anyelement) */
 static Oid	top_k_rank_oid = InvalidOid;	/* dp_agg_internal.top_k_rank(bigint) */
@@ -369,6 +370,7 @@ build_calls(void)
 	estimate_scale_oid = InvalidOid;
 	estimate_type_oid = InvalidOid;
 	unit_sampled_oid = InvalidOid;
+	unit_scan_oid = InvalidOid;
 	domain_index_oid = InvalidOid;
 	domain_key_oid = InvalidOid;
 	top_k_rank_oid = InvalidOid;
@@ -419,6 +421,8 @@ build_calls(void)
 					statistics_visible_oid = d->objid;
 				else if (strcmp(name, "unit_sampled") == 0)
 					unit_sampled_oid = d->objid;
+				else if (strcmp(name, "unit_scan") == 0)
+					unit_scan_oid = d->objid;
 				else if (strcmp(name, "domain_index") == 0)
 					domain_index_oid = d->objid;
 				else if (strcmp(name, "domain_key") == 0)
@@ -667,6 +671,18 @@ dp_unit_sampled_oid(void)
 	if (!dp_calls_valid)
 		build_calls();
 	return unit_sampled_oid;
+}
+
+/*
+ * dp_agg_internal.unit_scan, the TABLESAMPLE method that reads only the
+ * rows of a sample of units (unit_sample.c); InvalidOid before it exists
+ */
+Oid
+dp_unit_scan_oid(void)
+{
+	if (!dp_calls_valid)
+		build_calls();
+	return unit_scan_oid;
 }
 
 /* The aggregate dp_agg_internal.dp_public, InvalidOid before version 0.4. */

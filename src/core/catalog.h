@@ -150,6 +150,7 @@ extern Oid	dp_estimate_type(void);
 extern Oid	dp_estimate_part_oid(void);
 extern Oid	dp_estimate_scale_oid(void);
 extern Oid	dp_unit_sampled_oid(void);
+extern Oid	dp_unit_scan_oid(void);
 extern Oid	dp_public_aggregate(void);
 extern Oid	dp_domain_index_oid(void);
 extern Oid	dp_domain_key_oid(void);

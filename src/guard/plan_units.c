@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
@@ -339,7 +340,10 @@ count_sampled(Node *node)
 	return n;
 }
 
-/* occurrences of dp_agg.unit_sampled in a plan tree */
+/*
+ * occurrences of dp_agg.unit_sampled, and of scans by TABLESAMPLE
+ * dp_agg_internal.unit_scan, in a plan tree
+ */
 int
 dp_guard_count_sampled(Plan *plan)
 {
@@ -349,6 +353,8 @@ dp_guard_count_sampled(Plan *plan)
 	if (plan == NULL)
 		return 0;
 	n = count_sampled((Node *) dp_plan_expressions(plan));
+	if (IsA(plan, SampleScan) && dp_is_unit_scan(((SampleScan *) plan)->tablesample))
+		n++;
 	foreach(lc, dp_plan_children(plan))
 		n += dp_guard_count_sampled(lfirst(lc));
 	return n;
@@ -359,7 +365,9 @@ dp_guard_count_sampled(Plan *plan)
  * input of DP aggregates: over units (units), each scan of the relation
  * with the unit has one, a conjunct of its quals, of the unit column of
  * that scan's relation, all with the same percentage and method, and it
- * appears nowhere else in them; without units, none.  Counted in
+ * appears nowhere else in them; without units, none.  A scan by TABLESAMPLE
+ * dp_agg_internal.unit_scan, which reads only the rows the filter keeps,
+ * has the filter, and the filter's percentage and unit column.  Counted in
  * w->unit_filters: dp_guard_plan refuses any other occurrence in the plan.
  * Checked in parallel workers too (without the rewrite's mark, and
  * without the catalog checks of the leader).
@@ -375,7 +383,13 @@ dp_guard_unit_sample(PlanWalk *w, InputWalk *in, const DpSampling *sampling, boo
 	{
 		Scan	   *scan = lfirst(lc);
 		FuncExpr   *f = dp_unit_sample_filter(&scan->plan);
+		TableSampleClause *tsc = NULL;
 		Var		   *v;
+
+		if (IsA(scan, SampleScan) && dp_is_unit_scan(((SampleScan *) scan)->tablesample))
+			tsc = ((SampleScan *) scan)->tablesample;
+		if (tsc != NULL && f == NULL)
+			reject_sample_filter();
 
 		if (count_sampled((Node *) dp_plan_expressions(&scan->plan)) != (f != NULL ? 1 : 0))
 			reject_sample_filter();
@@ -401,6 +415,17 @@ dp_guard_unit_sample(PlanWalk *w, InputWalk *in, const DpSampling *sampling, boo
 				reject_sample_filter();
 		}
 		w->unit_filters++;
+		if (tsc != NULL)
+		{
+			Const	   *attnum = list_length(tsc->args) == 2 ? lsecond(tsc->args) : NULL;
+
+			if (attnum == NULL || !IsA(attnum, Const) || attnum->consttype != INT2OID ||
+				attnum->constisnull || DatumGetInt16(attnum->constvalue) != v->varattno ||
+				!equal(linitial(tsc->args), lsecond(f->args)) || tsc->repeatable != NULL ||
+				(w->validate && attnum->location != DP_UNIT_LOCATION))
+				reject_sample_filter();
+			w->unit_filters++;
+		}
 	}
 	foreach(lc, in->lookups)
 	{

@@ -62,6 +62,13 @@ dp_check_tablesample(TableSampleClause *tsc)
 {
 	ListCell   *lc;
 
+	if (dp_is_unit_scan(tsc))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE dp_agg_internal.unit_scan runs only in statements rewritten by dp_agg"),
+				 errdetail("It reads the rows of the privacy units the sample of one statement keeps."),
+				 errhint("Write TABLESAMPLE dp_agg.secure_bernoulli (p) on a relation with a privacy unit (see \"Subsampling\" in dp_agg's doc/sampling.md).")));
+
 	foreach(lc, tsc->args)
 	{
 		if (!dp_is_parameter_form(lfirst(lc)))
@@ -111,7 +118,8 @@ dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling)
 	{
 		FuncExpr   *filter = dp_unit_sample_filter(lfirst(lc));
 
-		if (IsA(lfirst(lc), SampleScan))
+		if (IsA(lfirst(lc), SampleScan) &&
+			!dp_is_unit_scan(((SampleScan *) lfirst(lc))->tablesample))
 		{
 			sampling->sampled = true;
 			sampling->tablesample = ((SampleScan *) lfirst(lc))->tablesample;
@@ -124,6 +132,19 @@ dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling)
 			sampling->unit_filter = filter;
 		}
 	}
+}
+
+/*
+ * Is the clause the internal TABLESAMPLE dp_agg_internal.unit_scan of a
+ * sample of units (unit_sample.c)?  Its scan reads the rows of the
+ * condition in its filter, which the guard checks (plan_units.c); it is not
+ * a sample of rows.
+ */
+bool
+dp_is_unit_scan(TableSampleClause *tsc)
+{
+	return tsc != NULL && OidIsValid(dp_unit_scan_oid()) &&
+		tsc->tsmhandler == dp_unit_scan_oid();
 }
 
 /* Is the handler dp_agg.secure_bernoulli? */

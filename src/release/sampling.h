@@ -32,6 +32,7 @@ typedef struct DpSampling
 #define DP_UNIT_SAMPLE_SECURE_BERNOULLI 0
 #define DP_UNIT_SAMPLE_BERNOULLI 1
 
+extern bool dp_is_unit_scan(TableSampleClause *tsc);
 extern const DpSampling dp_no_sampling;
 
 extern void dp_check_tablesample(TableSampleClause *tsc);

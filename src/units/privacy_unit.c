@@ -51,6 +51,9 @@
 #include "postgres.h"
 
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -64,6 +67,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "catalog.h"
@@ -671,6 +675,43 @@ sampleable_type(Oid type, Oid collation)
 }
 
 /*
+ * The scan of a sample of units that reads only the rows of the units it
+ * keeps (unit_sample.c, "Reading only the rows of the sample"): TABLESAMPLE
+ * dp_agg_internal.unit_scan (percent, unit column), the column a constant
+ * with the rewrite's mark; on a plain heap table without inheritance
+ * children whose unit has a fixed length.  Elsewhere NULL: the condition
+ * alone decides.
+ */
+static TableSampleClause *
+unit_scan_clause(RangeTblEntry *rte, UnitSource *us, Node *percent)
+{
+	TableSampleClause *tsc;
+	Const	   *attnum;
+	HeapTuple	tup;
+	bool		heap;
+
+	if (!OidIsValid(dp_unit_scan_oid()) || get_typlen(us->var->vartype) <= 0 ||
+		has_subclass(rte->relid))
+		return NULL;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+	if (!HeapTupleIsValid(tup))
+		return NULL;
+	heap = ((Form_pg_class) GETSTRUCT(tup))->relkind == RELKIND_RELATION &&
+		((Form_pg_class) GETSTRUCT(tup))->relam == HEAP_TABLE_AM_OID;
+	ReleaseSysCache(tup);
+	if (!heap)
+		return NULL;
+	attnum = makeConst(INT2OID, -1, InvalidOid, sizeof(int16),
+					   Int16GetDatum(us->var->varattno), false, true);
+	attnum->location = DP_UNIT_LOCATION;
+	tsc = makeNode(TableSampleClause);
+	tsc->tsmhandler = dp_unit_scan_oid();
+	tsc->args = list_make2(copyObject(percent), attnum);
+	tsc->repeatable = NULL;
+	return tsc;
+}
+
+/*
  * TABLESAMPLE on the relation with the unit, in a level q of the input of
  * the DP aggregates (doc/sampling.md, "Subsampling").
  * dp_agg.secure_bernoulli, and BERNOULLI without REPEATABLE, sample units: the
@@ -678,7 +719,9 @@ sampleable_type(Oid type, Oid collation)
  * the sample of the execution, dp_agg_internal.unit_sampled(unit, percent, method), a
  * conjunct of its WHERE, which the planner puts in each scan of the
  * relation (each partition's).  Pricing finds it there and amplifies the
- * releases at the level of units (sampling.c).  REPEATABLE and SYSTEM keep
+ * releases at the level of units (sampling.c).  Where it can, the clause
+ * is replaced by TABLESAMPLE dp_agg_internal.unit_scan, which hands over
+ * only the rows the condition keeps (unit_scan_clause).  REPEATABLE and SYSTEM keep
  * sampling rows and pages as they do without a unit: each row's inclusion
  * depends on no other row, so the releases are DP over units without
  * amplification (priced as if the relation were read whole); other
@@ -724,7 +767,7 @@ sample_units(Query *q, RangeTblEntry *rte, UnitSource *us)
 								   Int32GetDatum(method), false, true));
 	f->location = DP_UNIT_LOCATION;
 	q->jointree->quals = make_and_qual(q->jointree->quals, (Node *) f);
-	rte->tablesample = NULL;
+	rte->tablesample = unit_scan_clause(rte, us, linitial(tsc->args));
 }
 
 /* ---------- the unit through sub-queries, views and CTEs ---------- */
