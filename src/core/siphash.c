@@ -111,8 +111,8 @@ dp_siphash_key(const uint8 *key, DpSipKey *k)
  * same as dp_siphash24 of those bytes (checked by dp_siphash_self_check),
  * one compression of m and one of the length block.
  */
-uint64
-dp_siphash24_word(const DpSipKey *k, uint64 m)
+static inline uint64
+sip_word(const DpSipKey *k, uint64 m)
 {
 	SipState	s = {k->k0 ^ SIP_INIT0, k->k1 ^ SIP_INIT1, k->k0 ^ SIP_INIT2, k->k1 ^ SIP_INIT3};
 
@@ -124,57 +124,27 @@ dp_siphash24_word(const DpSipKey *k, uint64 m)
 	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
+uint64
+dp_siphash24_word(const DpSipKey *k, uint64 m)
+{
+	return sip_word(k, m);
+}
+
 /*
  * The test vector of the paper, appendix A: key 00 01 .. 0f, message
  * 00 01 .. 0e (15 bytes), SipHash-2-4 = 0xa129ca6149be45e5; and the
  * one-word variant against the general one on the vector's first 8 bytes.
  */
 /*
- * dp_siphash24_word of n words m[i] into out[i].  Four at a time: the
- * rounds of four independent states in one loop, which the processor
- * overlaps (one state's rounds are a chain of dependent additions and
- * rotations), and no branch between them.  The same function of each word.
+ * dp_siphash24_word of n words m[i] into out[i], in a loop without a
+ * branch: the processor overlaps the rounds of successive words (each
+ * word's rounds are a chain of dependent additions and rotations).
  */
 void
 dp_siphash24_words(const DpSipKey *k, const uint64 *m, uint64 *out, int n)
 {
-	int			i = 0;
-
-	for (; i + 4 <= n; i += 4)
-	{
-		SipState	s[4];
-
-		for (int j = 0; j < 4; j++)
-		{
-			s[j].v0 = k->k0 ^ SIP_INIT0;
-			s[j].v1 = k->k1 ^ SIP_INIT1;
-			s[j].v2 = k->k0 ^ SIP_INIT2;
-			s[j].v3 = k->k1 ^ SIP_INIT3 ^ m[i + j];
-		}
-		for (int r = 0; r < SIP_C_ROUNDS; r++)
-			for (int j = 0; j < 4; j++)
-				sip_round(&s[j]);
-		for (int j = 0; j < 4; j++)
-		{
-			s[j].v0 ^= m[i + j];
-			s[j].v3 ^= (uint64) 8 << 56;
-		}
-		for (int r = 0; r < SIP_C_ROUNDS; r++)
-			for (int j = 0; j < 4; j++)
-				sip_round(&s[j]);
-		for (int j = 0; j < 4; j++)
-		{
-			s[j].v0 ^= (uint64) 8 << 56;
-			s[j].v2 ^= 0xff;
-		}
-		for (int r = 0; r < SIP_D_ROUNDS; r++)
-			for (int j = 0; j < 4; j++)
-				sip_round(&s[j]);
-		for (int j = 0; j < 4; j++)
-			out[i + j] = s[j].v0 ^ s[j].v1 ^ s[j].v2 ^ s[j].v3;
-	}
-	for (; i < n; i++)
-		out[i] = dp_siphash24_word(k, m[i]);
+	for (int i = 0; i < n; i++)
+		out[i] = sip_word(k, m[i]);
 }
 
 #define SIP_VECTOR_LEN 15
@@ -195,7 +165,7 @@ dp_siphash_self_check(void)
 	if (dp_siphash24(key, msg, SIP_VECTOR_LEN) != SIP_VECTOR_OUT ||
 		dp_siphash24_word(&k, read_le(msg, 8)) != dp_siphash24(key, msg, 8))
 		return false;
-	/* the words of four at a time, and of the rest, are the same */
+	/* the words of a batch are the same */
 	{
 		uint64		words[7];
 		uint64		out[7];
