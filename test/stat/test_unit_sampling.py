@@ -34,6 +34,13 @@ kept unit u, X_u, is Binomial(S, q), independently across units.
         pmf, bins fixed from the pmf alone (each of probability at least
         500 / U = 0.1, tails pooled), Pearson, reject at p < 1e-6: false
         failure 1e-6 up to the chi-square approximation (gof.py).
+  unit_sampling_inclusion_condition
+      * the same, over the same rows in two partitions, whose scans keep
+        their rows by the condition unit_sampled alone (a plain table is
+        read through the sample scan dp_agg_internal.unit_scan, which
+        hands over only the rows the condition keeps; the plan of each is
+        checked, deterministic): the same three statistical assertions,
+        9.8e-7 + 2e-7 + 1e-6.
   unit_sampling_inclusion_wrong_rate  (negative control of the procedure)
       * the same X_u tested against Binomial(S, 1.25 q) must be rejected;
         the rigorous bound of the probability of not rejecting
@@ -78,8 +85,8 @@ q.  Run S_AMP = 30 times (about 39000 releases).
       * the releases tested against the unamplified scale 1/epsilon = 1
         must be rejected; miss bound below 1e-6 checked first.
 
-Ten statistical assertions, the sum of their false-failure probabilities
-below 6.2e-6 (the two negative controls' miss bounds are astronomically
+Thirteen statistical assertions, the sum of their false-failure
+probabilities below 8.4e-6 (the two negative controls' miss bounds are astronomically
 small).
 """
 
@@ -132,6 +139,27 @@ def incl_table():
     return t
 
 
+_parts = []
+
+
+def incl_parts_table():
+    """The rows of the inclusion table in two partitions: the scans of a
+    partitioned table keep their rows by the condition unit_sampled alone,
+    where a plain table is read through dp_agg_internal.unit_scan
+    (src/units/unit_sample.c): both readings are tested."""
+    if not _parts:
+        t = incl_table()
+        db.run("DROP TABLE IF EXISTS stat.unit_sample_parts;\n"
+               "CREATE TABLE stat.unit_sample_parts (u int, r int) PARTITION BY RANGE (u);\n"
+               "CREATE TABLE stat.unit_sample_parts_0 PARTITION OF stat.unit_sample_parts FOR VALUES FROM (0) TO (%d);\n"
+               "CREATE TABLE stat.unit_sample_parts_1 PARTITION OF stat.unit_sample_parts FOR VALUES FROM (%d) TO (MAXVALUE);\n"
+               "INSERT INTO stat.unit_sample_parts SELECT u, r FROM %s;\n"
+               "ANALYZE stat.unit_sample_parts;\n"
+               "SELECT dp_agg.set_privacy_unit('stat.unit_sample_parts', 'u');\n" % (U // 2, U // 2, t))
+        _parts.append("stat.unit_sample_parts")
+    return _parts[0]
+
+
 def zeros_table():
     t = db.fixed_table("unit_sample_zeros",
                        "SELECT g, g * %d + k AS u, 0::int4 AS z FROM generate_series(1, %d) AS g, "
@@ -177,13 +205,22 @@ def inclusion_runs(check, kind):
     if kind in _draws:
         return _draws[kind]
     method, times = {"secure": ("dp_agg.secure_bernoulli (%g)" % PERCENT, S),
+                     "condition": ("dp_agg.secure_bernoulli (%g)" % PERCENT, S),
                      "repeatable": ("BERNOULLI (%g) REPEATABLE (7)" % PERCENT, S_REP)}[kind]
-    rels = db.releases(INCL_QUERY % (incl_table(), method), times, settings=INCL_SETTINGS)
+    table = incl_parts_table() if kind == "condition" else incl_table()
+    if kind != "repeatable":
+        # the reading each kind tests: through unit_scan, or the condition alone
+        plan = db.run(db.settings_script(INCL_SETTINGS) + "EXPLAIN (COSTS OFF) "
+                      + INCL_QUERY % (table, method) + ";")
+        check.that(("unit_scan" in plan) == (kind == "secure") and "unit_sampled" in plan,
+                   "%s: the plan does not read the sample as it should:\n%s" % (kind, plan))
+        check.stop_if_failed()
+    rels = db.releases(INCL_QUERY % (table, method), times, settings=INCL_SETTINGS)
     x = [0] * U
     split = 0
     for i, rel in enumerate(rels):
         samp = rel.call().get("sampling") or {}
-        if kind == "secure":
+        if kind != "repeatable":
             check.that(samp.get("method") == "secure_bernoulli" and samp.get("units") is True
                        and samp.get("rate") == Q and samp.get("amplified") is True,
                        "execution %d: sampling %r, expected secure_bernoulli of units at rate %r"
@@ -201,9 +238,8 @@ def inclusion_runs(check, kind):
     return x, split
 
 
-@stat_test("unit_sampling_inclusion")
-def inclusion(check):
-    x, split = inclusion_runs(check, "secure")
+def check_inclusion(check, kind):
+    x, split = inclusion_runs(check, kind)
     check.that(split == 0, "%d releases of units split by the sample (count below the unit's rows)" % split)
     check.stop_if_failed()
     lo, hi = stats.binomial_acceptance(U * S, Q, ALPHA_SIDE)
@@ -219,6 +255,16 @@ def inclusion(check):
     check.that(not res.rejected, "rejected: %s; worst bins %s" % (res.summary(), res.worst_bins(bins)))
     check.note("q=%.17g: X_u against Binomial(%d, q): %s, per unit in [%d, %d]"
                % (Q, S, res.summary(), ulo, uhi))
+
+
+@stat_test("unit_sampling_inclusion")
+def inclusion(check):
+    check_inclusion(check, "secure")
+
+
+@stat_test("unit_sampling_inclusion_condition")
+def inclusion_condition(check):
+    check_inclusion(check, "condition")
 
 
 @stat_test("unit_sampling_inclusion_wrong_rate")
