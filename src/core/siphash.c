@@ -141,7 +141,7 @@ dp_siphash24_word(const DpSipKey *k, uint64 m)
  * word's rounds are a chain of dependent additions and rotations).
  */
 void
-dp_siphash24_words(const DpSipKey *k, const uint64 *m, uint64 *out, int n)
+dp_siphash24_word_batch(const DpSipKey *k, const uint64 *m, uint64 *out, int n)
 {
 	for (int i = 0; i < n; i++)
 		out[i] = sip_word(k, m[i]);
@@ -172,7 +172,7 @@ dp_siphash_self_check(void)
 
 		for (int i = 0; i < 7; i++)
 			words[i] = read_le(msg + i, 8);
-		dp_siphash24_words(&k, words, out, 7);
+		dp_siphash24_word_batch(&k, words, out, 7);
 		for (int i = 0; i < 7; i++)
 			if (out[i] != dp_siphash24(key, msg + i, 8))
 				return false;

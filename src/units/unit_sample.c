@@ -309,7 +309,7 @@ us_beginsamplescan(SampleScanState *node, Datum *params, int nparams, uint32 see
  * not page-at-a-time) while the scan asks for its tuples; a fixed-length
  * unit is read in place.  A NULL unit is never kept (the condition is unit
  * IS NOT NULL AND unit_sampled).  The messages of the page are hashed
- * together (dp_siphash24_words): the same decision as unit_kept.
+ * together (dp_siphash24_word_batch): the same decision as unit_kept.
  */
 static void
 decide_page(UnitScanState *st, Page page, OffsetNumber maxoffset)
@@ -334,7 +334,7 @@ decide_page(UnitScanState *st, Page page, OffsetNumber maxoffset)
 		st->words[n] = unit_message(&st->d, unit);
 		n++;
 	}
-	dp_siphash24_words(&st->d.key, st->words, st->hashes, n);
+	dp_siphash24_word_batch(&st->d.key, st->words, st->hashes, n);
 	st->nkept = 0;
 	for (int i = 0; i < n; i++)
 	{
