@@ -87,7 +87,7 @@ typedef struct PriorityMemo
 {
 	bool		valid;			/* priority is that of key and message */
 	int			nargs;
-	uint8		key[DP_SIPHASH_KEY_LEN];
+	DpSipKey	key;
 	uint64		message[MEMO_MAX_ARGS];	/* the arguments' hashes */
 	int64		priority;
 	/* by-value arguments: the hash of value under hashfn and collation */
@@ -118,8 +118,7 @@ typedef enum ArgHash
 /* what one call site needs, kept for the execution in fn_extra */
 typedef struct PriorityCache
 {
-	uint8		key[DP_SIPHASH_KEY_LEN];
-	DpSipKey	sipkey;			/* the key, read */
+	DpSipKey	sipkey;			/* the execution's key */
 	int			nargs;
 	FmgrInfo   *hash;			/* each argument's hash_extended function */
 	Oid		   *collation;		/* each argument's collation */
@@ -233,6 +232,7 @@ priority_cache(FunctionCallInfo fcinfo)
 	FuncExpr   *fexpr = (FuncExpr *) flinfo->fn_expr;
 	PriorityCache *pc;
 	int			nargs = PG_NARGS();
+	uint8		key[DP_SIPHASH_KEY_LEN];
 
 	if (flinfo->fn_extra != NULL)
 		return (PriorityCache *) flinfo->fn_extra;
@@ -283,8 +283,9 @@ priority_cache(FunctionCallInfo fcinfo)
 		pc->byval[i] = tc->typbyval;
 		pc->how[i] = choose_arg_hash(&pc->hash[i]);
 	}
-	dp_pick_key_read(pc->key);
-	dp_siphash_key(pc->key, &pc->sipkey);
+	dp_pick_key_read(key);
+	dp_siphash_key(key, &pc->sipkey);
+	explicit_bzero(key, sizeof(key));
 	if (nargs <= MEMO_MAX_ARGS)
 		pc->memo = execution_memo(flinfo->fn_mcxt);
 	flinfo->fn_extra = pc;
@@ -311,6 +312,19 @@ arg_hash(PriorityCache *pc, FunctionCallInfo fcinfo, int i)
 											d, UInt64GetDatum(0)));
 }
 
+/* the memo holds the priority of pc's key and message */
+static inline bool
+memo_holds(const PriorityMemo *m, const PriorityCache *pc)
+{
+	if (!m->valid || m->nargs != pc->nargs ||
+		m->key.k0 != pc->sipkey.k0 || m->key.k1 != pc->sipkey.k1)
+		return false;
+	for (int i = 0; i < pc->nargs; i++)
+		if (m->message[i] != pc->message[i])
+			return false;
+	return true;
+}
+
 /*
  * dp_agg_internal.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
  * the execution's key of the extended hashes (seed 0) of the arguments,
@@ -328,17 +342,14 @@ dp_unit_priority(PG_FUNCTION_ARGS)
 		pc->message[i] = arg_hash(pc, fcinfo, i);
 	if (m == NULL)
 		PG_RETURN_INT64((int64) dp_siphash24_words(&pc->sipkey, pc->message, nargs));
-	if (m->valid && m->nargs == nargs &&
-		memcmp(m->message, pc->message, sizeof(uint64) * nargs) == 0 &&
-		memcmp(m->key, pc->key, sizeof(pc->key)) == 0)
-		priority = m->priority;
-	else
-		priority = (int64) dp_siphash24_words(&pc->sipkey, pc->message, nargs);
+	if (memo_holds(m, pc))
+		PG_RETURN_INT64(m->priority);
+	priority = (int64) dp_siphash24_words(&pc->sipkey, pc->message, nargs);
 
 	/* the memo, written whole once the priority is known */
 	m->valid = true;
 	m->nargs = nargs;
-	memcpy(m->key, pc->key, sizeof(pc->key));
+	m->key = pc->sipkey;
 	memcpy(m->message, pc->message, sizeof(uint64) * nargs);
 	m->priority = priority;
 	for (int i = 0; i < MEMO_MAX_ARGS; i++)
@@ -404,11 +415,44 @@ set_key(PickKeyState *st, MemoryContext cxt, int64 p, bool isnull, Datum value)
 	MemoryContextSwitchTo(old);
 }
 
-/* transition: a smaller priority replaces the key; an equal one keeps the first */
+/* a call's type of keys, looked up once (fn_extra): a state is made per unit */
+typedef struct PickKeyType
+{
+	Oid			type;
+	int16		typlen;
+	bool		typbyval;
+} PickKeyType;
+
+static PickKeyState *
+new_call_state(FunctionCallInfo fcinfo, MemoryContext cxt)
+{
+	PickKeyType *kt = (PickKeyType *) fcinfo->flinfo->fn_extra;
+	PickKeyState *st;
+
+	if (kt == NULL)
+	{
+		kt = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(PickKeyType));
+		kt->type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+		get_typlenbyval(kt->type, &kt->typlen, &kt->typbyval);
+		fcinfo->flinfo->fn_extra = kt;
+	}
+	st = MemoryContextAllocZero(cxt, sizeof(PickKeyState));
+	st->type = kt->type;
+	st->typlen = kt->typlen;
+	st->typbyval = kt->typbyval;
+	st->isnull = true;
+	return st;
+}
+
+/*
+ * transition: a smaller priority replaces the key; an equal one keeps the
+ * first.  Most rows change nothing (a unit's rows of larger priority, or
+ * of its group): they return first.
+ */
 Datum
 dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext cxt = agg_memory(fcinfo);
+	MemoryContext cxt;
 	PickKeyState *st = PG_ARGISNULL(0) ? NULL : (PickKeyState *) PG_GETARG_POINTER(0);
 	int64		p;
 
@@ -421,8 +465,9 @@ dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 	p = PG_GETARG_INT64(2);
 	if (st != NULL && p >= st->p)
 		PG_RETURN_POINTER(st);
+	cxt = agg_memory(fcinfo);
 	if (st == NULL)
-		st = new_pick_state(cxt, get_fn_expr_argtype(fcinfo->flinfo, 1));
+		st = new_call_state(fcinfo, cxt);
 	set_key(st, cxt, p, PG_ARGISNULL(1), PG_GETARG_DATUM(1));
 	PG_RETURN_POINTER(st);
 }
