@@ -80,12 +80,19 @@ PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
  * collation.  A pure function's memo: equal inputs, equal output.  Up to
  * MEMO_MAX_ARGS arguments (a unit and its group keys); more are computed
  * every time.
+ *
+ * A call site reads only what another one wrote: in the rewrite the first
+ * call of each row computes and the second reads, whatever the rows are.
+ * So the work per row does not depend on the data (consecutive rows of
+ * one unit or of one group would otherwise be cheaper): the memo adds no
+ * signal to the statement's timing.
  */
 #define MEMO_MAX_ARGS 8
 
 typedef struct PriorityMemo
 {
 	bool		valid;			/* priority is that of key and message */
+	const struct PriorityCache *writer; /* the call site that wrote it */
 	int			nargs;
 	DpSipKey	key;
 	uint64		message[MEMO_MAX_ARGS];	/* the arguments' hashes */
@@ -303,7 +310,7 @@ arg_hash(PriorityCache *pc, FunctionCallInfo fcinfo, int i)
 		return NULL_KEY_HASH;
 	d = PG_GETARG_DATUM(i);
 	/* the memo's hash of a by-value argument: of equal bits, function and collation */
-	if (m != NULL && pc->byval[i] && m->arg_valid[i] && m->arg_value[i] == d &&
+	if (m != NULL && m->writer != pc && pc->byval[i] && m->arg_valid[i] && m->arg_value[i] == d &&
 		m->arg_hashfn[i] == pc->hash[i].fn_oid && m->arg_collation[i] == pc->collation[i])
 		return m->message[i];
 	if (pc->how[i] != ARG_HASH_FMGR)
@@ -312,11 +319,11 @@ arg_hash(PriorityCache *pc, FunctionCallInfo fcinfo, int i)
 											d, UInt64GetDatum(0)));
 }
 
-/* the memo holds the priority of pc's key and message */
+/* the memo, written by another call site, holds the priority of pc's key and message */
 static inline bool
 memo_holds(const PriorityMemo *m, const PriorityCache *pc)
 {
-	if (!m->valid || m->nargs != pc->nargs ||
+	if (!m->valid || m->writer == pc || m->nargs != pc->nargs ||
 		m->key.k0 != pc->sipkey.k0 || m->key.k1 != pc->sipkey.k1)
 		return false;
 	for (int i = 0; i < pc->nargs; i++)
@@ -348,6 +355,7 @@ dp_unit_priority(PG_FUNCTION_ARGS)
 
 	/* the memo, written whole once the priority is known */
 	m->valid = true;
+	m->writer = pc;
 	m->nargs = nargs;
 	m->key = pc->sipkey;
 	memcpy(m->message, pc->message, sizeof(uint64) * nargs);
