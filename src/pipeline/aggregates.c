@@ -508,12 +508,13 @@ count_units(const DpAggState *st, const DpRelease *r)
 void
 dp_agg_draw_noise(DpAggState *st, const DpRelease *r)
 {
-	DpAggMore  *m = state_more(st, r);
 	DpAggDrawn *d;
+	DpAggMore  *m;
 
-	if (m->released)
+	if (st->more != NULL && st->more->released)
 		return;
-	d = state_drawn(st, r);
+	d = state_drawn(st, r);		/* with the second part, if it is new */
+	m = st->more;
 	switch (r->call.kind)
 	{
 		case DP_COUNT_STAR:
@@ -974,9 +975,9 @@ static Datum
 auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 {
 	static DpBins no_rows;		/* an empty input: no bins */
-	DpAggMore  *m = state_more(st, r);
-	const DpBins *bins = m->bins ? m->bins : &no_rows;
 	DpAggDrawn *d = state_drawn(st, r);
+	DpAggMore  *m = st->more;
+	const DpBins *bins = m->bins ? m->bins : &no_rows;
 	DpRelease	lr;
 
 	if (!m->released)
@@ -1038,8 +1039,8 @@ dp_bounds_final(PG_FUNCTION_ARGS)
 	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
-	DpAggMore  *m = state_more(st, r);
 	DpAggDrawn *d = state_drawn(st, r);
+	DpAggMore  *m = st->more;
 	TupleDesc	desc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};

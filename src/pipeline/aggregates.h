@@ -86,6 +86,13 @@ typedef struct DpAggStateMore
 	DpAggMore	more;
 } DpAggStateMore;
 
+/* a second part with its third, made together when a state is released */
+typedef struct DpAggMoreDrawn
+{
+	DpAggMore	more;
+	DpAggDrawn	drawn;
+} DpAggMoreDrawn;
+
 /* a state for an empty input (the final function's NULL state) */
 typedef struct DpAggEmpty
 {
@@ -122,8 +129,19 @@ state_more(DpAggState *st, const DpRelease *r)
 static inline DpAggDrawn *
 state_drawn(DpAggState *st, const DpRelease *r)
 {
-	DpAggMore  *m = state_more(st, r);
+	DpAggMore  *m;
 
+	if (st->more == NULL)
+	{
+		/* a state that had no second part: both parts in one allocation */
+		DpAggMoreDrawn *md = MemoryContextAllocZero(GetMemoryChunkContext(st),
+													sizeof(DpAggMoreDrawn));
+
+		md->more.fingerprint = r->fingerprint;
+		md->more.drawn = &md->drawn;
+		st->more = &md->more;
+	}
+	m = st->more;
 	if (m->drawn == NULL)
 		m->drawn = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggDrawn));
 	return m->drawn;
