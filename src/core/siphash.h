@@ -24,6 +24,7 @@ extern uint64 dp_siphash24(const uint8 *key, const uint8 *msg, size_t len);
 extern void dp_siphash_key(const uint8 *key, DpSipKey *k);
 extern uint64 dp_siphash24_word(const DpSipKey *k, uint64 m);
 extern void dp_siphash24_word_batch(const DpSipKey *k, const uint64 *m, uint64 *out, int n);
+extern uint64 dp_siphash24_words(const DpSipKey *k, const uint64 *m, int n);
 extern bool dp_siphash_self_check(void);
 
 #endif							/* DP_AGG_SIPHASH_H */

@@ -13,9 +13,11 @@
  * memory traffic (the built-in sum(bigint) keeps 48 bytes, avg(float8) an
  * array of 48).  What only some calls need (the sum of squares of dp_var,
  * the bins of estimated bounds, the priority of a privacy unit, the units
- * of a state from another process) and the noise drawn by the final
- * function are in a second allocation (DpAggMore), made only for those
- * calls and when the state is released.
+ * of a state from another process) are in a second part (DpAggMore, 64
+ * bytes), made in the state's own chunk for the calls that need it at
+ * every row (dp_agg_new_more_state: the fused path of privacy units keeps
+ * a million of these), else on first need; the noise drawn by the final
+ * function, in a third (DpAggDrawn), made when the state is released.
  *
  * Transition functions read nothing but the value: bounds, grid and noise
  * come from the ticket (release.c), looked up once per call site in the
@@ -109,6 +111,23 @@ dp_agg_skip_row(DpAggState *st, const DpRelease *r)
 	state_more(st, r)->skipped++;
 }
 
+/*
+ * A state with its second part, in one chunk of cxt: one allocation, and
+ * the fields a row reads next to each other
+ */
+DpAggState *
+dp_agg_new_more_state(MemoryContext cxt, const DpRelease *r)
+{
+	DpAggStateMore *sm;
+
+	StaticAssertStmt(sizeof(DpAggStateMore) <= 128,
+					 "a state with its second part fits a chunk of 128 bytes");
+	sm = MemoryContextAllocZero(cxt, sizeof(DpAggStateMore));
+	sm->st.more = &sm->more;
+	sm->more.fingerprint = r->fingerprint;
+	return &sm->st;
+}
+
 DpAggState *
 dp_agg_new_state(FunctionCallInfo fcinfo)
 {
@@ -118,10 +137,16 @@ dp_agg_new_state(FunctionCallInfo fcinfo)
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
 		elog(ERROR, "dp_agg transition function called in non-aggregate context");
-	st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
-	/* what every row of these calls needs, made now; and a state sent */
-	if (DP_KIND_SQUARES(r->call.kind) || r->auto_bounds || sends_states(fcinfo))
-		(void) state_more(st, r);
+	/*
+	 * What every row of these calls needs, made now, in the state's chunk:
+	 * the squares, the bins, the priority of level 1 of the fused path of
+	 * privacy units (unit_aggregates.c); and a state sent
+	 */
+	if (DP_KIND_SQUARES(r->call.kind) || r->auto_bounds || r->call.unit == DP_UNIT_PICK ||
+		sends_states(fcinfo))
+		st = dp_agg_new_more_state(aggcontext, r);
+	else
+		st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
 	if (r->auto_bounds)
 		st->more->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
 	return st;
@@ -298,9 +323,10 @@ dp_agg_combine(PG_FUNCTION_ARGS)
 	check_units(s2, r);
 	if (s1 == NULL)
 	{
-		s1 = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
-		if (sends_states(fcinfo))
-			(void) state_more(s1, r);
+		if (sends_states(fcinfo) || state_picked(s2))
+			s1 = dp_agg_new_more_state(aggcontext, r);
+		else
+			s1 = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
 		if (state_picked(s2))
 		{
 			DpAggMore  *m = state_more(s1, r);
@@ -421,6 +447,7 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 	const char *p;
 	uint8		version,
 				flags;
+	DpAggStateMore *sm;
 	DpAggState *st;
 	DpAggMore  *m;
 
@@ -431,8 +458,9 @@ dp_agg_deserialize(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("invalid serialized dp_agg state")));
-	st = palloc0(sizeof(DpAggState));
-	m = st->more = palloc0(sizeof(DpAggMore));
+	sm = palloc0(sizeof(DpAggStateMore));
+	st = &sm->st;
+	m = st->more = &sm->more;
 	get_bytes(&p, &version, 1);
 	get_bytes(&p, &flags, 1);
 	get_bytes(&p, &m->fingerprint, 8);
@@ -480,37 +508,40 @@ count_units(const DpAggState *st, const DpRelease *r)
 void
 dp_agg_draw_noise(DpAggState *st, const DpRelease *r)
 {
-	DpAggMore  *m = state_more(st, r);
+	DpAggDrawn *d;
+	DpAggMore  *m;
 
-	if (m->released)
+	if (st->more != NULL && st->more->released)
 		return;
+	d = state_drawn(st, r);		/* with the second part, if it is new */
+	m = st->more;
 	switch (r->call.kind)
 	{
 		case DP_COUNT_STAR:
 		case DP_COUNT:
-			m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			d->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
 			break;
 		case DP_SUM:
-			m->noisy_sum = st->sum + dp_noise_draw(&r->sum);
+			d->noisy_sum = st->sum + dp_noise_draw(&r->sum);
 			break;
 		case DP_AVG:
 			/* both draws always happen: the work is the same for any data */
-			m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-			m->noisy_sum = 2 * st->sum -
+			d->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			d->noisy_sum = 2 * st->sum -
 				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 				dp_noise_draw(&r->sum);
 			break;
 		case DP_VAR:
 		case DP_STDDEV:
 			/* the three draws always happen */
-			m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-			m->noisy_sum = 2 * st->sum -
+			d->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			d->noisy_sum = 2 * st->sum -
 				(int128) st->count * ((int128) r->lo_units + r->hi_units) +
 				dp_noise_draw(&r->sum);
-			m->noisy_sumsq = m->sumsq + dp_noise_draw(&r->sumsq);
+			d->noisy_sumsq = m->sumsq + dp_noise_draw(&r->sumsq);
 			break;
 		case DP_SELECT:
-			m->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
+			d->noisy_count = dp_selection_draw(&r->selection, st->count) ? 1 : 0;
 			break;
 		case DP_PERCENTILE:
 		case DP_MEDIAN:
@@ -519,11 +550,11 @@ dp_agg_draw_noise(DpAggState *st, const DpRelease *r)
 			break;
 		case DP_PUBLIC:
 			/* a group of the domain has its own row: no draw, nothing to hide */
-			m->noisy_count = st->count > 0 ? 1 : 0;
+			d->noisy_count = st->count > 0 ? 1 : 0;
 			break;
 		case DP_TOP_K:
 			/* the count goes to the store of top-k, which ranks all groups at once */
-			m->noisy_count = dp_top_k_handle(r, st->count);
+			d->noisy_count = dp_top_k_handle(r, st->count);
 			break;
 	}
 	m->released = true;
@@ -585,6 +616,7 @@ released_state(FunctionCallInfo fcinfo, DpAggEmpty *empty, const DpRelease **rp)
 		memset(empty, 0, sizeof(*empty));
 		empty->more.fingerprint = r->fingerprint;
 		empty->st.more = &empty->more;
+		empty->more.drawn = &empty->drawn;
 		st = &empty->st;
 	}
 	else
@@ -724,9 +756,9 @@ interval_end(double x, double w, bool up)
 static void
 noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, double *q)
 {
-	*n = ldexp((double) st->more->noisy_count, r->count.grid_exp);
-	*c = ldexp((double) st->more->noisy_sum, r->sum.grid_exp);
-	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->more->noisy_sumsq, r->sumsq.grid_exp) : 0;
+	*n = ldexp((double) st->more->drawn->noisy_count, r->count.grid_exp);
+	*c = ldexp((double) st->more->drawn->noisy_sum, r->sum.grid_exp);
+	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->more->drawn->noisy_sumsq, r->sumsq.grid_exp) : 0;
 }
 
 static int
@@ -748,12 +780,12 @@ avg_numeric(const DpAggState *st, const DpRelease *r)
 														   Int32GetDatum(-1)));
 	Numeric		est;
 
-	if (ldexp((double) st->more->noisy_count, r->count.grid_exp) < 1)
+	if (ldexp((double) st->more->drawn->noisy_count, r->count.grid_exp) < 1)
 		return numeric_mul_opt_error(numeric_add_opt_error(r->lower_num, r->upper_num, NULL),
 									 half, NULL);
 	est = numeric_add_opt_error(units_to_numeric((int128) r->lo_units + r->hi_units, r->sum.grid_exp),
-								numeric_div_opt_error(units_to_numeric(st->more->noisy_sum, r->sum.grid_exp),
-													  units_to_numeric(st->more->noisy_count,
+								numeric_div_opt_error(units_to_numeric(st->more->drawn->noisy_sum, r->sum.grid_exp),
+													  units_to_numeric(st->more->drawn->noisy_count,
 																	   r->count.grid_exp),
 													  NULL),
 								NULL);
@@ -816,7 +848,8 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 		case DP_SUM:
 			{
 				const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
-				int128		units = r->call.kind == DP_SUM ? st->more->noisy_sum : st->more->noisy_count;
+				const DpAggDrawn *d = st->more->drawn;
+				int128		units = r->call.kind == DP_SUM ? d->noisy_sum : d->noisy_count;
 
 				w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
 				if (type == INT8OID)
@@ -942,40 +975,41 @@ static Datum
 auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 {
 	static DpBins no_rows;		/* an empty input: no bins */
-	DpAggMore  *m = state_more(st, r);
+	DpAggDrawn *d = state_drawn(st, r);
+	DpAggMore  *m = st->more;
 	const DpBins *bins = m->bins ? m->bins : &no_rows;
 	DpRelease	lr;
 
 	if (!m->released)
 	{
-		m->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &m->auto_lower,
-									   &m->auto_upper, &m->auto_lo_bin, &m->auto_hi_bin);
-		if (m->auto_found)
+		d->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &d->auto_lower,
+									   &d->auto_upper, &d->auto_lo_bin, &d->auto_hi_bin);
+		if (d->auto_found)
 		{
 			int64		count;
 			int128		sum,
 						centred,
 						squares;
 
-			if (!dp_release_auto_grid(r, m->auto_lower, m->auto_upper, &lr))
+			if (!dp_release_auto_grid(r, d->auto_lower, d->auto_upper, &lr))
 				elog(ERROR, "dp_agg: the grid of estimated bounds exceeds their sensitivity");
-			dp_bins_moments(bins, m->auto_lo_bin, m->auto_hi_bin, lr.lo_units, lr.hi_units,
+			dp_bins_moments(bins, d->auto_lo_bin, d->auto_hi_bin, lr.lo_units, lr.hi_units,
 							lr.row_grid_exp, lr.sq_shift, &count, &sum, &centred, &squares);
 			st->count = count;
 			if (r->call.kind != DP_SUM)
-				m->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
-			m->noisy_sum = (r->call.kind == DP_SUM ? sum : centred) + dp_noise_draw(&r->sum);
+				d->noisy_count = count_units(st, r) + dp_noise_draw(&r->count);
+			d->noisy_sum = (r->call.kind == DP_SUM ? sum : centred) + dp_noise_draw(&r->sum);
 			if (DP_KIND_SQUARES(r->call.kind))
-				m->noisy_sumsq = squares + dp_noise_draw(&r->sumsq);
+				d->noisy_sumsq = squares + dp_noise_draw(&r->sumsq);
 		}
 		m->released = true;
 	}
-	if (!m->auto_found)
+	if (!d->auto_found)
 	{
 		fcinfo->isnull = true;
 		return (Datum) 0;
 	}
-	(void) dp_release_auto_grid(r, m->auto_lower, m->auto_upper, &lr);
+	(void) dp_release_auto_grid(r, d->auto_lower, d->auto_upper, &lr);
 	dp_plan_halfwidths(&lr);
 	return dp_agg_release_datum(st, &lr, wants_estimate(fcinfo));
 }
@@ -1005,25 +1039,26 @@ dp_bounds_final(PG_FUNCTION_ARGS)
 	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
-	DpAggMore  *m = state_more(st, r);
+	DpAggDrawn *d = state_drawn(st, r);
+	DpAggMore  *m = st->more;
 	TupleDesc	desc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
 	if (!m->released)
 	{
-		m->auto_found = dp_bins_bounds(m->bins ? m->bins : &no_rows, r->histogram.laplace,
-									   &m->auto_lower, &m->auto_upper,
-									   &m->auto_lo_bin, &m->auto_hi_bin);
+		d->auto_found = dp_bins_bounds(m->bins ? m->bins : &no_rows, r->histogram.laplace,
+									   &d->auto_lower, &d->auto_upper,
+									   &d->auto_lo_bin, &d->auto_hi_bin);
 		m->released = true;
 	}
-	if (!m->auto_found)
+	if (!d->auto_found)
 		PG_RETURN_NULL();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "dp_agg: dp_bounds must return a composite type");
 	desc = BlessTupleDesc(desc);
-	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(m->auto_lower) : m->auto_lower);
-	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(m->auto_upper) : m->auto_upper);
+	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(d->auto_lower) : d->auto_lower);
+	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(d->auto_upper) : d->auto_upper);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
@@ -1096,7 +1131,7 @@ dp_select_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_BOOL(st->more->noisy_count != 0);
+	PG_RETURN_BOOL(st->more->drawn->noisy_count != 0);
 }
 
 /*
@@ -1110,7 +1145,7 @@ dp_public_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_BOOL(st->more->noisy_count != 0);
+	PG_RETURN_BOOL(st->more->drawn->noisy_count != 0);
 }
 
 /*
@@ -1124,5 +1159,5 @@ dp_top_k_final(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
-	PG_RETURN_INT64((int64) st->more->noisy_count);
+	PG_RETURN_INT64((int64) st->more->drawn->noisy_count);
 }

@@ -28,30 +28,43 @@
 #include "release.h"
 
 /*
- * What a state needs beyond its rows and sum: allocated with the state for
- * the calls that need it at every row (sums of squares, bins, priority),
- * else when the state is deserialized or released.
+ * What the final function found and drew for a state, once: its noisy
+ * sums and, for bounds left out (auto_bounds.c), the bounds found.  Made
+ * when the state is released, so that the per-row part (DpAggMore) stays
+ * small.
  */
-typedef struct DpAggMore
+typedef struct DpAggDrawn
 {
-	uint64		fingerprint;	/* the accumulation units it was built in */
-	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
-	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
-								 * group's rows, for a fused selection */
-	bool		released;		/* noise drawn: the fields below are final */
 	int128		noisy_count;
 	int128		noisy_sum;
 	int128		noisy_sumsq;
-	/* dp_agg_internal.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
-	bool		picked;
-	int64		pick;
-	/* bounds left out (auto_bounds.c): the rows by bin, and what was found */
-	DpBins	   *bins;
 	bool		auto_found;
 	double		auto_lower;
 	double		auto_upper;
 	int			auto_lo_bin;
 	int			auto_hi_bin;
+} DpAggDrawn;
+
+/*
+ * What a state needs beyond its rows and sum: allocated with the state for
+ * the calls that need it at every row (sums of squares, bins, priority),
+ * else when the state is deserialized or released.  64 bytes, the fields
+ * a row reads first: with its DpAggState, in one chunk for the states of
+ * level 1 of the fused path of privacy units (dp_agg_new_more_state), it
+ * is one allocation of 128 bytes per unit.
+ */
+typedef struct DpAggMore
+{
+	uint64		fingerprint;	/* the accumulation units it was built in */
+	/* dp_agg_internal.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
+	int64		pick;
+	bool		picked;
+	bool		released;		/* noise drawn: *drawn is final */
+	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
+								 * group's rows, for a fused selection */
+	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
+	DpBins	   *bins;			/* bounds left out: the rows by bin */
+	DpAggDrawn *drawn;			/* made by the final function (state_drawn) */
 } DpAggMore;
 
 /*
@@ -66,11 +79,26 @@ typedef struct DpAggState
 	DpAggMore  *more;
 } DpAggState;
 
+/* a state with its second part in one chunk (dp_agg_new_more_state) */
+typedef struct DpAggStateMore
+{
+	DpAggState	st;
+	DpAggMore	more;
+} DpAggStateMore;
+
+/* a second part with its third, made together when a state is released */
+typedef struct DpAggMoreDrawn
+{
+	DpAggMore	more;
+	DpAggDrawn	drawn;
+} DpAggMoreDrawn;
+
 /* a state for an empty input (the final function's NULL state) */
 typedef struct DpAggEmpty
 {
 	DpAggState	st;
 	DpAggMore	more;
+	DpAggDrawn	drawn;
 } DpAggEmpty;
 
 /* the ticket of the call whose support function runs (registry.c) */
@@ -92,6 +120,31 @@ state_more(DpAggState *st, const DpRelease *r)
 		st->more->fingerprint = r->fingerprint;
 	}
 	return st->more;
+}
+
+/*
+ * What the final function draws for a state, made on first need in the
+ * state's context (st is the chunk: a DpAggMore may be inside it)
+ */
+static inline DpAggDrawn *
+state_drawn(DpAggState *st, const DpRelease *r)
+{
+	DpAggMore  *m;
+
+	if (st->more == NULL)
+	{
+		/* a state that had no second part: both parts in one allocation */
+		DpAggMoreDrawn *md = MemoryContextAllocZero(GetMemoryChunkContext(st),
+													sizeof(DpAggMoreDrawn));
+
+		md->more.fingerprint = r->fingerprint;
+		md->more.drawn = &md->drawn;
+		st->more = &md->more;
+	}
+	m = st->more;
+	if (m->drawn == NULL)
+		m->drawn = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggDrawn));
+	return m->drawn;
 }
 
 /* the units a state was accumulated in: its own, or those of its call's */
@@ -148,6 +201,7 @@ sends_states(FunctionCallInfo fcinfo)
 }
 
 extern DpAggState *dp_agg_new_state(FunctionCallInfo fcinfo);
+extern DpAggState *dp_agg_new_more_state(MemoryContext cxt, const DpRelease *r);
 
 #define GET_STATE() \
 	(PG_ARGISNULL(0) ? dp_agg_new_state(fcinfo) : (DpAggState *) PG_GETARG_POINTER(0))

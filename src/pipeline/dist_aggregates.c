@@ -212,6 +212,7 @@ dp_dist_release(PG_FUNCTION_ARGS)
 	const DpRelease *r;
 	DpAggState	st;
 	DpAggMore	more;
+	DpAggDrawn	drawn;
 	Datum		v;
 	int16		typlen;
 	bool		typbyval;
@@ -226,7 +227,9 @@ dp_dist_release(PG_FUNCTION_ARGS)
 
 	memset(&st, 0, sizeof(st));
 	memset(&more, 0, sizeof(more));
+	memset(&drawn, 0, sizeof(drawn));
 	st.more = &more;
+	more.drawn = &drawn;
 	more.fingerprint = ds->fingerprint;
 	st.count = ds->count;
 	st.sum = ds->sum;

@@ -259,8 +259,8 @@ dp_unit_pick_trans(PG_FUNCTION_ARGS)
 	p = PG_GETARG_INT64(parg);
 	if (st == NULL)
 	{
-		st = dp_agg_new_state(fcinfo);
-		m = state_more(st, call_release(fcinfo));
+		st = dp_agg_new_state(fcinfo);	/* with its second part */
+		m = st->more;
 		m->picked = true;
 		m->pick = p;
 	}

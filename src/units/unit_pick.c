@@ -37,12 +37,14 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -68,15 +70,167 @@ PG_FUNCTION_INFO_V1(dp_unit_pick_key_final);
 
 /* ---------- dp_agg_internal.unit_priority(unit, keys...) ---------- */
 
+/*
+ * The rewrite evaluates the priority of each row twice, with the same
+ * arguments: in dp_agg_internal.unit_pick's arguments and in the bounding
+ * aggregate's.  So the call sites of an execution share a memo of the last
+ * priority (PriorityMemo), keyed by everything the value is a function of:
+ * the execution's key and the arguments' hashes; and each hash of a
+ * by-value argument is kept with the argument, its hash function and
+ * collation.  A pure function's memo: equal inputs, equal output.  Up to
+ * MEMO_MAX_ARGS arguments (a unit and its group keys); more are computed
+ * every time.
+ *
+ * A call site reads only what another one wrote: in the rewrite the first
+ * call of each row computes and the second reads, whatever the rows are.
+ * So the work per row does not depend on the data (consecutive rows of
+ * one unit or of one group would otherwise be cheaper): the memo adds no
+ * signal to the statement's timing.
+ */
+#define MEMO_MAX_ARGS 8
+
+typedef struct PriorityMemo
+{
+	bool		valid;			/* priority is that of key and message */
+	const struct PriorityCache *writer; /* the call site that wrote it */
+	int			nargs;
+	DpSipKey	key;
+	uint64		message[MEMO_MAX_ARGS];	/* the arguments' hashes */
+	int64		priority;
+	/* by-value arguments: the hash of value under hashfn and collation */
+	bool		arg_valid[MEMO_MAX_ARGS];
+	Oid			arg_hashfn[MEMO_MAX_ARGS];
+	Oid			arg_collation[MEMO_MAX_ARGS];
+	Datum		arg_value[MEMO_MAX_ARGS];
+} PriorityMemo;
+
+/* the memo of the execution whose memory holds it, and that memory */
+static PriorityMemo *current_memo = NULL;
+static MemoryContext current_memo_cxt = NULL;
+
+/*
+ * How an argument is hashed: by its hash_extended function through fmgr,
+ * or, for hashint2extended, hashint4extended and hashint8extended, by the
+ * same arithmetic inline (inline_hash, checked against the function when
+ * the call site is set up: choose_arg_hash).
+ */
+typedef enum ArgHash
+{
+	ARG_HASH_FMGR,
+	ARG_HASH_INT2,
+	ARG_HASH_INT4,
+	ARG_HASH_INT8
+} ArgHash;
+
 /* what one call site needs, kept for the execution in fn_extra */
 typedef struct PriorityCache
 {
-	uint8		key[DP_SIPHASH_KEY_LEN];
+	DpSipKey	sipkey;			/* the execution's key */
 	int			nargs;
 	FmgrInfo   *hash;			/* each argument's hash_extended function */
 	Oid		   *collation;		/* each argument's collation */
-	uint8	   *message;		/* nargs little-endian 64-bit hashes */
+	ArgHash    *how;			/* how each argument is hashed */
+	bool	   *byval;			/* each argument's type is passed by value */
+	uint64	   *message;		/* the arguments' hashes */
+	PriorityMemo *memo;			/* shared by the execution's call sites; NULL
+								 * beyond MEMO_MAX_ARGS arguments */
 } PriorityCache;
+
+/* the extended hash (seed 0) of a by-value integer, as PostgreSQL's hashintNextended */
+static inline uint64
+inline_hash(ArgHash how, Datum d)
+{
+	switch (how)
+	{
+		case ARG_HASH_INT2:
+			return hash_bytes_uint32_extended((uint32) (int32) DatumGetInt16(d), 0);
+		case ARG_HASH_INT4:
+			return hash_bytes_uint32_extended((uint32) DatumGetInt32(d), 0);
+		case ARG_HASH_INT8:
+			{
+				/* the halves folded as hashint8extended does, for cross-type equality */
+				int64		v = DatumGetInt64(d);
+				uint32		lo = (uint32) v;
+				uint32		hi = (uint32) (v >> 32);
+
+				lo ^= v >= 0 ? hi : ~hi;
+				return hash_bytes_uint32_extended(lo, 0);
+			}
+		case ARG_HASH_FMGR:
+			break;
+	}
+	elog(ERROR, "dp_agg: no inline hash for this argument");
+	return 0;
+}
+
+/*
+ * The inline hash of a hash function, if there is one and it gives the
+ * function's values on a spread of inputs (both signs, both halves, the
+ * extremes); else fmgr.  The inline arithmetic is PostgreSQL's, so the
+ * check is one of the code, made once per call site.
+ */
+static ArgHash
+choose_arg_hash(FmgrInfo *hash)
+{
+	static const int64 probes[] = {0, 1, -1, 2, -2, 42, -42, 32767, -32768, 65535,
+		PG_INT32_MAX, PG_INT32_MIN, INT64CONST(4294967296), INT64CONST(-4294967296),
+	INT64CONST(0x123456789abcdef), -INT64CONST(0x123456789abcdef), PG_INT64_MAX, PG_INT64_MIN};
+	ArgHash		how;
+
+	switch (hash->fn_oid)
+	{
+		case F_HASHINT2EXTENDED:
+			how = ARG_HASH_INT2;
+			break;
+		case F_HASHINT4EXTENDED:
+			how = ARG_HASH_INT4;
+			break;
+		case F_HASHINT8EXTENDED:
+			how = ARG_HASH_INT8;
+			break;
+		default:
+			return ARG_HASH_FMGR;
+	}
+	for (int i = 0; i < lengthof(probes); i++)
+	{
+		Datum		d;
+
+		d = how == ARG_HASH_INT2 ? Int16GetDatum((int16) probes[i]) :
+			how == ARG_HASH_INT4 ? Int32GetDatum((int32) probes[i]) : Int64GetDatum(probes[i]);
+		if (inline_hash(how, d) !=
+			DatumGetUInt64(FunctionCall2(hash, d, UInt64GetDatum(0))))
+			return ARG_HASH_FMGR;
+	}
+	return how;
+}
+
+/* the memory of an execution goes: so does its memo */
+static void
+forget_memo(void *arg)
+{
+	if (current_memo == (PriorityMemo *) arg)
+	{
+		current_memo = NULL;
+		current_memo_cxt = NULL;
+	}
+}
+
+/* the memo of the call sites of the execution whose memory is cxt */
+static PriorityMemo *
+execution_memo(MemoryContext cxt)
+{
+	MemoryContextCallback *cb;
+
+	if (current_memo != NULL && current_memo_cxt == cxt)
+		return current_memo;
+	current_memo = MemoryContextAllocZero(cxt, sizeof(PriorityMemo));
+	current_memo_cxt = cxt;
+	cb = MemoryContextAllocZero(cxt, sizeof(MemoryContextCallback));
+	cb->func = forget_memo;
+	cb->arg = current_memo;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	return current_memo;
+}
 
 static PriorityCache *
 priority_cache(FunctionCallInfo fcinfo)
@@ -85,6 +239,7 @@ priority_cache(FunctionCallInfo fcinfo)
 	FuncExpr   *fexpr = (FuncExpr *) flinfo->fn_expr;
 	PriorityCache *pc;
 	int			nargs = PG_NARGS();
+	uint8		key[DP_SIPHASH_KEY_LEN];
 
 	if (flinfo->fn_extra != NULL)
 		return (PriorityCache *) flinfo->fn_extra;
@@ -113,7 +268,9 @@ priority_cache(FunctionCallInfo fcinfo)
 	pc->nargs = nargs;
 	pc->hash = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(FmgrInfo) * nargs);
 	pc->collation = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(Oid) * nargs);
-	pc->message = MemoryContextAllocZero(flinfo->fn_mcxt, 8 * nargs);
+	pc->how = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(ArgHash) * nargs);
+	pc->byval = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(bool) * nargs);
+	pc->message = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(uint64) * nargs);
 	for (int i = 0; i < nargs; i++)
 	{
 		Node	   *arg = list_nth(fexpr->args, i);
@@ -130,32 +287,90 @@ priority_cache(FunctionCallInfo fcinfo)
 					 errhint(HINT_REWRITE_ONLY)));
 		fmgr_info_copy(&pc->hash[i], &tc->hash_extended_proc_finfo, flinfo->fn_mcxt);
 		pc->collation[i] = exprCollation(arg);
+		pc->byval[i] = tc->typbyval;
+		pc->how[i] = choose_arg_hash(&pc->hash[i]);
 	}
-	dp_pick_key_read(pc->key);
+	dp_pick_key_read(key);
+	dp_siphash_key(key, &pc->sipkey);
+	explicit_bzero(key, sizeof(key));
+	if (nargs <= MEMO_MAX_ARGS)
+		pc->memo = execution_memo(flinfo->fn_mcxt);
 	flinfo->fn_extra = pc;
 	return pc;
 }
 
+/* the extended hash (seed 0) of argument i, or the constant of NULL */
+static inline uint64
+arg_hash(PriorityCache *pc, FunctionCallInfo fcinfo, int i)
+{
+	PriorityMemo *m = pc->memo;
+	Datum		d;
+
+	if (PG_ARGISNULL(i))
+		return NULL_KEY_HASH;
+	d = PG_GETARG_DATUM(i);
+	/* the memo's hash of a by-value argument: of equal bits, function and collation */
+	if (m != NULL && m->writer != pc && pc->byval[i] && m->arg_valid[i] && m->arg_value[i] == d &&
+		m->arg_hashfn[i] == pc->hash[i].fn_oid && m->arg_collation[i] == pc->collation[i])
+		return m->message[i];
+	if (pc->how[i] != ARG_HASH_FMGR)
+		return inline_hash(pc->how[i], d);
+	return DatumGetUInt64(FunctionCall2Coll(&pc->hash[i], pc->collation[i],
+											d, UInt64GetDatum(0)));
+}
+
+/* the memo, written by another call site, holds the priority of pc's key and message */
+static inline bool
+memo_holds(const PriorityMemo *m, const PriorityCache *pc)
+{
+	if (!m->valid || m->writer == pc || m->nargs != pc->nargs ||
+		m->key.k0 != pc->sipkey.k0 || m->key.k1 != pc->sipkey.k1)
+		return false;
+	for (int i = 0; i < pc->nargs; i++)
+		if (m->message[i] != pc->message[i])
+			return false;
+	return true;
+}
+
 /*
  * dp_agg_internal.unit_priority(VARIADIC "any") returns bigint: SipHash-2-4 under
- * the execution's key of the extended hashes (seed 0) of the arguments
+ * the execution's key of the extended hashes (seed 0) of the arguments,
+ * each as 8 little-endian bytes
  */
 Datum
 dp_unit_priority(PG_FUNCTION_ARGS)
 {
 	PriorityCache *pc = priority_cache(fcinfo);
+	PriorityMemo *m = pc->memo;
+	int			nargs = pc->nargs;
+	int64		priority;
 
-	for (int i = 0; i < pc->nargs; i++)
+	for (int i = 0; i < nargs; i++)
+		pc->message[i] = arg_hash(pc, fcinfo, i);
+	if (m == NULL)
+		PG_RETURN_INT64((int64) dp_siphash24_words(&pc->sipkey, pc->message, nargs));
+	if (memo_holds(m, pc))
+		PG_RETURN_INT64(m->priority);
+	priority = (int64) dp_siphash24_words(&pc->sipkey, pc->message, nargs);
+
+	/* the memo, written whole once the priority is known */
+	m->valid = true;
+	m->writer = pc;
+	m->nargs = nargs;
+	m->key = pc->sipkey;
+	memcpy(m->message, pc->message, sizeof(uint64) * nargs);
+	m->priority = priority;
+	for (int i = 0; i < MEMO_MAX_ARGS; i++)
 	{
-		uint64		h = NULL_KEY_HASH;
-
-		if (!PG_ARGISNULL(i))
-			h = DatumGetUInt64(FunctionCall2Coll(&pc->hash[i], pc->collation[i],
-												 PG_GETARG_DATUM(i), UInt64GetDatum(0)));
-		for (int b = 0; b < 8; b++)
-			pc->message[8 * i + b] = (uint8) (h >> (8 * b));
+		m->arg_valid[i] = i < nargs && pc->byval[i] && !PG_ARGISNULL(i);
+		if (m->arg_valid[i])
+		{
+			m->arg_value[i] = PG_GETARG_DATUM(i);
+			m->arg_hashfn[i] = pc->hash[i].fn_oid;
+			m->arg_collation[i] = pc->collation[i];
+		}
 	}
-	PG_RETURN_INT64((int64) dp_siphash24(pc->key, pc->message, 8 * pc->nargs));
+	PG_RETURN_INT64(priority);
 }
 
 /* ---------- dp_agg_internal.unit_pick(key anyelement, p bigint) ---------- */
@@ -208,11 +423,44 @@ set_key(PickKeyState *st, MemoryContext cxt, int64 p, bool isnull, Datum value)
 	MemoryContextSwitchTo(old);
 }
 
-/* transition: a smaller priority replaces the key; an equal one keeps the first */
+/* a call's type of keys, looked up once (fn_extra): a state is made per unit */
+typedef struct PickKeyType
+{
+	Oid			type;
+	int16		typlen;
+	bool		typbyval;
+} PickKeyType;
+
+static PickKeyState *
+new_call_state(FunctionCallInfo fcinfo, MemoryContext cxt)
+{
+	PickKeyType *kt = (PickKeyType *) fcinfo->flinfo->fn_extra;
+	PickKeyState *st;
+
+	if (kt == NULL)
+	{
+		kt = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(PickKeyType));
+		kt->type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+		get_typlenbyval(kt->type, &kt->typlen, &kt->typbyval);
+		fcinfo->flinfo->fn_extra = kt;
+	}
+	st = MemoryContextAllocZero(cxt, sizeof(PickKeyState));
+	st->type = kt->type;
+	st->typlen = kt->typlen;
+	st->typbyval = kt->typbyval;
+	st->isnull = true;
+	return st;
+}
+
+/*
+ * transition: a smaller priority replaces the key; an equal one keeps the
+ * first.  Most rows change nothing (a unit's rows of larger priority, or
+ * of its group): they return first.
+ */
 Datum
 dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 {
-	MemoryContext cxt = agg_memory(fcinfo);
+	MemoryContext cxt;
 	PickKeyState *st = PG_ARGISNULL(0) ? NULL : (PickKeyState *) PG_GETARG_POINTER(0);
 	int64		p;
 
@@ -225,8 +473,9 @@ dp_unit_pick_key_trans(PG_FUNCTION_ARGS)
 	p = PG_GETARG_INT64(2);
 	if (st != NULL && p >= st->p)
 		PG_RETURN_POINTER(st);
+	cxt = agg_memory(fcinfo);
 	if (st == NULL)
-		st = new_pick_state(cxt, get_fn_expr_argtype(fcinfo->flinfo, 1));
+		st = new_call_state(fcinfo, cxt);
 	set_key(st, cxt, p, PG_ARGISNULL(1), PG_GETARG_DATUM(1));
 	PG_RETURN_POINTER(st);
 }
