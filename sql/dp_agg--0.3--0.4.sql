@@ -1267,7 +1267,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = 'role must not be NULL';
     END IF;
-    PERFORM dp_agg.check_budget_limits(set_budget.epsilon, set_budget.delta, set_budget.accounting);
+    PERFORM dp_agg_internal.check_budget_limits(set_budget.epsilon, set_budget.delta, set_budget.accounting);
     INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit, accounting)
     VALUES (set_budget.role, set_budget.epsilon, set_budget.delta, set_budget.accounting)
     ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
@@ -1301,7 +1301,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = 'role must not be NULL';
     END IF;
-    PERFORM dp_agg.check_budget_limits(set_group_budget.epsilon, set_group_budget.delta,
+    PERFORM dp_agg_internal.check_budget_limits(set_group_budget.epsilon, set_group_budget.delta,
                                        set_group_budget.accounting);
     SELECT NOT b.members INTO own FROM dp_agg.budget b WHERE b.role = set_group_budget.role FOR UPDATE;
     INSERT INTO dp_agg.budget AS b (role, members, epsilon_limit, delta_limit, accounting)
@@ -1334,7 +1334,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = 'relation must not be NULL';
     END IF;
-    PERFORM dp_agg.check_budget_limits(set_relation_budget.epsilon, set_relation_budget.delta,
+    PERFORM dp_agg_internal.check_budget_limits(set_relation_budget.epsilon, set_relation_budget.delta,
                                        set_relation_budget.accounting);
     IF NOT EXISTS (SELECT FROM dp_agg.protected p
                    WHERE p.relation = set_relation_budget.relation
@@ -1413,11 +1413,11 @@ BEGIN
             MESSAGE = 'time zone must not be NULL',
             HINT = 'Windows are aligned to local midnights of a time zone, such as ''UTC'' or ''Europe/Paris''.';
     END IF;
-    now_start := dp_agg.window_start(set_window.window_length, set_window.time_zone, now());
+    now_start := dp_agg_internal.window_start(set_window.window_length, set_window.time_zone, now());
     -- what was spent in an earlier window (the charger had not renewed it
     -- yet) does not count in this one
     IF b.window_length IS NOT NULL
-       AND b.window_start < dp_agg.window_start(b.window_length, b.window_time_zone, now()) THEN
+       AND b.window_start < dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()) THEN
         UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
                                    selection_epsilon = 0, selection_delta = 0
         WHERE x.id = set_window.id;
@@ -1439,7 +1439,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM dp_agg.set_window((dp_agg.budget_of(set_budget_window.role, NULL)).id,
+    PERFORM dp_agg_internal.set_window((dp_agg_internal.budget_of(set_budget_window.role, NULL)).id,
                               set_budget_window.window_length, set_budget_window.time_zone);
 END
 $$;
@@ -1454,7 +1454,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM dp_agg.set_window((dp_agg.budget_of(NULL, set_relation_budget_window.relation)).id,
+    PERFORM dp_agg_internal.set_window((dp_agg_internal.budget_of(NULL, set_relation_budget_window.relation)).id,
                               set_relation_budget_window.window_length,
                               set_relation_budget_window.time_zone);
 END
@@ -1514,7 +1514,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM dp_agg.set_lifetime((dp_agg.budget_of(set_lifetime_limit.role, NULL)).id,
+    PERFORM dp_agg_internal.set_lifetime((dp_agg_internal.budget_of(set_lifetime_limit.role, NULL)).id,
                                 set_lifetime_limit.epsilon, set_lifetime_limit.delta);
 END
 $$;
@@ -1528,7 +1528,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM dp_agg.set_lifetime((dp_agg.budget_of(NULL, set_relation_lifetime_limit.relation)).id,
+    PERFORM dp_agg_internal.set_lifetime((dp_agg_internal.budget_of(NULL, set_relation_lifetime_limit.relation)).id,
                                 set_relation_lifetime_limit.epsilon, set_relation_lifetime_limit.delta);
 END
 $$;
@@ -1549,7 +1549,7 @@ BEGIN
                                selection_epsilon = 0, selection_delta = 0,
                                lifetime_epsilon_spent = 0, lifetime_delta_spent = 0,
                                window_start = CASE WHEN x.window_length IS NOT NULL
-                                                   THEN dp_agg.window_start(x.window_length, x.window_time_zone, now())
+                                                   THEN dp_agg_internal.window_start(x.window_length, x.window_time_zone, now())
                                               END,
                                updated_at = now()
     WHERE x.id = reset.id;
@@ -1565,7 +1565,7 @@ BEGIN
                     THEN jsonb_build_object('relation', b.relation::text) ELSE '{}' END,
             ARRAY[b.id],
             ARRAY[CASE WHEN b.window_length IS NOT NULL
-                       THEN dp_agg.window_start(b.window_length, b.window_time_zone, now()) END]);
+                       THEN dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()) END]);
 END
 $$;
 COMMENT ON FUNCTION dp_agg.reset(bigint) IS
@@ -1578,7 +1578,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM dp_agg.reset((dp_agg.budget_of(reset_budget.role, NULL)).id);
+    PERFORM dp_agg_internal.reset((dp_agg_internal.budget_of(reset_budget.role, NULL)).id);
 END
 $$;
 COMMENT ON FUNCTION dp_agg.reset_budget(regrole) IS
@@ -1590,7 +1590,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM dp_agg.reset((dp_agg.budget_of(NULL, reset_relation_budget.relation)).id);
+    PERFORM dp_agg_internal.reset((dp_agg_internal.budget_of(NULL, reset_relation_budget.relation)).id);
 END
 $$;
 COMMENT ON FUNCTION dp_agg.reset_relation_budget(regclass) IS
@@ -1949,7 +1949,7 @@ BEGIN
                CASE WHEN NOT w.stale THEN b.selection_delta ELSE 0 END
         INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
         FROM dp_agg.budget b,
-             LATERAL (SELECT coalesce(b.window_start < dp_agg.window_start(b.window_length, b.window_time_zone, now()),
+             LATERAL (SELECT coalesce(b.window_start < dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()),
                                       b.window_length IS NOT NULL) AS stale) w
         WHERE b.role = spent_epsilon.role;
     END IF;
@@ -2282,8 +2282,10 @@ COMMENT ON FUNCTION dp_agg.row_functions() IS
 -- dp_agg.dist_state.  The types and every table and view stay in dp_agg
 -- (the C code and pg_extension_config_dump read the tables there).
 --
--- The plpgsql functions that name a moved function are created again
--- with its new name (the bodies are otherwise those above).
+-- The plpgsql functions of the sections above already name the moved
+-- functions by their new schema: PL/pgSQL resolves the names of a body
+-- when it runs, so a body may name dp_agg_internal before this section
+-- creates it.
 
 CREATE SCHEMA dp_agg_internal;
 COMMENT ON SCHEMA dp_agg_internal IS
@@ -2394,281 +2396,3 @@ REVOKE ALL ON FUNCTION dp_agg_internal.select_transfn(internal, internal, intege
                        dp_agg_internal.estimate_in(cstring),
                        dp_agg_internal.estimate_out(dp_agg.estimate)
 FROM PUBLIC;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
-                                             accounting text DEFAULT 'basic')
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF set_budget.role IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'role must not be NULL';
-    END IF;
-    PERFORM dp_agg_internal.check_budget_limits(set_budget.epsilon, set_budget.delta, set_budget.accounting);
-    INSERT INTO dp_agg.budget AS b (role, epsilon_limit, delta_limit, accounting)
-    VALUES (set_budget.role, set_budget.epsilon, set_budget.delta, set_budget.accounting)
-    ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
-        SET epsilon_limit = excluded.epsilon_limit,
-            delta_limit = excluded.delta_limit,
-            accounting = excluded.accounting,
-            updated_at = now()
-        WHERE NOT b.members;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
-            MESSAGE = format('role %s has a group budget', set_budget.role),
-            DETAIL = 'A role has one budget: its own, or one its members share.',
-            HINT = format('Change its limits with dp_agg.set_group_budget(%L, ...), or drop it with dp_agg.drop_budget(%L) first.',
-                          set_budget.role::text, set_budget.role::text);
-    END IF;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_group_budget(role regrole, epsilon float8, delta float8 DEFAULT 0,
-                                        accounting text DEFAULT 'basic')
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    own boolean;
-BEGIN
-    IF set_group_budget.role IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'role must not be NULL';
-    END IF;
-    PERFORM dp_agg_internal.check_budget_limits(set_group_budget.epsilon, set_group_budget.delta,
-                                       set_group_budget.accounting);
-    SELECT NOT b.members INTO own FROM dp_agg.budget b WHERE b.role = set_group_budget.role FOR UPDATE;
-    INSERT INTO dp_agg.budget AS b (role, members, epsilon_limit, delta_limit, accounting)
-    VALUES (set_group_budget.role, true, set_group_budget.epsilon, set_group_budget.delta,
-            set_group_budget.accounting)
-    ON CONFLICT ON CONSTRAINT budget_role_key DO UPDATE
-        SET members = true,
-            epsilon_limit = excluded.epsilon_limit,
-            delta_limit = excluded.delta_limit,
-            accounting = excluded.accounting,
-            updated_at = now();
-    IF own THEN
-        RAISE NOTICE 'the budget of role % is now shared by its members', set_group_budget.role
-            USING DETAIL = 'What it has spent counts for them too.';
-    END IF;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_relation_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
-                                           accounting text DEFAULT 'basic')
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF set_relation_budget.relation IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'relation must not be NULL';
-    END IF;
-    PERFORM dp_agg_internal.check_budget_limits(set_relation_budget.epsilon, set_relation_budget.delta,
-                                       set_relation_budget.accounting);
-    IF NOT EXISTS (SELECT FROM dp_agg.protected p
-                   WHERE p.relation = set_relation_budget.relation
-                      OR p.relation IN (SELECT a.relid FROM pg_partition_ancestors(set_relation_budget.relation) a)) THEN
-        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
-            MESSAGE = format('relation %s is not protected', set_relation_budget.relation),
-            DETAIL = 'A budget bounds what is released about the people in a relation only if DP statements are the only access to it.',
-            HINT = format('Protect it first with dp_agg.protect(%L).', set_relation_budget.relation::text);
-    END IF;
-    INSERT INTO dp_agg.budget AS b (relation, epsilon_limit, delta_limit, accounting)
-    VALUES (set_relation_budget.relation, set_relation_budget.epsilon, set_relation_budget.delta,
-            set_relation_budget.accounting)
-    ON CONFLICT ON CONSTRAINT budget_relation_key DO UPDATE
-        SET epsilon_limit = excluded.epsilon_limit,
-            delta_limit = excluded.delta_limit,
-            accounting = excluded.accounting,
-            updated_at = now();
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg_internal.set_window(id bigint, window_length interval, time_zone text)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    b dp_agg.budget;
-    now_start timestamptz;
-BEGIN
-    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = set_window.id FOR UPDATE;
-    IF set_window.window_length IS NULL THEN
-        UPDATE dp_agg.budget x SET window_length = NULL, window_time_zone = NULL, window_start = NULL,
-                                   updated_at = now()
-        WHERE x.id = set_window.id;
-        RETURN;
-    END IF;
-    IF set_window.time_zone IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'time zone must not be NULL',
-            HINT = 'Windows are aligned to local midnights of a time zone, such as ''UTC'' or ''Europe/Paris''.';
-    END IF;
-    now_start := dp_agg_internal.window_start(set_window.window_length, set_window.time_zone, now());
-    -- what was spent in an earlier window (the charger had not renewed it
-    -- yet) does not count in this one
-    IF b.window_length IS NOT NULL
-       AND b.window_start < dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()) THEN
-        UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
-                                   selection_epsilon = 0, selection_delta = 0
-        WHERE x.id = set_window.id;
-    END IF;
-    -- what was spent so far counts in the current window
-    UPDATE dp_agg.budget x SET window_length = set_window.window_length,
-                               window_time_zone = set_window.time_zone,
-                               window_start = now_start, updated_at = now()
-    WHERE x.id = set_window.id;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_budget_window(role regrole, window_length interval, time_zone text DEFAULT 'UTC')
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM dp_agg_internal.set_window((dp_agg_internal.budget_of(set_budget_window.role, NULL)).id,
-                              set_budget_window.window_length, set_budget_window.time_zone);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_relation_budget_window(relation regclass, window_length interval,
-                                                  time_zone text DEFAULT 'UTC')
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM dp_agg_internal.set_window((dp_agg_internal.budget_of(NULL, set_relation_budget_window.relation)).id,
-                              set_relation_budget_window.window_length,
-                              set_relation_budget_window.time_zone);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_lifetime_limit(role regrole, epsilon float8, delta float8 DEFAULT 0)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM dp_agg_internal.set_lifetime((dp_agg_internal.budget_of(set_lifetime_limit.role, NULL)).id,
-                                set_lifetime_limit.epsilon, set_lifetime_limit.delta);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.set_relation_lifetime_limit(relation regclass, epsilon float8, delta float8 DEFAULT 0)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM dp_agg_internal.set_lifetime((dp_agg_internal.budget_of(NULL, set_relation_lifetime_limit.relation)).id,
-                                set_relation_lifetime_limit.epsilon, set_relation_lifetime_limit.delta);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg_internal.reset(id bigint)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    b dp_agg.budget;
-BEGIN
-    SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = reset.id FOR UPDATE;
-    UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
-                               selection_epsilon = 0, selection_delta = 0,
-                               lifetime_epsilon_spent = 0, lifetime_delta_spent = 0,
-                               window_start = CASE WHEN x.window_length IS NOT NULL
-                                                   THEN dp_agg_internal.window_start(x.window_length, x.window_time_zone, now())
-                                              END,
-                               updated_at = now()
-    WHERE x.id = reset.id;
-    INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, budgets, windows)
-    VALUES (b.role, 'reset', 0, 0, current_query(),
-            jsonb_build_object('epsilon_spent_before', b.epsilon_spent,
-                               'delta_spent_before', b.delta_spent,
-                               'lifetime_epsilon_spent_before', b.lifetime_epsilon_spent,
-                               'lifetime_delta_spent_before', b.lifetime_delta_spent,
-                               'window_start_before', b.window_start,
-                               'reset_by', session_user)
-            || CASE WHEN b.relation IS NOT NULL
-                    THEN jsonb_build_object('relation', b.relation::text) ELSE '{}' END,
-            ARRAY[b.id],
-            ARRAY[CASE WHEN b.window_length IS NOT NULL
-                       THEN dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()) END]);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.reset_budget(role regrole)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM dp_agg_internal.reset((dp_agg_internal.budget_of(reset_budget.role, NULL)).id);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.reset_relation_budget(relation regclass)
-RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM dp_agg_internal.reset((dp_agg_internal.budget_of(NULL, reset_relation_budget.relation)).id);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
-RETURNS float8
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    curve float8[];
-    releases jsonb;
-    frontier jsonb;
-    spent float8;
-    acct text;
-    sel_epsilon float8;
-    sel_delta float8;
-BEGIN
-    IF spent_epsilon.delta IS NULL OR NOT (spent_epsilon.delta > 0 AND spent_epsilon.delta < 1) THEN
-        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = 'delta must be greater than 0 and less than 1',
-            DETAIL = format('delta is %s.', coalesce(spent_epsilon.delta::text, 'NULL'));
-    END IF;
-    -- a budget one pays from through the view; any other needs the right
-    -- to read dp_agg.budget (superusers, or a DBA granted SELECT on it)
-    SELECT b.rdp, b.pld, b.pld_frontier, b.epsilon_spent + b.delta_spent, b.accounting,
-           b.selection_epsilon, b.selection_delta
-    INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
-    FROM dp_agg.my_budget_curves b WHERE b.role = spent_epsilon.role;
-    IF NOT FOUND THEN
-        SELECT CASE WHEN NOT w.stale THEN b.rdp END, CASE WHEN NOT w.stale THEN b.pld END, b.pld_frontier,
-               CASE WHEN NOT w.stale THEN b.epsilon_spent + b.delta_spent ELSE 0 END, b.accounting,
-               CASE WHEN NOT w.stale THEN b.selection_epsilon ELSE 0 END,
-               CASE WHEN NOT w.stale THEN b.selection_delta ELSE 0 END
-        INTO curve, releases, frontier, spent, acct, sel_epsilon, sel_delta
-        FROM dp_agg.budget b,
-             LATERAL (SELECT coalesce(b.window_start < dp_agg_internal.window_start(b.window_length, b.window_time_zone, now()),
-                                      b.window_length IS NOT NULL) AS stale) w
-        WHERE b.role = spent_epsilon.role;
-    END IF;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'PB002',
-            MESSAGE = format('role %s has no privacy budget', spent_epsilon.role);
-    END IF;
-    RETURN LEAST(dp_agg.hybrid_epsilon(curve, sel_epsilon, sel_delta, spent_epsilon.delta),
-                 CASE WHEN acct = 'pld' AND (releases IS NOT NULL OR spent = 0)
-                      THEN dp_agg.pld_budget_epsilon(coalesce(releases, '[]'::jsonb), frontier,
-                                                     spent_epsilon.delta) END);
-END
-$$;
