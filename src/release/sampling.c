@@ -336,9 +336,14 @@ typedef struct SecureBernoulliState
 	OffsetNumber lt;			/* last tuple returned from current block */
 } SecureBernoulliState;
 
-static void
-sb_samplescangetsamplesize(PlannerInfo *root, RelOptInfo *baserel, List *paramexprs,
-						   BlockNumber *pages, double *tuples)
+/*
+ * The estimate of a Bernoulli sample of its first parameter's percentage
+ * (secure_bernoulli, and the scan of a sample of units, unit_sample.c):
+ * every page is read, that share of the tuples kept
+ */
+void
+dp_bernoulli_sample_size(PlannerInfo *root, RelOptInfo *baserel, List *paramexprs,
+						 BlockNumber *pages, double *tuples)
 {
 	Node	   *pctnode = (Node *) linitial(paramexprs);
 	float4		percent = SB_DEFAULT_PERCENT;
@@ -402,7 +407,7 @@ dp_secure_bernoulli_handler(PG_FUNCTION_ARGS)
 	tsm->parameterTypes = list_make1_oid(FLOAT4OID);
 	tsm->repeatable_across_queries = false;
 	tsm->repeatable_across_scans = false;
-	tsm->SampleScanGetSampleSize = sb_samplescangetsamplesize;
+	tsm->SampleScanGetSampleSize = dp_bernoulli_sample_size;
 	tsm->InitSampleScan = sb_initsamplescan;
 	tsm->BeginSampleScan = sb_beginsamplescan;
 	tsm->NextSampleBlock = NULL;

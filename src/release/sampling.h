@@ -10,6 +10,7 @@
 
 #include "nodes/params.h"
 #include "nodes/parsenodes.h"
+#include "nodes/pathnodes.h"
 #include "nodes/plannodes.h"
 
 /* How a table is sampled, as far as privacy is concerned. */
@@ -37,6 +38,8 @@ extern const DpSampling dp_no_sampling;
 
 extern void dp_check_tablesample(TableSampleClause *tsc);
 extern uint64 dp_bernoulli_cutoff(float4 percent);
+extern void dp_bernoulli_sample_size(PlannerInfo *root, RelOptInfo *baserel, List *paramexprs,
+									 BlockNumber *pages, double *tuples);
 extern FuncExpr *dp_unit_sample_filter(Plan *scan);
 extern bool dp_is_secure_bernoulli(Oid handler);
 extern void dp_sampling_of_input(PlannedStmt *stmt, List *scans, DpSampling *sampling);

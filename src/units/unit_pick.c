@@ -191,7 +191,7 @@ choose_arg_hash(FmgrInfo *hash)
 		default:
 			return ARG_HASH_FMGR;
 	}
-	for (int i = 0; i < lengthof(probes); i++)
+	for (int i = 0; i < (int) lengthof(probes); i++)
 	{
 		Datum		d;
 

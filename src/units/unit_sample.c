@@ -67,7 +67,6 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/optimizer.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -242,24 +241,6 @@ typedef struct UnitScanState
 	uint64		hashes[MaxHeapTuplesPerPage];
 } UnitScanState;
 
-/* as BERNOULLI's: every page is read, the percentage of the tuples kept */
-static void
-us_samplescangetsamplesize(PlannerInfo *root, RelOptInfo *baserel, List *paramexprs,
-						   BlockNumber *pages, double *tuples)
-{
-	Node	   *pctnode = estimate_expression_value(root, (Node *) linitial(paramexprs));
-	float4		percent = 10;
-
-	if (IsA(pctnode, Const) && !((Const *) pctnode)->constisnull)
-	{
-		percent = DatumGetFloat4(((Const *) pctnode)->constvalue);
-		if (!(percent >= 0 && percent <= 100))
-			percent = 10;
-	}
-	*pages = baserel->pages;
-	*tuples = clamp_row_est(baserel->tuples * percent / 100);
-}
-
 static void
 us_initsamplescan(SampleScanState *node, int eflags)
 {
@@ -377,7 +358,7 @@ dp_unit_scan_handler(PG_FUNCTION_ARGS)
 	/* a new key for each execution; the same rows for each scan of one */
 	tsm->repeatable_across_queries = false;
 	tsm->repeatable_across_scans = true;
-	tsm->SampleScanGetSampleSize = us_samplescangetsamplesize;
+	tsm->SampleScanGetSampleSize = dp_bernoulli_sample_size;
 	tsm->InitSampleScan = us_initsamplescan;
 	tsm->BeginSampleScan = us_beginsamplescan;
 	tsm->NextSampleBlock = NULL;
