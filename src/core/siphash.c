@@ -150,9 +150,9 @@ dp_siphash24_words(const DpSipKey *k, const uint64 *m, int n)
 }
 
 /*
- * dp_siphash24_word of n words m[i] into out[i], in a loop without a
- * branch: the processor overlaps the rounds of successive words (each
- * word's rounds are a chain of dependent additions and rotations).
+ * dp_siphash24_word of n words m[i] into out[i] (out may be m), in a loop
+ * without a branch: the processor overlaps the rounds of successive words
+ * (each word's rounds are a chain of dependent additions and rotations).
  */
 void
 dp_siphash24_word_batch(const DpSipKey *k, const uint64 *m, uint64 *out, int n)

@@ -235,10 +235,8 @@ typedef struct UnitScanState
 	int			nkept;
 	int			next;			/* the next of kept[] to offer */
 	OffsetNumber kept[MaxHeapTuplesPerPage];
-	/* scratch: each tuple's offset and unit's message, then hash */
-	OffsetNumber offs[MaxHeapTuplesPerPage];
+	/* scratch: the messages of the page's units, then their hashes */
 	uint64		words[MaxHeapTuplesPerPage];
-	uint64		hashes[MaxHeapTuplesPerPage];
 } UnitScanState;
 
 static void
@@ -311,16 +309,17 @@ decide_page(UnitScanState *st, Page page, OffsetNumber maxoffset)
 		unit = heap_getattr(&tuple, st->attnum, st->tupdesc, &isnull);
 		if (isnull)
 			continue;
-		st->offs[n] = off;
+		st->kept[n] = off;
 		st->words[n] = unit_message(&st->d, unit);
 		n++;
 	}
-	dp_siphash24_word_batch(&st->d.key, st->words, st->hashes, n);
+	/* hashed in place; kept[] compacted in place to the tuples kept */
+	dp_siphash24_word_batch(&st->d.key, st->words, st->words, n);
 	st->nkept = 0;
 	for (int i = 0; i < n; i++)
 	{
-		st->kept[st->nkept] = st->offs[i];
-		st->nkept += (st->hashes[i] >> 32) < st->d.cutoff;
+		st->kept[st->nkept] = st->kept[i];
+		st->nkept += (st->words[i] >> 32) < st->d.cutoff;
 	}
 	st->next = 0;
 }
