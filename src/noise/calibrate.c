@@ -180,54 +180,6 @@ bracket_down(DpPredicate holds, const void *arg, double *lo, double *hi,
 	return true;
 }
 
-/* ---------- directed rounding ---------- */
-
-/* a + b rounded toward +infinity (Knuth's TwoSum gives the exact error) */
-double
-dp_add_up(double a, double b)
-{
-	double		s = a + b;
-	double		bb = s - a;
-	double		err = (a - (s - bb)) + (b - bb);
-
-	if (err > 0 && isfinite(s))
-		s = nextafter(s, INFINITY);
-	return s;
-}
-
-/* a * b rounded toward +infinity, a, b >= 0 */
-double
-dp_mul_up(double a, double b)
-{
-	double		p = a * b;
-
-	if (isfinite(p) && fma(a, b, -p) > 0)
-		p = nextafter(p, INFINITY);
-	return p;
-}
-
-/* a * b rounded toward zero, a, b >= 0 */
-double
-dp_mul_down(double a, double b)
-{
-	double		p = a * b;
-
-	if (isfinite(p) && fma(a, b, -p) < 0)
-		p = nextafter(p, 0.0);
-	return p;
-}
-
-/* a / b rounded toward +infinity, a >= 0, b > 0 */
-double
-dp_div_up(double a, double b)
-{
-	double		q = a / b;
-
-	if (isfinite(q) && fma(-q, b, a) > 0)
-		q = nextafter(q, INFINITY);
-	return q;
-}
-
 /* ---------- the normal tail ---------- */
 
 /*
@@ -1107,8 +1059,8 @@ halfwidth_covers(double k, const void *arg)
  * >= confidence, in released units.  Then, with M = (K + 1/2) 2^shift,
  * P[|round| <= K] = P[-M <= X < M] = 1 - 2 P[X >= M] + P[X = M].
  */
-double
-dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
+static double
+noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 {
 	HalfwidthTarget t = {laplace, scale, ldexp(1.0, shift), shift, confidence};
 	double		lo = 0,
@@ -1121,6 +1073,51 @@ dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 	if (halfwidth_covers(0, &t))
 		return 0;
 	return dp_bisect(halfwidth_covers, &t, lo, hi, DP_BISECT_INTEGER, 0, 0);
+}
+
+/*
+ * The same, remembered: a statement asks for the half-widths of its
+ * releases when it is priced, described for the ledger and released (a
+ * search of a few dozen exponentials each time), and the next statement
+ * of the same shape asks for the same ones.  The key is every argument,
+ * compared bit for bit.
+ */
+#define HALFWIDTH_MEMO_SIZE 8
+
+typedef struct HalfwidthMemo
+{
+	double		scale;
+	double		confidence;
+	int			shift;
+	bool		laplace;
+	double		halfwidth;
+} HalfwidthMemo;
+
+double
+dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
+{
+	static HalfwidthMemo memo[HALFWIDTH_MEMO_SIZE];
+	static int	used = 0,
+				next = 0;
+	HalfwidthMemo key;
+
+	memset(&key, 0, sizeof(key));
+	key.scale = scale;
+	key.confidence = confidence;
+	key.shift = shift;
+	key.laplace = laplace;
+	for (int i = 0; i < used; i++)
+	{
+		if (memcmp(&memo[i], &key, offsetof(HalfwidthMemo, halfwidth)) == 0)
+			return memo[i].halfwidth;
+	}
+	/* computed before the entry is filled: an error leaves no entry behind */
+	key.halfwidth = noise_halfwidth(laplace, scale, confidence, shift);
+	memo[next] = key;
+	next = (next + 1) % HALFWIDTH_MEMO_SIZE;
+	if (used < HALFWIDTH_MEMO_SIZE)
+		used++;
+	return key.halfwidth;
 }
 
 /* ---------- Renyi DP of single releases ---------- */
