@@ -89,6 +89,9 @@ typedef struct CurveCacheEntry
 				s;				/* Laplace */
 	double		sigma_units;	/* Gaussian */
 	double		curve[DP_RDP_ORDERS];
+	/* the curve of scaled_repeats releases with its margin (add_noise_rdp) */
+	int			scaled_repeats;
+	double		scaled[DP_RDP_ORDERS];
 } CurveCacheEntry;
 
 #define CURVE_CACHE_SIZE 8
@@ -96,7 +99,7 @@ static CurveCacheEntry curve_cache[CURVE_CACHE_SIZE];
 static int	curve_cache_used = 0;
 static int	curve_cache_next = 0;
 
-static const double *
+static CurveCacheEntry *
 noise_rdp_curve_cached(const DpNoiseSpec *ns, const DpSampling *sampling)
 {
 	CurveCacheEntry key;
@@ -119,16 +122,17 @@ noise_rdp_curve_cached(const DpNoiseSpec *ns, const DpSampling *sampling)
 	for (int i = 0; i < curve_cache_used; i++)
 	{
 		if (memcmp(&curve_cache[i], &key, offsetof(CurveCacheEntry, curve)) == 0)
-			return curve_cache[i].curve;
+			return &curve_cache[i];
 	}
 	/* computed before the entry is filled, so that an error leaves no stale entry */
 	noise_rdp_curve(ns, sampling, key.curve);
+	key.scaled_repeats = -1;	/* none yet */
 	e = &curve_cache[curve_cache_next];
 	memcpy(e, &key, sizeof(key));
 	curve_cache_next = (curve_cache_next + 1) % CURVE_CACHE_SIZE;
 	if (curve_cache_used < CURVE_CACHE_SIZE)
 		curve_cache_used++;
-	return e->curve;
+	return e;
 }
 
 /*
@@ -139,13 +143,20 @@ noise_rdp_curve_cached(const DpNoiseSpec *ns, const DpSampling *sampling)
 static void
 add_noise_rdp(const DpNoiseSpec *ns, const DpSampling *sampling, double *curve)
 {
-	const double *c = noise_rdp_curve_cached(ns, sampling);
+	CurveCacheEntry *e = noise_rdp_curve_cached(ns, sampling);
 
+	/* the terms of these repeats, kept with the curve for the next statement */
+	if (e->scaled_repeats != ns->repeats)
+	{
+		for (int i = 0; i < DP_RDP_ORDERS; i++)
+			e->scaled[i] = e->curve[i] > 0
+				? dp_mul_up(dp_mul_up(e->curve[i], (double) ns->repeats), RDP_MARGIN) : 0;
+		e->scaled_repeats = ns->repeats;
+	}
 	for (int i = 0; i < DP_RDP_ORDERS; i++)
 	{
-		if (c[i] > 0)
-			curve[i] = dp_add_up(curve[i], dp_mul_up(dp_mul_up(c[i], (double) ns->repeats),
-													 RDP_MARGIN));
+		if (e->scaled[i] > 0)
+			curve[i] = dp_add_up(curve[i], e->scaled[i]);
 	}
 }
 
