@@ -470,13 +470,65 @@ dp_pld_state_encode(const DpPldState *state)
 	return buf.data;
 }
 
-/* a jsonb number with the text of format (as the text of encode writes it) */
+/*
+ * The numeric of "%.17g" of v, as the text of encode writes it.  The
+ * charger writes the pld column of every budget it charges, and the
+ * sensitivities, noise scales and rates of its kinds repeat from one
+ * charge to the next: the last few are remembered (bit for bit), in
+ * TopMemoryContext, instead of being printed and parsed each time.
+ */
+#define NUMERIC_MEMO_SIZE 16
+
+static Numeric
+exact_numeric(double v)
+{
+	static struct
+	{
+		double		v;
+		Numeric		n;
+	}			memo[NUMERIC_MEMO_SIZE];
+	static int	used = 0,
+				next = 0;
+	char		buf[64];
+	Numeric		n;
+
+	/*
+	 * a copy in the caller's context: a jsonb being built keeps pointers to
+	 * its numerics, and an entry can be evicted before it is done
+	 */
+	for (int i = 0; i < used; i++)
+	{
+		if (memcmp(&memo[i].v, &v, sizeof(v)) == 0)
+		{
+			n = palloc(VARSIZE(memo[i].n));
+			memcpy(n, memo[i].n, VARSIZE(memo[i].n));
+			return n;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%.17g", v);
+	n = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1)));
+	if (used == NUMERIC_MEMO_SIZE)
+		pfree(memo[next].n);
+	else
+		used++;
+	memo[next].v = v;
+	memo[next].n = MemoryContextAlloc(TopMemoryContext, VARSIZE(n));
+	memcpy(memo[next].n, n, VARSIZE(n));
+	next = (next + 1) % NUMERIC_MEMO_SIZE;
+	return n;
+}
+
+/*
+ * a jsonb number: v as "%.17g" (is_count: "%.0f", an integer) writes it,
+ * the text of encode
+ */
 static void
-push_number(JsonbParseState **ps, const char *key, const char *format, double v)
+push_number(JsonbParseState **ps, const char *key, double v, bool is_count)
 {
 	JsonbValue	k;
 	JsonbValue	n;
-	char		buf[64];
 
 	k.type = jbvString;
 	k.val.string.val = (char *) key;
@@ -485,11 +537,20 @@ push_number(JsonbParseState **ps, const char *key, const char *format, double v)
 	/* JSON has no infinities or NaN: the text form would not parse either */
 	if (!isfinite(v))
 		elog(ERROR, "pld state has a non-finite %s", key);
-	snprintf(buf, sizeof(buf), format, v);
 	n.type = jbvNumeric;
-	n.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
-														ObjectIdGetDatum(InvalidOid),
-														Int32GetDatum(-1)));
+	if (is_count && v == floor(v) && fabs(v) < 4503599627370496.0)
+		n.val.numeric = int64_to_numeric((int64) v);	/* below 2^52: exact */
+	else if (is_count)
+	{
+		char		buf[512];
+
+		snprintf(buf, sizeof(buf), "%.0f", v);
+		n.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+															ObjectIdGetDatum(InvalidOid),
+															Int32GetDatum(-1)));
+	}
+	else
+		n.val.numeric = exact_numeric(v);
 	(void) pushJsonbValue(ps, WJB_VALUE, &n);
 }
 
@@ -537,16 +598,16 @@ dp_pld_state_jsonb(const DpPldState *state)
 		if (t->kind.mechanism == DP_PLD_RR)
 		{
 			/* as encode writes it: its epsilon, and a rate of 1 */
-			push_number(&ps, "epsilon", "%.17g", t->kind.scale);
-			push_number(&ps, "rate", "%.0f", 1.0);
+			push_number(&ps, "epsilon", t->kind.scale, false);
+			push_number(&ps, "rate", 1.0, true);
 		}
 		else
 		{
-			push_number(&ps, "sensitivity", "%.17g", t->kind.sens);
-			push_number(&ps, "noise_scale", "%.17g", t->kind.scale);
-			push_number(&ps, "rate", "%.17g", t->kind.rate);
+			push_number(&ps, "sensitivity", t->kind.sens, false);
+			push_number(&ps, "noise_scale", t->kind.scale, false);
+			push_number(&ps, "rate", t->kind.rate, false);
 		}
-		push_number(&ps, "count", "%.0f", t->count);
+		push_number(&ps, "count", t->count, true);
 		(void) pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}
 	root = pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
