@@ -10,6 +10,7 @@
 
 #include "c.h"
 
+#include <float.h>
 #include <math.h>
 
 /*
@@ -95,13 +96,29 @@ dp_add_up(double a, double b)
 	return s;
 }
 
+/*
+ * The error of a product computed by fma() is exact when the operands'
+ * exponents sum to at least emin + p - 1 = -970 (the exactness condition
+ * of 2MultFMA; Muller et al., Handbook of Floating-Point Arithmetic), and
+ * so is the remainder a - q b of a quotient when a is that large.  Below
+ * DP_EXACT_ERROR_MIN, where the error may underflow to zero (a product of
+ * two tiny doubles rounds to 0, and so does its fma error), the result is
+ * moved one step without looking: never on the wrong side, at most one
+ * step further than needed.
+ */
+#define DP_EXACT_ERROR_MIN 0x1p-960
+
 /* a * b rounded toward +infinity, a, b >= 0 */
 static inline double
 dp_mul_up(double a, double b)
 {
 	double		p = a * b;
 
-	if (isfinite(p) && fma(a, b, -p) > 0)
+	if (!isfinite(p))
+		return p;
+	if (p < DP_EXACT_ERROR_MIN)
+		return a == 0 || b == 0 ? p : dp_next_up(p);
+	if (fma(a, b, -p) > 0)
 		p = dp_next_up(p);
 	return p;
 }
@@ -112,8 +129,12 @@ dp_mul_down(double a, double b)
 {
 	double		p = a * b;
 
+	if (!isfinite(p))
+		return isfinite(a) && isfinite(b) ? DBL_MAX : p;	/* overflowed */
+	if (p < DP_EXACT_ERROR_MIN)
+		return p == 0 ? p : dp_next_down_abs(p);
 	/* an error below zero means p > 0 */
-	if (isfinite(p) && fma(a, b, -p) < 0)
+	if (fma(a, b, -p) < 0)
 		p = dp_next_down_abs(p);
 	return p;
 }
@@ -124,7 +145,11 @@ dp_div_up(double a, double b)
 {
 	double		q = a / b;
 
-	if (isfinite(q) && fma(-q, b, a) > 0)
+	if (!isfinite(q))
+		return q;
+	if (a < DP_EXACT_ERROR_MIN || q < DP_EXACT_ERROR_MIN)
+		return a == 0 ? q : dp_next_up(q);
+	if (fma(-q, b, a) > 0)
 		q = dp_next_up(q);
 	return q;
 }
