@@ -1,0 +1,128 @@
+#!/bin/bash
+# dp_agg benchmark: the instructions one charged DP statement costs, in its
+# backend and in the charger, against the same statement with built-in
+# aggregates, counted by valgrind (callgrind).  Not a pass/fail test.
+#
+#   test/bench/charge_instructions.sh
+#   DP_BENCH_STATEMENTS=2000 test/bench/charge_instructions.sh
+#
+# The statements of throughput.sh, on its table of 1,000 rows:
+#     built-in: SELECT count(x), sum(x) FROM dp_bench_t1000
+#     dp_agg:   SELECT dp_count(x, 1.0), dp_sum(x, 0, 100, 1.0) FROM dp_bench_t1000
+# The postmaster runs under callgrind.  A backend's cost per statement is
+# the difference between two sessions, of 1 and of N + 1 statements,
+# divided by N (parse, plan, guard, price, charge request, execution,
+# noise, result; not the session's start).  The charger's cost per charge
+# is the same difference between two chargers' lives (each ended after its
+# session), of 1 and of N + 1 charges: one client, so one charge per batch,
+# the most a charge can cost (with more clients a batch holds several
+# charges and shares the reading, writing and commit of the budget row).
+#
+# Instruction counts are the same on a loaded machine as on a quiet one,
+# so this shows what a change does to the code run per statement where
+# throughput.sh's timings vary more than the change; they do not show the
+# kernel's time (the wakeups between a backend and the charger, the WAL
+# written) nor cache misses, which throughput.sh measures.
+#
+# Environment:
+#   DP_BENCH_STATEMENTS  N (500)
+#   and those of bench_lib.sh but PGHOST/PGPORT: the cluster is a throw-away
+#   one, its postmaster started under valgrind
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/test/lib.sh"
+. "$top/test/bench/bench_lib.sh"
+
+if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
+    echo "charge_instructions.sh starts its own cluster under valgrind: unset PGHOST and PGPORT" >&2
+    exit 1
+fi
+if ! command -v valgrind >/dev/null; then
+    [ "$(id -u)" = 0 ] && { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
+    command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
+fi
+n=${DP_BENCH_STATEMENTS:-500}
+
+trap dp_bench_cleanup EXIT
+dp_bench_cluster "$top"
+dp_bench_role
+"$DP_PSQL" -X -q -v ON_ERROR_STOP=1 <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS dp_bench_t1000;
+CREATE TABLE dp_bench_t1000 (id integer PRIMARY KEY, x integer NOT NULL);
+SELECT setseed(0.5) \g /dev/null
+INSERT INTO dp_bench_t1000 SELECT i, floor(random() * 101)::integer FROM generate_series(1, 1000) i;
+VACUUM (FREEZE, ANALYZE) dp_bench_t1000;
+GRANT SELECT ON dp_bench_t1000 TO dp_bench;
+CHECKPOINT;
+SQL
+
+cg="$DP_BENCH_DIR/callgrind"
+mkdir -p "$cg"
+[ "$(id -u)" = 0 ] && chown postgres: "$cg"
+(cd / && dp_as_postgres "$DP_PG_BIN/pg_ctl" -D "$DP_BENCH_DIR/data" -m fast -w stop >/dev/null)
+(cd / && dp_as_postgres bash -c "valgrind --tool=callgrind --callgrind-out-file='$cg/cg.%p' \
+    '$DP_PG_BIN/postgres' -D '$DP_BENCH_DIR/data' >'$DP_BENCH_DIR/valgrind.log' 2>&1 &")
+for _ in $(seq 300); do
+    "$DP_PSQL" -X -Atc "SELECT 1" >/dev/null 2>&1 && break
+    sleep 1
+done
+
+native_sql='SELECT count(x), sum(x) FROM dp_bench_t1000;'
+dp_sql='SELECT dp_count(x, 1.0), dp_sum(x, 0, 100, 1.0) FROM dp_bench_t1000;'
+
+# session SQL TIMES: run SQL TIMES times as dp_bench in one session; its backend's pid
+session() {
+    { echo "SELECT pg_backend_pid();"; echo "SET ROLE dp_bench;"; echo '\o /dev/null'
+      for _ in $(seq "$2"); do echo "$1"; done; } | "$DP_PSQL" -X -q -At -v ON_ERROR_STOP=1 | head -1
+}
+# total PID: the instructions of a backend's whole life, from the profile it writes at exit
+total() {
+    for _ in $(seq 600); do
+        grep -qs '^totals:' "$cg/cg.$1" && break
+        sleep 0.5
+    done
+    awk '/^totals:/ { print $2 }' "$cg/cg.$1"
+}
+# charger_life: end the charger (its profile is written when it exits); its pid
+charger_life() {
+    local pid
+    pid=$("$DP_PSQL" -X -Atc "SELECT pid FROM pg_stat_activity WHERE backend_type LIKE 'dp_agg charger%'")
+    [ -n "$pid" ] || { echo "no charger is running" >&2; exit 1; }
+    "$DP_PSQL" -X -Atc "SELECT pg_terminate_backend($pid)" >/dev/null
+    echo "$pid"
+}
+# per_statement SQL: a backend's instructions per statement
+per_statement() {
+    local one many
+    one=$(session "$1" 1)
+    many=$(session "$1" $((n + 1)))
+    echo $(( ($(total "$many") - $(total "$one")) / n ))
+}
+
+dp_log "postmaster under callgrind; $n statements of each kind"
+native=$(per_statement "$native_sql")
+# the charger's cost per charge: the difference between two chargers'
+# lives, of 1 and of N + 1 charges (a charger starts with the first
+# request; the first one also compiles the ledger's writes)
+session "$dp_sql" 1 >/dev/null
+charger_life >/dev/null
+one=$(session "$dp_sql" 1)
+c_one=$(charger_life)
+many=$(session "$dp_sql" $((n + 1)))
+c_many=$(charger_life)
+backend=$(( ($(total "$many") - $(total "$one")) / n ))
+charge=$(( ($(total "$c_many") - $(total "$c_one")) / n ))
+charges=$("$DP_PSQL" -X -Atc "SELECT count(*) FROM dp_agg.ledger WHERE kind = 'charge'")
+
+commas() { echo "$1" | sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta'; }
+echo
+echo "Instructions per statement (callgrind), one client, $n statements, $charges charges in all:"
+echo
+echo "| statement | backend | charger (one charge per batch) | in all | / built-in |"
+echo "|---|---:|---:|---:|---:|"
+printf "| built-in: \`%s\` | %s | | %s | 1.00 |\n" "${native_sql%;}" "$(commas "$native")" "$(commas "$native")"
+printf "| dp_agg: \`%s\` | %s | %s | %s | %.2f |\n" "${dp_sql%;}" "$(commas "$backend")" "$(commas "$charge")" \
+    "$(commas $((backend + charge)))" "$(awk -v a=$((backend + charge)) -v b="$native" 'BEGIN { print a / b }')"
+echo
+dp_bench_machine "$top"
