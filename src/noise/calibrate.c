@@ -4,7 +4,9 @@
  *	  Noise calibration: how much noise buys (epsilon, delta).
  *
  * Pure functions of doubles, no PostgreSQL state, so that every number the
- * aggregates use can be recomputed by the SQL functions of the same names.
+ * aggregates use can be recomputed by the SQL functions of the same names
+ * (dp_noise_halfwidth keeps a memo of its last result, which changes no
+ * result).
  * The one exception is bounded work: every step of a loop whose length
  * depends on its input or on convergence goes through dp_work_step, which
  * calls CHECK_FOR_INTERRUPTS (miscadmin.h: it reads a flag and can only
@@ -1107,8 +1109,8 @@ halfwidth_covers(double k, const void *arg)
  * >= confidence, in released units.  Then, with M = (K + 1/2) 2^shift,
  * P[|round| <= K] = P[-M <= X < M] = 1 - 2 P[X >= M] + P[X = M].
  */
-double
-dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
+static double
+noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 {
 	HalfwidthTarget t = {laplace, scale, ldexp(1.0, shift), shift, confidence};
 	double		lo = 0,
@@ -1121,6 +1123,37 @@ dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 	if (halfwidth_covers(0, &t))
 		return 0;
 	return dp_bisect(halfwidth_covers, &t, lo, hi, DP_BISECT_INTEGER, 0, 0);
+}
+
+/*
+ * With a memo of the last arguments: the final functions of a GROUP BY ask
+ * for the same half-width at every group (the error bar of each release),
+ * and the search costs thousands of instructions, more than the group's
+ * rows.  A pure function of its arguments, so the memo returns what the
+ * search would.
+ */
+double
+dp_noise_halfwidth(bool laplace, double scale, double confidence, int shift)
+{
+	static bool memo_valid = false;
+	static bool memo_laplace;
+	static double memo_scale;
+	static double memo_confidence;
+	static int	memo_shift;
+	static double memo_result;
+	double		result;
+
+	if (memo_valid && memo_laplace == laplace && memo_scale == scale &&
+		memo_confidence == confidence && memo_shift == shift)
+		return memo_result;
+	result = noise_halfwidth(laplace, scale, confidence, shift);
+	memo_laplace = laplace;
+	memo_scale = scale;
+	memo_confidence = confidence;
+	memo_shift = shift;
+	memo_result = result;
+	memo_valid = true;
+	return result;
 }
 
 /* ---------- Renyi DP of single releases ---------- */
