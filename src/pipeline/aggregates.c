@@ -182,8 +182,8 @@ dp_count_trans(PG_FUNCTION_ARGS)
  * row takes the plain path (plain_row) or the general one, the same
  * clamping and rounding.
  */
-static pg_noinline Datum
-sum_int_general(FunctionCallInfo fcinfo, int64 v)
+pg_noinline Datum
+dp_sum_int_general(FunctionCallInfo fcinfo, int64 v)
 {
 	DpAggState *st = GET_STATE();
 
@@ -194,8 +194,8 @@ sum_int_general(FunctionCallInfo fcinfo, int64 v)
 	PG_RETURN_POINTER(st);
 }
 
-static pg_noinline Datum
-sum_float_general(FunctionCallInfo fcinfo, double v)
+pg_noinline Datum
+dp_sum_float_general(FunctionCallInfo fcinfo, double v)
 {
 	DpAggState *st = GET_STATE();
 
@@ -204,37 +204,6 @@ sum_float_general(FunctionCallInfo fcinfo, double v)
 	else
 		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
-}
-
-static inline Datum
-sum_int_row(FunctionCallInfo fcinfo, int64 v)
-{
-	const DpRelease *r = plain_row(fcinfo);
-
-	if (r != NULL)
-	{
-		DpAggState *st = (DpAggState *) PG_GETARG_POINTER(0);
-
-		accumulate_plain(st, clamp_round_int(r, v));
-		PG_RETURN_POINTER(st);
-	}
-	return sum_int_general(fcinfo, v);
-}
-
-static inline Datum
-sum_float_row(FunctionCallInfo fcinfo, double v)
-{
-	const DpRelease *r = plain_row(fcinfo);
-
-	/* (a grid of a multiplication: without the call to ldexp of the others) */
-	if (r != NULL && likely(!isnan(v) && r->row_mult != 0))
-	{
-		DpAggState *st = (DpAggState *) PG_GETARG_POINTER(0);
-
-		accumulate_plain(st, clamp_round_float(r, v));
-		PG_RETURN_POINTER(st);
-	}
-	return sum_float_general(fcinfo, v);
 }
 
 /* (the value of a NULL argument is read, not used: these types are by value) */

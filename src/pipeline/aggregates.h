@@ -306,6 +306,42 @@ plain_row(FunctionCallInfo fcinfo)
 	return NULL;
 }
 
+/* the general path of the typed transitions (aggregates.c) */
+extern Datum dp_sum_int_general(FunctionCallInfo fcinfo, int64 v);
+extern Datum dp_sum_float_general(FunctionCallInfo fcinfo, double v);
+
+/* a row of dp_sum or dp_avg: the plain path (plain_row) or the general one */
+static inline Datum
+sum_int_row(FunctionCallInfo fcinfo, int64 v)
+{
+	const DpRelease *r = plain_row(fcinfo);
+
+	if (r != NULL)
+	{
+		DpAggState *st = (DpAggState *) PG_GETARG_POINTER(0);
+
+		accumulate_plain(st, clamp_round_int(r, v));
+		PG_RETURN_POINTER(st);
+	}
+	return dp_sum_int_general(fcinfo, v);
+}
+
+static inline Datum
+sum_float_row(FunctionCallInfo fcinfo, double v)
+{
+	const DpRelease *r = plain_row(fcinfo);
+
+	/* (a grid of a multiplication: without the call to ldexp of the others) */
+	if (r != NULL && likely(!isnan(v) && r->row_mult != 0))
+	{
+		DpAggState *st = (DpAggState *) PG_GETARG_POINTER(0);
+
+		accumulate_plain(st, clamp_round_float(r, v));
+		PG_RETURN_POINTER(st);
+	}
+	return dp_sum_float_general(fcinfo, v);
+}
+
 static inline void
 accumulate_numeric(DpAggState *st, const DpRelease *r, Datum d)
 {
