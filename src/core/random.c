@@ -19,6 +19,14 @@
  * before the first release of a backend, in particular nothing in the
  * postmaster.
  *
+ * The samplers' small draws (a sign, a Bernoulli(1/k) trial, an integer
+ * below a small n) take only the bits they need, from a word of the buffer
+ * kept in a pool of unused bits (dp_random_bits): a sample of noise, drawn
+ * for every group of a GROUP BY, then takes a few words instead of one per
+ * draw.  Uniform bits are uniform bits: every draw keeps its exact
+ * distribution.  The pool is wiped as the buffer is (bits handed out are
+ * shifted out, and it is discarded with the buffer).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -27,6 +35,7 @@
 #include <openssl/rand.h>
 
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 
 #include "random.h"
 
@@ -35,6 +44,10 @@
 static unsigned char rand_buf[DP_RANDOM_BUFSIZE];
 static size_t rand_pos = DP_RANDOM_BUFSIZE;	/* empty */
 static pid_t rand_pid = 0;
+
+/* unused uniform bits: the low bit_count bits of bit_pool, the rest 0 */
+static uint64 bit_pool = 0;
+static int	bit_count = 0;
 
 /*
  * OpenSSL's reason for its first queued error, for the detail of an ERROR
@@ -113,6 +126,8 @@ dp_random_discard(void)
 {
 	explicit_bzero(rand_buf, sizeof(rand_buf));
 	rand_pos = DP_RANDOM_BUFSIZE;
+	explicit_bzero(&bit_pool, sizeof(bit_pool));
+	bit_count = 0;
 	rand_pid = MyProcPid;
 }
 
@@ -138,27 +153,47 @@ dp_random_u64(void)
 }
 
 /*
- * Uniform integer in [0, n), n >= 1, by rejection: exact, no modulo bias.
+ * n uniform random bits, 1 <= n <= 64, as the low bits of the result.
+ * Below 64, from the pool of unused bits, refilled with a whole word when
+ * it has fewer than n (the bits left in it are dropped).
+ */
+uint64
+dp_random_bits(int n)
+{
+	uint64		r;
+
+	Assert(n >= 1 && n <= 64);
+	if (n == 64)
+		return dp_random_u64();
+	if (unlikely(rand_pid != MyProcPid))
+		dp_random_discard();	/* a parent's pool is not ours */
+	if (bit_count < n)
+	{
+		bit_pool = dp_random_u64();
+		bit_count = 64;
+	}
+	r = bit_pool & ((UINT64CONST(1) << n) - 1);
+	bit_pool >>= n;
+	bit_count -= n;
+	return r;
+}
+
+/*
+ * Uniform integer in [0, n), n >= 1, by rejection from the fewest bits
+ * that cover n - 1: exact, no modulo bias.
  */
 uint64
 dp_random_below(uint64 n)
 {
-	uint64		mask;
+	int			bits;
 	uint64		r;
 
 	Assert(n >= 1);
 	if (n == 1)
 		return 0;
-	/* smallest all-ones mask covering n - 1 */
-	mask = n - 1;
-	mask |= mask >> 1;
-	mask |= mask >> 2;
-	mask |= mask >> 4;
-	mask |= mask >> 8;
-	mask |= mask >> 16;
-	mask |= mask >> 32;
+	bits = pg_leftmost_one_pos64(n - 1) + 1;
 	do
-		r = dp_random_u64() & mask;
+		r = dp_random_bits(bits);
 	while (r >= n);
 	return r;
 }

@@ -11,6 +11,7 @@
 #include "c.h"
 
 extern uint64 dp_random_u64(void);
+extern uint64 dp_random_bits(int n);
 extern uint64 dp_random_below(uint64 n);
 extern void dp_random_fill(void *buf, size_t len);
 extern void dp_random_discard(void);

@@ -4,7 +4,8 @@
  *	  Noise calibration: how much noise buys (epsilon, delta).
  *
  * Pure functions of doubles, no PostgreSQL state, so that every number the
- * aggregates use can be recomputed by the SQL functions of the same names.
+ * aggregates use can be recomputed by the SQL functions of the same names
+ * (dp_noise_halfwidth's memo of its last result changes no result).
  * The one exception is bounded work: every step of a loop whose length
  * depends on its input or on convergence goes through dp_work_step, which
  * calls CHECK_FOR_INTERRUPTS (miscadmin.h: it reads a flag and can only
@@ -1077,10 +1078,12 @@ noise_halfwidth(bool laplace, double scale, double confidence, int shift)
 
 /*
  * The same, remembered: a statement asks for the half-widths of its
- * releases when it is priced, described for the ledger and released (a
- * search of a few dozen exponentials each time), and the next statement
- * of the same shape asks for the same ones.  The key is every argument,
- * compared bit for bit.
+ * releases when it is priced, described for the ledger and released, the
+ * final functions of a GROUP BY ask for the same one at every group, and
+ * the next statement of the same shape asks for the same ones; the search
+ * costs thousands of instructions, more than a group's rows.  A pure
+ * function of its arguments: the key is every argument, compared bit for
+ * bit, so the memo returns what the search would.
  */
 #define HALFWIDTH_MEMO_SIZE 8
 

@@ -261,7 +261,7 @@ dp_sample_discrete_laplace(DpLaplaceParam param)
 		}
 		x = (uint128) u + (uint128) t * v;
 		y = x / s;
-		negative = (dp_random_u64() & 1) != 0;
+		negative = dp_random_bits(1) != 0;
 		if (negative && y == 0)
 			continue;
 		return negative ? -(int128) y : (int128) y;

@@ -177,67 +177,65 @@ dp_count_trans(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-/* dp_sum and dp_avg for each value type; bounds come from the ticket */
-Datum
-dp_sum_int2_trans(PG_FUNCTION_ARGS)
+/*
+ * dp_sum and dp_avg for each value type; bounds come from the ticket.  A
+ * row takes the plain path (plain_row) or the general one, the same
+ * clamping and rounding.
+ */
+pg_noinline Datum
+dp_sum_int_general(FunctionCallInfo fcinfo, int64 v)
 {
 	DpAggState *st = GET_STATE();
 
 	if (!PG_ARGISNULL(1))
-		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT16(1));
+		accumulate_int(st, call_release(fcinfo), v);
 	else
 		dp_agg_skip_row(st, call_release(fcinfo));
 	PG_RETURN_POINTER(st);
+}
+
+pg_noinline Datum
+dp_sum_float_general(FunctionCallInfo fcinfo, double v)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		accumulate_float(st, call_release(fcinfo), v);
+	else
+		dp_agg_skip_row(st, call_release(fcinfo));
+	PG_RETURN_POINTER(st);
+}
+
+/* (the value of a NULL argument is read, not used: these types are by value) */
+Datum
+dp_sum_int2_trans(PG_FUNCTION_ARGS)
+{
+	return sum_int_row(fcinfo, PG_GETARG_INT16(1));
 }
 
 Datum
 dp_sum_int4_trans(PG_FUNCTION_ARGS)
 {
-	DpAggState *st = GET_STATE();
-
-	if (!PG_ARGISNULL(1))
-		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT32(1));
-	else
-		dp_agg_skip_row(st, call_release(fcinfo));
-	PG_RETURN_POINTER(st);
+	return sum_int_row(fcinfo, PG_GETARG_INT32(1));
 }
 
 Datum
 dp_sum_int8_trans(PG_FUNCTION_ARGS)
 {
-	DpAggState *st = GET_STATE();
-
-	if (!PG_ARGISNULL(1))
-		accumulate_int(st, call_release(fcinfo), PG_GETARG_INT64(1));
-	else
-		dp_agg_skip_row(st, call_release(fcinfo));
-	PG_RETURN_POINTER(st);
+	return sum_int_row(fcinfo, PG_GETARG_INT64(1));
 }
 
 Datum
 dp_sum_float4_trans(PG_FUNCTION_ARGS)
 {
-	DpAggState *st = GET_STATE();
-
-	if (!PG_ARGISNULL(1))
-		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT4(1));
-	else
-		dp_agg_skip_row(st, call_release(fcinfo));
-	PG_RETURN_POINTER(st);
+	return sum_float_row(fcinfo, PG_GETARG_FLOAT4(1));
 }
 
 Datum
 dp_sum_float8_trans(PG_FUNCTION_ARGS)
 {
-	DpAggState *st = GET_STATE();
-
-	if (!PG_ARGISNULL(1))
-		accumulate_float(st, call_release(fcinfo), PG_GETARG_FLOAT8(1));
-	else
-		dp_agg_skip_row(st, call_release(fcinfo));
-	PG_RETURN_POINTER(st);
+	return sum_float_row(fcinfo, PG_GETARG_FLOAT8(1));
 }
-
 
 Datum
 dp_sum_numeric_trans(PG_FUNCTION_ARGS)
@@ -838,6 +836,23 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 	Oid			type = dp_agg_value_type(r);
 	double		w;
 	double		v = 0;
+
+	/*
+	 * A bigint or double count or sum without its error bar: the value
+	 * alone, as below, without the half-width it does not show (a final
+	 * function per group)
+	 */
+	if (!want_estimate && type != NUMERICOID &&
+		(r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT || r->call.kind == DP_SUM))
+	{
+		const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
+		int128		units = r->call.kind == DP_SUM ? st->more->drawn->noisy_sum :
+			st->more->drawn->noisy_count;
+
+		if (type == INT8OID)
+			return Int64GetDatum(units_to_int64(units, ns->grid_exp));
+		return Float8GetDatum(units_to_double(units, ns->grid_exp));
+	}
 
 	memset(&e, 0, sizeof(e));
 	e.typid = type;

@@ -222,14 +222,43 @@ centred_square(const DpRelease *r, int64 u)
 	return q;
 }
 
+/* add one clamped row of u units, for a call without squares */
+static inline void
+accumulate_plain(DpAggState *st, int64 u)
+{
+	st->sum += u;
+	st->count++;
+}
+
 /* add one clamped row of u units */
 static inline void
 accumulate_units(DpAggState *st, const DpRelease *r, int64 u)
 {
-	st->sum += u;
-	st->count++;
+	accumulate_plain(st, u);
 	if (unlikely(r->squares))
 		st->more->sumsq += centred_square(r, u);
+}
+
+/* an integer row clamped to the bounds, in units of the row grid */
+static inline int64
+clamp_round_int(const DpRelease *r, int64 v)
+{
+	if (v < r->lower_int)
+		v = r->lower_int;
+	else if (v > r->upper_int)
+		v = r->upper_int;
+	return dp_round_int(v, r->row_grid_exp);
+}
+
+/* a double row (not NaN) clamped to the bounds, in units of the row grid */
+static inline int64
+clamp_round_float(const DpRelease *r, double v)
+{
+	if (v < r->lower_float)
+		v = r->lower_float;
+	else if (v > r->upper_float)
+		v = r->upper_float;		/* also clamps +-Infinity */
+	return dp_round_float(v, r->row_mult, r->row_grid_exp);
 }
 
 static inline void
@@ -240,11 +269,7 @@ accumulate_int(DpAggState *st, const DpRelease *r, int64 v)
 		dp_bins_add(st->more->bins, (double) v);
 		return;
 	}
-	if (v < r->lower_int)
-		v = r->lower_int;
-	else if (v > r->upper_int)
-		v = r->upper_int;
-	accumulate_units(st, r, dp_round_int(v, r->row_grid_exp));
+	accumulate_units(st, r, clamp_round_int(r, v));
 }
 
 static inline void
@@ -260,11 +285,61 @@ accumulate_float(DpAggState *st, const DpRelease *r, double v)
 		dp_bins_add(st->more->bins, v);
 		return;
 	}
-	if (v < r->lower_float)
-		v = r->lower_float;
-	else if (v > r->upper_float)
-		v = r->upper_float;		/* also clamps +-Infinity */
-	accumulate_units(st, r, dp_round_float(v, r->row_mult, r->row_grid_exp));
+	accumulate_units(st, r, clamp_round_float(r, v));
+}
+
+/*
+ * The ticket of a row that takes the plain path of the typed transition
+ * functions (aggregates.c), or NULL: the state is made already, the value
+ * (argument 1) is not NULL, the ticket is cached, and the call keeps no
+ * squares and no bins.  That path makes no call, so it saves no registers;
+ * every other row takes the general one, which accumulates it the same way.
+ */
+static inline const DpRelease *
+plain_row(FunctionCallInfo fcinfo)
+{
+	const DpRelease *r = (const DpRelease *) fcinfo->flinfo->fn_extra;
+
+	if (likely(r != NULL && !PG_ARGISNULL(0) && !PG_ARGISNULL(1) &&
+			   !r->auto_bounds && !r->squares))
+		return r;
+	return NULL;
+}
+
+/* the general path of the typed transitions (aggregates.c) */
+extern Datum dp_sum_int_general(FunctionCallInfo fcinfo, int64 v);
+extern Datum dp_sum_float_general(FunctionCallInfo fcinfo, double v);
+
+/* a row of dp_sum or dp_avg: the plain path (plain_row) or the general one */
+static inline Datum
+sum_int_row(FunctionCallInfo fcinfo, int64 v)
+{
+	const DpRelease *r = plain_row(fcinfo);
+
+	if (r != NULL)
+	{
+		DpAggState *st = (DpAggState *) PG_GETARG_POINTER(0);
+
+		accumulate_plain(st, clamp_round_int(r, v));
+		PG_RETURN_POINTER(st);
+	}
+	return dp_sum_int_general(fcinfo, v);
+}
+
+static inline Datum
+sum_float_row(FunctionCallInfo fcinfo, double v)
+{
+	const DpRelease *r = plain_row(fcinfo);
+
+	/* (a grid of a multiplication: without the call to ldexp of the others) */
+	if (r != NULL && likely(!isnan(v) && r->row_mult != 0))
+	{
+		DpAggState *st = (DpAggState *) PG_GETARG_POINTER(0);
+
+		accumulate_plain(st, clamp_round_float(r, v));
+		PG_RETURN_POINTER(st);
+	}
+	return dp_sum_float_general(fcinfo, v);
 }
 
 static inline void
