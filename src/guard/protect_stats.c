@@ -576,10 +576,11 @@ dp_stats_check_function(Oid fn_oid)
 	StatsKind	kind;
 	Oid			relid;
 
-	if (!OidIsValid(MyDatabaseId) || !IsTransactionState())
+	/* no protected relation (a flag in a cache) before the function's kind (a catalog lookup) */
+	if (!OidIsValid(MyDatabaseId) || !IsTransactionState() || !dp_any_protected())
 		return;
 	kind = stats_kind(fn_oid);
-	if (kind == STATS_FREE || !dp_any_protected())
+	if (kind == STATS_FREE)
 		return;
 	relid = dp_untrusted_protected(GetUserId());
 	if (!OidIsValid(relid) || stats_trusted(GetUserId()))
