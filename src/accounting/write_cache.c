@@ -113,6 +113,6 @@ dp_write_float8_array(const double *v, int n)
 	a->elemtype = FLOAT8OID;
 	ARR_DIMS(a)[0] = n;
 	ARR_LBOUND(a)[0] = 1;
-	memcpy(ARR_DATA_PTR(a), v, sizeof(float8) * n);
+	memcpy((char *) a + ARR_OVERHEAD_NONULLS(1), v, sizeof(float8) * n);	/* its data */
 	return PointerGetDatum(a);
 }

@@ -56,18 +56,7 @@ GRANT SELECT ON dp_bench_ins TO dp_bench;
 CHECKPOINT;
 SQL
 
-# the postmaster again, under callgrind: each backend writes its profile
-# when it exits
-export DP_CG_DIR="$DP_BENCH_DIR/callgrind"
-mkdir -p "$DP_CG_DIR"
-[ "$(id -u)" = 0 ] && chown postgres: "$DP_CG_DIR"
-(cd / && dp_as_postgres "$DP_PG_BIN/pg_ctl" -D "$DP_BENCH_DIR/data" -m fast -w stop >/dev/null)
-(cd / && dp_as_postgres bash -c "valgrind --tool=callgrind --callgrind-out-file='$DP_CG_DIR/cg.%p' \
-    '$DP_PG_BIN/postgres' -D '$DP_BENCH_DIR/data' >'$DP_BENCH_DIR/valgrind.log' 2>&1 &")
-for _ in $(seq 300); do
-    "$DP_PSQL" -X -Atc "SELECT 1" >/dev/null 2>&1 && break
-    sleep 1
-done
+dp_bench_under_callgrind
 dp_log "postmaster under callgrind; timing the statements"
 python3 "$top/test/bench/agg_instructions.py"
 echo

@@ -80,6 +80,36 @@ ALTER ROLE dp_bench SET dp_agg.group_keys = 'public';
 SQL
 }
 
+# The table of the charging benchmarks: 1,000 rows, x uniform in 0..100.
+dp_bench_t1000() {
+    "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS dp_bench_t1000;
+CREATE TABLE dp_bench_t1000 (id integer PRIMARY KEY, x integer NOT NULL);
+SELECT setseed(0.5) \g /dev/null
+INSERT INTO dp_bench_t1000 SELECT i, floor(random() * 101)::integer FROM generate_series(1, 1000) i;
+VACUUM (FREEZE, ANALYZE) dp_bench_t1000;
+GRANT SELECT ON dp_bench_t1000 TO dp_bench;
+SQL
+}
+
+# The throw-away cluster's postmaster again, under callgrind: each process
+# writes its profile to $DP_CG_DIR/cg.PID when it exits.
+dp_bench_under_callgrind() {
+    export DP_CG_DIR="$DP_BENCH_DIR/callgrind"
+    mkdir -p "$DP_CG_DIR"
+    [ "$(id -u)" = 0 ] && chown postgres: "$DP_CG_DIR"
+    (cd / && dp_as_postgres "$DP_PG_BIN/pg_ctl" -D "$DP_BENCH_DIR/data" -m fast -w stop >/dev/null)
+    (cd / && dp_as_postgres bash -c "valgrind --tool=callgrind --callgrind-out-file='$DP_CG_DIR/cg.%p' \
+        '$DP_PG_BIN/postgres' -D '$DP_BENCH_DIR/data' >'$DP_BENCH_DIR/valgrind.log' 2>&1 &")
+    for _ in $(seq 300); do
+        "$DP_PSQL" -X -Atc "SELECT 1" >/dev/null 2>&1 && return 0
+        sleep 1
+    done
+    echo "the postmaster under callgrind does not answer (see $DP_BENCH_DIR/valgrind.log)" >&2
+    return 1
+}
+
 # Machine description, as Markdown.
 dp_bench_machine() {
     local top=$1 cpu mem pg rev

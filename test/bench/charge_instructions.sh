@@ -46,27 +46,9 @@ n=${DP_BENCH_STATEMENTS:-500}
 trap dp_bench_cleanup EXIT
 dp_bench_cluster "$top"
 dp_bench_role
-"$DP_PSQL" -X -q -v ON_ERROR_STOP=1 <<'SQL'
-SET client_min_messages = warning;
-DROP TABLE IF EXISTS dp_bench_t1000;
-CREATE TABLE dp_bench_t1000 (id integer PRIMARY KEY, x integer NOT NULL);
-SELECT setseed(0.5) \g /dev/null
-INSERT INTO dp_bench_t1000 SELECT i, floor(random() * 101)::integer FROM generate_series(1, 1000) i;
-VACUUM (FREEZE, ANALYZE) dp_bench_t1000;
-GRANT SELECT ON dp_bench_t1000 TO dp_bench;
-CHECKPOINT;
-SQL
-
-cg="$DP_BENCH_DIR/callgrind"
-mkdir -p "$cg"
-[ "$(id -u)" = 0 ] && chown postgres: "$cg"
-(cd / && dp_as_postgres "$DP_PG_BIN/pg_ctl" -D "$DP_BENCH_DIR/data" -m fast -w stop >/dev/null)
-(cd / && dp_as_postgres bash -c "valgrind --tool=callgrind --callgrind-out-file='$cg/cg.%p' \
-    '$DP_PG_BIN/postgres' -D '$DP_BENCH_DIR/data' >'$DP_BENCH_DIR/valgrind.log' 2>&1 &")
-for _ in $(seq 300); do
-    "$DP_PSQL" -X -Atc "SELECT 1" >/dev/null 2>&1 && break
-    sleep 1
-done
+dp_bench_t1000
+dp_bench_under_callgrind
+cg=$DP_CG_DIR
 
 native_sql='SELECT count(x), sum(x) FROM dp_bench_t1000;'
 dp_sql='SELECT dp_count(x, 1.0), dp_sum(x, 0, 100, 1.0) FROM dp_bench_t1000;'

@@ -86,14 +86,9 @@ trap 'dp_bench_cleanup; rm -rf "$work"' EXIT
 dp_bench_cluster "$top"
 dp_bench_role
 
+dp_bench_t1000
 "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 <<'SQL'
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS dp_bench_t1000;
-CREATE TABLE dp_bench_t1000 (id integer PRIMARY KEY, x integer NOT NULL);
-SELECT setseed(0.5) \g /dev/null
-INSERT INTO dp_bench_t1000 SELECT i, floor(random() * 101)::integer FROM generate_series(1, 1000) i;
-VACUUM (FREEZE, ANALYZE) dp_bench_t1000;
-GRANT SELECT ON dp_bench_t1000 TO dp_bench;
 -- the shared budgets: two protected copies, a group, a relation's budget
 DROP TABLE IF EXISTS dp_bench_pa, dp_bench_pb;
 CREATE TABLE dp_bench_pa AS SELECT * FROM dp_bench_t1000;

@@ -28,13 +28,26 @@ from fractions import Fraction
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-HARNESS = r"""
+# what the C harnesses of test/reference share (grid_rounding.py too): the
+# server's headers first, then the header tested, then libc's printf and a
+# seeded splitmix64 generator of 64-bit words
+HEAD = r"""
 #include "postgres.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include "calibrate.h"
+"""
+
+RNG = r"""
 #undef printf
 #undef fprintf
+static uint64 state = SEED;
+static uint64 next64(void)
+{ uint64 z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31); }
+"""
+
+HARNESS = HEAD + '#include "calibrate.h"\n#define SEED 0x9e3779b97f4a7c15ULL\n' + RNG + r"""
 
 static double o_add_up(double a, double b)
 { double s = a + b, bb = s - a, err = (a - (s - bb)) + (b - bb);
@@ -46,11 +59,6 @@ static double o_mul_down(double a, double b)
 static double o_div_up(double a, double b)
 { double q = a / b; if (isfinite(q) && fma(-q, b, a) > 0) q = nextafter(q, INFINITY); return q; }
 
-static uint64 state = 0x9e3779b97f4a7c15ULL;
-static uint64 next64(void)
-{ uint64 z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31); }
 static double any_double(void)
 { uint64 u = next64(); double x;
   switch (u % 6) {
@@ -85,14 +93,16 @@ int main(int argc, char **argv)
 """
 
 
-def build(tmp):
+def build(tmp, source=None, name="rounding"):
+    """compile a harness as the extension is compiled (-ffp-contract=off, the
+    Makefile's), against the server's headers and src/noise; the executable"""
     pg_config = os.environ.get("PG_CONFIG", "pg_config")
     inc = subprocess.run([pg_config, "--includedir-server"], capture_output=True, text=True,
                          check=True).stdout.strip()
-    src = os.path.join(tmp, "rounding.c")
-    exe = os.path.join(tmp, "rounding")
+    src = os.path.join(tmp, name + ".c")
+    exe = os.path.join(tmp, name)
     with open(src, "w") as f:
-        f.write(HARNESS)
+        f.write(HARNESS if source is None else source)
     subprocess.run([os.environ.get("CC", "cc"), "-O2", "-ffp-contract=off", "-I", inc,
                     "-I", os.path.join(TOP, "src", "noise"), "-o", exe, src, "-lm"], check=True)
     return exe

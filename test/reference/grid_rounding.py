@@ -20,21 +20,10 @@ import subprocess
 import sys
 import tempfile
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from directed_rounding import HEAD, RNG, build  # noqa: E402  (the shared harness)
 
-HARNESS = r"""
-#include "postgres.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include "grid.h"
-#undef printf
-#undef fprintf
-
-static uint64 state = 0x2545f4914f6cdd1dULL;
-static uint64 next64(void)
-{ uint64 z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31); }
+HARNESS = HEAD + '#include "grid.h"\n#define SEED 0x2545f4914f6cdd1dULL\n' + RNG + r"""
 static double any_double(void)
 { uint64 u = next64(); double x; int64 i = (int64) (next64() >> 12) - (INT64CONST(1) << 51);
   switch (u % 6) {
@@ -65,15 +54,8 @@ int main(int argc, char **argv)
 
 if __name__ == "__main__":
     n = 50_000_000 if "--check" in sys.argv else 1_000_000
-    pg_config = os.environ.get("PG_CONFIG", "pg_config")
-    inc = subprocess.run([pg_config, "--includedir-server"], capture_output=True, text=True,
-                         check=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
-        src, exe = os.path.join(tmp, "grid.c"), os.path.join(tmp, "grid")
-        with open(src, "w") as f:
-            f.write(HARNESS)
-        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-ffp-contract=off", "-I", inc,
-                        "-I", os.path.join(TOP, "src", "noise"), "-o", exe, src, "-lm"], check=True)
+        exe = build(tmp, HARNESS, "grid")
         out = subprocess.run([exe, str(n)], capture_output=True, text=True)
         print(out.stderr.strip())
         if out.returncode != 0:
