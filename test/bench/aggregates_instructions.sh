@@ -27,14 +27,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/test/lib.sh"
 . "$top/test/bench/bench_lib.sh"
 
-if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
-    echo "aggregates_instructions.sh starts its own cluster under valgrind: unset PGHOST and PGPORT" >&2
-    exit 1
-fi
-if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
-    [ "$(id -u)" = 0 ] && { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
-    command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
-fi
+dp_bench_need_callgrind aggregates_instructions.sh
 export DP_BENCH_ROWS=${DP_BENCH_ROWS:-200000}
 export DP_PSQL
 

@@ -93,6 +93,19 @@ GRANT SELECT ON dp_bench_t1000 TO dp_bench;
 SQL
 }
 
+# The callgrind benchmarks start their own cluster under valgrind: refuse a
+# given one, and install valgrind where it is missing (as root).
+dp_bench_need_callgrind() {
+    if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
+        echo "$1 starts its own cluster under valgrind: unset PGHOST and PGPORT" >&2
+        exit 1
+    fi
+    if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
+        [ "$(id -u)" = 0 ] && { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
+        command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
+    fi
+}
+
 # The throw-away cluster's postmaster again, under callgrind: each process
 # writes its profile to $DP_CG_DIR/cg.PID when it exits.
 dp_bench_under_callgrind() {
