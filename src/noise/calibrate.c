@@ -5,7 +5,7 @@
  *
  * Pure functions of doubles, no PostgreSQL state, so that every number the
  * aggregates use can be recomputed by the SQL functions of the same names
- * (dp_noise_halfwidth's memo of its last result changes no result).
+ * (dp_noise_halfwidth's memo of its last results changes no result).
  * The one exception is bounded work: every step of a loop whose length
  * depends on its input or on convergence goes through dp_work_step, which
  * calls CHECK_FOR_INTERRUPTS (miscadmin.h: it reads a flag and can only

@@ -837,23 +837,6 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 	double		w;
 	double		v = 0;
 
-	/*
-	 * A bigint or double count or sum without its error bar: the value
-	 * alone, as below, without the half-width it does not show (a final
-	 * function per group)
-	 */
-	if (!want_estimate && type != NUMERICOID &&
-		(r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT || r->call.kind == DP_SUM))
-	{
-		const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
-		int128		units = r->call.kind == DP_SUM ? st->more->drawn->noisy_sum :
-			st->more->drawn->noisy_count;
-
-		if (type == INT8OID)
-			return Int64GetDatum(units_to_int64(units, ns->grid_exp));
-		return Float8GetDatum(units_to_double(units, ns->grid_exp));
-	}
-
 	memset(&e, 0, sizeof(e));
 	e.typid = type;
 	switch (r->call.kind)
@@ -866,26 +849,39 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 				const DpAggDrawn *d = st->more->drawn;
 				int128		units = r->call.kind == DP_SUM ? d->noisy_sum : d->noisy_count;
 
-				w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
+				/*
+				 * the half-width only where it is used: a bigint or double
+				 * value without its error bar (a final function per group)
+				 * does without
+				 */
 				if (type == INT8OID)
 				{
 					int64		x = units_to_int64(units, ns->grid_exp);
 
 					e.datum[DP_ESTIMATE_VALUE] = Int64GetDatum(x);
-					e.datum[DP_ESTIMATE_LOW] = Int64GetDatum(int64_plus(x, -w));
-					e.datum[DP_ESTIMATE_HIGH] = Int64GetDatum(int64_plus(x, w));
+					if (want_estimate)
+					{
+						w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
+						e.datum[DP_ESTIMATE_LOW] = Int64GetDatum(int64_plus(x, -w));
+						e.datum[DP_ESTIMATE_HIGH] = Int64GetDatum(int64_plus(x, w));
+					}
 				}
 				else if (type == FLOAT8OID)
 				{
 					v = units_to_double(units, ns->grid_exp);
 					e.datum[DP_ESTIMATE_VALUE] = Float8GetDatum(v);
-					e.datum[DP_ESTIMATE_LOW] = Float8GetDatum(v - w);
-					e.datum[DP_ESTIMATE_HIGH] = Float8GetDatum(v + w);
+					if (want_estimate)
+					{
+						w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
+						e.datum[DP_ESTIMATE_LOW] = Float8GetDatum(v - w);
+						e.datum[DP_ESTIMATE_HIGH] = Float8GetDatum(v + w);
+					}
 				}
 				else
 				{
 					Numeric		x = units_to_numeric(units, ns->grid_exp);
 
+					w = dp_release_halfwidth(r, ns, DP_CI_CONFIDENCE);
 					e.datum[DP_ESTIMATE_VALUE] = NumericGetDatum(round_to_noise(x, w));
 					if (want_estimate)
 					{
