@@ -47,6 +47,22 @@ EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
 -- dp_agg.budget's check constraint refuses every one of them
 SELECT name, pg_temp.refused(name) AS refused FROM bad ORDER BY name;
+-- since 0.4 the constraint is one C function, dp_agg_internal.rdp_curve_valid:
+-- it agrees with the SQL expression it replaced on every case above and on
+-- the edges that expression allowed (-0, infinity, another lower bound)
+SELECT name, dp_agg_internal.rdp_curve_valid(rdp) AS valid,
+       dp_agg_internal.rdp_curve_valid(rdp) IS NOT DISTINCT FROM
+         (array_ndims(rdp) = 1 AND cardinality(rdp) = pg_temp.orders()
+          AND array_position(rdp, NULL) IS NULL AND 0 <= ALL (rdp)
+          AND 'NaN'::float8 <> ALL (rdp)) AS agrees
+FROM (SELECT name, rdp FROM bad
+      UNION ALL VALUES
+        ('zeros', pg_temp.curve(pg_temp.orders(), 0, 0)),
+        ('a -0 order', pg_temp.curve(pg_temp.orders(), 3, '-0')),
+        ('an infinite order', pg_temp.curve(pg_temp.orders(), 3, 'Infinity')),
+        ('a -infinite order', pg_temp.curve(pg_temp.orders(), 3, '-Infinity')),
+        ('lower bound 0', array_fill(1::float8, ARRAY[pg_temp.orders()], ARRAY[0]))) c
+ORDER BY name;
 -- the decoder refuses them too, should one get in another way (a restore
 -- of data without the constraint): without it for the rest of this test
 CREATE TEMP TABLE saved_check AS

@@ -2396,3 +2396,28 @@ REVOKE ALL ON FUNCTION dp_agg_internal.select_transfn(internal, internal, intege
                        dp_agg_internal.estimate_in(cstring),
                        dp_agg_internal.estimate_out(dp_agg.estimate)
 FROM PUBLIC;
+
+--------------------------------------------------------------------------
+-- The shape of a stored Renyi DP curve in one pass (doc/performance.md,
+-- "The charge, measured again").  The checks budget_rdp_shape and
+-- ledger_rdp_shape of 0.2 went over the 156 orders four times, each
+-- comparison a function call: a fifth of the charger's instructions per
+-- charge, as the charger writes a budget row and a ledger row each time.
+-- The same conditions, tested by one C function.  EXECUTE stays with
+-- PUBLIC: PostgreSQL checks it for whoever writes the rows (the charger,
+-- and a DBA's UPDATE).
+--------------------------------------------------------------------------
+
+CREATE FUNCTION dp_agg_internal.rdp_curve_valid(curve float8[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_rdp_curve_valid_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dp_agg_internal.rdp_curve_valid(float8[]) IS
+'true if the Renyi DP curve has one dimension, one value per order of dp_agg.rdp_orders(), and no NULL, NaN or negative value: the check constraints of dp_agg.budget and dp_agg.ledger';
+
+ALTER TABLE dp_agg.budget
+    DROP CONSTRAINT budget_rdp_shape,
+    ADD CONSTRAINT budget_rdp_shape CHECK (rdp IS NULL OR dp_agg_internal.rdp_curve_valid(rdp));
+ALTER TABLE dp_agg.ledger
+    DROP CONSTRAINT ledger_rdp_shape,
+    ADD CONSTRAINT ledger_rdp_shape CHECK (rdp IS NULL OR dp_agg_internal.rdp_curve_valid(rdp));

@@ -26,6 +26,9 @@
 #
 # Environment:
 #   DP_BENCH_STATEMENTS  N (500)
+#   DP_BENCH_PROFILE_DIR a directory to keep the profiles of the longer
+#                        session's backend and charger in, for
+#                        callgrind_annotate (where the instructions go)
 #   and those of bench_lib.sh but PGHOST/PGPORT: the cluster is a throw-away
 #   one, its postmaster started under valgrind
 set -euo pipefail
@@ -89,6 +92,12 @@ c_many=$(charger_life)
 backend=$(( ($(total "$many") - $(total "$one")) / n ))
 charge=$(( ($(total "$c_many") - $(total "$c_one")) / n ))
 charges=$("$DP_PSQL" -X -Atc "SELECT count(*) FROM dp_agg.ledger WHERE kind = 'charge'")
+if [ -n "${DP_BENCH_PROFILE_DIR:-}" ]; then
+    mkdir -p "$DP_BENCH_PROFILE_DIR"
+    cp "$cg/cg.$many" "$DP_BENCH_PROFILE_DIR/backend.callgrind"
+    cp "$cg/cg.$c_many" "$DP_BENCH_PROFILE_DIR/charger.callgrind"
+    dp_log "profiles of the $((n + 1))-statement backend and its charger in $DP_BENCH_PROFILE_DIR (callgrind_annotate)"
+fi
 
 commas() { echo "$1" | sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta'; }
 echo
