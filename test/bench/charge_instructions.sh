@@ -27,7 +27,8 @@
 # Environment:
 #   DP_BENCH_STATEMENTS  N (500)
 #   DP_BENCH_PROFILE_DIR a directory to keep the profiles of the longer
-#                        session's backend and charger in, for
+#                        sessions' backends (builtin.callgrind,
+#                        backend.callgrind) and of the charger in, for
 #                        callgrind_annotate (where the instructions go)
 #   and those of bench_lib.sh but PGHOST/PGPORT: the cluster is a throw-away
 #   one, its postmaster started under valgrind
@@ -75,11 +76,13 @@ per_statement() {
     local one many
     one=$(session "$1" 1)
     many=$(session "$1" $((n + 1)))
+    echo "$many" >"$cg/last_many"
     echo $(( ($(total "$many") - $(total "$one")) / n ))
 }
 
 dp_log "postmaster under callgrind; $n statements of each kind"
 native=$(per_statement "$native_sql")
+native_many=$(cat "$cg/last_many")
 # the charger's cost per charge: the difference between two chargers'
 # lives, of 1 and of N + 1 charges (a charger starts with the first
 # request; the first one also compiles the ledger's writes)
@@ -94,6 +97,7 @@ charge=$(( ($(total "$c_many") - $(total "$c_one")) / n ))
 charges=$("$DP_PSQL" -X -Atc "SELECT count(*) FROM dp_agg.ledger WHERE kind = 'charge'")
 if [ -n "${DP_BENCH_PROFILE_DIR:-}" ]; then
     mkdir -p "$DP_BENCH_PROFILE_DIR"
+    cp "$cg/cg.$native_many" "$DP_BENCH_PROFILE_DIR/builtin.callgrind"
     cp "$cg/cg.$many" "$DP_BENCH_PROFILE_DIR/backend.callgrind"
     cp "$cg/cg.$c_many" "$DP_BENCH_PROFILE_DIR/charger.callgrind"
     dp_log "profiles of the $((n + 1))-statement backend and its charger in $DP_BENCH_PROFILE_DIR (callgrind_annotate)"
