@@ -615,6 +615,7 @@ released_state(FunctionCallInfo fcinfo, DpAggEmpty *empty, const DpRelease **rp)
 		empty->more.fingerprint = r->fingerprint;
 		empty->st.more = &empty->more;
 		empty->more.drawn = &empty->drawn;
+		empty->drawn.bounds = &empty->bounds;
 		st = &empty->st;
 	}
 	else
@@ -975,6 +976,38 @@ wants_estimate(FunctionCallInfo fcinfo)
 	return OidIsValid(rettype) && rettype == dp_estimate_type();
 }
 
+/* the bins a state releases from; those of no rows for an empty input */
+static const DpBins *
+released_bins(const DpAggMore *m)
+{
+	static DpBins no_rows;
+
+	return m->bins ? m->bins : &no_rows;
+}
+
+/*
+ * The bounds of a state's draw, estimated from its bins once (the draw's
+ * first part, made in the state's context: states of an empty input carry
+ * their own)
+ */
+static DpAggBounds *
+drawn_bounds(DpAggState *st, DpAggDrawn *d, const DpRelease *r)
+{
+	DpAggMore  *m = st->more;
+
+	if (!m->released)
+	{
+		if (d->bounds == NULL)
+			d->bounds = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggBounds));
+		d->bounds->found = dp_bins_bounds(released_bins(m), r->histogram.laplace,
+										  &d->bounds->lower, &d->bounds->upper,
+										  &d->bounds->lo_bin, &d->bounds->hi_bin);
+	}
+	else if (d->bounds == NULL)
+		elog(ERROR, "dp_agg: a state released without the bounds of its call");
+	return d->bounds;
+}
+
 /*
  * The release of a call whose bounds are estimated (auto_bounds.c): the
  * bounds from the noisy histogram of its bins, then its sums clamped to
@@ -985,26 +1018,23 @@ wants_estimate(FunctionCallInfo fcinfo)
 static Datum
 auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 {
-	static DpBins no_rows;		/* an empty input: no bins */
 	DpAggDrawn *d = state_drawn(st, r);
 	DpAggMore  *m = st->more;
-	const DpBins *bins = m->bins ? m->bins : &no_rows;
+	const DpAggBounds *b = drawn_bounds(st, d, r);
 	DpRelease	lr;
 
 	if (!m->released)
 	{
-		d->auto_found = dp_bins_bounds(bins, r->histogram.laplace, &d->auto_lower,
-									   &d->auto_upper, &d->auto_lo_bin, &d->auto_hi_bin);
-		if (d->auto_found)
+		if (b->found)
 		{
 			int64		count;
 			int128		sum,
 						centred,
 						squares;
 
-			if (!dp_release_auto_grid(r, d->auto_lower, d->auto_upper, &lr))
+			if (!dp_release_auto_grid(r, b->lower, b->upper, &lr))
 				elog(ERROR, "dp_agg: the grid of estimated bounds exceeds their sensitivity");
-			dp_bins_moments(bins, d->auto_lo_bin, d->auto_hi_bin, lr.lo_units, lr.hi_units,
+			dp_bins_moments(released_bins(m), b->lo_bin, b->hi_bin, lr.lo_units, lr.hi_units,
 							lr.row_grid_exp, lr.sq_shift, &count, &sum, &centred, &squares);
 			st->count = count;
 			if (r->call.kind != DP_SUM)
@@ -1015,12 +1045,12 @@ auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 		}
 		m->released = true;
 	}
-	if (!d->auto_found)
+	if (!b->found)
 	{
 		fcinfo->isnull = true;
 		return (Datum) 0;
 	}
-	(void) dp_release_auto_grid(r, d->auto_lower, d->auto_upper, &lr);
+	(void) dp_release_auto_grid(r, b->lower, b->upper, &lr);
 	dp_plan_halfwidths(&lr);
 	return dp_agg_release_datum(st, &lr, wants_estimate(fcinfo));
 }
@@ -1046,30 +1076,22 @@ final_release(FunctionCallInfo fcinfo)
 Datum
 dp_bounds_final(PG_FUNCTION_ARGS)
 {
-	static DpBins no_rows;
 	DpAggEmpty	empty;
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
-	DpAggDrawn *d = state_drawn(st, r);
-	DpAggMore  *m = st->more;
+	const DpAggBounds *b = drawn_bounds(st, state_drawn(st, r), r);
 	TupleDesc	desc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	if (!m->released)
-	{
-		d->auto_found = dp_bins_bounds(m->bins ? m->bins : &no_rows, r->histogram.laplace,
-									   &d->auto_lower, &d->auto_upper,
-									   &d->auto_lo_bin, &d->auto_hi_bin);
-		m->released = true;
-	}
-	if (!d->auto_found)
+	st->more->released = true;
+	if (!b->found)
 		PG_RETURN_NULL();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "dp_agg: dp_bounds must return a composite type");
 	desc = BlessTupleDesc(desc);
-	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(d->auto_lower) : d->auto_lower);
-	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(d->auto_upper) : d->auto_upper);
+	values[0] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? floor(b->lower) : b->lower);
+	values[1] = Float8GetDatum(r->call.vclass == DP_VALUE_INT ? ceil(b->upper) : b->upper);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 

@@ -33,16 +33,26 @@
  * when the state is released, so that the per-row part (DpAggMore) stays
  * small.
  */
+/* the bounds a final function estimated for a call without bounds */
+typedef struct DpAggBounds
+{
+	bool		found;
+	double		lower;
+	double		upper;
+	int			lo_bin;
+	int			hi_bin;
+} DpAggBounds;
+
+/*
+ * What a final function drew: 64 bytes, so that with a DpAggMore it is one
+ * chunk of 128 (state_drawn: every group of a GROUP BY has one).
+ */
 typedef struct DpAggDrawn
 {
 	int128		noisy_count;
 	int128		noisy_sum;
 	int128		noisy_sumsq;
-	bool		auto_found;
-	double		auto_lower;
-	double		auto_upper;
-	int			auto_lo_bin;
-	int			auto_hi_bin;
+	DpAggBounds *bounds;		/* estimated bounds: made with the draw */
 } DpAggDrawn;
 
 /*
@@ -99,6 +109,7 @@ typedef struct DpAggEmpty
 	DpAggState	st;
 	DpAggMore	more;
 	DpAggDrawn	drawn;
+	DpAggBounds bounds;
 } DpAggEmpty;
 
 /* the ticket of the call whose support function runs (registry.c) */
@@ -131,6 +142,8 @@ state_drawn(DpAggState *st, const DpRelease *r)
 {
 	DpAggMore  *m;
 
+	StaticAssertStmt(sizeof(DpAggMoreDrawn) <= 128,
+					 "a second part with its draw fits a chunk of 128 bytes");
 	if (st->more == NULL)
 	{
 		/* a state that had no second part: both parts in one allocation */
