@@ -39,9 +39,12 @@
 # script's) is read from /proc.  When it is above a quarter of a CPU in
 # the median window, other work takes a share of the CPUs that depends on
 # how many processes run (the attacker's too), and the 80% assertion is
-# skipped with its measured value; only a ratio above 25% is asserted then,
-# and the p99 latency beside the attacker is held to at most 3 times the
-# p99 alone (or 50 ms).  The other assertions always run.  (A load average
+# skipped with its measured value; only a ratio above 5% is asserted then
+# (25% on a quiet machine), and the p99 latency beside the attacker is held
+# to at most 3 times the p99 alone (or 50 ms).  The other assertions always
+# run.  (Other work of about one CPU, benchmarks under valgrind, took the
+# ratio to 0.15 on PostgreSQL 17 and 18; the charger composing took it to
+# 0.006, which 5% still fails by a factor of 8.)  (A load average
 # read before the measurement, as this test did before, also counted the
 # test run just before this one, and skipped the assertion on CI.)  Before
 # the charger stopped composing, the bystander waited seconds for every
@@ -359,7 +362,7 @@ for my $w (0 .. $windows - 1)
 		  qw(pgbench bystander charger));
 }
 note "per window: $_" for @cpu_report;
-cmp_ok($ratio, '>', 0.25, 'the bystander is never starved beside the attacker');
+cmp_ok($ratio, '>', $busy ? 0.05 : 0.25, 'the bystander is never starved beside the attacker');
 SKIP:
 {
 	# the assumption, measured: no other work on the machine
