@@ -27,13 +27,7 @@
 #include "registry.h"
 #include "release.h"
 
-/*
- * What the final function found and drew for a state, once: its noisy
- * sums and, for bounds left out (auto_bounds.c), the bounds found.  Made
- * when the state is released, so that the per-row part (DpAggMore) stays
- * small.
- */
-/* the bounds a final function estimated for a call without bounds */
+/* the bounds a final function estimated for a call without bounds (auto_bounds.c) */
 typedef struct DpAggBounds
 {
 	bool		found;
@@ -44,8 +38,11 @@ typedef struct DpAggBounds
 } DpAggBounds;
 
 /*
- * What a final function drew: 64 bytes, so that with a DpAggMore it is one
- * chunk of 128 (state_drawn: every group of a GROUP BY has one).
+ * What the final function found and drew for a state, once: its noisy
+ * sums and, for bounds left out, the bounds found.  Made when the state is
+ * released, so that the per-row part (DpAggMore) stays small; 64 bytes, so
+ * that with a DpAggMore it is one chunk of 128 (state_drawn: every group
+ * of a GROUP BY has one).
  */
 typedef struct DpAggDrawn
 {
