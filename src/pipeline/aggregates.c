@@ -17,7 +17,9 @@
  * bytes), made in the state's own chunk for the calls that need it at
  * every row (dp_agg_new_more_state: the fused path of privacy units keeps
  * a million of these), else on first need; the noise drawn by the final
- * function, in a third (DpAggDrawn), made when the state is released.
+ * function, in a third (DpAggDrawn), made when the state is released
+ * (with a second part made then, one chunk of 128 bytes; the bounds that
+ * calls without bounds estimate, apart).
  *
  * Transition functions read nothing but the value: bounds, grid and noise
  * come from the ticket (release.c), looked up once per call site in the
