@@ -442,7 +442,8 @@ dp_rdp_curve_valid_sql(PG_FUNCTION_ARGS)
 		elog(ERROR, "rdp_curve_valid: the curve is not of type double precision[]");
 	if (ARR_NDIM(curve) != 1 || ARR_DIMS(curve)[0] != n || ARR_HASNULL(curve))
 		PG_RETURN_BOOL(false);
-	values = (const double *) ARR_DATA_PTR(curve);
+	/* one dimension and no NULL bitmap: the data follow the fixed header */
+	values = (const double *) ((const char *) curve + ARR_OVERHEAD_NONULLS(1));
 	for (int i = 0; i < n; i++)
 		if (isnan(values[i]) || values[i] < 0)
 			PG_RETURN_BOOL(false);
