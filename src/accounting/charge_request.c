@@ -171,7 +171,7 @@ charger_start_failed(void)
  * Start the charger of claimed slot i and wait until it runs (it sets our
  * latch) or stops (the postmaster sets our latch: bgw_notify_pid).
  */
-static void
+static pg_noinline void
 launch_charger(int i, uint64 generation)
 {
 	BackgroundWorker bgw;
@@ -224,7 +224,7 @@ launch_charger(int i, uint64 generation)
  * if it has none.  Returns true if it started one (our latch was consumed:
  * the caller must look at the slot again before sleeping).
  */
-static bool
+static pg_noinline bool
 prod_charger(void)
 {
 	ChargerRef	ref = my_charger();

@@ -118,6 +118,34 @@ plan_without_partitionwise_aggregation(Query *parse)
 	return nestlevel;
 }
 
+/*
+ * The planner (the next hook's or the standard one), with the side reads'
+ * check ended whatever it does.  Not inlined: the caller's variables stay
+ * out of the setjmp's frame.
+ */
+static pg_noinline PlannedStmt *
+plan_with_side_reads(Query *parse, const char *query_string, int cursorOptions,
+					 ParamListInfo boundParams, void *side_reads)
+{
+	PlannedStmt *volatile stmt = NULL;
+
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_CATCH();
+	{
+		dp_side_reads_plan_end(side_reads);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	dp_side_reads_plan_end(side_reads);
+	return stmt;
+}
+
 static PlannedStmt *
 dp_plan(Query *parse, const char *query_string, int cursorOptions,
 		ParamListInfo boundParams)
@@ -181,18 +209,7 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 	may_check = dp_stats_rewrite_query(parse);
 	side_reads = dp_side_reads_plan_begin(parse);
 	gucs = plan_without_partitionwise_aggregation(parse);
-	PG_TRY();
-	{
-		if (prev_planner_hook)
-			stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-		else
-			stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
-	}
-	PG_FINALLY();
-	{
-		dp_side_reads_plan_end(side_reads);
-	}
-	PG_END_TRY();
+	stmt = plan_with_side_reads(parse, query_string, cursorOptions, boundParams, side_reads);
 	/* an error aborts the (sub)transaction, which restores the setting */
 	if (gucs >= 0)
 		AtEOXact_GUC(true, gucs);
@@ -240,7 +257,7 @@ static PlannedStmt *
 dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
 {
-	PlannedStmt *stmt;
+	PlannedStmt *volatile stmt = NULL;
 	void	   *domains = dp_domain_begin();
 	void	   *top_k = dp_top_k_begin();
 
