@@ -2399,13 +2399,13 @@ FROM PUBLIC;
 
 --------------------------------------------------------------------------
 -- The shape of a stored Renyi DP curve in one pass (doc/performance.md,
--- "The charge, measured again").  The checks budget_rdp_shape and
+-- "The charge, a third time").  The checks budget_rdp_shape and
 -- ledger_rdp_shape of 0.2 went over the 156 orders four times, each
--- comparison a function call: a fifth of the charger's instructions per
+-- comparison a function call: 13% of the charger's instructions per
 -- charge, as the charger writes a budget row and a ledger row each time.
--- The same conditions, tested by one C function.  EXECUTE stays with
--- PUBLIC: PostgreSQL checks it for whoever writes the rows (the charger,
--- and a DBA's UPDATE).
+-- The same conditions, in one pass, by the check the decoders of budget
+-- rows make (budget_row.c).  EXECUTE stays with PUBLIC: PostgreSQL checks
+-- it for whoever writes the rows (the charger, and a DBA's UPDATE).
 --------------------------------------------------------------------------
 
 CREATE FUNCTION dp_agg_internal.rdp_curve_valid(curve float8[])

@@ -6,14 +6,15 @@
  *
  * The charger (which decides charges) and dp_agg.preview (which predicts
  * them) must read a budget identically, or preview could call a statement
- * affordable that the charger refuses.  The table's CHECK constraints
- * cover the scalar columns; the Renyi DP curve is a float8[] that nothing
- * in SQL constrains, so it is checked here: NULL means "nothing spent
- * since the last reset" (dp_agg.reset_budget writes NULL), anything else
- * must be one dimension of DP_RDP_ORDERS values, none NULL, NaN or
- * negative (a Renyi divergence is non-negative: Mironov 2017, "Renyi
- * Differential Privacy", Definition 3).  A malformed row is an error, never
- * read as zeros: zeros would admit charges the budget cannot pay.
+ * affordable that the charger refuses.  The Renyi DP curve is checked
+ * here too, should a row get past the table's CHECK constraints (a restore
+ * of data without them): NULL means "nothing spent since the last reset"
+ * (dp_agg.reset_budget writes NULL), anything else must be one dimension of
+ * DP_RDP_ORDERS values, none NULL, NaN or negative (a Renyi divergence is
+ * non-negative: Mironov 2017, "Renyi Differential Privacy", Definition 3).
+ * The constraints budget_rdp_shape and ledger_rdp_shape test the same
+ * function (dp_rdp_curve_check).  A malformed row is an error, never read
+ * as zeros: zeros would admit charges the budget cannot pay.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,33 +57,72 @@ required(const Datum *values, const bool *isnull, int col)
 	return values[col - 1];
 }
 
+/*
+ * The shape of a stored Renyi DP curve: one dimension of float8, one value
+ * per order, none NULL, NaN or negative (-0 and infinity pass, as float8's
+ * comparisons let them).  DP_CURVE_OK, with the values in curve when it is
+ * not NULL; else what is wrong, and in *where the number of values
+ * (DP_CURVE_LENGTH) or the first order at fault, from 1 (DP_CURVE_VALUE).
+ * One pass over the array as stored: the check constraints of dp_agg.budget
+ * and dp_agg.ledger call it at every charge (rdp_curve_valid).
+ */
+DpCurveFault
+dp_rdp_curve_check(ArrayType *a, double *curve, int *where)
+{
+	bits8	   *nulls;
+	const char *data;
+
+	*where = 0;
+	if (ARR_NDIM(a) != 1 || ARR_ELEMTYPE(a) != FLOAT8OID)
+		return DP_CURVE_SHAPE;
+	if (ARR_DIMS(a)[0] != DP_RDP_ORDERS)
+	{
+		*where = ARR_DIMS(a)[0];
+		return DP_CURVE_LENGTH;
+	}
+	/* the values follow the header and the NULL bitmap, if there is one */
+	nulls = ARR_NULLBITMAP(a);
+	data = (const char *) a + (nulls != NULL ? (Size) a->dataoffset : ARR_OVERHEAD_NONULLS(1));
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+	{
+		double		v;
+
+		if (nulls != NULL && (nulls[i / 8] & (1 << (i % 8))) == 0)
+		{
+			*where = i + 1;
+			return DP_CURVE_VALUE;
+		}
+		memcpy(&v, data, sizeof(v));
+		data += sizeof(v);
+		if (!(v >= 0))			/* NaN or negative */
+		{
+			*where = i + 1;
+			return DP_CURVE_VALUE;
+		}
+		if (curve != NULL)
+			curve[i] = v;
+	}
+	return DP_CURVE_OK;
+}
+
 /* the composed Renyi DP curve: zeros if NULL */
 static void
 decode_curve(const Datum *values, const bool *isnull, double *curve)
 {
-	ArrayType  *a;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
+	DpCurveFault fault;
+	int			where;
 
 	memset(curve, 0, sizeof(double) * DP_RDP_ORDERS);
 	if (isnull[COL_RDP - 1])
 		return;
-	a = DatumGetArrayTypeP(values[COL_RDP - 1]);
-	if (ARR_NDIM(a) != 1 || ARR_ELEMTYPE(a) != FLOAT8OID)
+	fault = dp_rdp_curve_check(DatumGetArrayTypeP(values[COL_RDP - 1]), curve, &where);
+	if (fault == DP_CURVE_SHAPE)
 		malformed("The Renyi DP curve is not a one-dimensional float8 array.");
-	deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &elems, &nulls, &n);
-	if (n != DP_RDP_ORDERS)
+	else if (fault == DP_CURVE_LENGTH)
 		malformed("The Renyi DP curve has %d orders; dp_agg records %d.",
-				  n, DP_RDP_ORDERS);
-	for (int i = 0; i < n; i++)
-	{
-		if (nulls[i] || isnan(DatumGetFloat8(elems[i])) || DatumGetFloat8(elems[i]) < 0)
-			malformed("Order %d of the Renyi DP curve is NULL, NaN or negative.",
-					  i + 1);
-		curve[i] = DatumGetFloat8(elems[i]);
-	}
+				  where, DP_RDP_ORDERS);
+	else if (fault == DP_CURVE_VALUE)
+		malformed("Order %d of the Renyi DP curve is NULL, NaN or negative.", where);
 }
 
 /* a sum of the private selections: not NULL, NaN or negative */

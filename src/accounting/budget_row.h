@@ -10,6 +10,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "utils/array.h"
 
 #include "admission.h"
 
@@ -30,6 +31,17 @@
 
 /* the number of columns dp_budget_row_decode reads */
 #define DP_BUDGET_ROW_NCOLUMNS 8
+
+/* what is wrong with a stored Renyi DP curve (dp_rdp_curve_check) */
+typedef enum DpCurveFault
+{
+	DP_CURVE_OK,
+	DP_CURVE_SHAPE,				/* not one dimension of float8 */
+	DP_CURVE_LENGTH,			/* not one value per order */
+	DP_CURVE_VALUE				/* a NULL, NaN or negative value */
+} DpCurveFault;
+
+extern DpCurveFault dp_rdp_curve_check(ArrayType *a, double *curve, int *where);
 
 extern bool dp_budget_has_selection_sums(void);
 

@@ -18,6 +18,7 @@
 #include "utils/builtins.h"
 #include "access/htup_details.h"
 
+#include "budget_row.h"
 #include "calibrate.h"
 #include "numeric_units.h"
 #include "rdp_laplace.h"
@@ -423,31 +424,16 @@ dp_rdp_orders_sql(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(dp_rdp_curve_valid_sql);
 
 /*
- * dp_agg_internal.rdp_curve_valid(curve): the shape the check constraints
- * budget_rdp_shape and ledger_rdp_shape ask of a stored Renyi DP curve:
- * one dimension, one value per order of rdp_orders(), no NULL, no NaN, none
- * below 0 (-0 and infinity are allowed, as float8's comparisons allow
- * them).  One pass, where the SQL expression it replaces made four, each
- * comparison a function call: the charger checks the curve at every charge.
+ * dp_agg_internal.rdp_curve_valid(curve): the check constraints
+ * budget_rdp_shape and ledger_rdp_shape, the shape the decoders of budget
+ * rows ask (budget_row.c)
  */
 Datum
 dp_rdp_curve_valid_sql(PG_FUNCTION_ARGS)
 {
-	ArrayType  *curve = PG_GETARG_ARRAYTYPE_P(0);
-	int			n;
-	const double *values;
+	int			where;
 
-	(void) dp_rdp_orders(&n);
-	if (ARR_ELEMTYPE(curve) != FLOAT8OID)
-		elog(ERROR, "rdp_curve_valid: the curve is not of type double precision[]");
-	if (ARR_NDIM(curve) != 1 || ARR_DIMS(curve)[0] != n || ARR_HASNULL(curve))
-		PG_RETURN_BOOL(false);
-	/* one dimension and no NULL bitmap: the data follow the fixed header */
-	values = (const double *) ((const char *) curve + ARR_OVERHEAD_NONULLS(1));
-	for (int i = 0; i < n; i++)
-		if (isnan(values[i]) || values[i] < 0)
-			PG_RETURN_BOOL(false);
-	PG_RETURN_BOOL(true);
+	PG_RETURN_BOOL(dp_rdp_curve_check(PG_GETARG_ARRAYTYPE_P(0), NULL, &where) == DP_CURVE_OK);
 }
 
 /*
