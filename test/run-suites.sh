@@ -16,7 +16,10 @@ dir=$(mktemp -d /tmp/dp_agg_cluster.XXXXXX)
 port=${DP_TEST_PORT:-54329}
 dp_start_cluster "$dir" "$port"
 fdir=""     # the fuzz test's own cluster, below
-trap 'dp_stop_cluster "$dir"; rm -rf "$dir"; [ -n "$fdir" ] && { dp_stop_cluster "$fdir"; rm -rf "$fdir"; }' EXIT
+# the output of each failing suite, repeated before the summary line, so
+# that the end of a long log (a CI page shows only its tail) says what failed
+failures=$(mktemp /tmp/dp_agg_failures.XXXXXX)
+trap 'dp_stop_cluster "$dir"; rm -rf "$dir" "$failures"; [ -n "$fdir" ] && { dp_stop_cluster "$fdir"; rm -rf "$fdir"; }' EXIT
 export PGHOST=$dir PGPORT=$port PGUSER=postgres
 
 total_pass=0
@@ -34,6 +37,10 @@ record() {   # suite passed failed [skipped]
     total_pass=$((total_pass + $2))
     total_fail=$((total_fail + $3))
     total_skip=$((total_skip + skipped))
+    if [ "$3" -gt 0 ]; then
+        printf -- '-- %s: %d failed; the end of its output:\n' "$1" "$3" >> "$failures"
+        printf '%s\n' "${out:-(none kept)}" | grep -vE '^(ok|PASS) ' | tail -40 >> "$failures"
+    fi
 }
 
 # packaging (test/check-packaging.sh): META.json, dp_agg.control, the update
@@ -99,7 +106,11 @@ if want regress; then
         echo "$out"
         fail=$((expected - pass))
     fi
-    [ "$fail" != 0 ] && { cat regression.diffs test/isolation/output_iso/regression.diffs 2>/dev/null | head -200; }
+    if [ "$fail" != 0 ]; then
+        cat regression.diffs test/isolation/output_iso/regression.diffs 2>/dev/null | head -200
+        out="$(echo "$out" | grep -E 'FAILED|failed|not ok')
+$(cat regression.diffs test/isolation/output_iso/regression.diffs 2>/dev/null | head -30)"
+    fi
     record "regress+iso" "$pass" "$fail"
 fi
 
@@ -145,7 +156,11 @@ done
 
 # load test: exit status
 if want load && [ -x test/load/run.sh ]; then
-    if test/load/run.sh; then record "load" 1 0; else record "load" 0 1; fi
+    if out=$(test/load/run.sh 2>&1); then
+        echo "$out"; record "load" 1 0
+    else
+        echo "$out"; record "load" 0 1
+    fi
 fi
 
 # fuzz test: every function and aggregate with extreme arguments, in a
@@ -268,5 +283,11 @@ if want core; then
     record "core-regress" "$kp" "$kf"
 fi
 
+if [ -s "$failures" ]; then
+    echo "== failures (repeated from above)"
+    cat "$failures"
+    echo "== end of failures"
+fi
+rm -f "$failures"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$total_fail" = 0 ]
