@@ -54,6 +54,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_auth_members.h"
@@ -764,6 +765,75 @@ write_spi(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 }
 
 /*
+ * The index entries of a new version that could not be a HOT update, as
+ * ExecInsertIndexTuples makes them, except that a unique index whose key
+ * columns the write did not replace is not checked again.  The check
+ * looks at every entry of the key and at the heap tuple of each, and a
+ * budget row gets a new entry at almost every charge while any snapshot
+ * of the database is older than its dead versions (a report, a pg_dump, a
+ * session idle in a transaction: they cannot be pruned, so its page fills
+ * and the updates stop being HOT): the charger's cost per charge grew with
+ * the charges made since the oldest snapshot was taken (4,600 charges/s
+ * fell to 670 in 40 s beside one open REPEATABLE READ transaction,
+ * doc/performance.md).  Skipping it cannot let a duplicate in: the version
+ * updated was the key's one live tuple and is locked by this transaction
+ * until it commits, so any other insertion of the key conflicts with it,
+ * then with the new version, in its own check.  An index this does not
+ * know how to fill (expressions, a predicate, an exclusion constraint, a
+ * deferred unique check of a replaced key) sends the whole version through
+ * ExecInsertIndexTuples.
+ */
+static bool
+plain_indexes(const ResultRelInfo *rri)
+{
+	for (int i = 0; i < rri->ri_NumIndices; i++)
+	{
+		const IndexInfo *ii = rri->ri_IndexRelationInfo[i];
+		const Form_pg_index form = rri->ri_IndexRelationDescs[i]->rd_index;
+
+		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL || ii->ii_ExclusionOps != NULL ||
+			(form->indisunique && !form->indimmediate))
+			return false;
+	}
+	return true;
+}
+
+static void
+insert_index_entries(DpBudgetStore *s, TupleTableSlot *slot, const bool *replace,
+					 DP_UPDATE_INDEXES_TYPE update_indexes)
+{
+	ResultRelInfo *rri = s->rri;
+
+	if (!DP_UPDATE_INDEXES_ALL(update_indexes) || !plain_indexes(rri))
+	{
+		list_free(DP_UPDATE_INDEX_TUPLES(rri, slot, s->estate, update_indexes));
+		return;
+	}
+	for (int i = 0; i < rri->ri_NumIndices; i++)
+	{
+		IndexInfo  *ii = rri->ri_IndexRelationInfo[i];
+		Relation	index = rri->ri_IndexRelationDescs[i];
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+		bool		unchanged = true;
+
+		if (!ii->ii_ReadyForInserts)
+			continue;
+		for (int k = 0; k < ii->ii_NumIndexKeyAttrs; k++)
+		{
+			AttrNumber	a = ii->ii_IndexAttrNumbers[k];
+
+			if (a <= 0 || replace[a - 1])
+				unchanged = false;
+		}
+		FormIndexDatum(ii, slot, s->estate, values, isnull);
+		(void) index_insert(index, values, isnull, &slot->tts_tid, s->rel,
+							index->rd_index->indisunique && !unchanged ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+							unchanged, ii);
+	}
+}
+
+/*
  * Write back what a charge changes in a row read and locked by this store:
  * the amounts spent, curve, releases by kind (and with frontier the
  * frontier), window and lifetime sums.  Through SPI when the table has
@@ -806,7 +876,7 @@ dp_budget_store_write(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 							  &update_indexes);
 	remember_version(s, row->fetched_index, row->fetched_key, &slot->tts_tid);
 	if (s->rri->ri_NumIndices > 0 && DP_UPDATE_INDEXES_NEEDED(update_indexes))
-		list_free(DP_UPDATE_INDEX_TUPLES(s->rri, slot, s->estate, update_indexes));
+		insert_index_entries(s, slot, replace, update_indexes);
 	ResetPerTupleExprContext(s->estate);
 	ExecClearTuple(slot);
 	pfree(values);

@@ -64,11 +64,13 @@
 #if PG_VERSION_NUM >= 160000
 #define DP_UPDATE_INDEXES_TYPE TU_UpdateIndexes
 #define DP_UPDATE_INDEXES_NEEDED(u) ((u) != TU_None)
+#define DP_UPDATE_INDEXES_ALL(u) ((u) == TU_All)
 #define DP_UPDATE_INDEX_TUPLES(rri, slot, estate, u) \
 	ExecInsertIndexTuples((rri), (slot), (estate), true, false, NULL, NIL, (u) == TU_Summarizing)
 #else
 #define DP_UPDATE_INDEXES_TYPE bool
 #define DP_UPDATE_INDEXES_NEEDED(u) (u)
+#define DP_UPDATE_INDEXES_ALL(u) (u)
 #define DP_UPDATE_INDEX_TUPLES(rri, slot, estate, u) \
 	ExecInsertIndexTuples((rri), (slot), (estate), true, false, NULL, NIL)
 #endif
