@@ -117,7 +117,7 @@ fi
 # TAP: one result per test program
 if want tap && ls test/t/*.pl >/dev/null 2>&1; then
     out=$(make -s prove_installcheck PROVE_TESTS='test/t/*.pl' 2>&1)
-    echo "$out" | grep -E '^test/t/|^Files=|^Result:' || true
+    echo "$out" | grep -E '^test/t/|^Files=|^Result:|^# measured: ' || true
     tp=$(echo "$out" | grep -cE '^test/t/.* ok$' || true)
     # a file that failed a test or exited non-zero (a TODO test that passed
     # lists its file in the summary too, with Failed: 0)

@@ -320,6 +320,9 @@ note sprintf(
 my $busy = median(@foreign) > 0.25;
 note sprintf("CPUs used by other work than this test's, per window: %s (median %.2f)",
 	join(', ', map { sprintf('%.2f', $_) } @foreign), median(@foreign));
+# one line that test/run-suites.sh shows without -v: what each machine measured
+diag sprintf("measured: 012 bystander beside the attacker: %.3f of its throughput alone, p99 %.1f ms "
+	  . "(alone %.1f ms), other work %.2f CPUs", $ratio, $p99, p99(@lat_off), median(@foreign));
 
 # where the CPU time went in each window (CPUs, by process), and what the
 # attacker was charged: what a failure of the ratio below is explained by
@@ -369,22 +372,15 @@ SKIP:
 	skip sprintf("the machine was busy with other work (%.2f CPUs in the median window, on %d CPUs); "
 		  . "the throughput ratio was %.3f", median(@foreign), $ncpu, $ratio), 1
 	  if $busy;
-	# Known not to hold yet (doc/budgets.md, "Charging"): the attacker's
-	# compositions run in its backends at dp_agg.composition_nice; the
-	# bystander's processes wait longer for a CPU per statement (same CPU
-	# time per statement): about 0.6 to 0.7 of its throughput alone on two
-	# CPUs.  A composition in a child process at SCHED_IDLE was measured
-	# worse on the development machine's kernel (0.26; the same child at
-	# nice 19: 0.60).  The charger finding budget rows at their latest
-	# version instead of walking their chains of dead versions
-	# (budget_store.c) gave 0.75 to 0.82 on an idle machine: about 80%,
-	# without a margin.  Pacing the compositions to half a CPU halved the
-	# attacker's CPU time and left the ratio as it was (0.70), and a plain
-	# CPU hog at nice 10 or 19 costs this one-client bystander 0 to 30% by
-	# itself (doc/budgets.md, "Fairness").  Until there is a margin, the assertion
-	# runs and is reported as TODO: a failure does not fail the suite, a pass
-	# shows as "TODO passed".
-	local $TODO = 'the bystander keeps about 0.8 of its throughput on 2 CPUs, without a margin';
+	# Not yet shown with a margin where it counts (doc/budgets.md,
+	# "Charging"): 0.60 to 0.71 on two CPUs until the charger stopped
+	# re-checking the unique keys of the budget rows it writes (whose dead
+	# versions the attacker's snapshots kept), 0.86 to 0.88 in four runs
+	# on the development machine since; CI's machines measured 0.71 before
+	# (the "measured:" line above reports each run).  Until CI shows the
+	# margin too, the assertion runs and is reported as TODO: a failure
+	# does not fail the suite, a pass shows as "TODO passed".
+	local $TODO = 'the bystander keeps 0.86 to 0.88 of its throughput on 2 CPUs here, not yet shown on CI';
 	cmp_ok($ratio, '>', 0.8,
 		'the bystander keeps more than 80% of its throughput beside the attacker')
 	  or diag(join("\n", "bystander tps alone: @{[ map { sprintf('%.0f', $_) } @rate_off ]}; "
