@@ -15,7 +15,9 @@
  * after waiting for a transaction that is changing it), decoded, and
  * written back as UPDATE writes it: the table's constraints checked
  * (compiled once and kept across batches while they stay the same), the
- * heap updated (HOT when it can), every index updated when it is not.  A
+ * heap updated (HOT when it can), every index updated when it is not,
+ * without checking again a unique key the write did not change
+ * (insert_index_entries).  A
  * table with triggers or stored generated columns is written through SPI
  * instead (UPDATE ... WHERE ctid = the row locked), so that nothing an
  * UPDATE does is skipped; reading needs no SPI either way, and no
