@@ -817,20 +817,25 @@ insert_index_entries(DpBudgetStore *s, TupleTableSlot *slot, const bool *replace
 		Relation	index = rri->ri_IndexRelationDescs[i];
 		Datum		values[INDEX_MAX_KEYS];
 		bool		isnull[INDEX_MAX_KEYS];
-		bool		unchanged = true;
+		bool		key_unchanged = true;
+		bool		unchanged = true;	/* INCLUDE columns too: the hint of index_insert */
 
 		if (!ii->ii_ReadyForInserts)
 			continue;
-		for (int k = 0; k < ii->ii_NumIndexKeyAttrs; k++)
+		for (int k = 0; k < ii->ii_NumIndexAttrs; k++)
 		{
 			AttrNumber	a = ii->ii_IndexAttrNumbers[k];
 
 			if (a <= 0 || replace[a - 1])
+			{
 				unchanged = false;
+				if (k < ii->ii_NumIndexKeyAttrs)
+					key_unchanged = false;
+			}
 		}
 		FormIndexDatum(ii, slot, s->estate, values, isnull);
 		(void) index_insert(index, values, isnull, &slot->tts_tid, s->rel,
-							index->rd_index->indisunique && !unchanged ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+							index->rd_index->indisunique && !key_unchanged ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
 							unchanged, ii);
 	}
 }
