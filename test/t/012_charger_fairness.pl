@@ -375,12 +375,13 @@ SKIP:
 	# Not yet shown with a margin where it counts (doc/budgets.md,
 	# "Charging"): 0.60 to 0.71 on two CPUs until the charger stopped
 	# re-checking the unique keys of the budget rows it writes (whose dead
-	# versions the attacker's snapshots kept), 0.86 to 0.88 in four runs
-	# on the development machine since; CI's machines measured 0.71 before
-	# (the "measured:" line above reports each run).  Until CI shows the
-	# margin too, the assertion runs and is reported as TODO: a failure
-	# does not fail the suite, a pass shows as "TODO passed".
-	local $TODO = 'the bystander keeps 0.86 to 0.88 of its throughput on 2 CPUs here, not yet shown on CI';
+	# versions the attacker's snapshots kept), 0.77 to 1.09 in nine runs
+	# on the development machine since (median 0.88: one below 0.8); CI's
+	# machines measured 0.71 before (the "measured:" line above reports
+	# each run).  Until it holds with a margin, the assertion runs and is
+	# reported as TODO: a failure does not fail the suite, a pass shows as
+	# "TODO passed".
+	local $TODO = 'the bystander keeps 0.77 to 1.09 of its throughput on 2 CPUs (median 0.88), without a margin';
 	cmp_ok($ratio, '>', 0.8,
 		'the bystander keeps more than 80% of its throughput beside the attacker')
 	  or diag(join("\n", "bystander tps alone: @{[ map { sprintf('%.0f', $_) } @rate_off ]}; "
