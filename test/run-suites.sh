@@ -142,16 +142,19 @@ if want stat && [ -f test/stat/run.py ]; then
 fi
 
 # the independent references check themselves (test/reference/*.py --check)
-rp=0; rf=0
+rp=0; rf=0; ref_failed=""
 want reference && for ref in test/reference/*.py; do
     grep -q -- '--check' "$ref" || continue
     if out=$(python3 "$ref" --check 2>&1); then
         rp=$((rp + 1))
     else
         rf=$((rf + 1)); echo "$out" | tail -20
+        ref_failed="$ref_failed$(basename "$ref"): $(echo "$out" | tail -20)
+"
     fi
     echo "$out" | grep -E '^-- worst' | sed "s|^-- |$(basename "$ref"): |"
 done
+out=$ref_failed
 [ $((rp + rf)) -gt 0 ] && record "reference" "$rp" "$rf"
 
 # load test: exit status

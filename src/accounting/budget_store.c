@@ -766,25 +766,7 @@ write_spi(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 	pfree(sql.data);
 }
 
-/*
- * The index entries of a new version that could not be a HOT update, as
- * ExecInsertIndexTuples makes them, except that a unique index whose key
- * columns the write did not replace is not checked again.  The check
- * looks at every entry of the key and at the heap tuple of each, and a
- * budget row gets a new entry at almost every charge while any snapshot
- * of the database is older than its dead versions (a report, a pg_dump, a
- * session idle in a transaction: they cannot be pruned, so its page fills
- * and the updates stop being HOT): the charger's cost per charge grew with
- * the charges made since the oldest snapshot was taken (4,600 charges/s
- * fell to 670 in 40 s beside one open REPEATABLE READ transaction,
- * doc/performance.md).  Skipping it cannot let a duplicate in: the version
- * updated was the key's one live tuple and is locked by this transaction
- * until it commits, so any other insertion of the key conflicts with it,
- * then with the new version, in its own check.  An index this does not
- * know how to fill (expressions, a predicate, an exclusion constraint, a
- * deferred unique check of a replaced key) sends the whole version through
- * ExecInsertIndexTuples.
- */
+/* can insert_index_entries fill every index of the table itself? */
 static bool
 plain_indexes(const ResultRelInfo *rri)
 {
@@ -800,6 +782,26 @@ plain_indexes(const ResultRelInfo *rri)
 	return true;
 }
 
+/*
+ * The index entries of a new version that could not be a HOT update, as
+ * ExecInsertIndexTuples makes them, except that a unique index whose key
+ * columns the write did not replace is not checked again.  The check
+ * looks at every entry of the key and at the heap tuple of each, and a
+ * budget row gets a new entry at almost every charge while any snapshot
+ * of the database is older than its dead versions (a report, a pg_dump, a
+ * session idle in a transaction: they cannot be pruned, so its page fills
+ * and the updates stop being HOT): the charger's cost per charge grew with
+ * the charges made since the oldest snapshot was taken (4 clients beside
+ * one open REPEATABLE READ transaction: 2,925 charges/s in the first 5 s,
+ * 821 after 30 s; test/bench/held_snapshot.sh, doc/performance.md).
+ * Skipping it cannot let a duplicate in: the version updated was the
+ * key's one live tuple and is locked by this transaction until it
+ * commits, so any other insertion of the key conflicts with it, then with
+ * the new version, in its own check.  A table with an index this does not
+ * know how to fill (expressions, a predicate, an exclusion constraint, a
+ * deferrable unique constraint) sends the whole version through
+ * ExecInsertIndexTuples.
+ */
 static void
 insert_index_entries(DpBudgetStore *s, TupleTableSlot *slot, const bool *replace,
 					 DP_UPDATE_INDEXES_TYPE update_indexes)
