@@ -375,7 +375,7 @@ SKIP:
 	# Not yet shown with a margin where it counts (doc/budgets.md,
 	# "Charging"): 0.60 to 0.71 on two CPUs until the charger stopped
 	# re-checking the unique keys of the budget rows it writes (whose dead
-	# versions the attacker's snapshots kept), 0.77 to 1.09 in nine runs
+	# versions the attacker's snapshots kept), 0.77 to 1.09 in eleven runs
 	# on the development machine since (median 0.88: one below 0.8); CI's
 	# machines measured 0.71 before (the "measured:" line above reports
 	# each run).  Until it holds with a margin, the assertion runs and is
