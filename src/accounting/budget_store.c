@@ -776,7 +776,7 @@ plain_indexes(const ResultRelInfo *rri)
 		const Form_pg_index form = rri->ri_IndexRelationDescs[i]->rd_index;
 
 		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL || ii->ii_ExclusionOps != NULL ||
-			(form->indisunique && !form->indimmediate))
+			(form->indisunique && (!form->indimmediate || !form->indisvalid)))
 			return false;
 	}
 	return true;
@@ -797,10 +797,16 @@ plain_indexes(const ResultRelInfo *rri)
  * Skipping it cannot let a duplicate in: the version updated was the
  * key's one live tuple and is locked by this transaction until it
  * commits, so any other insertion of the key conflicts with it, then with
- * the new version, in its own check.  A table with an index this does not
- * know how to fill (expressions, a predicate, an exclusion constraint, a
- * deferrable unique constraint) sends the whole version through
- * ExecInsertIndexTuples.
+ * the new version, in its own check.  That holds for a valid index only:
+ * a unique index that CREATE UNIQUE INDEX CONCURRENTLY is still building
+ * (or that a failed build left invalid) has not established uniqueness
+ * yet, and its build adds with a check only the tuples it does not find
+ * in it, so an entry made here unchecked would let a duplicate through and
+ * the build succeed (test/isolation/specs/budget_index_build.spec).  A
+ * table with such an index, or with one this does not know how to fill
+ * (expressions, a predicate, an exclusion constraint, a deferrable unique
+ * constraint), sends the whole version through ExecInsertIndexTuples, as
+ * PostgreSQL does.
  */
 static void
 insert_index_entries(DpBudgetStore *s, TupleTableSlot *slot, const bool *replace,
