@@ -46,9 +46,17 @@
  * the tuples whose unit the condition keeps, by the same decision under
  * the same key (unit_kept).  The condition stays in the scan's filter, so
  * the method can only skip rows that the condition drops: the statement
- * reads the rows of the condition alone.  A fixed-length unit is never
- * toasted, so reading it in a tuple whose visibility is not yet checked
- * cannot fail.  A sample scan is never parallel (the method is PARALLEL
+ * reads the rows of the condition alone.  Only tuples the scan's snapshot
+ * sees are read: a tuple it does not see may be of another shape than the
+ * relation's (one inserted by a transaction that added columns and rolled
+ * back: read with today's descriptor, its bytes are taken for a length and
+ * the read runs off the page) or still being written by another backend,
+ * so the offsets decided are those the heap's page-at-a-time scan found
+ * visible, under the page's share lock (rs_vistuples); a scan that is not
+ * page-at-a-time (a snapshot that is not MVCC) is offered every offset
+ * and the condition alone decides.  A fixed-length unit of a visible
+ * tuple is never toasted, and the tuple stays as it is while the page is
+ * pinned, so reading it cannot fail.  A sample scan is never parallel (the method is PARALLEL
  * RESTRICTED; no sample scan is partial): such a statement runs in one
  * process, as one over BERNOULLI does.  Elsewhere (partitions,
  * inheritance, other table access methods, units of varying length) the
@@ -283,27 +291,29 @@ us_beginsamplescan(SampleScanState *node, Datum *params, int nparams, uint32 see
 }
 
 /*
- * The tuples of a page whose units the sample keeps, in kept[].  The page is
- * the heap scan's current buffer, pinned (and share-locked when the scan is
- * not page-at-a-time) while the scan asks for its tuples; a fixed-length
- * unit is read in place.  A NULL unit is never kept (the condition is unit
- * IS NOT NULL AND unit_sampled).  The messages of the page are hashed
- * together (dp_siphash24_word_batch): the same decision as unit_kept.
+ * The tuples of a page whose units the sample keeps, in kept[], among the
+ * nvisible tuples at the offsets visible[] the heap scan found visible
+ * (in order).  The page is the heap scan's current buffer, pinned while
+ * the scan asks for its tuples; a fixed-length unit is read in place.  A
+ * NULL unit is never kept (the condition is unit IS NOT NULL AND
+ * unit_sampled).  The messages of the page are hashed together
+ * (dp_siphash24_word_batch): the same decision as unit_kept.
  */
 static void
-decide_page(UnitScanState *st, Page page, OffsetNumber maxoffset)
+decide_page(UnitScanState *st, Page page, const OffsetNumber *visible, int nvisible)
 {
 	int			n = 0;
 
-	for (OffsetNumber off = FirstOffsetNumber; off <= maxoffset; off++)
+	for (int i = 0; i < nvisible; i++)
 	{
+		OffsetNumber off = visible[i];
 		ItemId		id = PageGetItemId(page, off);
 		HeapTupleData tuple;
 		Datum		unit;
 		bool		isnull;
 
 		if (!ItemIdIsNormal(id))
-			continue;
+			elog(ERROR, "dp_agg: unit_scan found no tuple at a visible offset");
 		tuple.t_data = (HeapTupleHeader) PageGetItem(page, id);
 		tuple.t_len = ItemIdGetLength(id);
 		unit = heap_getattr(&tuple, st->attnum, st->tupdesc, &isnull);
@@ -339,7 +349,17 @@ us_nextsampletuple(SampleScanState *node, BlockNumber blockno, OffsetNumber maxo
 		HeapScanDesc hscan = (HeapScanDesc) node->ss.ss_currentScanDesc;
 
 		Assert(BufferGetBlockNumber(hscan->rs_cbuf) == blockno);
-		decide_page(st, BufferGetPage(hscan->rs_cbuf), maxoffset);
+		if (hscan->rs_base.rs_flags & SO_ALLOW_PAGEMODE)
+			decide_page(st, BufferGetPage(hscan->rs_cbuf), hscan->rs_vistuples,
+						(int) hscan->rs_ntuples);
+		else
+		{
+			/* visibility not decided yet: every offset, the condition decides */
+			st->nkept = 0;
+			for (OffsetNumber off = FirstOffsetNumber; off <= maxoffset; off++)
+				st->kept[st->nkept++] = off;
+			st->next = 0;
+		}
 	}
 	if (st->next < st->nkept)
 		return st->kept[st->next++];
