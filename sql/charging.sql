@@ -161,7 +161,43 @@ RESET ROLE;
 SELECT count(*) AS audited, max(epsilon) AS epsilon FROM regress_ledger_audit;
 DROP TRIGGER regress_audit ON dp_agg.ledger;
 DROP FUNCTION regress_ledger_audit();
+-- so do rules on dp_agg.ledger and dp_agg.budget (the rewriter applies
+-- them to an INSERT or an UPDATE: the charger's rows go through SQL then)
+TRUNCATE regress_ledger_audit;
+CREATE RULE regress_audit_ledger AS ON INSERT TO dp_agg.ledger
+    DO ALSO INSERT INTO public.regress_ledger_audit VALUES (-1, NEW.epsilon);
+CREATE RULE regress_audit_budget AS ON UPDATE TO dp_agg.budget
+    DO ALSO INSERT INTO public.regress_ledger_audit VALUES (-2, NEW.epsilon_spent);
+SET ROLE regress_dp_payer;
+SELECT dp_count(i, 0.125) IS NOT NULL AS released FROM c_t;
+RESET ROLE;
+SELECT id AS table_audited, epsilon = CASE id WHEN -1 THEN 0.125 ELSE
+    (SELECT epsilon_spent FROM dp_agg.budget WHERE role = 'regress_dp_payer'::regrole) END AS value
+FROM regress_ledger_audit ORDER BY id;
+DROP RULE regress_audit_ledger ON dp_agg.ledger;
+DROP RULE regress_audit_budget ON dp_agg.budget;
 DROP TABLE regress_ledger_audit;
+-- a CHECK constraint runs the function it calls as it is now: replaced
+-- (CREATE OR REPLACE FUNCTION), a SQL function the charger had inlined
+-- when it compiled the constraint is compiled again
+CREATE FUNCTION public.regress_small_enough(e float8) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS 'SELECT e < 10';
+ALTER TABLE dp_agg.ledger ADD CONSTRAINT regress_checked
+    CHECK (public.regress_small_enough(epsilon)) NOT VALID;
+SET ROLE regress_dp_payer;
+SELECT dp_count(i, 0.125) IS NOT NULL AS released FROM c_t;
+RESET ROLE;
+CREATE OR REPLACE FUNCTION public.regress_small_enough(e float8) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS 'SELECT e < 0.1';
+SET ROLE regress_dp_payer;
+SELECT pg_temp.spent() AS spent_before;
+\set VERBOSITY terse
+SELECT dp_count(i, 0.125) FROM c_t;
+\set VERBOSITY default
+SELECT pg_temp.spent() AS unchanged;
+RESET ROLE;
+ALTER TABLE dp_agg.ledger DROP CONSTRAINT regress_checked;
+DROP FUNCTION public.regress_small_enough(float8);
 SET ROLE regress_dp_payer;
 SELECT dp_count(i, 0.125) IS NOT NULL AS released FROM c_t;
 

@@ -311,14 +311,12 @@ dp_budget_store_open(DpBudgetStore *s, bool for_update)
 	s->slot = table_slot_create(s->rel, NULL);
 	if (for_update)
 	{
-		s->direct_writes = s->rel->trigdesc == NULL &&
-			s->rel->rd_rel->relkind == RELKIND_RELATION &&
-			!(desc->constr && desc->constr->has_generated_stored);
+		s->direct_writes = dp_write_direct_possible(s->rel);
 		if (s->direct_writes)
 		{
 			s->write_slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
 			dp_write_cache_open(&store_cache, s->rel, &s->estate, &s->rri);
-			ExecOpenIndices(s->rri, false);
+			s->index_estate = dp_write_open_indexes(s->rri);
 		}
 	}
 	return true;
@@ -332,7 +330,7 @@ dp_budget_store_close(DpBudgetStore *s)
 	if (s->write_slot != NULL)
 	{
 		ExecDropSingleTupleTableSlot(s->write_slot);
-		ExecCloseIndices(s->rri);
+		dp_write_close_indexes(s->rri, s->index_estate);
 		s->rri->ri_RelationDesc = NULL;
 	}
 	ExecDropSingleTupleTableSlot(s->slot);
@@ -816,7 +814,7 @@ insert_index_entries(DpBudgetStore *s, TupleTableSlot *slot, const bool *replace
 
 	if (!DP_UPDATE_INDEXES_ALL(update_indexes) || !plain_indexes(rri))
 	{
-		list_free(DP_UPDATE_INDEX_TUPLES(rri, slot, s->estate, update_indexes));
+		list_free(DP_UPDATE_INDEX_TUPLES(rri, slot, s->index_estate, update_indexes));
 		return;
 	}
 	for (int i = 0; i < rri->ri_NumIndices; i++)
@@ -841,7 +839,7 @@ insert_index_entries(DpBudgetStore *s, TupleTableSlot *slot, const bool *replace
 					key_unchanged = false;
 			}
 		}
-		FormIndexDatum(ii, slot, s->estate, values, isnull);
+		FormIndexDatum(ii, slot, s->index_estate, values, isnull);
 		(void) index_insert(index, values, isnull, &slot->tts_tid, s->rel,
 							index->rd_index->indisunique && !key_unchanged ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
 							unchanged, ii);
@@ -893,6 +891,7 @@ dp_budget_store_write(DpBudgetStore *s, const DpBudgetRow *row, bool frontier)
 	if (s->rri->ri_NumIndices > 0 && DP_UPDATE_INDEXES_NEEDED(update_indexes))
 		insert_index_entries(s, slot, replace, update_indexes);
 	ResetPerTupleExprContext(s->estate);
+	ResetPerTupleExprContext(s->index_estate);
 	ExecClearTuple(slot);
 	pfree(values);
 	pfree(nulls);

@@ -79,12 +79,13 @@ typedef struct DpBudgetStore
 {
 	Relation	rel;
 	bool		for_update;
-	bool		direct_writes;	/* false: UPDATE through SPI (triggers) */
+	bool		direct_writes;	/* false: UPDATE through SPI (triggers, rules) */
 	Oid			role_index;		/* unique indexes on role, on relation */
 	Oid			relation_index;
 	TupleTableSlot *slot;
 	TupleTableSlot *write_slot;
-	EState	   *estate;
+	EState	   *estate;			/* kept from batch to batch (write_cache.c) */
+	EState	   *index_estate;	/* of this batch's index entries */
 	ResultRelInfo *rri;
 	AttrNumber *att;			/* of each column the store knows, 0: absent */
 } DpBudgetStore;

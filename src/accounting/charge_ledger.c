@@ -62,7 +62,8 @@
  * INSERT does).  id is the identity column's next value, at the clock.
  * The detail arrives as jsonb, converted by the statement's backend.  A
  * ledger that is not the one this code knows (a column it does not fill,
- * or triggers a DBA added) is written through SPI instead, so that
+ * or triggers, rules or a partition's bound a DBA added:
+ * dp_write_direct_possible) is written through SPI instead, so that
  * nothing an INSERT would do is skipped.
  */
 static const char *const ledger_columns[LEDGER_COLUMNS] = {
@@ -125,7 +126,7 @@ dp_ledger_open(LedgerWriter *w)
 		w->att[LEDGER_BASE_COLUMNS + 2] != InvalidAttrNumber;
 	/* the columns of 0.1 to 0.3, or of 0.4, and nothing else */
 	w->direct = live == known && (known == LEDGER_BASE_COLUMNS || known == LEDGER_COLUMNS) &&
-		w->rel->trigdesc == NULL && w->rel->rd_rel->relkind == RELKIND_RELATION;
+		dp_write_direct_possible(w->rel);
 	for (int i = 0; i < LEDGER_BASE_COLUMNS && w->direct; i++)
 		w->direct = w->att[i] != InvalidAttrNumber;
 	if (!w->direct)
@@ -150,7 +151,7 @@ dp_ledger_open(LedgerWriter *w)
 		return;
 	}
 	dp_write_cache_open(&ledger_cache, w->rel, &w->estate, &w->rri);
-	ExecOpenIndices(w->rri, false);
+	w->index_estate = dp_write_open_indexes(w->rri);
 	w->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 }
 
@@ -162,7 +163,7 @@ dp_ledger_close(LedgerWriter *w)
 	if (w->direct)
 	{
 		ExecDropSingleTupleTableSlot(w->slot);
-		ExecCloseIndices(w->rri);
+		dp_write_close_indexes(w->rri, w->index_estate);
 		w->rri->ri_RelationDesc = NULL;
 	}
 	table_close(w->rel, NoLock);
@@ -295,7 +296,8 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 		ExecConstraints(w->rri, slot, w->estate);
 	table_tuple_insert(w->rel, slot, GetCurrentCommandId(true), 0, NULL);
 	if (w->rri->ri_NumIndices > 0)
-		list_free(DP_INSERT_INDEX_TUPLES(w->rri, slot, w->estate));
+		list_free(DP_INSERT_INDEX_TUPLES(w->rri, slot, w->index_estate));
 	ResetPerTupleExprContext(w->estate);
+	ResetPerTupleExprContext(w->index_estate);
 	return id;
 }

@@ -33,7 +33,8 @@ typedef struct LedgerWriter
 	bool		direct;			/* false: through SQL */
 	bool		policies;		/* relations, budgets, windows (0.4 on) */
 	Relation	rel;
-	EState	   *estate;
+	EState	   *estate;			/* kept from batch to batch (write_cache.c) */
+	EState	   *index_estate;	/* of this batch's index entries */
 	ResultRelInfo *rri;
 	TupleTableSlot *slot;
 	Oid			seq;			/* of the identity column id */

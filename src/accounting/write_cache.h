@@ -20,12 +20,17 @@ typedef struct DpWriteCache
 	EState	   *estate;
 	ResultRelInfo *rri;
 	int			ncheck;			/* the constraints compiled: their number */
-	char	  **ccbin;			/* ... and their text */
+	char	  **ccbin;			/* ... their text */
+	bool	   *enforced;		/* ... whether each is enforced */
+	uint64		functions;		/* ... and the functions they may inline */
 } DpWriteCache;
 
+extern bool dp_write_direct_possible(Relation rel);
 extern void dp_write_cache_forget(DpWriteCache *c);
 extern void dp_write_cache_open(DpWriteCache *c, Relation rel, EState **estate,
 								ResultRelInfo **rri);
+extern EState *dp_write_open_indexes(ResultRelInfo *rri);
+extern void dp_write_close_indexes(ResultRelInfo *rri, EState *index_estate);
 extern Datum dp_write_float8_array(const double *v, int n);
 
 #endif							/* DP_AGG_WRITE_CACHE_H */

@@ -238,6 +238,13 @@ DP_OP_BTREE_STRATEGIES(Oid opno)
  * The compiled CHECK constraints of a result relation (budget_store.c,
  * charger.c): ri_ConstraintExprs became ri_CheckConstraintExprs in 18
  */
+/* is a CHECK constraint enforced (NOT ENFORCED constraints, PostgreSQL 18)? */
+#if PG_VERSION_NUM >= 180000
+#define DP_CHECK_ENFORCED(check) ((check)->ccenforced)
+#else
+#define DP_CHECK_ENFORCED(check) true
+#endif
+
 #if PG_VERSION_NUM >= 180000
 #define DP_RRI_CHECK_EXPRS(rri) ((rri)->ri_CheckConstraintExprs)
 #else
