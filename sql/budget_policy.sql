@@ -172,6 +172,12 @@ SELECT dp_agg.set_budget_window('regress_bp_alice', '1 month 1 day');
 SELECT dp_agg.set_budget_window('regress_bp_alice', '7 hours');
 SELECT dp_agg.set_budget_window('regress_bp_alice', '0.5 seconds');
 SELECT dp_agg.set_budget_window('regress_bp_alice', '1 day', 'Mars/Olympus');
+-- an abbreviation means different zones under different settings of
+-- timezone_abbreviations (the DBA's session, the charger's): refused
+SELECT dp_agg.set_budget_window('regress_bp_alice', '1 day', 'IST');
+-- a window that would end beyond the years of timestamps
+SELECT dp_agg.set_budget_window('regress_bp_alice', '141111000 months');
+SELECT dp_agg.set_budget_window('regress_bp_alice', '2000000000 days');
 SELECT dp_agg.set_budget_window('regress_bp_alice', '1 day', NULL);
 SELECT dp_agg.set_budget_window('regress_bp_nobody', '1 day');
 SELECT dp_agg.set_relation_budget_window('bp_other', '1 day');
@@ -247,6 +253,20 @@ SELECT dp_count(id, 4) FROM bp_other;
 \set VERBOSITY default
 SELECT epsilon_spent, epsilon_remaining, lifetime_epsilon_spent FROM dp_agg.my_budget WHERE kind = 'role';
 RESET ROLE;
+-- a window never moves back: as if the charger's clock were ahead of the
+-- DBA's transaction (or had gone back after a charge), the row holds next
+-- year's window; setting the window again keeps that window and what was
+-- spent in it (moved back to this year's, the charger would renew it at
+-- its next charge, and what was spent there would be spent again)
+UPDATE dp_agg.budget SET window_start = window_start + interval '1 year'
+WHERE role = 'regress_bp_alice'::regrole;
+SELECT dp_agg.set_budget_window('regress_bp_alice', '1 year', 'Europe/Paris');
+SELECT window_start = dp_agg_internal.window_start('1 year', 'Europe/Paris', now() + interval '1 year')
+         AS next_year,
+       epsilon_spent
+FROM dp_agg.budget WHERE role = 'regress_bp_alice'::regrole;
+UPDATE dp_agg.budget SET window_start = window_start - interval '1 year'
+WHERE role = 'regress_bp_alice'::regrole;
 -- a lifetime limit above the windows
 SELECT dp_agg.set_lifetime_limit('regress_bp_team', 5);
 SELECT dp_agg.set_lifetime_limit('regress_bp_alice', 4);

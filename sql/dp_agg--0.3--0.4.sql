@@ -1413,7 +1413,12 @@ BEGIN
             MESSAGE = 'time zone must not be NULL',
             HINT = 'Windows are aligned to local midnights of a time zone, such as ''UTC'' or ''Europe/Paris''.';
     END IF;
-    now_start := dp_agg_internal.window_start(set_window.window_length, set_window.time_zone, now());
+    -- the window of the new length that holds now or, if the row holds a
+    -- later window (the charger's clock is ahead of this transaction's
+    -- start, or went back), that window's start: a window never moves back,
+    -- or what was spent in the row's window would be renewed
+    now_start := dp_agg_internal.window_start(set_window.window_length, set_window.time_zone,
+                                              greatest(now(), b.window_start));
     -- what was spent in an earlier window (the charger had not renewed it
     -- yet) does not count in this one
     IF b.window_length IS NOT NULL

@@ -20,9 +20,14 @@
  *					that on the days the clocks change the last window of
  *					the day is shorter or longer than the others.
  * Mixed lengths ('1 day 2 hours') are refused: they align to nothing.
- * "Local" is the wall clock of the time zone, read and converted with the
- * functions of AT TIME ZONE (timestamptz_zone, timestamp_zone), which take
- * full names ('Europe/Paris'), abbreviations and POSIX specifications.
+ * "Local" is the wall clock of the time zone, read and converted as AT
+ * TIME ZONE converts with a full zone name ('Europe/Paris') or a POSIX
+ * specification, from PostgreSQL's time zone library (pg_tzset).
+ * Abbreviations are refused: AT TIME ZONE reads them from the session's
+ * timezone_abbreviations ('IST' is Israel's in one session, India's in
+ * another), so the charger and the DBA who set the window could place the
+ * same instant in different windows, and a window moved back renews what
+ * was spent.
  *
  * Every instant falls in exactly one window [start, end), start <= at <
  * end, and window starts never decrease as the instant grows: a local
@@ -95,21 +100,79 @@ dp_window_check(const Interval *length)
 				 errhint("Give a length such as '1 hour', '15 minutes' or '1 day'.")));
 }
 
-/* the instant of local midnight of Julian day jday in the time zone */
+static void
+out_of_range(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+			 errmsg("budget window out of range")));
+}
+
+/*
+ * The time zone of a budget's windows: a full name or a POSIX
+ * specification, never an abbreviation (above).
+ */
+static pg_tz *
+window_zone(const char *time_zone)
+{
+	pg_tz	   *tz = pg_tzset(time_zone);
+
+	if (tz == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time zone \"%s\" is not a time zone name", time_zone),
+				 errdetail("Budget windows take a full time zone name or a POSIX specification; "
+						   "an abbreviation means different zones under different settings of "
+						   "timezone_abbreviations."),
+				 errhint("Give a name from pg_timezone_names, such as 'UTC', 'Europe/Paris' or "
+						 "'Asia/Kolkata'.")));
+	return tz;
+}
+
+/*
+ * The instant of local midnight of Julian day jday in the time zone, as
+ * timestamp_zone (AT TIME ZONE of a timestamp) gives it for a full name
+ */
 static TimestampTz
-local_midnight(text *zone, int jday)
+local_midnight(pg_tz *zone, int jday)
 {
 	struct pg_tm tm;
-	Timestamp	local;
+	TimestampTz result;
+	int			offset;
 
 	memset(&tm, 0, sizeof(tm));
 	j2date(jday, &tm.tm_year, &tm.tm_mon, &tm.tm_mday);
-	if (tm2timestamp(&tm, 0, NULL, &local) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("budget window out of range")));
-	return DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone, PointerGetDatum(zone),
-												   TimestampGetDatum(local)));
+	offset = DetermineTimeZoneOffset(&tm, zone);
+	if (tm2timestamp(&tm, 0, &offset, &result) != 0 || !IS_VALID_TIMESTAMP(result))
+		out_of_range();
+	return result;
+}
+
+/*
+ * The Julian day of the first of the month m months after the anchor's;
+ * out of range (an ERROR) beyond the years of timestamps, where date2j's
+ * 32-bit arithmetic would wrap (a window of '141111000 months' ended in
+ * 2028 instead of millions of years later)
+ */
+static int
+month_day(int64 m)
+{
+	int64		year = ANCHOR_YEAR + floor_div(m, MONTHS_PER_YEAR);
+
+	if (year < -4713 || year > 294277)
+		out_of_range();
+	return date2j((int) year, (int) (m - floor_div(m, MONTHS_PER_YEAR) * MONTHS_PER_YEAR) + 1, 1);
+}
+
+/* the Julian day anchor + n days, out of range beyond the days of timestamps */
+static int
+anchored_day(int64 n)
+{
+	int64		j = (int64) date2j(ANCHOR_YEAR, ANCHOR_MONTH, ANCHOR_DAY) + n;
+
+	if (j < 0 || j > (int64) date2j(294277, 1, 1))
+		out_of_range();
+	return (int) j;
 }
 
 /* the first and the day after the last local day of period p */
@@ -118,20 +181,13 @@ period_days(const Interval *length, int64 p, int *first, int *next)
 {
 	if (length->month > 0)
 	{
-		int64		m = p * length->month;
-		int64		m2 = (p + 1) * length->month;
-
-		*first = date2j(ANCHOR_YEAR + (int) floor_div(m, MONTHS_PER_YEAR),
-						(int) (m - floor_div(m, MONTHS_PER_YEAR) * MONTHS_PER_YEAR) + 1, 1);
-		*next = date2j(ANCHOR_YEAR + (int) floor_div(m2, MONTHS_PER_YEAR),
-					   (int) (m2 - floor_div(m2, MONTHS_PER_YEAR) * MONTHS_PER_YEAR) + 1, 1);
+		*first = month_day(p * length->month);
+		*next = month_day((p + 1) * length->month);
 	}
 	else if (length->day > 0)
 	{
-		int			anchor = date2j(ANCHOR_YEAR, ANCHOR_MONTH, ANCHOR_DAY);
-
-		*first = anchor + (int) (p * length->day);
-		*next = *first + length->day;
+		*first = anchored_day(p * length->day);
+		*next = anchored_day((p + 1) * length->day);
 	}
 	else
 	{
@@ -148,10 +204,10 @@ void
 dp_window_bounds(const Interval *length, const char *time_zone, TimestampTz at,
 				 TimestampTz *start, TimestampTz *end)
 {
-	text	   *zone = cstring_to_text(time_zone);
-	Timestamp	local;
+	pg_tz	   *zone = window_zone(time_zone);
 	struct pg_tm tm;
 	fsec_t		fsec;
+	int			offset;
 	int			jday;
 	int64		p;
 	int			first,
@@ -164,12 +220,9 @@ dp_window_bounds(const Interval *length, const char *time_zone, TimestampTz at,
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("an infinite instant has no budget window")));
-	local = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone, PointerGetDatum(zone),
-												  TimestampTzGetDatum(at)));
-	if (timestamp2tm(local, NULL, &tm, &fsec, NULL, NULL) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("budget window out of range")));
+	/* the local wall clock at the instant, as timestamptz_zone reads it */
+	if (timestamp2tm(at, &offset, &tm, &fsec, NULL, zone) != 0)
+		out_of_range();
 	jday = date2j(tm.tm_year, tm.tm_mon, tm.tm_mday);
 	if (length->month > 0)
 		p = floor_div((int64) (tm.tm_year - ANCHOR_YEAR) * MONTHS_PER_YEAR + (tm.tm_mon - ANCHOR_MONTH),
@@ -208,7 +261,6 @@ dp_window_bounds(const Interval *length, const char *time_zone, TimestampTz at,
 	}
 	*start = s;
 	*end = e;
-	pfree(zone);
 }
 
 static void
