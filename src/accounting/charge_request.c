@@ -157,9 +157,23 @@ unclaim_charger_slot(int code, Datum arg)
 	launching_slot = -1;
 }
 
+/*
+ * The charger we launched stopped or gave its slot back before we saw it
+ * run.  It may have taken our request first (and charged it, or exited
+ * holding it): then our request slot says so and await_reply reports it,
+ * with the outcome it had; only a request still PENDING was never charged.
+ */
 static void
 charger_start_failed(void)
 {
+	RequestSlot *s = &dp_request_slots[DP_MY_PROC_INDEX()];
+	RequestState state;
+
+	SpinLockAcquire(&s->mutex);
+	state = s->state;
+	SpinLockRelease(&s->mutex);
+	if (state != REQ_PENDING)
+		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("could not start the dp_agg charger"),
@@ -206,7 +220,7 @@ launch_charger(int i, uint64 generation)
 		while (charger_slot_state(i, generation) == CHARGER_STARTING)
 		{
 			if (GetBackgroundWorkerPid(handle, &pid) == BGWH_STOPPED)
-				charger_start_failed();
+				break;
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
 							 PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
@@ -216,7 +230,8 @@ launch_charger(int i, uint64 generation)
 			charger_start_failed();
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(unclaim_charger_slot, (Datum) 0);
-	launching_slot = -1;
+	/* a slot left STARTING by a charger that never ran is free again */
+	unclaim_charger_slot(0, (Datum) 0);
 }
 
 /*
