@@ -3,6 +3,16 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION dp_agg UPDATE TO '0.2'" to load this file. \quit
 
+-- Every name this script leaves unqualified resolves in pg_catalog only,
+-- never in the schema CREATE EXTENSION targets (@extschema@, which the
+-- script names where it means it): a role that may create objects there
+-- (public, in a database upgraded from PostgreSQL 14 or older) would
+-- otherwise have its own functions and operators, exact matches where
+-- pg_catalog's need a cast, run by this script as a superuser or bound
+-- into its CHECK constraints.  The extension's machinery restores
+-- search_path after the script.
+SET search_path = pg_catalog, pg_temp;
+
 -- Version 0.2 is installed as 0.1 plus this script (there is no
 -- dp_agg--0.2.sql): a new install and an updated one run the same SQL.
 -- Every later SQL change goes into a new dp_agg--0.N--0.M.sql the same way.

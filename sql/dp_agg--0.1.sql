@@ -3,6 +3,16 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION dp_agg" to load this file. \quit
 
+-- Every name this script leaves unqualified resolves in pg_catalog only,
+-- never in the schema CREATE EXTENSION targets (@extschema@, which the
+-- script names where it means it): a role that may create objects there
+-- (public, in a database upgraded from PostgreSQL 14 or older) would
+-- otherwise have its own functions and operators, exact matches where
+-- pg_catalog's need a cast, run by this script as a superuser or bound
+-- into its CHECK constraints.  The extension's machinery restores
+-- search_path after the script.
+SET search_path = pg_catalog, pg_temp;
+
 -- The aggregates go to the schema CREATE EXTENSION targets (public by
 -- default), so that analysts call them unqualified; everything else lives in
 -- the schema dp_agg.
