@@ -9,9 +9,11 @@
 -- (public, in a database upgraded from PostgreSQL 14 or older) would
 -- otherwise have its own functions and operators, exact matches where
 -- pg_catalog's need a cast, run by this script as a superuser or bound
--- into its CHECK constraints.  The extension's machinery restores
--- search_path after the script.
-SET search_path = pg_catalog, pg_temp;
+-- into its CHECK constraints.  SET LOCAL, not SET: the extension's
+-- machinery saved search_path when the script began and restores it when
+-- the script ends (a plain SET would outlive the script, in the session
+-- that ran CREATE EXTENSION).
+SET LOCAL search_path = pg_catalog, pg_temp;
 
 -- The aggregates go to the schema CREATE EXTENSION targets (public by
 -- default), so that analysts call them unqualified; everything else lives in

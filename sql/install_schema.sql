@@ -35,8 +35,12 @@ BEGIN
 END $$;
 CREATE OPERATOR writable.>= (LEFTARG = float8, RIGHTARG = integer, FUNCTION = writable.ge);
 RESET ROLE;
+SET search_path = public, writable;
 CREATE EXTENSION dp_agg SCHEMA writable VERSION '0.3';
 ALTER EXTENSION dp_agg UPDATE;
+-- the session's search_path is as it was
+SHOW search_path;
+RESET search_path;
 SELECT extversion FROM pg_extension WHERE extname = 'dp_agg';
 SELECT dp_agg.set_budget('regress_dp_evil', 1);
 SELECT epsilon_limit FROM dp_agg.budget WHERE role = 'regress_dp_evil'::regrole;
