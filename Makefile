@@ -59,6 +59,7 @@ OBJS += \
 # roles, what a statement reads
 OBJS += \
 	src/guard/guard.o \
+	src/guard/insert_drain.o \
 	src/guard/lookup_join.o \
 	src/guard/plan_guard.o \
 	src/guard/plan_input.o \

@@ -724,6 +724,46 @@ CREATE TEMPORARY TABLE pa_results (c bigint);
 INSERT INTO pa_results SELECT dp_count(id, 1e9) FROM pa.people;
 SELECT c = 2000 AS inserted FROM pa_results;
 INSERT INTO pa.people SELECT dp_count(id, 1)::int, 0, '', 0 FROM pa.people;
+-- 228b: the target's code runs only once every row is read.  A trigger, a
+-- CHECK constraint and a generated column of the target turn trace_sort
+-- and client_min_messages on when they get a row: with GROUP BY and a
+-- DISTINCT, a GroupAggregate hands over the first group while the later
+-- ones are still to be sorted, and each sort would print its size (for
+-- the groups the private selection releases or not).  Nothing is printed:
+-- the target gets its first row after the query has been read to its end.
+CREATE FUNCTION pg_temp.pa_loud() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('trace_sort', 'on', false);
+    PERFORM set_config('client_min_messages', 'log', false);
+    RETURN NEW;
+END $$;
+CREATE FUNCTION pg_temp.pa_loud_check(k int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    PERFORM set_config('trace_sort', 'on', false);
+    PERFORM set_config('client_min_messages', 'log', false);
+    RETURN true;
+END $$;
+CREATE TEMPORARY TABLE pa_loud_t (k int, n float8);
+CREATE TRIGGER pa_loud BEFORE INSERT ON pa_loud_t FOR EACH ROW EXECUTE FUNCTION pg_temp.pa_loud();
+CREATE TEMPORARY TABLE pa_loud_c (k int CHECK (pg_temp.pa_loud_check(k)), n float8);
+CREATE TEMPORARY TABLE pa_loud_g (k int, n float8,
+                                  g boolean GENERATED ALWAYS AS (pg_temp.pa_loud_check(k)) STORED);
+SET dp_agg.selection_epsilon = 1;
+SET dp_agg.selection_delta = 1e-10;
+INSERT INTO pa_loud_t SELECT CASE WHEN id % 3 = 0 THEN 1 ELSE id % 3 + 1 END, dp_count(DISTINCT id, 1)
+FROM pa.people GROUP BY 1;
+RESET client_min_messages;
+RESET trace_sort;
+INSERT INTO pa_loud_c SELECT CASE WHEN id % 3 = 0 THEN 1 ELSE id % 3 + 1 END, dp_count(DISTINCT id, 1)
+FROM pa.people GROUP BY 1;
+RESET client_min_messages;
+RESET trace_sort;
+INSERT INTO pa_loud_g (k, n) SELECT CASE WHEN id % 3 = 0 THEN 1 ELSE id % 3 + 1 END, dp_count(DISTINCT id, 1)
+FROM pa.people GROUP BY 1;
+RESET client_min_messages;
+RESET trace_sort;
+RESET dp_agg.selection_epsilon;
+RESET dp_agg.selection_delta;
 -- 230-231: DISTINCT on a record (its comparison is not LEAKPROOF) and on
 -- a text value, the sort that DISTINCT needs being bounded in its work
 SELECT dp_count(DISTINCT (age, name), 1) FROM pa.people;
@@ -736,13 +776,13 @@ RESET enable_partitionwise_aggregate;
 RESET max_parallel_workers_per_gather;
 -- every accepted statement was charged: 201, 203 and 204 (their first
 -- executions), 205 and 206 (each cursor when opened), 219, 220, 223, 228,
--- 231 and 232 (207 and 225 are refused at planning: only built-in
+-- 228b (three), 231 and 232 (207 and 225 are refused at planning: only built-in
 -- functions run over the releases)
 SELECT count(*) - :ledger_before4 AS charged FROM dp_agg.my_ledger;
-DROP TABLE pa_look, pa_defer, pa_iparent, pa_ichild, pa_results;
+DROP TABLE pa_look, pa_defer, pa_iparent, pa_ichild, pa_results, pa_loud_t, pa_loud_c, pa_loud_g;
 DROP VIEW pg_temp.pa_uview, pg_temp.pa_ufake, pg_temp.pa_ufilter;
 DROP FUNCTION pg_temp.pa_tamper(bigint), pg_temp.pa_tamper_rows(int), pg_temp.pa_see(int),
-  pg_temp.pa_key(bigint), pg_temp.pa_state(text);
+  pg_temp.pa_key(bigint), pg_temp.pa_state(text), pg_temp.pa_loud(), pg_temp.pa_loud_check(int);
 RESET ROLE;
 SELECT dp_agg.unprotect('pa.units');
 

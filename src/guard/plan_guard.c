@@ -25,6 +25,7 @@
 #include "catalog.h"
 #include "guard_messages.h"
 #include "guc.h"
+#include "insert_drain.h"
 #include "plan_guard.h"
 #include "plan_input.h"
 #include "plan_nodes.h"
@@ -310,6 +311,10 @@ walk_plan(PlanWalk *w, Plan *plan, const char *unsafe)
 			child_unsafe = "a Gather node (parallel workers cannot release)";
 			break;
 		case T_CustomScan:
+			/* the node of insert_drain.c runs its query once, to its end */
+			if (!dp_insert_drain_node(plan))
+				child_unsafe = "a custom or foreign scan";
+			break;
 		case T_ForeignScan:
 			child_unsafe = "a custom or foreign scan";
 			break;

@@ -65,7 +65,14 @@ dp_plan_children(Plan *plan)
 			children = lappend(children, ((SubqueryScan *) plan)->subplan);
 			break;
 		case T_CustomScan:
-			children = list_concat(children, ((CustomScan *) plan)->custom_plans);
+			/* a custom plan that is also the outer plan is one child */
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((CustomScan *) plan)->custom_plans)
+					if (lfirst(lc) != (void *) plan->lefttree)
+						children = lappend(children, lfirst(lc));
+			}
 			break;
 		default:
 			break;

@@ -24,6 +24,7 @@
 #include "guc.h"
 #include "hooks.h"
 #include "inheritance.h"
+#include "insert_drain.h"
 #include "protect.h"
 #include "siphash.h"
 #include "unit_catalog.h"
@@ -50,6 +51,7 @@ _PG_init(void)
 	dp_unit_catalog_init();
 	dp_domain_catalog_init();
 	dp_hooks_init();
+	dp_insert_drain_init();
 	dp_budget_init();
 	dp_replay_init();
 }

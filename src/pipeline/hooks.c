@@ -53,6 +53,7 @@
 #include "guard.h"
 #include "guc.h"
 #include "hooks.h"
+#include "insert_drain.h"
 #include "lookup_join.h"
 #include "pick_key.h"
 #include "price.h"
@@ -219,7 +220,11 @@ dp_plan(Query *parse, const char *query_string, int cursorOptions,
 		dp_selection_fuse(stmt);	/* a selection reads its rows from a DP aggregate */
 	/* nothing on its rows can fail or report (row_seal.c) */
 	if (OidIsValid(untrusted))
+	{
 		dp_row_seal_plan(stmt, untrusted);
+		/* an INSERT's target gets its rows once they are all read (insert_drain.c) */
+		dp_insert_drain_plan(stmt);
+	}
 	/*
 	 * Which plans depend on the role (doc/guard.md, "Protected tables", "What
 	 * protection changes").  A cached plan is used again only by the role
@@ -321,6 +326,7 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		if (protect.untrusted)
 		{
 			dp_row_check_plan(queryDesc->plannedstmt, queryDesc->params, protect.relid);
+			dp_insert_drain_check(queryDesc->plannedstmt, protect.relid);
 			dp_settings_check(queryDesc->plannedstmt, protect.relid);
 			dp_settings_note_untrusted();
 		}
