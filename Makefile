@@ -69,6 +69,8 @@ OBJS += \
 	src/guard/protect_guard.o \
 	src/guard/protect_settings.o \
 	src/guard/protect_stats.o \
+	src/guard/row_compare.o \
+	src/guard/row_fields.o \
 	src/guard/row_rules.o \
 	src/guard/row_seal.o \
 	src/guard/row_trap.o \

@@ -242,6 +242,47 @@ INSERT INTO lj_out SELECT d.name, dp_count(*) FROM lj.visits v JOIN lj.departmen
 SELECT count(*) AS inserted FROM lj_out;
 -- none of the refused statements was charged; the 3 accepted ones were
 SELECT count(*) - :ledger_before AS charged FROM dp_agg.my_ledger;
+-- the conditions of a join are on the row path: no row makes them fail,
+-- whether the join hashes, merges, or looks the key up in the index (a
+-- runtime key); a row of age 999 in dept 1 would divide by zero.  The
+-- same statements, without and with that row, give the same outcome.
+SELECT dp_count(*) IS NOT NULL AS joinqual FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = v.dept_id AND 1 / (v.age - 1000 + d.dept_id) > 0;
+SELECT dp_count(*) IS NOT NULL AS key_expr FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = 100 / (v.age - 999);
+RESET ROLE;
+INSERT INTO lj.visits VALUES (5000, 100, 1, 999);
+SET ROLE regress_lj_analyst;
+SELECT dp_count(*) IS NOT NULL AS joinqual FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = v.dept_id AND 1 / (v.age - 1000 + d.dept_id) > 0;
+SELECT dp_count(*) IS NOT NULL AS key_expr FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = 100 / (v.age - 999);
+SET enable_hashjoin = off;
+SELECT dp_count(*) IS NOT NULL AS merge_joinqual FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = v.dept_id AND 1 / (v.age - 1000 + d.dept_id) > 0;
+SELECT dp_count(*) IS NOT NULL AS merge_key_expr FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = 100 / (v.age - 999);
+SET enable_mergejoin = off;
+SELECT dp_count(*) IS NOT NULL AS nested_joinqual FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = v.dept_id AND 1 / (v.age - 1000 + d.dept_id) > 0;
+SELECT dp_count(*) IS NOT NULL AS nested_key_expr FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = 100 / (v.age - 999);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT dp_count(*) IS NOT NULL AS index_key_expr FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = 100 / (v.age - 999);
+SET enable_indexscan = off;
+SET enable_bitmapscan = on;
+SELECT dp_count(*) IS NOT NULL AS bitmap_key_expr FROM lj.visits v
+JOIN lj.departments d ON d.dept_id = 100 / (v.age - 999);
+RESET enable_seqscan;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET ROLE;
+DELETE FROM lj.visits WHERE id = 5000;
+SET ROLE regress_lj_analyst;
 DROP TABLE lj_out;
 RESET ROLE;
 -- a protected relation or one with a privacy unit is never a lookup table

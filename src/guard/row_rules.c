@@ -56,6 +56,7 @@
 
 #include "compat.h"
 #include "protect.h"
+#include "row_compare.h"
 #include "row_rules.h"
 
 PG_FUNCTION_INFO_V1(dp_row_functions);
@@ -581,23 +582,6 @@ dp_row_pattern_backrefs(const char *pattern, int len)
 		if (pattern[i] == '\\' && pattern[i + 1] >= '1' && pattern[i + 1] <= '9')
 			return true;
 	return false;
-}
-
-/* Is the function a plain built-in C function (language internal)? */
-bool
-dp_row_builtin_c(Oid funcid)
-{
-	HeapTuple	tup;
-	bool		result;
-
-	if (!OidIsValid(funcid) || funcid >= FirstNormalObjectId)
-		return false;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	if (!HeapTupleIsValid(tup))
-		return false;
-	result = ((Form_pg_proc) GETSTRUCT(tup))->prolang == INTERNALlanguageId;
-	ReleaseSysCache(tup);
-	return result;
 }
 
 static bool type_io_ok(Oid typid, int depth);

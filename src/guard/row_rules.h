@@ -111,6 +111,5 @@ extern bool dp_row_pattern_backrefs(const char *pattern, int len);
 extern bool dp_row_type_io_ok(Oid typid);
 extern bool dp_row_domain_ok(Oid typid);
 extern bool dp_row_comparable(Oid typid);
-extern bool dp_row_builtin_c(Oid funcid);
 
 #endif							/* DP_AGG_ROW_RULES_H */

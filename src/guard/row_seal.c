@@ -8,7 +8,10 @@
  * report".  A statement of a role untrusted for a protected relation is
  * planned as usual (its query checked by protect_guard.c); then, in the
  * finished plan (dp_row_seal_plan, from the planner hook, so that cached
- * plans keep it):
+ * plans keep it), in every expression that row_fields.c says a plan node
+ * evaluates on rows (target lists, quals, join conditions, hash and merge
+ * clauses and keys, Memoize keys, and the operands of index conditions,
+ * which a nested loop evaluates for each outer row):
  *   - every call of an allowed built-in function (row_rules.c) that can
  *     fail goes through dp_agg_internal.row_call (row_trap.c): a FuncExpr gets the
  *     callee as its last argument, an operator node (OpExpr, DistinctExpr,
@@ -33,13 +36,16 @@
  * At executor start, before any row is read (dp_row_check_plan):
  *   - the plan must be sealed: an allowed call that can fail and is not
  *     trapped is refused (a plan made without this module's planner hook);
+ *   - every expression field of every node is one row_fields.c knows: the
+ *     fields evaluated once per scan (LIMIT, TABLESAMPLE, functions in
+ *     FROM) may read no row, and a node type it does not know is refused;
  *   - what PostgreSQL would check when it builds the expressions (EXECUTE
  *     permission on the callees) is checked here, as the trap builds its
  *     callees at their first call, which only some rows would reach;
  *   - the comparisons the executor makes itself, outside any expression
- *     (grouping, hashing, sorting, index scans), must be built-in C
+ *     (grouping, hashing, sorting, joins, index scans), must be built-in C
  *     functions, and a collatable type must have a collation: without one
- *     they fail at their first call;
+ *     they fail at their first call (row_compare.c);
  *   - every collation the plan uses is loaded (pg_newlocale_from_collation),
  *     so that an unavailable locale or a collation's version mismatch
  *     raises its error or warning now, not at the first row using it;
@@ -83,44 +89,12 @@
 #include "params.h"
 #include "plan_nodes.h"
 #include "protect.h"
+#include "row_compare.h"
+#include "row_fields.h"
 #include "row_rules.h"
 #include "row_seal.h"
 
 static get_relation_info_hook_type prev_relation_info_hook = NULL;
-
-/* ---------- which expressions of a plan node are evaluated per row ---------- */
-
-/*
- * The fields of a plan node (not of its children) whose expressions are
- * evaluated for rows: the target list, the quals, and the rechecks of
- * lossy index scans.  The expressions evaluated once per scan (TABLESAMPLE
- * arguments, TID lists, LIMIT, window frame offsets, constant quals) and
- * the index quals, which the index evaluates (checked by check_index), are
- * not among them.
- */
-static int
-row_fields(Plan *plan, List ***fields)
-{
-	int			n = 0;
-
-	fields[n++] = &plan->targetlist;
-	fields[n++] = &plan->qual;
-	switch (nodeTag(plan))
-	{
-		case T_IndexScan:
-			fields[n++] = &((IndexScan *) plan)->indexqualorig;
-			break;
-		case T_IndexOnlyScan:
-			fields[n++] = &((IndexOnlyScan *) plan)->recheckqual;
-			break;
-		case T_BitmapHeapScan:
-			fields[n++] = &((BitmapHeapScan *) plan)->bitmapqualorig;
-			break;
-		default:
-			break;
-	}
-	return n;
-}
 
 /* ---------- the rewrite ---------- */
 
@@ -514,19 +488,62 @@ seal_mutator(Node *node, Seal *s)
 	}
 }
 
+/*
+ * An index's conditions: the index applies the operator, the executor
+ * evaluates the other operand for each scan (a runtime key).  A trapped
+ * operand that fails is NULL, which matches no index entry.
+ */
+static List *
+seal_index_quals(List *quals, Seal *s)
+{
+	List	   *sealed = NIL;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		Node	   *q = lfirst(lc);
+
+		if (IsA(q, OpExpr))
+		{
+			OpExpr	   *o = makeNode(OpExpr);
+
+			*o = *(OpExpr *) q;
+			o->args = (List *) seal_mutator((Node *) o->args, s);
+			q = (Node *) o;
+		}
+		else if (IsA(q, ScalarArrayOpExpr))
+		{
+			ScalarArrayOpExpr *o = makeNode(ScalarArrayOpExpr);
+
+			*o = *(ScalarArrayOpExpr *) q;
+			o->args = (List *) seal_mutator((Node *) o->args, s);
+			q = (Node *) o;
+		}
+		/* other kinds are refused at executor start (check_index) */
+		sealed = lappend(sealed, q);
+	}
+	return sealed;
+}
+
 static void
 seal_plan(Plan *plan, Seal *s)
 {
-	List	  **fields[4];
+	DpRowField	fields[DP_ROW_MAX_FIELDS];
 	int			n;
 	bool		on_rows = s->on_rows;
 	ListCell   *lc;
 
 	if (plan == NULL)
 		return;
-	n = row_fields(plan, fields);
+	/* a node of an unknown type (n < 0) is refused at executor start */
+	n = dp_row_fields(plan, fields);
 	for (int i = 0; i < n; i++)
-		*fields[i] = (List *) seal_mutator((Node *) *fields[i], s);
+	{
+		if (fields[i].kind == DP_ROW_FIELD_ROWS)
+			*fields[i].field = seal_mutator(*fields[i].field, s);
+		else if (fields[i].kind == DP_ROW_FIELD_INDEX)
+			*fields[i].field = (Node *) seal_index_quals((List *) *fields[i].field, s);
+	}
 	/* a node that computes DP aggregates: below it, its input is rows */
 	if (IsA(plan, Agg))
 	{
@@ -592,8 +609,6 @@ typedef struct Check
 } Check;
 
 static void check_expr(Node *node, Check *c);
-static void check_equality(Oid eqop, Oid collation, bool hashed, Check *c, const char *what);
-static void check_ordering(Oid sortop, Oid collation, Check *c, const char *what);
 
 /* a variable-length value's size in bytes, as evaluated (detoasted) */
 static int64
@@ -690,8 +705,7 @@ check_fixed_args(Oid funcid, List *args, Check *c)
 static void
 add_collation(Oid collation, Check *c)
 {
-	if (OidIsValid(collation) && collation != DEFAULT_COLLATION_OID)
-		c->collations = list_append_unique_oid(c->collations, collation);
+	dp_row_add_collation(collation, &c->collations);
 }
 
 /*
@@ -768,9 +782,11 @@ check_walker(Node *node, Check *c)
 					SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 
 					if (OidIsValid(sgc->eqop))
-						check_equality(sgc->eqop, a->inputcollid, false, c, "DISTINCT keys");
+						dp_row_check_equality(sgc->eqop, a->inputcollid, false, c->relid, &c->collations,
+											  "DISTINCT keys");
 					if (OidIsValid(sgc->sortop))
-						check_ordering(sgc->sortop, a->inputcollid, c, "DISTINCT keys");
+						dp_row_check_ordering(sgc->sortop, a->inputcollid, c->relid, &c->collations,
+											  "DISTINCT keys");
 				}
 				return false;
 			}
@@ -889,177 +905,94 @@ check_expr(Node *node, Check *c)
 	c->params = params;
 }
 
+/* an index's conditions: the index applies the operator (check_index) */
 static void
-refuse_comparison(Check *c, const char *what, Oid funcid, Oid type)
-{
-	if (OidIsValid(funcid) && !dp_row_builtin_c(funcid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("%s of type %s are not allowed over protected relation \"%s\"",
-						what, format_type_be(type), get_rel_name(c->relid)),
-				 errdetail("They would call %s, which is not a built-in function, on rows.",
-						   function_name(funcid)),
-				 errhint("Group and sort by values of built-in types.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INDETERMINATE_COLLATION),
-			 errmsg("%s of type %s without a collation are not allowed over protected relation \"%s\"",
-					what, format_type_be(type), get_rel_name(c->relid)),
-			 errdetail("They would fail at their first comparison, which only some rows reach."),
-			 errhint("Use the COLLATE clause to set the collation explicitly.")));
-}
-
-/*
- * A comparison the executor makes itself (grouping, sorting): by an
- * operator whose functions are built-in C functions, with a collation if the
- * type needs one.
- */
-static void
-check_equality(Oid eqop, Oid collation, bool hashed, Check *c, const char *what)
-{
-	Oid			left;
-	Oid			right;
-	Oid			lhash = InvalidOid;
-	Oid			rhash = InvalidOid;
-	Oid			fn = get_opcode(eqop);
-
-	op_input_types(eqop, &left, &right);
-	if (!dp_row_builtin_c(fn))
-		refuse_comparison(c, what, fn, left);
-	if (hashed && (!get_op_hash_functions(eqop, &lhash, &rhash) ||
-				   !dp_row_builtin_c(lhash) || !dp_row_builtin_c(rhash)))
-		refuse_comparison(c, what, OidIsValid(lhash) ? lhash : fn, left);
-	if (!OidIsValid(collation) && (type_is_collatable(left) || type_is_collatable(right)))
-		refuse_comparison(c, what, InvalidOid, left);
-	add_collation(collation, c);
-}
-
-static void
-check_ordering(Oid sortop, Oid collation, Check *c, const char *what)
-{
-	Oid			opfamily;
-	Oid			opcintype;
-	DP_ORDERING_KIND strategy;
-	Oid			cmp;
-	Oid			support;
-
-	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
-		refuse_comparison(c, what, get_opcode(sortop), InvalidOid);
-	cmp = get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC);
-	if (!dp_row_builtin_c(cmp))
-		refuse_comparison(c, what, OidIsValid(cmp) ? cmp : get_opcode(sortop), opcintype);
-	support = get_opfamily_proc(opfamily, opcintype, opcintype, BTSORTSUPPORT_PROC);
-	if (OidIsValid(support) && !dp_row_builtin_c(support))
-		refuse_comparison(c, what, support, opcintype);
-	if (!OidIsValid(collation) && type_is_collatable(opcintype))
-		refuse_comparison(c, what, InvalidOid, opcintype);
-	add_collation(collation, c);
-}
-
-/*
- * The quals an index evaluates (btree and hash indexes of built-in operator
- * families only, relation_info): their operators' functions are built-in C
- * functions; the index's own comparison functions are those of its
- * operator family.
- */
-static void
-check_index(List *quals, List *orderby, Check *c)
+check_index_operands(List *quals, Check *c)
 {
 	ListCell   *lc;
 
-	if (orderby != NIL)
-		refuse_comparison(c, "ordered index scans", InvalidOid, InvalidOid);
 	foreach(lc, quals)
 	{
 		Node	   *q = lfirst(lc);
-		Oid			fn = InvalidOid;
-		Oid			collation = InvalidOid;
 
 		if (IsA(q, OpExpr))
-		{
-			set_opfuncid((OpExpr *) q);
-			fn = ((OpExpr *) q)->opfuncid;
-			collation = ((OpExpr *) q)->inputcollid;
-		}
+			(void) check_walker((Node *) ((OpExpr *) q)->args, c);
 		else if (IsA(q, ScalarArrayOpExpr))
-		{
-			set_sa_opfuncid((ScalarArrayOpExpr *) q);
-			fn = ((ScalarArrayOpExpr *) q)->opfuncid;
-			collation = ((ScalarArrayOpExpr *) q)->inputcollid;
-		}
-		else if (!IsA(q, NullTest))
-			refuse_comparison(c, "index conditions of this kind", InvalidOid, InvalidOid);
-		if (OidIsValid(fn) && !dp_row_builtin_c(fn))
-			refuse_comparison(c, "index conditions", fn, InvalidOid);
-		add_collation(collation, c);
+			(void) check_walker((Node *) ((ScalarArrayOpExpr *) q)->args, c);
+		else
+			(void) check_walker(q, c);
 	}
 }
 
-/* the comparisons of one plan node (not of its children) */
+/*
+ * The expressions of one plan node (row_fields.c): those on rows sealed,
+ * those evaluated once free of rows; any other node or field refused.
+ */
 static void
-check_node(Plan *plan, Check *c)
+check_fields(Plan *plan, Check *c)
 {
-	switch (nodeTag(plan))
+	DpRowField	fields[DP_ROW_MAX_FIELDS];
+	int			n = dp_row_fields(plan, fields);
+	ListCell   *lc;
+
+	if (n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("plan nodes of type %d are not supported over protected relation \"%s\"",
+						(int) nodeTag(plan), get_rel_name(c->relid)),
+				 errdetail("dp_agg does not know which of their expressions are evaluated on rows, so it cannot make sure that no row makes them fail."),
+				 errhint("Write a DP aggregate over the relation, joined to lookup tables on their unique key: see \"Protected tables\" in dp_agg's doc/guard.md.")));
+	for (int i = 0; i < n; i++)
 	{
-		case T_Agg:
-			{
-				Agg		   *a = (Agg *) plan;
+		Node	   *e = *fields[i].field;
 
-				for (int i = 0; i < a->numCols; i++)
-					check_equality(a->grpOperators[i], a->grpCollations[i],
-								   a->aggstrategy != AGG_SORTED && a->aggstrategy != AGG_PLAIN,
-								   c, "GROUP BY keys");
+		c->verify = true;
+		switch (fields[i].kind)
+		{
+			case DP_ROW_FIELD_ROWS:
+				(void) check_walker(e, c);
 				break;
-			}
-		case T_Group:
-			for (int i = 0; i < ((Group *) plan)->numCols; i++)
-				check_equality(((Group *) plan)->grpOperators[i],
-							   ((Group *) plan)->grpCollations[i], false, c, "GROUP BY keys");
-			break;
-		case T_Unique:
-			for (int i = 0; i < ((Unique *) plan)->numCols; i++)
-				check_equality(((Unique *) plan)->uniqOperators[i],
-							   ((Unique *) plan)->uniqCollations[i], false, c, "DISTINCT keys");
-			break;
-		case T_WindowAgg:
-			{
-				WindowAgg  *w = (WindowAgg *) plan;
+			case DP_ROW_FIELD_INDEX:
+				check_index_operands((List *) e, c);
+				break;
+			case DP_ROW_FIELD_FIXED:
+				if (!dp_row_fixed(e))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("%s may not use values of the rows of protected relation \"%s\"",
+									fields[i].what, get_rel_name(c->relid)),
+							 errdetail("It is evaluated outside the trap that turns a failure on a row into NULL: a row could make the statement fail."),
+							 errhint("Compute on rows in the select list, WHERE, the join conditions or the arguments of the DP aggregates.")));
+				/* evaluated once per scan: counted only */
+				c->verify = false;
+				(void) check_walker(e, c);
+				break;
+			case DP_ROW_FIELD_PARAMS:
+				/* the executor copies an outer column: nothing to fail */
+				foreach(lc, (List *) e)
+					if (!IsA(lfirst_node(NestLoopParam, lc)->paramval, Var))
+						elog(ERROR, "nested loop parameter is not a Var");
+				break;
+			case DP_ROW_FIELD_NONE:
+				if (e != NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("%s is not supported over protected relation \"%s\"",
+									fields[i].what, get_rel_name(c->relid)),
+							 errhint("Release the values with a DP statement alone, or with INSERT ... SELECT.")));
+				break;
+		}
+	}
+	/* what the other walks of plans take for expressions is among them */
+	foreach(lc, dp_plan_expressions(plan))
+	{
+		bool		known = lfirst(lc) == NULL;
 
-				for (int i = 0; i < w->partNumCols; i++)
-					check_equality(w->partOperators[i], w->partCollations[i], false, c,
-								   "PARTITION BY keys");
-				for (int i = 0; i < w->ordNumCols; i++)
-					check_equality(w->ordOperators[i], w->ordCollations[i], false, c,
-								   "ORDER BY keys");
-				break;
-			}
-		case T_Sort:
-		case T_IncrementalSort:
-			for (int i = 0; i < ((Sort *) plan)->numCols; i++)
-				check_ordering(((Sort *) plan)->sortOperators[i],
-							   ((Sort *) plan)->collations[i], c, "sort keys");
-			break;
-		case T_GatherMerge:
-			for (int i = 0; i < ((GatherMerge *) plan)->numCols; i++)
-				check_ordering(((GatherMerge *) plan)->sortOperators[i],
-							   ((GatherMerge *) plan)->collations[i], c, "sort keys");
-			break;
-		case T_MergeAppend:
-			for (int i = 0; i < ((MergeAppend *) plan)->numCols; i++)
-				check_ordering(((MergeAppend *) plan)->sortOperators[i],
-							   ((MergeAppend *) plan)->collations[i], c, "sort keys");
-			break;
-		case T_IndexScan:
-			check_index(((IndexScan *) plan)->indexqual, ((IndexScan *) plan)->indexorderby, c);
-			break;
-		case T_IndexOnlyScan:
-			check_index(((IndexOnlyScan *) plan)->indexqual,
-						((IndexOnlyScan *) plan)->indexorderby, c);
-			break;
-		case T_BitmapIndexScan:
-			check_index(((BitmapIndexScan *) plan)->indexqual, NIL, c);
-			break;
-		default:
-			break;
+		for (int i = 0; i < n; i++)
+			known |= lfirst(lc) == (void *) *fields[i].field;
+		if (!known)
+			elog(ERROR, "plan node of type %d has expressions the row seal does not know",
+				 (int) nodeTag(plan));
 	}
 }
 
@@ -1068,29 +1001,10 @@ check_plan(Plan *plan, Check *c)
 {
 	ListCell   *lc;
 
-	List	  **fields[4];
-	int			n;
-	List	   *others;
-
 	if (plan == NULL)
 		return;
-	check_node(plan, c);
-	n = row_fields(plan, fields);
-	c->verify = true;
-	for (int i = 0; i < n; i++)
-		(void) check_walker((Node *) *fields[i], c);
-	/* evaluated once per scan, or by an index: counted only */
-	c->verify = false;
-	others = dp_plan_expressions(plan);
-	foreach(lc, others)
-	{
-		bool		sealed = false;
-
-		for (int i = 0; i < n; i++)
-			sealed |= lfirst(lc) == (void *) *fields[i];
-		if (!sealed)
-			(void) check_walker(lfirst(lc), c);
-	}
+	check_fields(plan, c);
+	dp_row_check_node(plan, c->relid, &c->collations);
 	foreach(lc, dp_plan_children(plan))
 		check_plan(lfirst(lc), c);
 }

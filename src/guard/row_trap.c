@@ -80,6 +80,7 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
+#include "row_compare.h"
 #include "row_rules.h"
 
 PG_FUNCTION_INFO_V1(dp_row_call);
