@@ -60,6 +60,20 @@ CREATE TEMP TABLE r AS
 SELECT d.name, dp_count(*) AS c FROM lj.departments d, lj.visits v WHERE v.dept_id = d.dept_id GROUP BY d.name;
 SELECT count(*) AS depts, bool_and(c = rows) AS exact FROM r JOIN lj_expected USING (name);
 DROP TABLE r;
+
+-- the unique index must be older than the statement's snapshot: one built
+-- in the statement's own transaction proves nothing about rows that other
+-- sessions removed after that snapshot (refused, SQLSTATE 40001); once
+-- committed, a new transaction uses it
+BEGIN;
+CREATE TABLE lj.fresh (dept_id int PRIMARY KEY, tag text);
+INSERT INTO lj.fresh SELECT k, 'f' FROM generate_series(0, 9) k;
+SELECT lj_try('SELECT dp_count(*) FROM lj.visits v JOIN lj.fresh f USING (dept_id)');
+ROLLBACK;
+CREATE TABLE lj.fresh (dept_id int PRIMARY KEY, tag text);
+INSERT INTO lj.fresh SELECT k, 'f' FROM generate_series(0, 9) k;
+SELECT dp_count(*) = 2007 AS each_visit_once FROM lj.visits v JOIN lj.fresh f USING (dept_id);
+DROP TABLE lj.fresh;
 -- looked-up columns in WHERE, GROUP BY and the arguments of DP aggregates;
 -- a chain of lookups (regions through departments)
 CREATE TEMP TABLE r AS

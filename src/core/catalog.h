@@ -85,11 +85,14 @@ typedef enum DpUnitLevel
  * write it out for one), so an analyst cannot forge it, and the planner
  * copies it into the plan's range table and into the entries of the
  * relation's partitions.  Parallel workers' plans do not carry it; the
- * leader checks the plan (plan_input.c).
+ * leader checks the plan (plan_input.c).  The mark is the OID of the unique
+ * index the join looks the relation up by (never 0), which the executor's
+ * start checks against the statement's snapshot (lookup_join.c).
  */
-#define DP_LOOKUP_MARK ((Index) 0x5eed100c)
+#define DP_LOOKUP_MARK(index) ((Index) (index))
 #define DP_RTE_IS_LOOKUP(rte) \
-	((rte)->rtekind == RTE_RELATION && (rte)->ctelevelsup == DP_LOOKUP_MARK)
+	((rte)->rtekind == RTE_RELATION && (rte)->ctelevelsup != 0)
+#define DP_LOOKUP_INDEX(rte) ((Oid) (rte)->ctelevelsup)
 
 /*
  * The parse location of the nodes the rewrite of public domains makes

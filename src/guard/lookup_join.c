@@ -55,7 +55,14 @@
  * other session drops the index meanwhile; a plan cached with the index
  * is invalidated when it is dropped (a change of L's relcache entry), and
  * checked again; the statement reads L with one snapshot, in which no two
- * rows share a key of an immediate unique index; while it is planned and
+ * rows share a key of an immediate unique index built before that snapshot
+ * was taken.  Only then: a snapshot older than the index may still see rows
+ * removed (deleted, or updated to another key) before the build, which the
+ * build never checked.  So the unique index each lookup table is looked up
+ * by is the mark (catalog.h), and the executor's start checks it against
+ * the statement's snapshot, whatever transaction made the plan
+ * (dp_lookup_check_plan); planning prefers an index old enough for its own
+ * snapshot.  While it is planned and
  * while it runs, no statement of its process writes L (side_reads.c: L is
  * a relation it reads); and ALTER TABLE on L fails while the statement has
  * it open.  Rows of L changed between planning and execution change which
@@ -77,6 +84,9 @@
 #include "access/relation.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
@@ -87,6 +97,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "catalog.h"
@@ -105,6 +116,7 @@ typedef struct FromItem
 	Index		rti;
 	RangeTblEntry *rte;
 	bool		nullable;		/* on the nullable side of a LEFT or RIGHT JOIN */
+	Oid			index;			/* looked up: the unique index it is looked up by */
 	List	   *on;				/* then: the conjuncts of that join's ON */
 	bool		resolved;		/* the input, or looked up from it */
 } FromItem;
@@ -368,6 +380,39 @@ usable_unique_index(HeapTuple tup)
 	return true;
 }
 
+/*
+ * Does the uniqueness of the index hold for every row of its table that the
+ * snapshot sees?  Its build checked the rows live then, and every insertion
+ * since is checked against the rows live or in progress: so it holds if the
+ * index was built before the snapshot was taken, that is if the transaction
+ * that inserted its pg_index row committed before then.  A snapshot taken
+ * earlier may still see rows that were removed (deleted, or updated to
+ * another key) before the build, and never checked: duplicates.  The
+ * pg_index row's xmin is that of the build or of a later change: indisvalid
+ * and indisready are set in place (CREATE INDEX CONCURRENTLY, which waits
+ * for older snapshots before setting indisvalid), other changes are new
+ * versions with a newer xmin, and REINDEX CONCURRENTLY makes a new index;
+ * so the test is never weaker than the build's time.  The index of our own
+ * transaction does not count (rows that others removed after our snapshot
+ * were not checked); nor, as for the planner's use of an index
+ * (plancat.c), one built over broken HOT chains (indcheckxmin) whose xmin
+ * is not older than the transaction's oldest snapshot.
+ */
+static bool
+index_older_than_snapshot(HeapTuple tup, Snapshot snapshot)
+{
+	Form_pg_index ix = (Form_pg_index) GETSTRUCT(tup);
+	TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+	if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
+		return false;
+	if (ix->indcheckxmin && !TransactionIdPrecedes(xmin, TransactionXmin))
+		return false;
+	if (TransactionIdIsCurrentTransactionId(xmin) || XidInMVCCSnapshot(xmin, snapshot))
+		return false;
+	return TransactionIdDidCommit(xmin);
+}
+
 /* an oidvector column of a pg_index row */
 static oidvector *
 index_oids(HeapTuple tup, AttrNumber attno)
@@ -390,6 +435,7 @@ keyed(Joins *j, FromItem *it, List *conds, Bitmapset *rtis, Why *why)
 	Relation	rel = relation_open(it->rte->relid, NoLock);
 	List	   *indexes = RelationGetIndexList(rel);
 	Resolved	r = {j, rtis, it->rti};
+	Snapshot	snapshot = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
 	bool		found = false;
 	bool		any = false;
 	ListCell   *lc;
@@ -436,12 +482,24 @@ keyed(Joins *j, FromItem *it, List *conds, Bitmapset *rtis, Why *why)
 			}
 			covered = one;
 		}
-		ReleaseSysCache(tup);
 		if (covered)
 		{
+			/*
+			 * By an index older than the snapshot if there is one: the
+			 * executor refuses the statement otherwise (dp_lookup_check_plan)
+			 */
+			bool		older = index_older_than_snapshot(tup, snapshot);
+
+			if (!found || older)
+				it->index = lfirst_oid(lc);
 			found = true;
-			break;
+			if (older)
+			{
+				ReleaseSysCache(tup);
+				break;
+			}
 		}
+		ReleaseSysCache(tup);
 	}
 	if (!any)
 	{
@@ -826,7 +884,8 @@ check_joins(Query *q)
 		if (it == input)
 			continue;
 		check_lookup_table(it, input);
-		it->rte->ctelevelsup = DP_LOOKUP_MARK;
+		Assert(OidIsValid(it->index));
+		it->rte->ctelevelsup = DP_LOOKUP_MARK(it->index);
 	}
 	return input->rti;
 }
@@ -921,4 +980,82 @@ dp_lookup_check_query(Query *query)
 		return;
 	(void) query_tree_walker(query, clear_marks_walker, NULL, QTW_EXAMINE_RTES_BEFORE);
 	check_level(query, false);
+}
+
+/* ---------- at the executor's start ---------- */
+
+/* the index of partition relid attached to the lookup table's index, or 0 */
+static Oid
+partition_index(Oid relid, Oid index)
+{
+	Relation	rel = relation_open(relid, NoLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	relation_close(rel, NoLock);
+	foreach(lc, indexes)
+	{
+		if (list_member_oid(get_partition_ancestors(lfirst_oid(lc)), index))
+			return lfirst_oid(lc);
+	}
+	return InvalidOid;
+}
+
+/*
+ * The unique index lookup table relid (or a partition of it) is looked up
+ * by must prove, for the snapshot the statement reads it with, that each
+ * input row matches at most one of its rows: see index_older_than_snapshot.
+ */
+static void
+check_lookup_index(Oid relid, Oid index, Snapshot snapshot)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(index));
+	Oid			own = index;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "dp_agg: cache lookup failed for index %u", index);
+	if (((Form_pg_index) GETSTRUCT(tup))->indrelid != relid)
+	{
+		/* a partition of a partitioned lookup table: its own index */
+		ReleaseSysCache(tup);
+		own = partition_index(relid, index);
+		if (!OidIsValid(own))
+			elog(ERROR, "dp_agg: partition %u has no index attached to index %u", relid, index);
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(own));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "dp_agg: cache lookup failed for index %u", own);
+	}
+	if (!usable_unique_index(tup))
+		elog(ERROR, "dp_agg: index %u of lookup table %u is no longer usable", own, relid);
+	if (!index_older_than_snapshot(tup, snapshot))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("unique index \"%s\" of lookup table \"%s\" is newer than the statement's snapshot",
+						get_rel_name(own), get_rel_name(relid)),
+				 errdetail("The join looks up \"%s\" by this index, which was built after the snapshot was taken (or in this transaction): rows the snapshot sees may share a key, and one input row would then match several of them.",
+						   get_rel_name(relid)),
+				 errhint("Run the statement in a new transaction, whose snapshot is taken after the index was built. See \"Lookup joins\" in dp_agg's doc/guard.md.")));
+	ReleaseSysCache(tup);
+}
+
+/*
+ * At the executor's start, before any row is read and before the charge
+ * (hooks.c): each lookup table of the plan is looked up by a unique index
+ * whose uniqueness holds for the statement's snapshot.  Planning checked
+ * the join, maybe in another transaction (a cached plan), with the
+ * catalog's latest state: an index built after the snapshot proves
+ * nothing about the rows it sees.
+ */
+void
+dp_lookup_check_plan(PlannedStmt *stmt, Snapshot snapshot)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (DP_RTE_IS_LOOKUP(rte))
+			check_lookup_index(rte->relid, DP_LOOKUP_INDEX(rte), snapshot);
+	}
 }

@@ -10,7 +10,10 @@
 #define DP_AGG_LOOKUP_JOIN_H
 
 #include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
+#include "utils/snapshot.h"
 
 extern void dp_lookup_check_query(Query *query);
+extern void dp_lookup_check_plan(PlannedStmt *stmt, Snapshot snapshot);
 
 #endif							/* DP_AGG_LOOKUP_JOIN_H */

@@ -309,6 +309,9 @@ dp_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	Oid			dist_untrusted;
 
 	dp_stats_check_start(queryDesc->plannedstmt);
+	/* lookup joins hold for the statement's snapshot (lookup_join.c) */
+	if (!worker && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		dp_lookup_check_plan(queryDesc->plannedstmt, queryDesc->snapshot);
 	/* a DP statement on a Citus table reads it in dist_run (dist_access.c) */
 	dist_untrusted = dp_dist_protect_start(queryDesc->plannedstmt, queryDesc->params, eflags,
 										   queryDesc->instrument_options);
