@@ -90,6 +90,19 @@ SET dp_agg.selection_delta = 1e-6;
 CREATE TEMP TABLE ab_sel AS SELECT g, dp_avg(d) AS a FROM ab GROUP BY g;
 SET dp_agg.group_keys = 'public';
 SELECT g, abs(s.a - e.a) < 1e-6 AS avg_ok FROM ab_sel s JOIN ab_exact e USING (g) ORDER BY g;
+-- a call whose bounds are written NULL (estimated) may host the private
+-- selection (it is the first call with bounds): it gives the selection its
+-- group's rows, as every host does.  It gave none, so any statement with a
+-- group failed and one without rows did not: whether a row matched, told
+-- exactly.  Both succeed, and the groups are those of ab_sel.
+SET dp_agg.group_keys = 'private';
+CREATE TEMP TABLE ab_host AS
+SELECT g, dp_avg(d, NULL, NULL, 1e9) AS a, dp_var(d, NULL, NULL, 1e9) AS v, dp_sum(d, NULL, NULL, 1e9) AS s
+FROM ab GROUP BY g;
+SELECT g, dp_avg(d, NULL, NULL, 1e9) FROM ab WHERE d < 0 GROUP BY g;
+SET dp_agg.group_keys = 'public';
+SELECT g, abs(h.a - e.a) < 1e-6 AS avg_ok FROM ab_host h JOIN ab_exact e USING (g) ORDER BY g;
+DROP TABLE ab_host;
 
 -- TABLESAMPLE: the histogram and the sums come from one sample and are
 -- amplified together, each at its share of the amplified epsilon

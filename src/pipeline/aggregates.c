@@ -582,13 +582,33 @@ fed_rows(DpAggState *st, const DpRelease *r)
 	st->count = f->rows;
 }
 
-/* a host's rows of the group it releases, for the fused selection next */
+static const DpBins *released_bins(const DpAggMore *m);
+
+/*
+ * A host's rows of the group it releases, for the fused selection next:
+ * those it counted and skipped, or, for a call whose bounds are estimated
+ * (whose count is made only from the rows within them), those in its bins
+ * and skipped.  Every host feeds, whatever its kind: a host that did not
+ * would leave the selection without its rows, an error at the first group
+ * that only an input with rows reaches.
+ */
 static void
 feed_rows(const DpAggState *st, const DpRelease *r)
 {
+	int64		rows = state_skipped(st);
+
 	if (r->feed == NULL)
 		return;
-	r->feed->rows = st->count + state_skipped(st);
+	if (r->auto_bounds)
+	{
+		const DpBins *b = st->more != NULL ? released_bins(st->more) : NULL;
+
+		for (int i = 0; b != NULL && i < DP_BINS; i++)
+			rows += b->count[i];
+	}
+	else
+		rows += st->count;
+	r->feed->rows = rows;
 	r->feed->finals++;
 }
 
@@ -1065,9 +1085,9 @@ final_release(FunctionCallInfo fcinfo)
 	const DpRelease *r;
 	DpAggState *st = released_state(fcinfo, &empty, &r);
 
+	feed_rows(st, r);
 	if (r->auto_bounds)
 		return auto_release(fcinfo, st, r);
-	feed_rows(st, r);
 	return dp_agg_release_datum(st, r, wants_estimate(fcinfo));
 }
 

@@ -362,7 +362,9 @@ accumulate_numeric(DpAggState *st, const DpRelease *r, Datum d)
 	{
 		/* as a double: a monotone conversion (NaN skipped, infinities clamped) */
 		v = DatumGetNumeric(d);
-		if (!numeric_is_nan(v))
+		if (numeric_is_nan(v))
+			dp_agg_skip_row(st, r);
+		else
 			dp_bins_add(st->more->bins, DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d)));
 		return;
 	}

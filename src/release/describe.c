@@ -76,16 +76,24 @@ dp_release_halfwidth(const DpRelease *r, const DpNoiseSpec *ns, double confidenc
  * bar (estimators.c), computed once per ticket when it is priced, after
  * joint calibration: for a statistic of m releases (an average, a
  * variance), each at 1 - 0.05 / m, so that all hold together with
- * probability at least 0.95 (the union bound).
+ * probability at least 0.95 (the union bound).  The histogram of estimated
+ * bounds is not one of them: it chooses the bounds, and the statistic is
+ * estimated from the others, in their order (count, sum, sum of squares),
+ * which is where estimators.c reads them.
  */
 void
 dp_plan_halfwidths(DpRelease *r)
 {
 	const DpNoiseSpec *specs[DP_MAX_NOISES];
 	int			n = dp_release_noises(r, specs, NULL);
-	double		confidence = n > 1 ? 1 - (1 - DP_CI_CONFIDENCE) / n : DP_CI_CONFIDENCE;
+	int			m = 0;
+	double		confidence;
 
 	for (int i = 0; i < n; i++)
+		if (specs[i] != &r->histogram)
+			specs[m++] = specs[i];
+	confidence = m > 1 ? 1 - (1 - DP_CI_CONFIDENCE) / m : DP_CI_CONFIDENCE;
+	for (int i = 0; i < m; i++)
 		r->halfwidth[i] = dp_release_halfwidth(r, specs[i], confidence);
 }
 
