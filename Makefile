@@ -141,6 +141,7 @@ OBJS += \
 
 # pipeline: _PG_init, the hooks, the aggregates' functions, preview
 OBJS += \
+	src/pipeline/aggregate_serial.o \
 	src/pipeline/aggregates.o \
 	src/pipeline/dist_aggregates.o \
 	src/pipeline/dp_agg.o \
