@@ -228,7 +228,36 @@ SELECT ps.later_live() >= 0 AS live;
 DEALLOCATE later_rows;
 RESET ROLE;
 
+-- the bounds of a privacy unit that an untrusted role may not raise hold
+-- over the whole tree of a protected partition: through its unprotected
+-- parent, and whichever partition the plan reads first
+CREATE TABLE ps.caps (u int, g int, x int) PARTITION BY LIST (g);
+CREATE TABLE ps.caps_pub PARTITION OF ps.caps FOR VALUES IN (0);
+CREATE TABLE ps.caps_sec PARTITION OF ps.caps FOR VALUES IN (1);
+INSERT INTO ps.caps SELECT k % 50, k % 2, 1 FROM generate_series(1, 1000) k;
+CREATE ROLE regress_ps_caps;
+GRANT USAGE ON SCHEMA ps TO regress_ps_caps;
+GRANT SELECT ON ps.caps TO regress_ps_caps;
+SELECT dp_agg.protect('ps.caps_sec');
+SELECT dp_agg.grant_access('ps.caps_sec', 'regress_ps_caps');
+SELECT dp_agg.set_privacy_unit('ps.caps', 'u', 1);
+SELECT dp_agg.set_budget('regress_ps_caps', 1e12, 0.5);
+SET ROLE regress_ps_caps;
+SET dp_agg.max_groups_contributed = 2;
+SELECT g, dp_count(u, 1) FROM ps.caps GROUP BY g;
+RESET dp_agg.max_groups_contributed;
+SET dp_agg.max_rows_contributed = 100;
+SELECT dp_count(u, 1) FROM ps.caps;
+SELECT dp_count(u, 1) FROM ps.caps WHERE g IN (0, 1);
+RESET dp_agg.max_rows_contributed;
+SELECT count(*) AS charged FROM dp_agg.my_ledger;
+RESET ROLE;
+SELECT dp_agg.clear_privacy_unit('ps.caps');
+SELECT dp_agg.unprotect('ps.caps_sec');
+DELETE FROM dp_agg.budget WHERE role = 'regress_ps_caps'::regrole;
+DELETE FROM dp_agg.ledger WHERE role = 'regress_ps_caps'::regrole;
+
 -- cleanup
 SELECT dp_agg.unprotect('ps.secret'), dp_agg.unprotect('ps.parts_low');
 DROP SCHEMA ps CASCADE;
-DROP ROLE regress_ps_owner, regress_ps_monitor, regress_ps_analyst;
+DROP ROLE regress_ps_owner, regress_ps_monitor, regress_ps_analyst, regress_ps_caps;

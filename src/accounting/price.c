@@ -92,15 +92,16 @@ dp_price_unit_rows(Oid relid)
 {
 	int			rows = dp_guc_max_rows_contributed;
 	int			limit = dp_guc_max_rows_contributed_limit;
+	Oid			denied;
 
-	if (rows > limit && OidIsValid(relid) && dp_relation_protected(relid) &&
-		!dp_role_trusted(relid, GetUserId()))
+	if (rows > limit && OidIsValid(relid) &&
+		OidIsValid(denied = dp_untrusted_in_tree(relid, GetUserId())))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("dp_agg.max_rows_contributed %d exceeds dp_agg.max_rows_contributed_limit %d",
 						rows, limit),
 				 errdetail("Roles untrusted for the protected relation \"%s\" may lower the bounds of its privacy unit, not raise them.",
-						   get_rel_name(relid)),
+						   get_rel_name(denied)),
 				 errhint("SET dp_agg.max_rows_contributed to at most %d.", limit)));
 	return rows;
 }

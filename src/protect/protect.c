@@ -522,6 +522,37 @@ dp_relation_protected(Oid relid)
 	return dp_dist_unknown(relid);
 }
 
+/*
+ * The first relation of the inheritance trees relid belongs to (each root,
+ * and every partition and inheritance child below it) that is protected
+ * and that the role is not trusted for; InvalidOid if there is none.  A
+ * privacy unit declared on a relation holds in all its tree, so the bounds
+ * of the unit that roles untrusted for a protected partition may not raise
+ * are those of every statement over the tree, whichever of its relations
+ * the statement names or reads first (the parent, an unprotected sibling).
+ */
+Oid
+dp_untrusted_in_tree(Oid relid, Oid roleid)
+{
+	ListCell   *lc;
+
+	if (!dp_any_protected())
+		return InvalidOid;
+	foreach(lc, dp_relation_roots(relid))
+	{
+		ListCell   *lc2;
+
+		foreach(lc2, dp_relation_read_set(lfirst_oid(lc), false))
+		{
+			Oid			r = lfirst_oid(lc2);
+
+			if (dp_relation_protected(r) && !dp_role_trusted(r, roleid))
+				return r;
+		}
+	}
+	return InvalidOid;
+}
+
 /* Was the role granted access to the relation or to one of its ancestors? */
 bool
 dp_role_granted(Oid relid, Oid roleid)

@@ -21,6 +21,7 @@ extern bool dp_role_granted(Oid relid, Oid roleid);
 extern bool dp_function_allowed(Oid funcid);
 extern Oid	dp_allowed_function_oid(const char *signature);
 extern Oid	dp_untrusted_protected(Oid roleid);
+extern Oid	dp_untrusted_in_tree(Oid relid, Oid roleid);
 extern Oid	dp_relation_owner(Oid relid);
 extern uint64 dp_catalog_execute(const char *catalog, const char *sql, int nargs,
 								 Oid *argtypes, Datum *values);

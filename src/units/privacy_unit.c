@@ -589,15 +589,17 @@ effective_max_groups(UnitRewrite *ur, int catalog_k)
 {
 	int			k = dp_guc_max_groups_contributed;
 	Oid			relid = ur->relid;
+	Oid			denied;
 
 	if (k == 0)
 		return catalog_k;
-	if (k > catalog_k && dp_relation_protected(relid) && !dp_role_trusted(relid, GetUserId()))
+	if (k > catalog_k && OidIsValid(denied = dp_untrusted_in_tree(relid, GetUserId())))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("dp_agg.max_groups_contributed %d exceeds the %d of relation \"%s\"",
 						k, catalog_k, get_rel_name(relid)),
-				 errdetail("Roles untrusted for a protected relation may lower the bounds of its privacy unit, not raise them."),
+				 errdetail("Roles untrusted for the protected relation \"%s\" may lower the bounds of its privacy unit, not raise them.",
+						   get_rel_name(denied)),
 				 errhint("SET dp_agg.max_groups_contributed to at most %d, or to 0.", catalog_k)));
 	return k;
 }
