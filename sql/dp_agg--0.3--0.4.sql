@@ -1193,6 +1193,10 @@ COMMENT ON COLUMN dp_agg.ledger.role IS 'the role charged (current_user of the s
 COMMENT ON COLUMN dp_agg.ledger.relations IS 'charge: the relations the statement read (tables, partitions, materialized and foreign tables)';
 COMMENT ON COLUMN dp_agg.ledger.budgets IS 'the budgets (dp_agg.budget.id) charged, or reset';
 COMMENT ON COLUMN dp_agg.ledger.windows IS 'for each of budgets, the start of the window it was charged in (NULL: the budget has no window)';
+ALTER TABLE dp_agg.ledger
+    ADD COLUMN statements integer NOT NULL DEFAULT 1,
+    ADD CONSTRAINT ledger_statements_valid CHECK (statements >= 1 AND (kind = 'charge' OR statements = 1));
+COMMENT ON COLUMN dp_agg.ledger.statements IS 'charge: the statements it paid for: 1, or with dp_agg.prepay the statement and as many identical ones prepaid for its session (epsilon, delta and rdp are then their sums; query and detail are one statement''s)';
 
 CREATE TABLE dp_agg.cap (
     role regrole PRIMARY KEY,
@@ -1904,7 +1908,7 @@ SELECT c.budget,
        c.window_start,
        l.role,
        r.relation,
-       count(*) AS statements,
+       sum(l.statements) AS statements,
        dp_agg.round_display(sum(l.epsilon)) AS epsilon,
        dp_agg.round_display(sum(l.delta)) AS delta,
        min(l.at) AS first_at,
@@ -1928,7 +1932,8 @@ COMMENT ON VIEW dp_agg.my_caps IS 'the caps that bound the current role''s state
 GRANT SELECT ON dp_agg.my_caps TO PUBLIC;
 
 CREATE OR REPLACE VIEW dp_agg.my_ledger WITH (security_barrier) AS
-SELECT l.id, l.at, l.kind, l.epsilon, l.delta, l.query, l.detail, l.rdp, l.relations, l.budgets, l.windows
+SELECT l.id, l.at, l.kind, l.epsilon, l.delta, l.query, l.detail, l.rdp, l.relations, l.budgets, l.windows,
+       l.statements
 FROM dp_agg.ledger l
 WHERE l.role OPERATOR(pg_catalog.=)
       (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.regrole;

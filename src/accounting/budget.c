@@ -275,6 +275,7 @@ build_request(QueryDesc *queryDesc, List *priced, double epsilon, double delta)
 	req.n_ancestors = list_length(ancestors);
 	req.n_certs = 0;
 	req.certs_size = 0;
+	req.copies = 1;
 
 	initStringInfo(&buf);
 	appendBinaryStringInfo(&buf, (const char *) &req, offsetof(DpChargeRequest, data));
@@ -687,6 +688,33 @@ wait_durable(XLogRecPtr lsn)
 }
 
 /*
+ * Prepaid statements (dp_agg.prepay, which only a superuser sets: for a
+ * role, ALTER ROLE ... SET).  A session that repeats a DP statement may
+ * pay for several at once: when a statement's request to the charger is
+ * identical, byte for byte, to the last one this backend had charged (the
+ * role, the price, the query text, the description of the releases, the
+ * relations read), the request asks the budgets to pay for up to
+ * dp_agg.prepay statements (charger.c, prepay: each decided as a request
+ * of its own, and at most half of what the budgets would still admit).
+ * The next identical statements then run without asking the charger: the
+ * charge that paid for them was durable before the first of them released
+ * anything (wait_durable), so each is still paid for, durably, before it
+ * releases anything.  They may run until dp_agg.prepay_time after the
+ * charge and before the first window of its budgets ends, so that a DBA's change of
+ * limits or of a window applies after at most that long (a prepaid
+ * statement is one charged before the change, as a statement that was
+ * running then).  What is prepaid and not run is spent, not refunded (as
+ * the charge of a statement that failed): a session gives up the rest
+ * when it charges any other statement, when it disconnects, or when the
+ * time runs out, at most dp_agg.prepay - 1 statements each time.  The
+ * ledger's row of such a charge counts its statements (its column
+ * statements; its epsilon, delta and curve are their sums).
+ */
+static DpChargeRequest *prepaid_request = NULL; /* the last request charged */
+static int	prepaid_left = 0;	/* statements paid for with it, not run yet */
+static TimestampTz prepaid_until = 0;
+
+/*
  * Charge the statement whose releases these are, or ERROR.
  */
 void
@@ -696,7 +724,9 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 				delta;
 	List	   *priced = dp_priced_releases(releases, &epsilon, &delta);
 	DpChargeRequest *req;
+	DpChargeRequest *asked;
 	DpChargeReply *reply;
+	bool		repeat;
 
 	if (priced == NIL)
 		return;					/* partial aggregation only: nothing released here */
@@ -704,9 +734,39 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	check_no_catalog_locks();
 
 	req = build_request(queryDesc, priced, epsilon, delta);
+	repeat = prepaid_request != NULL && prepaid_request->size == req->size &&
+		memcmp(prepaid_request, req, req->size) == 0;
+	if (repeat && prepaid_left > 0 && GetCurrentTimestamp() < prepaid_until)
+	{
+		prepaid_left--;
+		return;					/* paid for, durably, by the last charge */
+	}
+	prepaid_left = 0;			/* what is left of another statement's is given up */
+
+	/* the request as charged, before the round trips add certificates */
+	asked = MemoryContextAlloc(TopMemoryContext, req->size);
+	memcpy(asked, req, req->size);
+	if (repeat && dp_guc_prepay > 1)
+		req->copies = dp_guc_prepay;
 	reply = palloc(sizeof(DpChargeReply));
-	req = charge_round_trips(req, reply);
-	if (reply->result != DP_CHARGE_OK)
-		report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
-	wait_durable(reply->commit_lsn);
+	PG_TRY();
+	{
+		req = charge_round_trips(req, reply);
+		if (reply->result != DP_CHARGE_OK)
+			report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
+		wait_durable(reply->commit_lsn);
+	}
+	PG_CATCH();
+	{
+		pfree(asked);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (prepaid_request != NULL)
+		pfree(prepaid_request);
+	prepaid_request = asked;
+	prepaid_left = Max(reply->copies - 1, 0);
+	prepaid_until = Min(TimestampTzPlusMilliseconds(GetCurrentTimestamp(), dp_guc_prepay_ms),
+						reply->prepaid_until);
 }

@@ -45,6 +45,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "calibrate.h"
 #include "charge_ledger.h"
 #include "compat.h"
 #include "write_cache.h"
@@ -68,7 +69,7 @@
  */
 static const char *const ledger_columns[LEDGER_COLUMNS] = {
 	"id", "at", "role", "kind", "epsilon", "delta", "query", "detail", "rdp",
-	"relations", "budgets", "windows"
+	"relations", "budgets", "windows", "statements"
 };
 
 static Oid	ledger_relid = InvalidOid;
@@ -124,8 +125,10 @@ dp_ledger_open(LedgerWriter *w)
 	w->policies = w->att[LEDGER_BASE_COLUMNS] != InvalidAttrNumber &&
 		w->att[LEDGER_BASE_COLUMNS + 1] != InvalidAttrNumber &&
 		w->att[LEDGER_BASE_COLUMNS + 2] != InvalidAttrNumber;
+	w->statements = w->policies && w->att[LEDGER_POLICY_COLUMNS] != InvalidAttrNumber;
 	/* the columns of 0.1 to 0.3, or of 0.4, and nothing else */
-	w->direct = live == known && (known == LEDGER_BASE_COLUMNS || known == LEDGER_COLUMNS) &&
+	w->direct = live == known &&
+		known == (w->statements ? LEDGER_COLUMNS : w->policies ? LEDGER_POLICY_COLUMNS : LEDGER_BASE_COLUMNS) &&
 		dp_write_direct_possible(w->rel);
 	for (int i = 0; i < LEDGER_BASE_COLUMNS && w->direct; i++)
 		w->direct = w->att[i] != InvalidAttrNumber;
@@ -226,9 +229,29 @@ detail_datum(const DpChargeRequest *req)
 	return PointerGetDatum(copy);
 }
 
-/* append one charge to the ledger; its id */
+/*
+ * The sums of n statements' prices, each added rounding up as the budgets
+ * add them (charger.c, charge_budget): so that the ledger's rows add up to
+ * at least what the budgets were charged.
+ */
+static double
+times_up(double price, int n)
+{
+	double		sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum = dp_add_up(sum, price);
+	return sum;
+}
+
+/*
+ * Append one charge to the ledger, of the request's statement and the
+ * statements - 1 prepaid with it (its epsilon, delta and curve are their
+ * sums; its query and detail are the statement's); its id.
+ */
 int64
-dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve, List *charged)
+dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve, List *charged,
+				 int statements)
 {
 	TupleTableSlot *slot = w->slot;
 	Datum	   *values;
@@ -236,19 +259,31 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 	int64		id;
 	Datum		budgets = (Datum) 0,
 				windows = (Datum) 0;
+	double		epsilon = req->epsilon;
+	double		delta = req->delta;
+	double		sums[DP_RDP_ORDERS];
 
+	Assert(statements == 1 || w->statements);
+	if (statements > 1)
+	{
+		epsilon = times_up(req->epsilon, statements);
+		delta = times_up(req->delta, statements);
+		for (int i = 0; i < DP_RDP_ORDERS; i++)
+			sums[i] = times_up(curve[i], statements);
+		curve = sums;
+	}
 	if (w->policies)
 		budgets_datums(charged, &budgets, &windows);
 	if (!w->direct)
 	{
-		Datum		args[9];
-		Oid			types[9] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, JSONBOID,
-		FLOAT8ARRAYOID, REGCLASSARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID};
+		Datum		args[10];
+		Oid			types[10] = {REGROLEOID, FLOAT8OID, FLOAT8OID, TEXTOID, JSONBOID,
+			FLOAT8ARRAYOID, REGCLASSARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID, INT4OID};
 		bool		isnull;
 
 		args[0] = ObjectIdGetDatum(req->role);
-		args[1] = Float8GetDatum(req->epsilon);
-		args[2] = Float8GetDatum(req->delta);
+		args[1] = Float8GetDatum(epsilon);
+		args[2] = Float8GetDatum(delta);
 		args[3] = CStringGetTextDatum(req->data);
 		args[4] = detail_datum(req);
 		args[5] = dp_write_float8_array(curve, DP_RDP_ORDERS);
@@ -258,13 +293,19 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 			args[7] = budgets;
 			args[8] = windows;
 		}
-		if (SPI_execute_with_args(w->policies
+		args[9] = Int32GetDatum(statements);
+		if (SPI_execute_with_args(w->statements
+								  ? "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp, "
+								  "relations, budgets, windows, statements) "
+								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id"
+								  : w->policies
 								  ? "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp, "
 								  "relations, budgets, windows) "
 								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"
 								  : "INSERT INTO dp_agg.ledger (role, kind, epsilon, delta, query, detail, rdp) "
 								  "VALUES ($1, 'charge', $2, $3, $4, $5, $6) RETURNING id",
-								  w->policies ? 9 : 6, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING ||
+								  w->statements ? 10 : w->policies ? 9 : 6, types, args, NULL, false, 0) !=
+			SPI_OK_INSERT_RETURNING ||
 			SPI_processed != 1)
 			elog(ERROR, "dp_agg charger: could not write the ledger");
 		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
@@ -280,8 +321,8 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 	values[w->att[1] - 1] = TimestampTzGetDatum(GetCurrentTimestamp());
 	values[w->att[2] - 1] = ObjectIdGetDatum(req->role);
 	values[w->att[3] - 1] = CStringGetTextDatum("charge");
-	values[w->att[4] - 1] = Float8GetDatum(req->epsilon);
-	values[w->att[5] - 1] = Float8GetDatum(req->delta);
+	values[w->att[4] - 1] = Float8GetDatum(epsilon);
+	values[w->att[5] - 1] = Float8GetDatum(delta);
 	values[w->att[6] - 1] = CStringGetTextDatum(req->data);
 	values[w->att[7] - 1] = detail_datum(req);
 	values[w->att[8] - 1] = dp_write_float8_array(curve, DP_RDP_ORDERS);
@@ -291,6 +332,8 @@ dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curv
 		values[w->att[10] - 1] = budgets;
 		values[w->att[11] - 1] = windows;
 	}
+	if (w->statements)
+		values[w->att[12] - 1] = Int32GetDatum(statements);
 	ExecStoreVirtualTuple(slot);
 	if (w->rel->rd_att->constr)
 		ExecConstraints(w->rri, slot, w->estate);

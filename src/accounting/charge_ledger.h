@@ -26,12 +26,14 @@ typedef struct BudgetState
 } BudgetState;
 
 #define LEDGER_BASE_COLUMNS 9
-#define LEDGER_COLUMNS 12
+#define LEDGER_POLICY_COLUMNS 12	/* and relations, budgets, windows */
+#define LEDGER_COLUMNS 13			/* and statements */
 
 typedef struct LedgerWriter
 {
 	bool		direct;			/* false: through SQL */
 	bool		policies;		/* relations, budgets, windows (0.4 on) */
+	bool		statements;		/* a row may charge several statements (0.4 on) */
 	Relation	rel;
 	EState	   *estate;			/* kept from batch to batch (write_cache.c) */
 	EState	   *index_estate;	/* of this batch's index entries */
@@ -44,6 +46,7 @@ typedef struct LedgerWriter
 extern void dp_ledger_forget(void);
 extern void dp_ledger_open(LedgerWriter *w);
 extern void dp_ledger_close(LedgerWriter *w);
-extern int64 dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve, List *charged);
+extern int64 dp_ledger_append(LedgerWriter *w, const DpChargeRequest *req, const double *curve,
+							   List *charged, int statements);
 
 #endif							/* DP_AGG_CHARGE_LEDGER_H */

@@ -523,6 +523,98 @@ charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
 }
 
 /*
+ * Decide one more statement against every budget of an admitted request
+ * and, if each admits it, charge it to each: as if an identical request
+ * arrived right after (by the same certificates, none composing, the same
+ * caps, the same directed rounding).
+ */
+static bool
+charge_again(BudgetState **budgets, int n, const DpChargeRequest *req, const double *curve,
+			 const DpPldState *stmt)
+{
+	Verdict    *v = palloc(sizeof(Verdict) * n);
+	bool		ok = true;
+
+	for (int i = 0; i < n && ok; i++)
+	{
+		admits(budgets[i], req, curve, stmt, &v[i]);
+		ok = v[i].admission == ADMIT;
+	}
+	if (ok)
+		for (int i = 0; i < n; i++)
+			charge_budget(budgets[i], req, curve, stmt, &v[i]);
+	pfree(v);
+	return ok;
+}
+
+/*
+ * Prepaid statements (dp_agg.prepay; the backend's side is in budget.c).
+ * A request for copies > 1 asks its budgets to pay, beside the statement,
+ * for up to copies - 1 identical statements that its backend may then run
+ * without asking.  Each is decided and charged by charge_again, so the
+ * budgets end exactly where that many requests in a row would have left
+ * them.  A prepayment takes at most half of what the budgets would still
+ * admit: on scratch copies of them, up to 2 (copies - 1) more statements
+ * are decided, and if m are admitted, min(copies - 1, m / 2) are charged;
+ * so the last statements a budget can pay for are never held by one
+ * session from the role's others (or from the other members of a group).
+ * Returns how many were charged beyond the statement.
+ */
+static int
+prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldState *stmt)
+{
+	int			want = req->copies - 1;
+	int			n = list_length(set);
+	BudgetState *scratch;
+	BudgetState **real;
+	BudgetState **sim;
+	int			admitted = 0;
+	int			granted;
+	int			i = 0;
+	ListCell   *lc;
+
+	if (want <= 0 || n == 0)
+		return 0;
+	scratch = palloc(sizeof(BudgetState) * n);
+	real = palloc(sizeof(BudgetState *) * n);
+	sim = palloc(sizeof(BudgetState *) * n);
+	foreach(lc, set)
+	{
+		real[i] = lfirst(lc);
+		scratch[i] = *real[i];
+		sim[i] = &scratch[i];
+		i++;
+	}
+	while (admitted < 2 * want && charge_again(sim, n, req, curve, stmt))
+		admitted++;
+	granted = Min(want, admitted / 2);
+	for (i = 0; i < granted; i++)
+		if (!charge_again(real, n, req, curve, stmt))
+			elog(ERROR, "dp_agg charger: a budget refused a prepaid statement it admitted on its copy");
+	pfree(scratch);
+	pfree(real);
+	pfree(sim);
+	return granted;
+}
+
+/* until when the statements prepaid to these budgets may run: the first window end */
+static TimestampTz
+prepaid_until(List *set)
+{
+	TimestampTz until = DT_NOEND;
+	ListCell   *lc;
+
+	foreach(lc, set)
+	{
+		BudgetState *st = lfirst(lc);
+
+		if (st->row.has_window && st->window_end < until)
+			until = st->window_end;
+	}
+	return until;
+}
+
+/*
  * Decide one request against every budget that pays for it (in memory)
  * and, if all of them admit it, charge each and append it to the ledger:
  * atomically, since the batch commits or rolls back as a whole, and
@@ -534,7 +626,9 @@ charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
  * in this order: no budget of the role or of a group (NO_BUDGET), a cap
  * (CAPPED), a budget that cannot pay by any cheap certificate (DENIED,
  * naming the first such budget), a 'pld' budget that only a composition
- * can decide (NEED_PLD: its backend composes, and asks again).
+ * can decide (NEED_PLD: its backend composes, and asks again).  Once it
+ * is charged, the statements it prepays, if any (prepay), are charged
+ * after it, and its one ledger row records them all.
  */
 static void
 charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpChargeReply *reply)
@@ -550,6 +644,7 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 	ListCell   *lc;
 	int			refused = -1;
 	int			asked = -1;
+	int			copies;
 
 	reply->composed = NAN;
 	reply->pld_composed = NAN;
@@ -604,8 +699,11 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 	i = 0;
 	foreach(lc, set)
 		charge_budget(lfirst(lc), req, curve, &stmt, &verdicts[i++]);
-	reply->ledger_id = dp_ledger_append(ledger, req, curve, set);
+	copies = 1 + (ledger->statements ? prepay(set, req, curve, &stmt) : 0);
+	reply->ledger_id = dp_ledger_append(ledger, req, curve, set, copies);
 	reply->result = DP_CHARGE_OK;
+	reply->copies = copies;
+	reply->prepaid_until = prepaid_until(set);
 	if (set != NIL)
 		describe_budget(linitial(set), &verdicts[0], reply);
 }
@@ -641,6 +739,7 @@ copy_request(const char *src, Size avail)
 		return NULL;
 	memcpy(&head, src, offsetof(DpChargeRequest, data));
 	if (head.size < offsetof(DpChargeRequest, data) + 1 || head.size > avail ||
+		head.copies < 1 || head.copies > DP_PREPAY_MAX ||
 		head.query_len < 0 || head.detail_len < (int32) VARHDRSZ || head.n_rdp != DP_RDP_ORDERS ||
 		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
 		head.n_relations < 0 || head.n_relations > (int32) (MaxAllocSize / sizeof(Oid)) ||

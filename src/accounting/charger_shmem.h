@@ -60,6 +60,11 @@ typedef struct DpChargeReply
 	char		message[512];
 	/* OK: the backend flushes the WAL to here before it releases anything */
 	XLogRecPtr	commit_lsn;
+	/* OK: the statements charged (1 + those prepaid), and until when the
+	 * prepaid ones may be used (the end of the first window to end among the
+	 * budgets charged; DT_NOEND if none has a window) */
+	int32		copies;
+	TimestampTz prepaid_until;
 	/* NEED_PLD: the limits and the budget's releases by kind, to compose */
 	double		epsilon_limit;
 	double		delta_limit;
@@ -89,6 +94,8 @@ typedef struct DpChargeRequest
 	double		selection_delta;	/* selections of GROUP BY keys */
 	double		call_epsilon;	/* the largest price of one of its calls */
 	double		call_delta;
+	int32		copies;			/* statements to charge: 1, or up to
+								 * DP_PREPAY_MAX with dp_agg.prepay */
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;

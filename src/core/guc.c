@@ -37,6 +37,8 @@ bool		dp_preloaded = false;
 double		dp_guc_delta = 0.0;
 int			dp_guc_charger_idle_ms = 2000;
 int			dp_guc_composition_nice = 10;
+int			dp_guc_prepay = 0;
+int			dp_guc_prepay_ms = 1000;
 int			dp_guc_max_databases = 8;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
 double		dp_guc_selection_share = DP_DEFAULT_SELECTION_SHARE;
@@ -286,6 +288,30 @@ dp_guc_init(void)
 							10, 0, 19,
 							PGC_SUSET,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.prepay",
+							"Statements a session may pay for at once when it repeats a DP statement.",
+							"When a session charges a statement identical to the last one it charged, "
+							"its budgets pay for up to this many at once, and it runs the next ones "
+							"without asking the charger, within dp_agg.prepay_time and the budgets' "
+							"windows. What it does not run is not refunded (at most this many minus "
+							"one each time the session stops repeating). 0 or 1: every statement is "
+							"charged alone.",
+							&dp_guc_prepay,
+							0, 0, DP_PREPAY_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("dp_agg.prepay_time",
+							"How long statements prepaid with dp_agg.prepay may run after their charge.",
+							"A change of a budget's limits or window applies to them after at most "
+							"this long.",
+							&dp_guc_prepay_ms,
+							1000, 1, 3600 * 1000,
+							PGC_SUSET,
+							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	/*

@@ -32,6 +32,15 @@ extern double dp_guc_selection_share;
 extern int	dp_guc_max_public_keys;
 extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_composition_nice;
+extern int	dp_guc_prepay;
+extern int	dp_guc_prepay_ms;
+
+/*
+ * The most statements one charge may pay for (dp_agg.prepay): the
+ * statement and identical ones its session may run without asking again
+ * (budget.c, "Prepaid statements").
+ */
+#define DP_PREPAY_MAX 64
 extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;

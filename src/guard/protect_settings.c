@@ -382,6 +382,8 @@ static const Setting settings[] = {
 	{"dp_agg.selection_share", S_INERT, NULL, R_DP},
 	{"dp_agg.max_public_keys", S_INERT, NULL, R_DP},
 	{"dp_agg.composition_nice", S_INERT, NULL, R_DP},
+	{"dp_agg.prepay", S_INERT, NULL, R_DP},
+	{"dp_agg.prepay_time", S_INERT, NULL, R_DP},
 	{"dp_agg.stats_trusted_role", S_INERT, NULL, R_DP},
 };
 

@@ -13,6 +13,13 @@
 # enough for any run), so this measures the budget charge too: the charger
 # commits each charge durably before the result is released.
 #
+# Prepaid: the same DP statement as the role dp_bench_prepay with
+# dp_agg.prepay = DP_BENCH_PREPAY (32): each client's repeats are charged
+# 32 at a time (doc/budgets.md, "Prepaid statements").  The ledger check
+# counts its rows' statements: at least one per transaction, and at most
+# 31 more per client and run (those prepaid and not run when pgbench
+# disconnects).
+#
 # Accounting: the same Gaussian statement
 #     SELECT dp_count(x, 0.01, 1e-10), dp_sum(x, 0, 100, 0.01, 1e-10) FROM dp_bench_t1000
 # charged to three roles, one per accounting, each with a history of
@@ -64,8 +71,9 @@
 #   DP_BENCH_CLIENTS   pgbench clients (8)
 #   DP_BENCH_THREADS   pgbench threads (2)
 #   DP_BENCH_PROTOCOL  pgbench -M: simple, extended or prepared (simple)
-#   DP_BENCH_KINDS     the statements to run, of: native dp basic rdp pld solo
-#                      shared (all of them)
+#   DP_BENCH_KINDS     the statements to run, of: native dp prepay basic rdp pld
+#                      solo shared (all of them)
+#   DP_BENCH_PREPAY    dp_agg.prepay of the prepaid statement (32)
 #   and those of bench_lib.sh: PGHOST/PGPORT (use that cluster instead of a
 #   throw-away one), DP_BENCH_PORT, DP_BENCH_SHARED_BUFFERS, DP_BENCH_SKIP_BUILD
 set -euo pipefail
@@ -78,7 +86,8 @@ rounds=${DP_BENCH_ROUNDS:-3}
 clients=${DP_BENCH_CLIENTS:-8}
 threads=${DP_BENCH_THREADS:-2}
 protocol=${DP_BENCH_PROTOCOL:-simple}
-kinds=${DP_BENCH_KINDS:-native dp basic rdp pld solo shared}
+kinds=${DP_BENCH_KINDS:-native dp prepay basic rdp pld solo shared}
+prepay=${DP_BENCH_PREPAY:-32}
 pgbench="$DP_PG_BIN/pgbench"
 
 work=$(mktemp -d /tmp/dp_agg_tput.XXXXXX)
@@ -120,6 +129,12 @@ SELECT NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'dp_bench_rdp') AS missi
 \if :missing
 CREATE ROLE dp_bench_rdp;
 \endif
+SELECT NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'dp_bench_prepay') AS missing \gset
+\if :missing
+CREATE ROLE dp_bench_prepay;
+\endif
+SELECT dp_agg.set_budget('dp_bench_prepay', 1e15, 0.5) \g /dev/null
+GRANT SELECT ON dp_bench_t1000 TO dp_bench_prepay;
 SELECT dp_agg.set_budget('dp_bench_pld', 44.1, 1e-6, 'pld') \g /dev/null
 SELECT dp_agg.reset_budget('dp_bench_pld') \g /dev/null
 SELECT dp_agg.set_budget('dp_bench_rdp', 1000, 1e-6, 'rdp') \g /dev/null
@@ -132,6 +147,7 @@ dp_sql='SELECT dp_count(x, 1.0), dp_sum(x, 0, 100, 1.0) FROM dp_bench_t1000;'
 gauss_sql='SELECT dp_count(x, 0.01, 1e-10), dp_sum(x, 0, 100, 0.01, 1e-10) FROM dp_bench_t1000;'
 echo "$native_sql" > "$work/native.sql"
 echo "$dp_sql" > "$work/dp.sql"
+echo "$dp_sql" > "$work/prepay.sql"
 echo "$gauss_sql" > "$work/basic.sql"
 echo "$gauss_sql" > "$work/rdp.sql"
 echo "$gauss_sql" > "$work/pld.sql"
@@ -168,15 +184,16 @@ if has_kind pld; then
     PGOPTIONS="-c role=dp_bench_pld" "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 -c "$gauss_sql" >/dev/null
 fi
 
-# charges ROLE
+# charges ROLE: the statements its ledger rows charged
 charges() {
-    "$DP_PSQL" -X -Atc "SELECT count(*) FROM dp_agg.ledger WHERE role = '$1'::regrole AND kind = 'charge'"
+    "$DP_PSQL" -X -Atc "SELECT coalesce(sum(statements), 0) FROM dp_agg.ledger WHERE role = '$1'::regrole AND kind = 'charge'"
 }
 
 # the role each statement runs as
 role_of() {
     case $1 in
         pld) echo dp_bench_pld ;;
+        prepay) echo dp_bench_prepay ;;
         rdp) echo dp_bench_rdp ;;
         solo) echo dp_bench_solo ;;
         shared) echo dp_bench_member ;;
@@ -186,11 +203,13 @@ role_of() {
 
 # run KIND SECONDS [LOG-PREFIX]: one pgbench run as dp_bench; prints its TPS
 run() {
-    local kind=$1 t=$2 prefix=${3:-} out
+    local kind=$1 t=$2 prefix=${3:-} out opts
     local log=()
+    opts="-c role=$(role_of "$kind")"
+    [ "$kind" = prepay ] && opts="$opts -c dp_agg.prepay=$prepay"
     [ -n "$prefix" ] && log=(--log "--log-prefix=$prefix")
     case $kind in rdp|pld) history "$(role_of "$kind")" ;; esac
-    if ! out=$(cd "$work" && PGOPTIONS="-c role=$(role_of "$kind")" "$pgbench" -n -M "$protocol" \
+    if ! out=$(cd "$work" && PGOPTIONS="$opts" "$pgbench" -n -M "$protocol" \
             -c "$clients" -j "$threads" -T "$t" -f "$work/$kind.sql" "${log[@]}" 2>&1) \
        || echo "$out" | grep -qiE 'aborted|error'; then
         echo "$out" >&2
@@ -206,6 +225,7 @@ for kind in $kinds; do
 done
 
 before=$(charges dp_bench)
+before_prepay=$(charges dp_bench_prepay)
 before_rdp=$(charges dp_bench_rdp)
 before_pld=$(charges dp_bench_pld)
 before_solo=$(charges dp_bench_solo)
@@ -221,12 +241,14 @@ for r in $(seq 1 "$rounds"); do
     done
 done
 after=$(charges dp_bench)
+after_prepay=$(charges dp_bench_prepay)
 after_rdp=$(charges dp_bench_rdp)
 after_pld=$(charges dp_bench_pld)
 after_solo=$(charges dp_bench_solo)
 after_shared=$(charges dp_bench_member)
 
 DP_NATIVE_SQL=$native_sql DP_DP_SQL=$dp_sql DP_GAUSS_SQL=$gauss_sql DP_CHARGED=$((after - before)) \
+DP_CHARGED_PREPAY=$((after_prepay - before_prepay)) DP_TPS_PREPAY="${tps_of[prepay]:-}" DP_PREPAY=$prepay \
 DP_CHARGED_PLD=$((after_pld - before_pld)) DP_CHARGED_RDP=$((after_rdp - before_rdp)) \
 DP_CHARGED_SOLO=$((after_solo - before_solo)) DP_CHARGED_SHARED=$((after_shared - before_shared)) \
 DP_TPS_NATIVE="${tps_of[native]:-}" DP_TPS_DP="${tps_of[dp]:-}" DP_TPS_RDP="${tps_of[rdp]:-}" \
@@ -266,7 +288,7 @@ for kind in kinds:
     res[kind] = dict(n=len(lat), tps=statistics.median(tps), tps_all=tps,
                      p50=pct(lat, 50), p99=pct(lat, 99))
 
-names = dict(native="built-in", dp="dp_agg", basic="basic", rdp="rdp", pld="pld",
+names = dict(native="built-in", dp="dp_agg", prepay="dp_agg, prepaid", basic="basic", rdp="rdp", pld="pld",
              solo="solo (one budget)", shared="shared (three budgets)")
 print()
 for kind in kinds:
@@ -278,9 +300,17 @@ checks = [("dp_bench", int(env["DP_CHARGED"]), n_of("dp") + n_of("basic")),
           ("dp_bench_solo", int(env["DP_CHARGED_SOLO"]), n_of("solo")),
           ("dp_bench_member", int(env["DP_CHARGED_SHARED"]), n_of("shared"))]
 ok = all(charged == logged for _, charged, logged in checks)
+# prepaid: every transaction charged; at most prepay - 1 more per client and
+# pgbench run (the warm-up and the rounds)
+charged_prepay, logged_prepay = int(env["DP_CHARGED_PREPAY"]), n_of("prepay")
+unused_max = (int(env["DP_PREPAY"]) - 1) * int(env["DP_CLIENTS"]) * (int(env["DP_ROUNDS"]) + 1)
+ok_prepay = logged_prepay <= charged_prepay <= logged_prepay + unused_max
 print("Transactions logged / charged in the ledger: " +
       ", ".join(f"{role} {logged}/{charged}" for role, charged, logged in checks) +
       ("" if ok else "  <-- MISMATCH"))
+if "prepay" in res:
+    print(f"Prepaid: transactions logged {logged_prepay}, statements charged {charged_prepay} "
+          f"(at most {unused_max} prepaid and not run)" + ("" if ok_prepay else "  <-- MISMATCH"))
 print()
 print(f"Throughput with pgbench, {env['DP_CLIENTS']} clients ({env['DP_THREADS']} threads, "
       f"-M {env['DP_PROTOCOL']}), a 1,000-row table; "
@@ -294,6 +324,7 @@ base = res["native"]["tps"] if "native" in res else float("nan")
 hist = f"{int(env['DP_HISTORY']):,}"
 rows = [("native", f"built-in: `{env['DP_NATIVE_SQL'].rstrip(';')}`", "none"),
         ("dp", f"dp_agg: `{env['DP_DP_SQL'].rstrip(';')}`", "basic"),
+        ("prepay", "dp_agg, the same", f"basic; dp_agg.prepay = {env['DP_PREPAY']}"),
         ("basic", f"Gaussian: `{env['DP_GAUSS_SQL'].rstrip(';')}`", "basic (the sums)"),
         ("rdp", "Gaussian, the same", f"rdp (Renyi; history {hist} statements)"),
         ("pld", "Gaussian, the same", f"pld (PLD frontier; history {hist} statements)"),
@@ -315,6 +346,8 @@ if "basic" in res:
             ratios.append(f"{k} / basic: {res[k]['tps'] / b['tps']:.3f}")
 if "dp" in res and "native" in res:
     ratios.append(f"dp_agg / built-in: {res['dp']['tps'] / base:.3f}")
+if "prepay" in res and "native" in res:
+    ratios.append(f"dp_agg prepaid / built-in: {res['prepay']['tps'] / base:.3f}")
 if "shared" in res and "solo" in res:
     ratios.append(f"shared (three budgets) / solo (one budget): {res['shared']['tps'] / res['solo']['tps']:.3f}")
 print("; ".join(ratios))
