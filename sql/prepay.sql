@@ -86,6 +86,18 @@ RESET ROLE;
 SELECT pg_temp.rows_of('regress_dp_prepay_other') AS expired;
 SET dp_agg.prepay_time = '1h';
 
+-- and at the end of their budgets' first window to end (a second here):
+-- the charge after it is in the next window
+SELECT dp_agg.set_budget_window('regress_dp_prepay_other', '1 second');
+SET ROLE regress_dp_prepay_other;
+SELECT dp_count(i, 0.25) IS NOT NULL AS released FROM prepay_t WHERE i > 0;
+SELECT pg_sleep(1.1);
+SELECT dp_count(i, 0.25) IS NOT NULL AS released FROM prepay_t WHERE i > 0;
+RESET ROLE;
+SELECT pg_temp.rows_of('regress_dp_prepay_other') AS window_ended,
+       (SELECT count(DISTINCT windows[1]) FROM dp_agg.ledger
+        WHERE role = 'regress_dp_prepay_other'::regrole AND windows[1] IS NOT NULL) AS windows;
+
 -- near the end of a budget: 12 statements of 0.25 fit in 3.  A prepayment
 -- takes at most half of what the budget would still admit (the second
 -- charge: itself and 5 of the 10 left), and every statement the budget
