@@ -688,27 +688,30 @@ wait_durable(XLogRecPtr lsn)
 }
 
 /*
- * Prepaid statements (dp_agg.prepay, which only a superuser sets: for a
- * role, ALTER ROLE ... SET).  A session that repeats a DP statement may
- * pay for several at once: when a statement's request to the charger is
- * identical, byte for byte, to the last one this backend had charged (the
- * role, the price, the query text, the description of the releases, the
- * relations read), the request asks the budgets to pay for up to
- * dp_agg.prepay statements (charger.c, prepay: each decided as a request
- * of its own, and at most half of what the budgets would still admit).
- * The next identical statements then run without asking the charger: the
- * charge that paid for them was durable before the first of them released
- * anything (wait_durable), so each is still paid for, durably, before it
- * releases anything.  They may run until dp_agg.prepay_time after the
- * charge and before the first window of its budgets ends, so that a DBA's change of
- * limits or of a window applies after at most that long (a prepaid
- * statement is one charged before the change, as a statement that was
- * running then).  What is prepaid and not run is spent, not refunded (as
- * the charge of a statement that failed): a session gives up the rest
- * when it charges any other statement, when it disconnects, or when the
- * time runs out, at most dp_agg.prepay - 1 statements each time.  The
- * ledger's row of such a charge counts its statements (its column
- * statements; its epsilon, delta and curve are their sums).
+ * Prepaid statements (dp_agg.prepay, which only a superuser sets: for the
+ * sessions of a login role, ALTER ROLE ... SET; the session's setting
+ * applies to whichever role a statement charges, also after SET ROLE).  A
+ * session that repeats a DP statement may pay for several at once: when a
+ * statement's request to the charger is identical, byte for byte, to the
+ * last one this backend had charged (the role, the price, the query text,
+ * the description of the releases, the relations read), the request asks
+ * the budgets to pay for up to dp_agg.prepay statements (charger.c,
+ * prepay: each decided as a request of its own, at most half of what the
+ * budgets would still admit, and none when a window of theirs ends before
+ * they would expire).  The next identical statements then run without
+ * asking the charger: the charge that paid for them was durable before
+ * the first of them released anything (wait_durable), so each is still
+ * paid for, durably, before it releases anything.  They may run for
+ * dp_agg.prepay_time from the moment the request was sent, and only while
+ * dp_agg.prepay is above 1, so that a DBA's change of limits applies to
+ * them after at most that long (a prepaid statement is one charged before
+ * the change, as a statement that was running then).  What is prepaid and
+ * not run is spent, not refunded (as the charge of a statement that
+ * failed): a session gives up the rest when it charges any other
+ * statement, when it disconnects, or when the time runs out, at most
+ * dp_agg.prepay - 1 statements each time.  The ledger's row of such a
+ * charge counts its statements (its column statements; its epsilon, delta
+ * and curve are their sums).
  */
 static DpChargeRequest *prepaid_request = NULL; /* the last request charged */
 static int	prepaid_left = 0;	/* statements paid for with it, not run yet */
@@ -727,6 +730,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	DpChargeRequest *asked;
 	DpChargeReply *reply;
 	bool		repeat;
+	TimestampTz asking;
 
 	if (priced == NIL)
 		return;					/* partial aggregation only: nothing released here */
@@ -736,7 +740,8 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	req = build_request(queryDesc, priced, epsilon, delta);
 	repeat = prepaid_request != NULL && prepaid_request->size == req->size &&
 		memcmp(prepaid_request, req, req->size) == 0;
-	if (repeat && prepaid_left > 0 && GetCurrentTimestamp() < prepaid_until)
+	asking = GetCurrentTimestamp();
+	if (repeat && prepaid_left > 0 && asking < prepaid_until && dp_guc_prepay > 1)
 	{
 		prepaid_left--;
 		return;					/* paid for, durably, by the last charge */
@@ -744,11 +749,14 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	prepaid_left = 0;			/* what is left of another statement's is given up */
 
 	/* the request as charged, before the round trips add certificates */
+	reply = palloc(sizeof(DpChargeReply));
 	asked = MemoryContextAlloc(TopMemoryContext, req->size);
 	memcpy(asked, req, req->size);
 	if (repeat && dp_guc_prepay > 1)
+	{
 		req->copies = dp_guc_prepay;
-	reply = palloc(sizeof(DpChargeReply));
+		req->prepay_ms = dp_guc_prepay_ms;
+	}
 	PG_TRY();
 	{
 		req = charge_round_trips(req, reply);
@@ -767,6 +775,5 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 		pfree(prepaid_request);
 	prepaid_request = asked;
 	prepaid_left = Max(reply->copies - 1, 0);
-	prepaid_until = Min(TimestampTzPlusMilliseconds(GetCurrentTimestamp(), dp_guc_prepay_ms),
-						reply->prepaid_until);
+	prepaid_until = Min(TimestampTzPlusMilliseconds(asking, dp_guc_prepay_ms), reply->prepaid_until);
 }

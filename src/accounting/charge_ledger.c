@@ -230,9 +230,8 @@ detail_datum(const DpChargeRequest *req)
 }
 
 /*
- * The sums of n statements' prices, each added rounding up as the budgets
- * add them (charger.c, charge_budget): so that the ledger's rows add up to
- * at least what the budgets were charged.
+ * The sum of n statements' prices, each added rounding up, as the budgets
+ * add them (charger.c, charge_budget): never less than the exact sum.
  */
 static double
 times_up(double price, int n)

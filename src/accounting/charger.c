@@ -522,6 +522,23 @@ charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
 	st->dirty = true;
 }
 
+/* until when the statements prepaid to these budgets may run: the first window end */
+static TimestampTz
+prepaid_until(List *set)
+{
+	TimestampTz until = DT_NOEND;
+	ListCell   *lc;
+
+	foreach(lc, set)
+	{
+		BudgetState *st = lfirst(lc);
+
+		if (st->row.has_window && st->window_end < until)
+			until = st->window_end;
+	}
+	return until;
+}
+
 /*
  * Decide one more statement against every budget of an admitted request
  * and, if each admits it, charge it to each: as if an identical request
@@ -558,10 +575,16 @@ charge_again(BudgetState **budgets, int n, const DpChargeRequest *req, const dou
  * are decided, and if m are admitted, min(copies - 1, m / 2) are charged;
  * so the last statements a budget can pay for are never held by one
  * session from the role's others (or from the other members of a group).
+ * Nothing is prepaid when a window of the budgets ends before the
+ * prepaid statements would expire (prepay_ms from now, the instant the
+ * charge is decided; the backend counts them from before it asked): what
+ * a window pays for is run in that window, and a session does not take,
+ * in a window's last moments, statements it would have no time to run.
  * Returns how many were charged beyond the statement.
  */
 static int
-prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldState *stmt)
+prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldState *stmt,
+	   TimestampTz now)
 {
 	int			want = req->copies - 1;
 	int			n = list_length(set);
@@ -573,7 +596,8 @@ prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldSt
 	int			i = 0;
 	ListCell   *lc;
 
-	if (want <= 0 || n == 0)
+	if (want <= 0 || n == 0 || req->prepay_ms <= 0 ||
+		prepaid_until(set) < TimestampTzPlusMilliseconds(now, req->prepay_ms))
 		return 0;
 	scratch = palloc(sizeof(BudgetState) * n);
 	real = palloc(sizeof(BudgetState *) * n);
@@ -597,22 +621,6 @@ prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldSt
 	return granted;
 }
 
-/* until when the statements prepaid to these budgets may run: the first window end */
-static TimestampTz
-prepaid_until(List *set)
-{
-	TimestampTz until = DT_NOEND;
-	ListCell   *lc;
-
-	foreach(lc, set)
-	{
-		BudgetState *st = lfirst(lc);
-
-		if (st->row.has_window && st->window_end < until)
-			until = st->window_end;
-	}
-	return until;
-}
 
 /*
  * Decide one request against every budget that pays for it (in memory)
@@ -699,7 +707,7 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 	i = 0;
 	foreach(lc, set)
 		charge_budget(lfirst(lc), req, curve, &stmt, &verdicts[i++]);
-	copies = 1 + (ledger->statements ? prepay(set, req, curve, &stmt) : 0);
+	copies = 1 + (ledger->statements ? prepay(set, req, curve, &stmt, now) : 0);
 	reply->ledger_id = dp_ledger_append(ledger, req, curve, set, copies);
 	reply->result = DP_CHARGE_OK;
 	reply->copies = copies;
@@ -739,7 +747,7 @@ copy_request(const char *src, Size avail)
 		return NULL;
 	memcpy(&head, src, offsetof(DpChargeRequest, data));
 	if (head.size < offsetof(DpChargeRequest, data) + 1 || head.size > avail ||
-		head.copies < 1 || head.copies > DP_PREPAY_MAX ||
+		head.copies < 1 || head.copies > DP_PREPAY_MAX || head.prepay_ms < 0 ||
 		head.query_len < 0 || head.detail_len < (int32) VARHDRSZ || head.n_rdp != DP_RDP_ORDERS ||
 		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
 		head.n_relations < 0 || head.n_relations > (int32) (MaxAllocSize / sizeof(Oid)) ||

@@ -96,6 +96,8 @@ typedef struct DpChargeRequest
 	double		call_delta;
 	int32		copies;			/* statements to charge: 1, or up to
 								 * DP_PREPAY_MAX with dp_agg.prepay */
+	int32		prepay_ms;		/* copies > 1: how long they may run
+								 * (dp_agg.prepay_time) */
 	int32		query_len;
 	int32		detail_len;
 	int32		n_rdp;

@@ -306,10 +306,10 @@ dp_guc_init(void)
 
 	DefineCustomIntVariable("dp_agg.prepay_time",
 							"How long statements prepaid with dp_agg.prepay may run after their charge.",
-							"A change of a budget's limits or window applies to them after at most "
+							"A DBA's change of a budget's limits applies to them after at most "
 							"this long.",
 							&dp_guc_prepay_ms,
-							1000, 1, 3600 * 1000,
+							1000, 1, 10 * 1000,
 							PGC_SUSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
