@@ -159,7 +159,7 @@ REGRESS = interface calibration clamping bad_input parallel lattice budget budge
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)
-ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race budget_rdp_selection budget_group_race budget_shared_short budget_index_build lookup_index_snapshot
+ISOLATION = budget_race budget_rollback budget_queue budget_rdp_race budget_rdp_queue budget_pld_race budget_rdp_selection budget_group_race budget_shared_short budget_index_build lookup_index_snapshot prepay_race
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=test/isolation/output_iso --load-extension=dp_agg
 
 SHLIB_LINK += -lcrypto -lm
