@@ -717,6 +717,16 @@ static DpChargeRequest *prepaid_request = NULL; /* the last request charged */
 static int	prepaid_left = 0;	/* statements paid for with it, not run yet */
 static TimestampTz prepaid_until = 0;
 
+/* charge a request, wait until the charge is durable, or ERROR */
+static void
+charge_durably(DpChargeRequest *req, DpChargeReply *reply, double epsilon, double delta)
+{
+	req = charge_round_trips(req, reply);
+	if (reply->result != DP_CHARGE_OK)
+		report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
+	wait_durable(reply->commit_lsn);
+}
+
 /*
  * Charge the statement whose releases these are, or ERROR.
  */
@@ -738,10 +748,19 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	check_no_catalog_locks();
 
 	req = build_request(queryDesc, priced, epsilon, delta);
+	reply = palloc(sizeof(DpChargeReply));
+	if (dp_guc_prepay <= 1)
+	{
+		/* every statement charged alone; nothing prepaid is run */
+		prepaid_left = 0;
+		charge_durably(req, reply, epsilon, delta);
+		return;
+	}
+
 	repeat = prepaid_request != NULL && prepaid_request->size == req->size &&
 		memcmp(prepaid_request, req, req->size) == 0;
 	asking = GetCurrentTimestamp();
-	if (repeat && prepaid_left > 0 && asking < prepaid_until && dp_guc_prepay > 1)
+	if (repeat && prepaid_left > 0 && asking < prepaid_until)
 	{
 		prepaid_left--;
 		return;					/* paid for, durably, by the last charge */
@@ -749,20 +768,16 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	prepaid_left = 0;			/* what is left of another statement's is given up */
 
 	/* the request as charged, before the round trips add certificates */
-	reply = palloc(sizeof(DpChargeReply));
 	asked = MemoryContextAlloc(TopMemoryContext, req->size);
 	memcpy(asked, req, req->size);
-	if (repeat && dp_guc_prepay > 1)
+	if (repeat)
 	{
 		req->copies = dp_guc_prepay;
 		req->prepay_ms = dp_guc_prepay_ms;
 	}
 	PG_TRY();
 	{
-		req = charge_round_trips(req, reply);
-		if (reply->result != DP_CHARGE_OK)
-			report_refusal(req->role, reply, epsilon, delta, req->selection_delta);
-		wait_durable(reply->commit_lsn);
+		charge_durably(req, reply, epsilon, delta);
 	}
 	PG_CATCH();
 	{
