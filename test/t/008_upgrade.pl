@@ -352,6 +352,21 @@ is($node->safe_psql('squat', 'SELECT count(*) FROM pg_proc WHERE pronamespace = 
 # the noise is 0 but with probability below 1e-300
 is($node->safe_psql('squat', 'SET dp_agg.epsilon = 1e9; SELECT dp_count(*) FROM su'),
 	'10', 'over the objects of 0.3 the library uses the aggregates of dp_agg, not the look-alikes');
+# prepaid statements need the ledger of 0.4 (its column statements): over
+# the objects of 0.3, dp_agg.prepay charges every statement alone
+my $squat_charges = q{SELECT count(*) FROM dp_agg.ledger WHERE kind = 'charge'};
+my $charges_before = $node->safe_psql('squat', $squat_charges);
+$node->safe_psql(
+	'squat', q{
+CREATE TABLE sp AS SELECT g AS x FROM generate_series(1, 100) g;
+SET dp_agg.prepay = 8;
+SELECT dp_count(x, 1.0) FROM sp;
+SELECT dp_count(x, 1.0) FROM sp;
+SELECT dp_count(x, 1.0) FROM sp;
+SELECT dp_count(x, 1.0) FROM sp;
+});
+is($node->safe_psql('squat', $squat_charges) - $charges_before,
+	4, 'over the objects of 0.3, dp_agg.prepay charges each statement alone');
 ($ret, $stdout, $stderr) = $node->psql('squat', 'ALTER EXTENSION dp_agg UPDATE');
 like($stderr, qr/schema "dp_agg_internal" already exists/,
 	'and the update to 0.4 fails, changing nothing');
