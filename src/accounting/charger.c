@@ -621,7 +621,6 @@ prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldSt
 	return granted;
 }
 
-
 /*
  * Decide one request against every budget that pays for it (in memory)
  * and, if all of them admit it, charge each and append it to the ledger:
