@@ -94,5 +94,24 @@ is(bg_output($out), 't', 'the same backend releases again with a new charger');
 is(budget_state($node), '1.75|6|1.75', 'and is charged once');
 $analyst->quit;
 
+# 6. prepaid statements (dp_agg.prepay): the charge that pays for them is
+# on disk before the first of them releases, so after a crash every
+# statement released is still paid for: the second charge paid for 4
+# statements, of which 3 ran
+release_then_crash($node,
+	q{SET dp_agg.prepay = 4; SET dp_agg.prepay_time = '10s'; SET ROLE analyst;
+	  SELECT dp_count(x, 0.125) IS NOT NULL FROM t;
+	  SELECT dp_count(x, 0.125) IS NOT NULL FROM t;
+	  SELECT dp_count(x, 0.125) IS NOT NULL FROM t;
+	  SELECT dp_count(x, 0.125) IS NOT NULL FROM t},
+	"t\nt\nt\nt", 'released four counts, the last two on prepaid statements');
+is(budget_state($node), '2.375|8|2.375',
+	'after kill -9 and restart, the prepaid statements are charged');
+is( $node->safe_psql(
+		'postgres', q{SELECT string_agg(statements::text, ',' ORDER BY id) FROM
+		   (SELECT id, statements FROM dp_agg.ledger
+		    WHERE role = 'analyst'::regrole AND kind = 'charge' ORDER BY id DESC LIMIT 2) l}),
+	'1,4', 'the ledger row of the prepayment counts its statements');
+
 $node->stop;
 done_testing();
