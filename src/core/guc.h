@@ -41,6 +41,7 @@ extern int	dp_guc_prepay_ms;
  * (budget.c, "Prepaid statements").
  */
 #define DP_PREPAY_MAX 64
+
 extern int	dp_guc_max_databases;
 extern double dp_guc_protected_min_epsilon;
 extern int	dp_guc_protected_max_row_work;
