@@ -16,10 +16,12 @@
  * of a state from another process) are in a second part (DpAggMore, 64
  * bytes), made in the state's own chunk for the calls that need it at
  * every row (dp_agg_new_more_state: the fused path of privacy units keeps
- * a million of these), else on first need; the noise drawn by the final
- * function, in a third (DpAggDrawn), made when the state is released
- * (with a second part made then, one chunk of 128 bytes; the bounds that
- * calls without bounds estimate, apart).
+ * a million of these), else on first need.  The noise drawn by the final
+ * function: for a count or a sum of a state without a second part (the
+ * groups of a plain GROUP BY), in place, its noisy value in the sum field
+ * (dp_agg_released_in_place); else in a third part (DpAggDrawn), made
+ * when the state is released (with a second part made then, one chunk of
+ * 128 bytes; the bounds that calls without bounds estimate, apart).
  *
  * Transition functions read nothing but the value: bounds, grid and noise
  * come from the ticket (release.c), looked up once per call site in the
@@ -89,6 +91,8 @@ PG_FUNCTION_INFO_V1(dp_select_final);
 PG_FUNCTION_INFO_V1(dp_public_trans);
 PG_FUNCTION_INFO_V1(dp_public_final);
 PG_FUNCTION_INFO_V1(dp_top_k_final);
+
+const DpAggMore dp_agg_released_in_place = {.released = true};
 
 /* a row the call does not count (NULL, NaN): the cold path */
 pg_noinline void
@@ -372,6 +376,24 @@ dp_agg_draw_noise(DpAggState *st, const DpRelease *r)
 
 	if (st->more != NULL && st->more->released)
 		return;
+	/*
+	 * One draw and no second part (a count, or a sum, of a group without
+	 * skipped rows): in place, its noisy value replaces the sum (no
+	 * allocation per group; the rows counted are kept for a fused
+	 * selection, feed_rows)
+	 */
+	if (st->more == NULL && (r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT))
+	{
+		st->sum = count_units(st, r) + dp_noise_draw(&r->count);
+		st->more = unconstify(DpAggMore *, &dp_agg_released_in_place);
+		return;
+	}
+	if (st->more == NULL && r->call.kind == DP_SUM)
+	{
+		st->sum += dp_noise_draw(&r->sum);
+		st->more = unconstify(DpAggMore *, &dp_agg_released_in_place);
+		return;
+	}
 	d = state_drawn(st, r);		/* with the second part, if it is new */
 	m = st->more;
 	switch (r->call.kind)
@@ -705,6 +727,15 @@ int64_plus(int64 v, double d)
 	return saturate_int64((int128) v + (int128) d);
 }
 
+/* the noisy units of a count or a sum released (dp_agg_draw_noise) */
+static inline int128
+released_units(const DpAggState *st, bool sum)
+{
+	if (state_in_place(st))
+		return st->sum;
+	return sum ? st->more->drawn->noisy_sum : st->more->drawn->noisy_count;
+}
+
 /*
  * The release of a state whose noise is drawn: its value, or, when the
  * statement asked for its error bar (error_bars.c), an estimate holding the
@@ -728,8 +759,7 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 		case DP_SUM:
 			{
 				const DpNoiseSpec *ns = r->call.kind == DP_SUM ? &r->sum : &r->count;
-				const DpAggDrawn *d = st->more->drawn;
-				int128		units = r->call.kind == DP_SUM ? d->noisy_sum : d->noisy_count;
+				int128		units = released_units(st, r->call.kind == DP_SUM);
 
 				/*
 				 * the half-width only where it is used: a bigint or double
@@ -848,11 +878,15 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 	return dp_estimate_make(&e);
 }
 
-/* does the final function return an estimate (error_bars.c)? */
+/*
+ * does the final function return an estimate (error_bars.c)?  Its result
+ * type is its call's (read from the Aggref: no lookup per group)
+ */
 static bool
-wants_estimate(FunctionCallInfo fcinfo)
+wants_estimate(FunctionCallInfo fcinfo, const DpRelease *r)
 {
-	Oid			rettype = get_fn_expr_rettype(fcinfo->flinfo);
+	Oid			rettype = r->aggref != NULL ? r->aggref->aggtype :
+		get_fn_expr_rettype(fcinfo->flinfo);
 
 	return OidIsValid(rettype) && rettype == dp_estimate_type();
 }
@@ -933,7 +967,7 @@ auto_release(FunctionCallInfo fcinfo, DpAggState *st, const DpRelease *r)
 	}
 	(void) dp_release_auto_grid(r, b->lower, b->upper, &lr);
 	dp_plan_halfwidths(&lr);
-	return dp_agg_release_datum(st, &lr, wants_estimate(fcinfo));
+	return dp_agg_release_datum(st, &lr, wants_estimate(fcinfo, r));
 }
 
 /* the final functions of dp_count, dp_sum, dp_avg, dp_var, dp_stddev */
@@ -947,7 +981,7 @@ final_release(FunctionCallInfo fcinfo)
 	feed_rows(st, r);
 	if (r->auto_bounds)
 		return auto_release(fcinfo, st, r);
-	return dp_agg_release_datum(st, r, wants_estimate(fcinfo));
+	return dp_agg_release_datum(st, r, wants_estimate(fcinfo, r));
 }
 
 /*

@@ -77,7 +77,9 @@ typedef struct DpAggMore
 /*
  * Transition state: 32 bytes.  Its ticket is the call's (fn_extra of the
  * function called, registry.c), not a field.  more == NULL means: units of
- * the call that made it, no squares, no priority, no bins, not released.
+ * the call that made it, no squares, no priority, no bins, not released;
+ * more == &dp_agg_released_in_place: the same, released, sum holding the
+ * noisy value of a count or a sum.
  */
 typedef struct DpAggState
 {
@@ -118,10 +120,26 @@ call_release(FunctionCallInfo fcinfo)
 	return dp_release_for_call(fcinfo, "DP aggregate");
 }
 
+/*
+ * The second part of every state released in place: a count or a sum whose
+ * state had no second part keeps its noisy value in its sum field
+ * (dp_agg_draw_noise), so that releasing the groups of a GROUP BY
+ * allocates nothing.  Read-only: such a state takes no more rows.
+ */
+extern const DpAggMore dp_agg_released_in_place;
+
+static inline bool
+state_in_place(const DpAggState *st)
+{
+	return st->more == &dp_agg_released_in_place;
+}
+
 /* a state's second part, made on first need, in the state's context */
 static inline DpAggMore *
 state_more(DpAggState *st, const DpRelease *r)
 {
+	if (unlikely(state_in_place(st)))
+		elog(ERROR, "dp_agg: a released state cannot take rows");
 	if (st->more == NULL)
 	{
 		st->more = MemoryContextAllocZero(GetMemoryChunkContext(st), sizeof(DpAggMore));
@@ -139,6 +157,8 @@ state_drawn(DpAggState *st, const DpRelease *r)
 {
 	DpAggMore  *m;
 
+	if (unlikely(state_in_place(st)))
+		elog(ERROR, "dp_agg: a state released in place has no draws");
 	StaticAssertStmt(sizeof(DpAggMoreDrawn) <= 128,
 					 "a second part with its draw fits a chunk of 128 bytes");
 	if (st->more == NULL)
@@ -161,7 +181,7 @@ state_drawn(DpAggState *st, const DpRelease *r)
 static inline uint64
 state_fingerprint(const DpAggState *st, const DpRelease *r)
 {
-	return st->more ? st->more->fingerprint : r->fingerprint;
+	return st->more && !state_in_place(st) ? st->more->fingerprint : r->fingerprint;
 }
 
 static inline int128
