@@ -77,7 +77,7 @@ dp_agg_serialize(PG_FUNCTION_ARGS)
 		(bins && bins->squares ? DP_STATE_FLAG_SQUARES : 0);
 	size = DP_STATE_SERIAL_SIZE + (bins ? dp_bins_serial_size(bins->squares) : 0);
 	/* a state to be sent was made with its units (sends_states) */
-	if (st->more == NULL)
+	if (st->more == NULL || state_in_place(st))
 		elog(ERROR, "dp_agg: a partial state without its units cannot be sent");
 	fingerprint = st->more->fingerprint;
 	sumsq = state_sumsq(st);

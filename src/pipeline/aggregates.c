@@ -382,15 +382,13 @@ dp_agg_draw_noise(DpAggState *st, const DpRelease *r)
 	 * allocation per group; the rows counted are kept for a fused
 	 * selection, feed_rows)
 	 */
-	if (st->more == NULL && (r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT))
+	if (st->more == NULL &&
+		(r->call.kind == DP_COUNT_STAR || r->call.kind == DP_COUNT || r->call.kind == DP_SUM))
 	{
-		st->sum = count_units(st, r) + dp_noise_draw(&r->count);
-		st->more = unconstify(DpAggMore *, &dp_agg_released_in_place);
-		return;
-	}
-	if (st->more == NULL && r->call.kind == DP_SUM)
-	{
-		st->sum += dp_noise_draw(&r->sum);
+		if (r->call.kind == DP_SUM)
+			st->sum += dp_noise_draw(&r->sum);
+		else
+			st->sum = count_units(st, r) + dp_noise_draw(&r->count);
 		st->more = unconstify(DpAggMore *, &dp_agg_released_in_place);
 		return;
 	}
@@ -658,6 +656,7 @@ interval_end(double x, double w, bool up)
 static void
 noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, double *q)
 {
+	Assert(!state_in_place(st));	/* two draws or three: never in place */
 	*n = ldexp((double) st->more->drawn->noisy_count, r->count.grid_exp);
 	*c = ldexp((double) st->more->drawn->noisy_sum, r->sum.grid_exp);
 	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->more->drawn->noisy_sumsq, r->sumsq.grid_exp) : 0;

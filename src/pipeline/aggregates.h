@@ -66,7 +66,9 @@ typedef struct DpAggMore
 	/* dp_agg_internal.unit_pick_bound_* (privacy units, k = 1): rows of priority pick only */
 	int64		pick;
 	bool		picked;
-	bool		released;		/* noise drawn: *drawn is final */
+	bool		released;		/* noise drawn: *drawn is final (none in
+								 * dp_agg_released_in_place: the value is in
+								 * the state's sum) */
 	int64		skipped;		/* rows not counted (NULL, NaN): with count, the
 								 * group's rows, for a fused selection */
 	int128		sumsq;			/* dp_var, dp_stddev: sum of centred squares */
@@ -233,8 +235,20 @@ sends_states(FunctionCallInfo fcinfo)
 extern DpAggState *dp_agg_new_state(FunctionCallInfo fcinfo);
 extern DpAggState *dp_agg_new_more_state(MemoryContext cxt, const DpRelease *r);
 
-#define GET_STATE() \
-	(PG_ARGISNULL(0) ? dp_agg_new_state(fcinfo) : (DpAggState *) PG_GETARG_POINTER(0))
+/* the state of a transition: a new one, or one not released */
+static inline DpAggState *
+transition_state(FunctionCallInfo fcinfo)
+{
+	DpAggState *st;
+
+	if (PG_ARGISNULL(0))
+		return dp_agg_new_state(fcinfo);
+	st = (DpAggState *) PG_GETARG_POINTER(0);
+	Assert(!state_in_place(st));
+	return st;
+}
+
+#define GET_STATE() transition_state(fcinfo)
 
 /*
  * dp_var, dp_stddev: the centred square of a row of u units, 2 z^2 - D^2
