@@ -35,7 +35,6 @@
 #include <openssl/rand.h>
 
 #include "miscadmin.h"
-#include "port/pg_bitutils.h"
 
 #include "random.h"
 
@@ -45,9 +44,8 @@ static unsigned char rand_buf[DP_RANDOM_BUFSIZE];
 static size_t rand_pos = DP_RANDOM_BUFSIZE;	/* empty */
 static pid_t rand_pid = 0;
 
-/* unused uniform bits: the low bit_count bits of bit_pool, the rest 0 */
-static uint64 bit_pool = 0;
-static int	bit_count = 0;
+/* unused uniform bits (random.h): the low count bits of bits, the rest 0 */
+DpBitPool	dp_bit_pool = {0, 0, 0};
 
 /*
  * OpenSSL's reason for its first queued error, for the detail of an ERROR
@@ -126,8 +124,7 @@ dp_random_discard(void)
 {
 	explicit_bzero(rand_buf, sizeof(rand_buf));
 	rand_pos = DP_RANDOM_BUFSIZE;
-	explicit_bzero(&bit_pool, sizeof(bit_pool));
-	bit_count = 0;
+	explicit_bzero(&dp_bit_pool, sizeof(dp_bit_pool));
 	rand_pid = MyProcPid;
 }
 
@@ -153,47 +150,29 @@ dp_random_u64(void)
 }
 
 /*
- * n uniform random bits, 1 <= n <= 64, as the low bits of the result.
- * Below 64, from the pool of unused bits, refilled with a whole word when
- * it has fewer than n (the bits left in it are dropped).
+ * dp_random_bits' other cases (random.h): 64 bits, a pool with fewer than n
+ * bits (refilled with a whole word: the bits left in it are dropped), or a
+ * pool not filled by this process.
  */
 uint64
-dp_random_bits(int n)
+dp_random_bits_slow(int n)
 {
 	uint64		r;
 
 	Assert(n >= 1 && n <= 64);
 	if (n == 64)
 		return dp_random_u64();
-	if (unlikely(rand_pid != MyProcPid))
+	if (unlikely(rand_pid != MyProcPid || dp_bit_pool.pid != MyProcPid))
 		dp_random_discard();	/* a parent's pool is not ours */
-	if (bit_count < n)
+	if (dp_bit_pool.count < n)
 	{
-		bit_pool = dp_random_u64();
-		bit_count = 64;
+		dp_bit_pool.bits = dp_random_u64();
+		dp_bit_pool.count = 64;
+		dp_bit_pool.pid = MyProcPid;
 	}
-	r = bit_pool & ((UINT64CONST(1) << n) - 1);
-	bit_pool >>= n;
-	bit_count -= n;
+	r = dp_bit_pool.bits & ((UINT64CONST(1) << n) - 1);
+	dp_bit_pool.bits >>= n;
+	dp_bit_pool.count -= n;
 	return r;
 }
 
-/*
- * Uniform integer in [0, n), n >= 1, by rejection from the fewest bits
- * that cover n - 1: exact, no modulo bias.
- */
-uint64
-dp_random_below(uint64 n)
-{
-	int			bits;
-	uint64		r;
-
-	Assert(n >= 1);
-	if (n == 1)
-		return 0;
-	bits = pg_leftmost_one_pos64(n - 1) + 1;
-	do
-		r = dp_random_bits(bits);
-	while (r >= n);
-	return r;
-}

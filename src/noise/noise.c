@@ -158,6 +158,34 @@ bernoulli_recip(uint64 k)
 }
 
 /*
+ * Bernoulli(num/den), 0 <= num < den: a uniform real in [0, 1), drawn one
+ * bit at a time, against the binary expansion of num/den, computed one
+ * digit at a time by long division.  The first bit where they differ
+ * decides: the uniform real is below num/den exactly when that bit of
+ * num/den is 1.  They differ at each digit with probability 1/2, so two
+ * bits are drawn on average, where an integer below den would take
+ * log2(den) bits (den is 2^40 or more for the noise of a fine grid).
+ */
+static inline bool
+bernoulli_ratio(uint64 num, uint64 den)
+{
+	uint128		rem = num;
+
+	Assert(num < den);
+	for (;;)
+	{
+		bool		digit;
+
+		rem <<= 1;
+		digit = rem >= den;
+		if (digit)
+			rem -= den;
+		if ((dp_random_bits(1) != 0) != digit)
+			return digit;
+	}
+}
+
+/*
  * Bernoulli(exp(-1)): Algorithm 1 with gamma = 1.  K counts the successes of
  * Bernoulli(1/K); P[K odd] = exp(-1).
  */
@@ -193,7 +221,7 @@ dp_bernoulli_exp_u64(uint64 num, uint64 den)
 		return true;
 	for (k = 1;; k++)
 	{
-		if (!(bernoulli_recip(k) && dp_random_below(den) < num))
+		if (!(bernoulli_recip(k) && bernoulli_ratio(num, den)))
 			break;
 	}
 	return (k & 1) == 1;
@@ -252,7 +280,8 @@ dp_sample_discrete_laplace(DpLaplaceParam param)
 
 		/* rejection: a geometric number of rounds, unbounded in principle */
 		CHECK_FOR_INTERRUPTS();
-		if (!dp_bernoulli_exp_u64(u, t))
+		/* (u = 0, every draw when t = 1: exp(0) = 1, which draws no bit) */
+		if (u != 0 && !dp_bernoulli_exp_u64(u, t))
 			continue;
 		while (bernoulli_exp_minus_one())
 		{
@@ -260,7 +289,8 @@ dp_sample_discrete_laplace(DpLaplaceParam param)
 				elog(ERROR, "dp_agg: discrete Laplace sampler did not terminate");
 		}
 		x = (uint128) u + (uint128) t * v;
-		y = x / s;
+		/* s is a power of 2 (dp_laplace_param): a shift, not a division */
+		y = (s & (s - 1)) == 0 ? x >> pg_rightmost_one_pos64(s) : x / s;
 		negative = dp_random_bits(1) != 0;
 		if (negative && y == 0)
 			continue;

@@ -136,7 +136,11 @@ dp_agg_new_state(FunctionCallInfo fcinfo)
 		sends_states(fcinfo))
 		st = dp_agg_new_more_state(aggcontext, r);
 	else
-		st = MemoryContextAllocZero(aggcontext, sizeof(DpAggState));
+	{
+		/* (three stores: cheaper than the zeroing loop of AllocZero) */
+		st = MemoryContextAlloc(aggcontext, sizeof(DpAggState));
+		*st = (DpAggState) {0};
+	}
 	if (r->auto_bounds)
 		st->more->bins = dp_bins_new(aggcontext, DP_KIND_SQUARES(r->call.kind));
 	return st;
