@@ -148,6 +148,19 @@ dp_agg_new_state(FunctionCallInfo fcinfo)
 
 /* ---------- transition functions ---------- */
 
+/* dp_count(value): the first row of a group, and NULL rows */
+static pg_noinline Datum
+dp_count_general(FunctionCallInfo fcinfo)
+{
+	DpAggState *st = GET_STATE();
+
+	if (!PG_ARGISNULL(1))
+		st->count++;
+	else
+		dp_agg_skip_row(st, call_release(fcinfo));
+	PG_RETURN_POINTER(st);
+}
+
 /* dp_count(*) */
 Datum
 dp_count_star_trans(PG_FUNCTION_ARGS)
@@ -162,13 +175,17 @@ dp_count_star_trans(PG_FUNCTION_ARGS)
 Datum
 dp_count_trans(PG_FUNCTION_ARGS)
 {
-	DpAggState *st = GET_STATE();
+	DpAggState *st;
 
-	if (!PG_ARGISNULL(1))
+	/* a row of a group begun, not NULL: no call, so no registers saved */
+	if (likely(!PG_ARGISNULL(0) && !PG_ARGISNULL(1)))
+	{
+		st = (DpAggState *) PG_GETARG_POINTER(0);
+		Assert(!state_in_place(st));
 		st->count++;
-	else
-		dp_agg_skip_row(st, call_release(fcinfo));
-	PG_RETURN_POINTER(st);
+		PG_RETURN_POINTER(st);
+	}
+	return dp_count_general(fcinfo);
 }
 
 /*
