@@ -83,6 +83,26 @@ dp_next_down_abs(double x)
 	return x;
 }
 
+/*
+ * ldexp(x, k) = x * 2^k, by a product when 2^k is a normal double: a product
+ * is correctly rounded, as ldexp's result is (exact unless it falls among
+ * the subnormals, +-infinity when it overflows), without the library call
+ * (made for every group by the final functions)
+ */
+static inline double
+dp_ldexp(double x, int k)
+{
+	if (likely(k >= -1022 && k <= 1023))
+	{
+		uint64		u = (uint64) (k + 1023) << 52;
+		double		p;
+
+		memcpy(&p, &u, sizeof(p));
+		return x * p;
+	}
+	return ldexp(x, k);
+}
+
 /* a + b rounded toward +infinity (Knuth's TwoSum gives the exact error) */
 static inline double
 dp_add_up(double a, double b)

@@ -57,6 +57,7 @@
 
 #include "aggregates.h"
 #include "auto_bounds.h"
+#include "calibrate.h"
 #include "compat.h"
 #include "describe.h"
 #include "estimate.h"
@@ -566,7 +567,7 @@ saturate_int64(int128 v)
 static double
 units_to_double(int128 units, int k)
 {
-	double		d = ldexp((double) units, k);
+	double		d = dp_ldexp((double) units, k);
 
 	if (d > DBL_MAX)
 		return DBL_MAX;
@@ -678,9 +679,9 @@ static void
 noisy_moments(const DpAggState *st, const DpRelease *r, double *n, double *c, double *q)
 {
 	Assert(!state_in_place(st));	/* two draws or three: never in place */
-	*n = ldexp((double) st->more->drawn->noisy_count, r->count.grid_exp);
-	*c = ldexp((double) st->more->drawn->noisy_sum, r->sum.grid_exp);
-	*q = DP_KIND_SQUARES(r->call.kind) ? ldexp((double) st->more->drawn->noisy_sumsq, r->sumsq.grid_exp) : 0;
+	*n = dp_ldexp((double) st->more->drawn->noisy_count, r->count.grid_exp);
+	*c = dp_ldexp((double) st->more->drawn->noisy_sum, r->sum.grid_exp);
+	*q = DP_KIND_SQUARES(r->call.kind) ? dp_ldexp((double) st->more->drawn->noisy_sumsq, r->sumsq.grid_exp) : 0;
 }
 
 static int
@@ -837,15 +838,21 @@ dp_agg_release_datum(const DpAggState *st, const DpRelease *r, bool want_estimat
 							c,
 							q;
 
+				/*
+				 * the interval where it is used: a double value without its
+				 * error bar (a final function per group) does without
+				 */
+				DpInterval *ivp = type == FLOAT8OID && !want_estimate ? NULL : &iv;
+
 				noisy_moments(st, r, &n, &c, &q);
 				if (r->call.kind == DP_AVG)
 					v = dp_avg_estimate(r, n, c,
-										ldexp((double) ((int128) r->lo_units + r->hi_units),
-											  r->sum.grid_exp), &iv);
+										dp_ldexp((double) ((int128) r->lo_units + r->hi_units),
+												 r->sum.grid_exp), ivp);
 				else if (r->call.kind == DP_VAR)
-					v = dp_var_estimate(r, n, c, q, &iv);
+					v = dp_var_estimate(r, n, c, q, ivp);
 				else
-					v = dp_stddev_estimate(r, n, c, q, &iv);
+					v = dp_stddev_estimate(r, n, c, q, ivp);
 				w = (iv.high - iv.low) / 2;
 				if (type == FLOAT8OID)
 				{
