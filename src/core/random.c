@@ -151,28 +151,37 @@ dp_random_u64(void)
 
 /*
  * dp_random_bits' other cases (random.h): 64 bits, a pool with fewer than n
- * bits (refilled with a whole word: the bits left in it are dropped), or a
- * pool not filled by this process.
+ * bits, or a pool not filled by this process.  A pool with too few bits
+ * gives them all, and a new word the rest: every bit is handed out once.
  */
 uint64
 dp_random_bits_slow(int n)
 {
 	uint64		r;
+	uint64		w;
+	int			have;
+	int			need;
 
 	Assert(n >= 1 && n <= 64);
 	if (n == 64)
 		return dp_random_u64();
 	if (unlikely(rand_pid != MyProcPid || dp_bit_pool.pid != MyProcPid))
 		dp_random_discard();	/* a parent's pool is not ours */
-	if (dp_bit_pool.count < n)
+	have = dp_bit_pool.count;
+	if (have >= n)
 	{
-		dp_bit_pool.bits = dp_random_u64();
-		dp_bit_pool.count = 64;
-		dp_bit_pool.pid = MyProcPid;
+		r = dp_bit_pool.bits & ((UINT64CONST(1) << n) - 1);
+		dp_bit_pool.bits >>= n;
+		dp_bit_pool.count -= n;
+		return r;
 	}
-	r = dp_bit_pool.bits & ((UINT64CONST(1) << n) - 1);
-	dp_bit_pool.bits >>= n;
-	dp_bit_pool.count -= n;
+	/* the pool's `have` bits low, then `need` bits of a new word */
+	need = n - have;
+	w = dp_random_u64();
+	r = dp_bit_pool.bits | ((w & ((UINT64CONST(1) << need) - 1)) << have);
+	dp_bit_pool.bits = w >> need;
+	dp_bit_pool.count = 64 - need;
+	dp_bit_pool.pid = MyProcPid;
 	return r;
 }
 

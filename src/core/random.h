@@ -38,8 +38,8 @@ extern const char *dp_openssl_error(void);
 /*
  * n uniform random bits, 1 <= n <= 64, as the low bits of the result.
  * Below 64, from the pool of unused bits while it has n drawn by this
- * process; else dp_random_bits_slow refills it with a whole word (the bits
- * left in it are dropped).
+ * process; else dp_random_bits_slow takes the bits left in it and the rest
+ * from a new word.
  */
 static inline uint64
 dp_random_bits(int n)
