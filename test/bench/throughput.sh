@@ -63,7 +63,13 @@
 # tmpfs, where a flush costs nothing: the run then measures the CPU path
 # (the charge, the charger, the aggregates) against the plain statement.
 #
-# Ends with a Markdown table and the machine description.
+# Ends with a Markdown table and the machine description.  On a cluster of
+# this machine, a second table says where the server's CPU time went per
+# transaction (test/bench/proc_usage.py: the CPU time and the context
+# switches of the backends, the charger, the WAL writer and the others, from
+# /proc, between a second after each round's start and a second before its
+# end): timings move by 20% between runs here, what a statement costs per
+# transaction much less.
 #
 # Environment:
 #   DP_BENCH_SECONDS   seconds of each round (30)
@@ -201,22 +207,40 @@ role_of() {
     esac
 }
 
-# run KIND SECONDS [LOG-PREFIX]: one pgbench run as dp_bench; prints its TPS
+# the postmaster's PID when the cluster runs on this machine (for /proc), else empty
+postmaster=$(python3 -c 'import sys; print(open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()[1])' \
+    "$("$DP_PSQL" -X -Atc 'SELECT pg_backend_pid()')" 2>/dev/null || true)
+usage="python3 $top/test/bench/proc_usage.py"
+
+# run KIND SECONDS [LOG-PREFIX]: one pgbench run as dp_bench; prints its TPS.
+# A run with a log prefix also adds to $work/usage.KIND the CPU time and the
+# context switches of the server's processes between a second after its start
+# and a second before its end, and the transactions logged in between.
 run() {
-    local kind=$1 t=$2 prefix=${3:-} out opts
+    local kind=$1 t=$2 prefix=${3:-} out opts pid t0 t1
     local log=()
     opts="-c role=$(role_of "$kind")"
     [ "$kind" = prepay ] && opts="$opts -c dp_agg.prepay=$prepay"
     [ -n "$prefix" ] && log=(--log "--log-prefix=$prefix")
     case $kind in rdp|pld) history "$(role_of "$kind")" ;; esac
-    if ! out=$(cd "$work" && PGOPTIONS="$opts" "$pgbench" -n -M "$protocol" \
-            -c "$clients" -j "$threads" -T "$t" -f "$work/$kind.sql" "${log[@]}" 2>&1) \
-       || echo "$out" | grep -qiE 'aborted|error'; then
-        echo "$out" >&2
+    (cd "$work" && PGOPTIONS="$opts" exec "$pgbench" -n -M "$protocol" \
+        -c "$clients" -j "$threads" -T "$t" -f "$work/$kind.sql" "${log[@]}" > "$work/pgbench.out" 2>&1) &
+    pid=$!
+    if [ -n "$prefix" ] && [ -n "$postmaster" ] && [ "$t" -ge 4 ]; then
+        sleep 1
+        t0=$(date +%s.%N); $usage snapshot "$postmaster" "$work/usage.before"
+        sleep $((t - 2))
+        t1=$(date +%s.%N); $usage snapshot "$postmaster" "$work/usage.after"
+    fi
+    if ! wait "$pid" || grep -qiE 'aborted|error' "$work/pgbench.out"; then
+        cat "$work/pgbench.out" >&2
         dp_log "pgbench failed ($kind)"
         return 1
     fi
-    echo "$out" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p' | tail -1
+    if [ -n "${t1:-}" ]; then
+        $usage diff "$work/usage.before" "$work/usage.after" "$t0" "$t1" "$prefix".* >> "$work/usage.$kind"
+    fi
+    sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$work/pgbench.out" | tail -1
 }
 
 dp_log "warm-up: 3 s of each statement"
@@ -255,8 +279,8 @@ DP_TPS_NATIVE="${tps_of[native]:-}" DP_TPS_DP="${tps_of[dp]:-}" DP_TPS_RDP="${tp
 DP_TPS_BASIC="${tps_of[basic]:-}" DP_TPS_PLD="${tps_of[pld]:-}" DP_TPS_SOLO="${tps_of[solo]:-}" \
 DP_TPS_SHARED="${tps_of[shared]:-}" DP_HISTORY=$history DP_KINDS="$kinds" \
 DP_SECS=$secs DP_ROUNDS=$rounds DP_CLIENTS=$clients DP_THREADS=$threads DP_PROTOCOL=$protocol \
-python3 - "$work" <<'PY'
-import glob, os, statistics, sys
+DP_TOP=$top python3 - "$work" <<'PY'
+import glob, json, os, statistics, sys
 
 work = sys.argv[1]
 env = os.environ
@@ -351,6 +375,36 @@ if "prepay" in res and "native" in res:
 if "shared" in res and "solo" in res:
     ratios.append(f"shared (three budgets) / solo (one budget): {res['shared']['tps'] / res['solo']['tps']:.3f}")
 print("; ".join(ratios))
+
+# where the server's CPU time went (proc_usage.py), per transaction
+usage = {}
+for kind in kinds:
+    path = os.path.join(work, f"usage.{kind}")
+    if os.path.exists(path):
+        import subprocess
+        out = subprocess.run([sys.executable, os.path.join(env["DP_TOP"], "test/bench/proc_usage.py"),
+                              "report", path], capture_output=True, text=True).stdout
+        d = json.loads(out or "{}")
+        if d:
+            usage[kind] = d
+if usage:
+    print()
+    print("Server CPU time (user and system, from /proc) and context switches per transaction, of the "
+          "rounds from their second second to their second last, summed over the rounds:")
+    print()
+    print("| statement | backends (µs) | charger (µs) | WAL writer (µs) | others (µs) | in all (µs) "
+          "| / built-in | voluntary switches | involuntary switches |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base_cpu = (sum(v[0] for v in usage["native"]["per_xact"].values())
+                if "native" in usage else float("nan"))
+    for kind, what, acct in rows:
+        if kind not in usage:
+            continue
+        p = usage[kind]["per_xact"]
+        cpu = sum(v[0] for v in p.values())
+        print(f"| {names[kind]} | {p['backend'][0]:.0f} | {p['charger'][0]:.0f} | "
+              f"{p['walwriter'][0]:.0f} | {p['other'][0]:.0f} | {cpu:.0f} | {cpu / base_cpu:.2f} | "
+              f"{sum(v[1] for v in p.values()):.2f} | {sum(v[2] for v in p.values()):.2f} |")
 PY
 
 "$DP_PSQL" -X -q -c "SELECT dp_agg.drop_relation_budget('dp_bench_pb')" -c "DROP TABLE dp_bench_t1000, dp_bench_history, dp_bench_pa, dp_bench_pb" >/dev/null
