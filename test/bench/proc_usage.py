@@ -7,20 +7,26 @@ between runs; the CPU time per transaction and the context switches show
 what a statement costs whatever the speed of the moment (the kernel's part
 too, which instruction counts miss).
 
-    proc_usage.py snapshot POSTMASTER_PID FILE
-        the processes the postmaster started, with their CPU time (user and
-        system, in clock ticks) and their voluntary and involuntary context
-        switches, as JSON
+    proc_usage.py watch POSTMASTER_PID DELAY SECONDS PREFIX
+        started before the load (python's start takes 0.4 s of CPU, which
+        a saturated machine stretches to seconds), which begins when
+        PREFIX.ready exists: DELAY seconds after that and SECONDS later,
+        snapshots of the
+        processes the postmaster started, with their CPU time (user and
+        system) and their voluntary and involuntary context switches, in
+        PREFIX.before and PREFIX.after, and the times of both in
+        PREFIX.times (epoch seconds)
     proc_usage.py diff BEFORE AFTER T0 T1 LOG...
         one line of JSON: per kind, what the processes alive at both
         snapshots spent between them, and the transactions that pgbench's
-        logs (--log) put between the times T0 and T1 (epoch seconds)
+        logs (--log) put between the times T0 and T1
     proc_usage.py report FILE...
         the sums of the lines of diff, per kind of process, per transaction
 """
 import json
 import os
 import sys
+import time
 
 KINDS = ("backend", "charger", "walwriter", "other")
 
@@ -37,7 +43,7 @@ def kind_of(cmdline):
     return "backend"
 
 
-def snapshot(postmaster, path):
+def snapshot(postmaster):
     procs = {}
     hz = os.sysconf("SC_CLK_TCK")
     for pid in os.listdir("/proc"):
@@ -60,8 +66,23 @@ def snapshot(postmaster, path):
         cpu_us = (int(fields[11]) + int(fields[12])) * 1e6 / hz
         procs[pid] = [kind_of(cmdline), cpu_us, int(status["voluntary_ctxt_switches"]),
                       int(status["nonvoluntary_ctxt_switches"])]
-    with open(path, "w") as f:
-        json.dump(procs, f)
+    return procs
+
+
+def watch(postmaster, delay, seconds, prefix):
+    with open(f"{prefix}.ready", "w") as f:       # the caller starts the load now
+        f.write("ready\n")
+    time.sleep(delay)
+    t0 = time.time()
+    before = snapshot(postmaster)
+    time.sleep(seconds)
+    t1 = time.time()
+    after = snapshot(postmaster)
+    for name, d in (("before", before), ("after", after)):
+        with open(f"{prefix}.{name}", "w") as f:
+            json.dump(d, f)
+    with open(f"{prefix}.times", "w") as f:
+        f.write(f"{t0} {t1}\n")
 
 
 def diff(before, after, t0, t1, logs):
@@ -108,8 +129,8 @@ def report(paths):
 
 if __name__ == "__main__":
     cmd = sys.argv[1]
-    if cmd == "snapshot":
-        snapshot(int(sys.argv[2]), sys.argv[3])
+    if cmd == "watch":
+        watch(int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
     elif cmd == "diff":
         diff(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6:])
     elif cmd == "report":

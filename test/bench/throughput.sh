@@ -208,36 +208,39 @@ role_of() {
 }
 
 # the postmaster's PID when the cluster runs on this machine (for /proc), else empty
-postmaster=$(python3 -c 'import sys; print(open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()[1])' \
-    "$("$DP_PSQL" -X -Atc 'SELECT pg_backend_pid()')" 2>/dev/null || true)
+postmaster=$(head -1 "$("$DP_PSQL" -X -Atc 'SHOW data_directory')/postmaster.pid" 2>/dev/null || true)
+[ -n "$postmaster" ] && [ -e "/proc/$postmaster/stat" ] || postmaster=
 usage="python3 $top/test/bench/proc_usage.py"
 
 # run KIND SECONDS [LOG-PREFIX]: one pgbench run as dp_bench; prints its TPS.
 # A run with a log prefix also adds to $work/usage.KIND the CPU time and the
 # context switches of the server's processes between a second after its start
-# and a second before its end, and the transactions logged in between.
+# and a second before its end, and the transactions logged in between
+# (proc_usage.py watch, started before pgbench).
 run() {
-    local kind=$1 t=$2 prefix=${3:-} out opts pid t0 t1
+    local kind=$1 t=$2 prefix=${3:-} opts pid t0 t1 watcher
     local log=()
     opts="-c role=$(role_of "$kind")"
     [ "$kind" = prepay ] && opts="$opts -c dp_agg.prepay=$prepay"
     [ -n "$prefix" ] && log=(--log "--log-prefix=$prefix")
     case $kind in rdp|pld) history "$(role_of "$kind")" ;; esac
+    watcher=
+    rm -f "$work/usage.times" "$work/usage.ready"
+    if [ -n "$prefix" ] && [ -n "$postmaster" ] && [ "$t" -ge 4 ]; then
+        $usage watch "$postmaster" 1 $((t - 2)) "$work/usage" &
+        watcher=$!
+        for _ in $(seq 100); do [ -e "$work/usage.ready" ] && break; sleep 0.1; done
+    fi
     (cd "$work" && PGOPTIONS="$opts" exec "$pgbench" -n -M "$protocol" \
         -c "$clients" -j "$threads" -T "$t" -f "$work/$kind.sql" "${log[@]}" > "$work/pgbench.out" 2>&1) &
     pid=$!
-    if [ -n "$prefix" ] && [ -n "$postmaster" ] && [ "$t" -ge 4 ]; then
-        sleep 1
-        t0=$(date +%s.%N); $usage snapshot "$postmaster" "$work/usage.before"
-        sleep $((t - 2))
-        t1=$(date +%s.%N); $usage snapshot "$postmaster" "$work/usage.after"
-    fi
     if ! wait "$pid" || grep -qiE 'aborted|error' "$work/pgbench.out"; then
         cat "$work/pgbench.out" >&2
         dp_log "pgbench failed ($kind)"
         return 1
     fi
-    if [ -n "${t1:-}" ]; then
+    if [ -n "$watcher" ] && wait "$watcher" && [ -s "$work/usage.times" ]; then
+        read -r t0 t1 < "$work/usage.times"
         $usage diff "$work/usage.before" "$work/usage.after" "$t0" "$t1" "$prefix".* >> "$work/usage.$kind"
     fi
     sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$work/pgbench.out" | tail -1
