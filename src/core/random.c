@@ -151,8 +151,9 @@ dp_random_u64(void)
 
 /*
  * dp_random_bits' other cases (random.h): 64 bits, a pool with fewer than n
- * bits, or a pool not filled by this process.  A pool with too few bits
- * gives them all, and a new word the rest: every bit is handed out once.
+ * bits, or a pool not filled by this process (discarded: it then has none).
+ * The pool gives the bits it has, and a new word the rest: every bit is
+ * handed out once.
  */
 uint64
 dp_random_bits_slow(int n)
@@ -168,13 +169,7 @@ dp_random_bits_slow(int n)
 	if (unlikely(rand_pid != MyProcPid || dp_bit_pool.pid != MyProcPid))
 		dp_random_discard();	/* a parent's pool is not ours */
 	have = dp_bit_pool.count;
-	if (have >= n)
-	{
-		r = dp_bit_pool.bits & ((UINT64CONST(1) << n) - 1);
-		dp_bit_pool.bits >>= n;
-		dp_bit_pool.count -= n;
-		return r;
-	}
+	Assert(have < n);			/* else the fast path had taken them */
 	/* the pool's `have` bits low, then `need` bits of a new word */
 	need = n - have;
 	w = dp_random_u64();

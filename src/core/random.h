@@ -27,7 +27,7 @@ typedef struct DpBitPool
 	int			pid;
 } DpBitPool;
 
-extern PGDLLIMPORT DpBitPool dp_bit_pool;
+extern DpBitPool dp_bit_pool;
 
 extern uint64 dp_random_u64(void);
 extern uint64 dp_random_bits_slow(int n);
