@@ -108,7 +108,8 @@ def diff(before, after, t0, t1, logs):
     print(json.dumps({"xacts": xacts, "usage": out}))
 
 
-def report(paths):
+def summary(paths):
+    """the sums of the lines of diff in paths, per transaction (None: none)"""
     xacts = 0
     tot = {k: [0.0, 0, 0] for k in KINDS}
     for path in paths:
@@ -120,11 +121,9 @@ def report(paths):
                     for i in range(3):
                         tot[k][i] += d["usage"][k][i]
     if xacts == 0:
-        print("{}")
-        return
-    print(json.dumps({"xacts": xacts,
-                      "per_xact": {k: [v[0] / xacts, v[1] / xacts, v[2] / xacts]
-                                   for k, v in tot.items()}}))
+        return None
+    return {"xacts": xacts,
+            "per_xact": {k: [v[0] / xacts, v[1] / xacts, v[2] / xacts] for k, v in tot.items()}}
 
 
 if __name__ == "__main__":
@@ -134,6 +133,6 @@ if __name__ == "__main__":
     elif cmd == "diff":
         diff(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6:])
     elif cmd == "report":
-        report(sys.argv[2:])
+        print(json.dumps(summary(sys.argv[2:]) or {}))
     else:
         sys.exit(__doc__)

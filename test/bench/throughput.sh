@@ -283,7 +283,7 @@ DP_TPS_BASIC="${tps_of[basic]:-}" DP_TPS_PLD="${tps_of[pld]:-}" DP_TPS_SOLO="${t
 DP_TPS_SHARED="${tps_of[shared]:-}" DP_HISTORY=$history DP_KINDS="$kinds" \
 DP_SECS=$secs DP_ROUNDS=$rounds DP_CLIENTS=$clients DP_THREADS=$threads DP_PROTOCOL=$protocol \
 DP_TOP=$top python3 - "$work" <<'PY'
-import glob, json, os, statistics, sys
+import glob, os, statistics, sys
 
 work = sys.argv[1]
 env = os.environ
@@ -380,16 +380,14 @@ if "shared" in res and "solo" in res:
 print("; ".join(ratios))
 
 # where the server's CPU time went (proc_usage.py), per transaction
+sys.path.insert(0, os.path.join(env["DP_TOP"], "test/bench"))
+import proc_usage  # noqa: E402
 usage = {}
 for kind in kinds:
     path = os.path.join(work, f"usage.{kind}")
-    if os.path.exists(path):
-        import subprocess
-        out = subprocess.run([sys.executable, os.path.join(env["DP_TOP"], "test/bench/proc_usage.py"),
-                              "report", path], capture_output=True, text=True).stdout
-        d = json.loads(out or "{}")
-        if d:
-            usage[kind] = d
+    d = proc_usage.summary([path]) if os.path.exists(path) else None
+    if d:
+        usage[kind] = d
 if usage:
     print()
     print("Server CPU time (user and system, from /proc) and context switches per transaction, of the "
@@ -398,8 +396,8 @@ if usage:
     print("| statement | backends (µs) | charger (µs) | WAL writer (µs) | others (µs) | in all (µs) "
           "| / built-in | voluntary switches | involuntary switches |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    base_cpu = (sum(v[0] for v in usage["native"]["per_xact"].values())
-                if "native" in usage else float("nan"))
+    base_cpu = sum(v[0] for v in usage["native"]["per_xact"].values()) if "native" in usage else 0
+    base_cpu = base_cpu or float("nan")
     for kind, what, acct in rows:
         if kind not in usage:
             continue
