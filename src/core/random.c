@@ -166,8 +166,13 @@ dp_random_bits_slow(int n)
 	Assert(n >= 1 && n <= 64);
 	if (n == 64)
 		return dp_random_u64();
-	if (unlikely(rand_pid != MyProcPid || dp_bit_pool.pid != MyProcPid))
-		dp_random_discard();	/* a parent's pool is not ours */
+	if (unlikely(rand_pid != MyProcPid))
+		dp_random_discard();	/* a parent's buffer and pool are not ours */
+	else if (unlikely(dp_bit_pool.pid != MyProcPid))
+	{
+		/* this process's first bits: its buffer stays, a parent's pool goes */
+		explicit_bzero(&dp_bit_pool, sizeof(dp_bit_pool));
+	}
 	have = dp_bit_pool.count;
 	Assert(have < n);			/* else the fast path had taken them */
 	/* the pool's `have` bits low, then `need` bits of a new word */
