@@ -11,17 +11,16 @@ too, which instruction counts miss).
         started before the load (python's start takes 0.4 s of CPU, which
         a saturated machine stretches to seconds), which begins when
         PREFIX.ready exists: DELAY seconds after that and SECONDS later,
-        snapshots of the
-        processes the postmaster started, with their CPU time (user and
-        system) and their voluntary and involuntary context switches, in
-        PREFIX.before and PREFIX.after, and the times of both in
-        PREFIX.times (epoch seconds)
+        snapshots of the processes the postmaster started, with their CPU
+        time (user and system) and their voluntary and involuntary context
+        switches, in PREFIX.before and PREFIX.after, and the times of both
+        in PREFIX.times (epoch seconds)
     proc_usage.py diff BEFORE AFTER T0 T1 LOG...
         one line of JSON: per kind, what the processes alive at both
         snapshots spent between them, and the transactions that pgbench's
         logs (--log) put between the times T0 and T1
-    proc_usage.py report FILE...
-        the sums of the lines of diff, per kind of process, per transaction
+
+throughput.sh sums the lines of diff per transaction with summary().
 """
 import json
 import os
@@ -132,7 +131,5 @@ if __name__ == "__main__":
         watch(int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
     elif cmd == "diff":
         diff(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6:])
-    elif cmd == "report":
-        print(json.dumps(summary(sys.argv[2:]) or {}))
     else:
         sys.exit(__doc__)
