@@ -115,6 +115,7 @@ OBJS += \
 	src/accounting/charger_shmem.o \
 	src/accounting/functions.o \
 	src/accounting/joint.o \
+	src/accounting/journal.o \
 	src/accounting/pld.o \
 	src/accounting/pld_release.o \
 	src/accounting/pld_state.o \

@@ -265,4 +265,16 @@ DP_OP_BTREE_STRATEGIES(Oid opno)
 #define DP_QUERY_RTE_SELECTED_COLS(query, rte) ((rte)->selectedCols)
 #endif
 
+/* the subtransaction that gave a relation its current file: relfilenode became relfilelocator in 16 */
+#if PG_VERSION_NUM >= 160000
+#define DP_REL_NEW_FILE_SUBID(rel) ((rel)->rd_firstRelfilelocatorSubid)
+#else
+#define DP_REL_NEW_FILE_SUBID(rel) ((rel)->rd_firstRelfilenodeSubid)
+#endif
+
+/* ExtendBufferedRel, which takes the extension lock itself, came in 16 (15: P_NEW under the lock) */
+#if PG_VERSION_NUM >= 160000
+#define DP_HAVE_EXTEND_BUFFERED_REL 1
+#endif
+
 #endif							/* DP_AGG_COMPAT_H */
