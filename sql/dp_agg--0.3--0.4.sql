@@ -2443,3 +2443,33 @@ ALTER TABLE dp_agg.budget
 ALTER TABLE dp_agg.ledger
     DROP CONSTRAINT ledger_rdp_shape,
     ADD CONSTRAINT ledger_rdp_shape CHECK (rdp IS NULL OR dp_agg_internal.rdp_curve_valid(rdp));
+
+--------------------------------------------------------------------------
+-- The journal of charges decided in the backends (doc/charging-design.md):
+-- rows appended through generic WAL, outside the transaction that appends
+-- them (src/accounting/journal.c), read back and deleted by the charger.
+-- A heap table without indexes, whose pages the heap, VACUUM and amcheck
+-- read as usual; only dp_agg writes it.
+--------------------------------------------------------------------------
+
+CREATE TABLE dp_agg.journal (
+    at timestamptz NOT NULL,
+    role regrole NOT NULL,
+    epsilon float8 NOT NULL,
+    delta float8 NOT NULL
+);
+REVOKE ALL ON dp_agg.journal FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dp_agg.journal', '');
+COMMENT ON TABLE dp_agg.journal IS 'charges decided in the backends and not yet folded into dp_agg.budget and dp_agg.ledger: each row is durable before its statement reads data, whatever becomes of the statement''s transaction (written by dp_agg only; no index)';
+COMMENT ON COLUMN dp_agg.journal.at IS 'when the charge was decided';
+COMMENT ON COLUMN dp_agg.journal.role IS 'the role charged';
+COMMENT ON COLUMN dp_agg.journal.epsilon IS 'epsilon charged';
+COMMENT ON COLUMN dp_agg.journal.delta IS 'delta charged';
+
+CREATE FUNCTION dp_agg_internal.journal_append(role regrole, epsilon float8, delta float8)
+RETURNS void
+AS 'MODULE_PATHNAME', 'dp_journal_append_sql'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION dp_agg_internal.journal_append(regrole, float8, float8) FROM PUBLIC;
+COMMENT ON FUNCTION dp_agg_internal.journal_append(regrole, float8, float8) IS
+'appends a row to dp_agg.journal outside the current transaction (a ROLLBACK keeps it) and waits until it is durable; superuser only, for the tests of the journal';

@@ -10,19 +10,27 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "catalog/pg_type.h"
+#include "tcop/utility.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "access/htup_details.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "budget_row.h"
 #include "calibrate.h"
 #include "numeric_units.h"
 #include "rdp_laplace.h"
 #include "compat.h"
+#include "journal.h"
 #include "noise.h"
 #include "noise_param.h"
 #include "selection_mechanism.h"
@@ -422,6 +430,7 @@ dp_rdp_orders_sql(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(dp_rdp_curve_valid_sql);
+PG_FUNCTION_INFO_V1(dp_journal_append_sql);
 
 /*
  * dp_agg_internal.rdp_curve_valid(curve): the check constraints
@@ -672,4 +681,39 @@ dp_rdp_sampled_laplace_sql(PG_FUNCTION_ARGS)
 	dp_work_limit(0);
 	PG_RETURN_ARRAYTYPE_P(construct_array(out, n, FLOAT8OID, sizeof(float8),
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * dp_agg_internal.journal_append(role, epsilon, delta): append a row to
+ * dp_agg.journal, outside the transaction, and flush the WAL to it
+ * (journal.c).  Superuser only: the charges decided in the backends will
+ * call the same append; this entry lets the tests exercise it alone.
+ */
+Datum
+dp_journal_append_sql(PG_FUNCTION_ARGS)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", false);
+	Oid			relid = get_relname_relid("journal", nsp);
+	Relation	rel;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"dp_agg.journal\" does not exist"),
+				 errhint("Update the extension: ALTER EXTENSION dp_agg UPDATE.")));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("role, epsilon and delta must not be NULL")));
+	PreventCommandDuringRecovery("dp_agg_internal.journal_append()");
+	rel = table_open(relid, RowExclusiveLock);
+	values[0] = TimestampTzGetDatum(GetCurrentTimestamp());
+	values[1] = PG_GETARG_DATUM(0);
+	values[2] = PG_GETARG_DATUM(1);
+	values[3] = PG_GETARG_DATUM(2);
+	XLogFlush(dp_journal_append(rel, values, nulls));
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
 }
