@@ -106,6 +106,7 @@ OBJS += \
 	src/accounting/admission.o \
 	src/accounting/budget.o \
 	src/accounting/budget_api.o \
+	src/accounting/budget_charge.o \
 	src/accounting/budget_row.o \
 	src/accounting/budget_store.o \
 	src/accounting/budget_window.o \

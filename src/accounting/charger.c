@@ -109,6 +109,7 @@
 #include "utils/timestamp.h"
 
 #include "admission.h"
+#include "budget_charge.h"
 #include "budget_store.h"
 #include "calibrate.h"
 #include "charger.h"
@@ -380,6 +381,19 @@ within_caps(const DpChargeRequest *req, const DpCaps *caps, DpChargeReply *reply
 	return true;
 }
 
+/* what a request charges each budget that pays for it */
+static DpChargeAmounts
+request_amounts(const DpChargeRequest *req)
+{
+	DpChargeAmounts a;
+
+	a.epsilon = req->epsilon;
+	a.delta = req->delta;
+	a.selection_epsilon = req->selection_epsilon;
+	a.selection_delta = req->selection_delta;
+	return a;
+}
+
 typedef enum Admission
 {
 	ADMIT,
@@ -414,14 +428,13 @@ admits(BudgetState *st, const DpChargeRequest *req, const double *curve,
 	DpBudgetRow *row = &st->row;
 	DpBudget   *b = &row->b;
 	bool		ask = false;
+	DpChargeAmounts amounts = request_amounts(req);
 
 	memset(v, 0, sizeof(*v));
 	v->composed = NAN;
 	v->pld_composed = NAN;
 	v->admission = REFUSE;
-	if (row->has_lifetime &&
-		(dp_add_up(row->lifetime_epsilon_spent, req->epsilon) > row->lifetime_epsilon_limit ||
-		 dp_add_up(row->lifetime_delta_spent, req->delta) > row->lifetime_delta_limit))
+	if (!dp_budget_lifetime_admits(row, &amounts))
 	{
 		v->lifetime = true;
 		return;
@@ -434,8 +447,7 @@ admits(BudgetState *st, const DpChargeRequest *req, const double *curve,
 
 		basic.renyi = false;
 		v->admission = ADMIT;
-		if (dp_budget_admits(&basic, req->epsilon, req->delta, curve, req->selection_epsilon,
-							 req->selection_delta, &v->composed))
+		if (dp_budget_row_admits(&basic, &amounts, curve, &v->composed))
 			return;
 		after = dp_pld_state_after(&row->pld, stmt);
 		if (!after.saturated && b->delta_limit > 0)
@@ -461,8 +473,7 @@ admits(BudgetState *st, const DpChargeRequest *req, const double *curve,
 		}
 		v->admission = REFUSE;
 	}
-	if (dp_budget_admits(b, req->epsilon, req->delta, curve, req->selection_epsilon,
-						 req->selection_delta, &v->composed))
+	if (dp_budget_row_admits(b, &amounts, curve, &v->composed))
 		v->admission = ADMIT;
 	else if (ask)
 		v->admission = ASK_PLD;
@@ -503,22 +514,14 @@ charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
 			  const DpPldState *stmt, const Verdict *v)
 {
 	DpBudgetRow *row = &st->row;
-	DpBudget   *b = &row->b;
+	DpChargeAmounts amounts = request_amounts(req);
 
 	if (v->adopt)
 	{
 		dp_pld_frontier_adopt(&row->frontier, &v->cert);
 		st->frontier_dirty = true;
 	}
-	dp_pld_state_merge(&row->pld, stmt);
-	b->epsilon_spent = dp_add_up(b->epsilon_spent, req->epsilon);
-	b->delta_spent = dp_add_up(b->delta_spent, req->delta);
-	for (int i = 0; i < DP_RDP_ORDERS; i++)
-		b->rdp[i] = dp_add_up(b->rdp[i], curve[i]);
-	b->selection_epsilon = dp_add_up(b->selection_epsilon, req->selection_epsilon);
-	b->selection_delta = dp_add_up(b->selection_delta, req->selection_delta);
-	row->lifetime_epsilon_spent = dp_add_up(row->lifetime_epsilon_spent, req->epsilon);
-	row->lifetime_delta_spent = dp_add_up(row->lifetime_delta_spent, req->delta);
+	dp_budget_row_add(row, &amounts, curve, stmt);
 	st->dirty = true;
 }
 
