@@ -117,6 +117,7 @@ OBJS += \
 	src/accounting/functions.o \
 	src/accounting/joint.o \
 	src/accounting/journal.o \
+	src/accounting/lease.o \
 	src/accounting/pld.o \
 	src/accounting/pld_release.o \
 	src/accounting/pld_state.o \

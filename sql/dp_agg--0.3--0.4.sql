@@ -2453,18 +2453,34 @@ ALTER TABLE dp_agg.ledger
 --------------------------------------------------------------------------
 
 CREATE TABLE dp_agg.journal (
+    seq bigint NOT NULL,
     at timestamptz NOT NULL,
     role regrole NOT NULL,
+    shape bigint NOT NULL,
     epsilon float8 NOT NULL,
-    delta float8 NOT NULL
+    delta float8 NOT NULL,
+    selection_epsilon float8 NOT NULL,
+    selection_delta float8 NOT NULL,
+    budgets bigint[] NOT NULL,
+    kinds smallint[] NOT NULL,
+    subjects oid[] NOT NULL,
+    releases bytea
 );
 REVOKE ALL ON dp_agg.journal FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('dp_agg.journal', '');
-COMMENT ON TABLE dp_agg.journal IS 'charges decided in the backends and not yet folded into dp_agg.budget and dp_agg.ledger: each row is durable before its statement reads data, whatever becomes of the statement''s transaction (written by dp_agg only; no index)';
+COMMENT ON TABLE dp_agg.journal IS 'charges decided in the backends on leased budgets (dp_agg.lease_time) and not yet folded into dp_agg.budget and dp_agg.ledger: each row is durable before its statement reads data, whatever becomes of the statement''s transaction (written by dp_agg only; no index)';
+COMMENT ON COLUMN dp_agg.journal.seq IS 'the order the charges were decided in (the charger folds them in this order)';
 COMMENT ON COLUMN dp_agg.journal.at IS 'when the charge was decided';
 COMMENT ON COLUMN dp_agg.journal.role IS 'the role charged';
+COMMENT ON COLUMN dp_agg.journal.shape IS 'the dp_agg.ledger entry of the identical statement that the charger charged and whose budgets it leased: the statement''s text, detail and Renyi DP curve';
 COMMENT ON COLUMN dp_agg.journal.epsilon IS 'epsilon charged';
 COMMENT ON COLUMN dp_agg.journal.delta IS 'delta charged';
+COMMENT ON COLUMN dp_agg.journal.selection_epsilon IS 'of epsilon, the part its private selections of GROUP BY keys cost';
+COMMENT ON COLUMN dp_agg.journal.selection_delta IS 'of delta, the part its private selections of GROUP BY keys cost';
+COMMENT ON COLUMN dp_agg.journal.budgets IS 'the budgets (dp_agg.budget.id) charged';
+COMMENT ON COLUMN dp_agg.journal.kinds IS 'for each of budgets, whose it is (0 a role''s, 1 a group''s, 2 a relation''s)';
+COMMENT ON COLUMN dp_agg.journal.subjects IS 'for each of budgets, the OID of its role or relation';
+COMMENT ON COLUMN dp_agg.journal.releases IS 'its releases by kind, for privacy loss distribution accounting (NULL: more kinds than are kept)';
 
 CREATE FUNCTION dp_agg_internal.journal_append(role regrole, epsilon float8, delta float8)
 RETURNS void

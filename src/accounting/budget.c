@@ -26,19 +26,24 @@
 #include <math.h>
 #include <sys/resource.h>
 
+#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "parser/parsetree.h"
+#include "replication/syncrep.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "budget.h"
@@ -49,6 +54,8 @@
 #include "describe.h"
 #include "guc.h"
 #include "inheritance.h"
+#include "journal.h"
+#include "lease.h"
 #include "pld_state.h"
 #include "price.h"
 #include "release_rdp.h"
@@ -58,6 +65,7 @@ dp_budget_init(void)
 {
 	dp_budget_store_init();
 	dp_charger_init();
+	dp_lease_init();
 }
 
 /* Fail closed where a charge cannot be made durable. */
@@ -717,6 +725,135 @@ static DpChargeRequest *prepaid_request = NULL; /* the last request charged */
 static int	prepaid_left = 0;	/* statements paid for with it, not run yet */
 static TimestampTz prepaid_until = 0;
 
+/*
+ * Charges on leased budgets (dp_agg.lease_time; lease.c, and the charger's
+ * side in charger.c, "Leasing").  When the charger charges a statement alone
+ * and leases every budget that paid for it, its reply names the leases; the
+ * backend keeps them with the request.  The next statement whose request is
+ * identical, byte for byte (the role, the price, the query text, the
+ * description of its releases, the relations read: so the same budgets pay
+ * for it), is charged on the leases while they hold: decided and added to
+ * them under their locks (dp_lease_charge), journaled (journal.c), and the
+ * WAL flushed to its journal row before the statement reads a row.  The
+ * charger folds the journal into dp_agg.budget and dp_agg.ledger later.  A
+ * lease that has ended or was recalled, a budget that refuses, or a
+ * journal the backend cannot write right now (locked by a DDL statement,
+ * or new in this transaction) sends the statement to the charger, which
+ * decides it as always (and says why it refuses).  Not with synchronous
+ * replication, whose wait stays in the charger (charger.c, "Group commit").
+ */
+static DpChargeRequest *leased_request = NULL;
+static DpLeaseRef leased[DP_LEASE_MAX_BUDGETS];
+static int	n_leased = 0;
+static TimestampTz leased_until = 0;
+static int64 leased_shape = 0;
+
+static void
+forget_leases(void)
+{
+	n_leased = 0;
+	if (leased_request != NULL)
+		pfree(leased_request);
+	leased_request = NULL;
+}
+
+/* the leases of a request the charger charged, kept for the next identical one */
+static void
+keep_leases(const DpChargeRequest *asked, const DpChargeReply *reply)
+{
+	forget_leases();
+	if (reply->result != DP_CHARGE_OK || reply->n_leases <= 0 ||
+		reply->n_leases > DP_LEASE_MAX_BUDGETS || reply->copies != 1)
+		return;
+	leased_request = MemoryContextAlloc(TopMemoryContext, asked->size);
+	memcpy(leased_request, asked, asked->size);
+	memcpy(leased, reply->leases, sizeof(DpLeaseRef) * reply->n_leases);
+	n_leased = reply->n_leases;
+	leased_until = reply->lease_until;
+	leased_shape = reply->ledger_id;
+}
+
+/* charge the request on its leases; false if it must go to the charger */
+static bool
+charge_on_leases(const DpChargeRequest *req)
+{
+	TimestampTz now;
+	Oid			relid;
+	Relation	rel;
+	DpChargeAmounts a;
+	double		curve[DP_RDP_ORDERS];
+	DpPldState	stmt;
+	DpJournalEntry e;
+	DpLeaseVerdict verdict;
+	XLogRecPtr	lsn = InvalidXLogRecPtr;
+
+	if (n_leased == 0 || leased_request->size != req->size ||
+		memcmp(leased_request, req, req->size) != 0)
+		return false;
+	now = GetCurrentTimestamp();
+	if (!(now < leased_until) || dp_guc_lease_ms <= 0 || IsInParallelMode() ||
+		RecoveryInProgress() || (SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0'))
+	{
+		forget_leases();
+		return false;
+	}
+	/* the journal, opened before anything is decided: never wait for it */
+	relid = dp_journal_relid();
+	if (!OidIsValid(relid) || !ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return false;
+	rel = table_open(relid, NoLock);
+	if (!dp_journal_usable(rel))
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	a.epsilon = req->epsilon;
+	a.delta = req->delta;
+	a.selection_epsilon = req->selection_epsilon;
+	a.selection_delta = req->selection_delta;
+	memcpy(curve, DP_REQUEST_CURVE(req), sizeof(curve));
+	stmt = request_releases(req);
+
+	memset(&e, 0, sizeof(e));
+	verdict = dp_lease_charge(leased, n_leased, &a, curve, &stmt, now, &e.seq);
+	if (verdict != DP_LEASE_CHARGED)
+	{
+		table_close(rel, NoLock);
+		forget_leases();
+		return false;
+	}
+	e.at = now;
+	e.role = req->role;
+	e.shape = leased_shape;
+	e.epsilon = a.epsilon;
+	e.delta = a.delta;
+	e.selection_epsilon = a.selection_epsilon;
+	e.selection_delta = a.selection_delta;
+	e.n_budgets = n_leased;
+	for (int i = 0; i < n_leased; i++)
+	{
+		e.budgets[i] = leased[i].budget_id;
+		e.kinds[i] = (int16) leased[i].kind;
+		e.subjects[i] = leased[i].subject;
+	}
+	e.releases_len = req->n_pld < 0 ? -1 : (int) (sizeof(DpPldTerm) * req->n_pld);
+	e.releases = DP_REQUEST_PLD(req);
+	PG_TRY();
+	{
+		lsn = dp_journal_append_entry(rel, &e);
+		dp_lease_journaled();
+	}
+	PG_FINALLY();
+	{
+		dp_lease_landed();
+	}
+	PG_END_TRY();
+	table_close(rel, NoLock);
+	/* durable before the statement reads a row */
+	XLogFlush(lsn);
+	return true;
+}
+
 /* charge a request, wait until the charge is durable, or ERROR */
 static void
 charge_durably(DpChargeRequest *req, DpChargeReply *reply, double epsilon, double delta)
@@ -753,9 +890,26 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	{
 		/* every statement charged alone; nothing prepaid is run */
 		prepaid_left = 0;
-		charge_durably(req, reply, epsilon, delta);
+		if (charge_on_leases(req))
+			return;
+		forget_leases();
+		asked = MemoryContextAlloc(TopMemoryContext, req->size);
+		memcpy(asked, req, req->size);
+		PG_TRY();
+		{
+			charge_durably(req, reply, epsilon, delta);
+		}
+		PG_CATCH();
+		{
+			pfree(asked);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		keep_leases(asked, reply);
+		pfree(asked);
 		return;
 	}
+	forget_leases();
 
 	repeat = prepaid_request != NULL && prepaid_request->size == req->size &&
 		memcmp(prepaid_request, req, req->size) == 0;
@@ -791,4 +945,91 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	prepaid_request = asked;
 	prepaid_left = Max(reply->copies - 1, 0);
 	prepaid_until = Min(TimestampTzPlusMilliseconds(asking, dp_guc_prepay_ms), reply->prepaid_until);
+}
+
+/*
+ * Fold on read.  dp_agg.budget and dp_agg.ledger lag the journal by the
+ * charges decided on leases since the charger last folded them (charger.c,
+ * "Folding").  So before a statement that reads one of them, or the
+ * journal (directly or through a view: the planned statement's range
+ * table), the backend asks the charger to fold the whole journal, and
+ * waits: a READ COMMITTED statement, whose snapshot is taken after
+ * planning, then sees every charge journaled before it was planned.  Not
+ * when the fold could wait for this backend: its transaction holds an xid
+ * (it may hold row locks of dp_agg.budget, which the fold locks), or a lock
+ * of one of those tables that conflicts with the fold's.  Not either where
+ * it would see nothing new: in a background worker (the charger itself
+ * plans such statements), in parallel mode or recovery, or with a
+ * transaction snapshot already taken (REPEATABLE READ, SERIALIZABLE).
+ * Those read the tables as they are, up to dp_agg.lease_time behind.
+ */
+void
+dp_fold_for_readers(PlannedStmt *stmt)
+{
+	Oid			nsp;
+	Oid			tables[3];
+	bool		reads = false;
+	ListCell   *lc;
+	DpChargeRequest *req;
+	DpChargeReply reply;
+	Size		size;
+	Jsonb	   *empty;
+
+	if (!dp_lease_available() || stmt == NULL || IsBackgroundWorker || IsInParallelMode() ||
+		RecoveryInProgress() || (IsolationUsesXactSnapshot() && FirstSnapshotSet) ||
+		TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		return;
+	nsp = InvalidOid;
+	foreach(lc, stmt->rtable)
+	{
+		RangeTblEntry *rte = lfirst(lc);
+
+		if (rte->rtekind != RTE_RELATION)
+			continue;
+		if (!OidIsValid(nsp))
+		{
+			nsp = get_namespace_oid("dp_agg", true);
+			if (!OidIsValid(nsp))
+				return;
+			tables[0] = get_relname_relid("budget", nsp);
+			tables[1] = get_relname_relid("ledger", nsp);
+			tables[2] = dp_journal_relid();
+		}
+		for (int i = 0; i < 3; i++)
+			reads |= OidIsValid(tables[i]) && rte->relid == tables[i];
+	}
+	if (!reads || !OidIsValid(tables[2]) || !dp_lease_unfolded())
+		return;
+	for (int i = 0; i < 3; i++)
+	{
+		Relation	rel;
+		bool		conflicts;
+
+		if (!OidIsValid(tables[i]) || (rel = RelationIdGetRelation(tables[i])) == NULL)
+			continue;
+		conflicts = CheckRelationLockedByMe(rel, ShareLock, true);
+		RelationClose(rel);
+		if (conflicts)
+			return;
+	}
+
+	/* a request that charges nothing (copies 0): only the fold */
+	empty = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("[]")));
+	size = offsetof(DpChargeRequest, data) + 1 + VARSIZE(empty) + sizeof(double) * DP_RDP_ORDERS;
+	req = palloc0(size);
+	req->size = size;
+	req->role = GetUserId();
+	req->copies = 0;
+	req->query_len = 0;
+	req->detail_len = VARSIZE(empty);
+	req->n_rdp = DP_RDP_ORDERS;
+	memcpy(DP_REQUEST_DETAIL(req), empty, VARSIZE(empty));
+	dp_charger_submit(req, &reply);
+	pfree(req);
+	if (reply.result != DP_CHARGE_OK)
+		ereport(WARNING,
+				(errmsg("could not fold the journal of privacy budget charges"),
+				 errdetail("%s", reply.message),
+				 errhint("dp_agg.budget and dp_agg.ledger may lag the charges of the last %d ms.",
+						 dp_guc_lease_ms)));
 }

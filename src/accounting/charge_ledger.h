@@ -23,6 +23,7 @@ typedef struct BudgetState
 	TimestampTz window_end;		/* of the window it holds */
 	bool		dirty;
 	bool		frontier_dirty;
+	bool		leased;			/* its lease was recalled for the batch */
 } BudgetState;
 
 #define LEDGER_BASE_COLUMNS 9

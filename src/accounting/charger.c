@@ -76,6 +76,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/heapam.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -100,6 +101,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -110,6 +112,7 @@
 
 #include "admission.h"
 #include "budget_charge.h"
+#include "budget_row.h"
 #include "budget_store.h"
 #include "calibrate.h"
 #include "charger.h"
@@ -117,6 +120,8 @@
 #include "charge_ledger.h"
 #include "compat.h"
 #include "guc.h"
+#include "journal.h"
+#include "lease.h"
 #include "pld_state.h"
 
 /* ---------- the charger's side ---------- */
@@ -267,7 +272,14 @@ typedef struct Batch
 	List	   *keyed;			/* KeyedBudget */
 	List	   *budgets;		/* BudgetState, in the order they were locked */
 	List	   *roles;			/* RoleInfo */
+	/* folding the journal (see "Folding") */
+	bool		fold_all;		/* every row, not only those of leased budgets */
+	bool		folding;
+	bool		refold;			/* a budget was recalled while folding */
+	bool		folded_all;
 } Batch;
+
+static void fold(Batch *batch);
 
 /* the budget of a role (own or group) or of a relation, read and locked once per batch */
 static BudgetState *
@@ -291,9 +303,25 @@ budget_of(Batch *batch, bool relation, Oid key)
 	k->key = key;
 	if (found)
 	{
+		bool		leased = false;
+
 		k->budget = palloc0(sizeof(BudgetState));
 		k->budget->row = row;
 		batch->budgets = lappend(batch->budgets, k->budget);
+		batch->keyed = lappend(batch->keyed, k);
+		/*
+		 * Before anything is decided against the row: take its lease back and
+		 * fold the charges decided on it that the row does not hold yet.
+		 */
+		if (dp_lease_recall(RelationGetRelid(batch->store.rel), row.id, &leased))
+		{
+			k->budget->leased = leased;
+			batch->refold = true;
+			if (!batch->folding)
+				fold(batch);
+		}
+		k->budget->leased = leased;
+		return k->budget;
 	}
 	batch->keyed = lappend(batch->keyed, k);
 	return k->budget;
@@ -317,6 +345,303 @@ role_info(Batch *batch, Oid role)
 	dp_caps_of(role, r->groups, &r->caps);
 	batch->roles = lappend(batch->roles, r);
 	return r;
+}
+
+/* ---------- folding the journal ---------- */
+
+/*
+ * Folding.  The charges backends decide on leased budgets (lease.c) are
+ * journaled (journal.c), not written to dp_agg.budget and dp_agg.ledger;
+ * the charger folds them in, in the transaction of a batch, before it
+ * decides anything against the budgets they charged.  budget_of recalls
+ * the lease of every budget it reads; if the budget may have journal rows
+ * not folded yet, fold reads every journal row of the budgets recalled so
+ * far, reads and recalls the other budgets those rows charged (and again,
+ * until no row names a budget not recalled), then adds each row to each of
+ * its budgets, in the order the entries added them (seq: the same sums
+ * rounded up the same way), deletes it, and writes one ledger row per
+ * statement described (statements: how many were folded).  A crash
+ * empties the leases but not the journal, so a charger's first batch, and
+ * a batch after charges were journaled while it was idle, fold every row
+ * (fold_all).  A row's amounts for a budget that no longer exists (or was
+ * dropped and created again: another id) are dropped with it.
+ */
+
+/* the Renyi DP curve of the statements a ledger row describes, as leased */
+typedef struct ShapeCurve
+{
+	int64		shape;
+	double		curve[DP_RDP_ORDERS];
+} ShapeCurve;
+
+#define SHAPE_CURVES 64
+static ShapeCurve shape_curves[SHAPE_CURVES];
+static int	shape_next = 0;
+
+static void
+remember_shape(int64 shape, const double *curve)
+{
+	shape_curves[shape_next].shape = shape;
+	memcpy(shape_curves[shape_next].curve, curve, sizeof(double) * DP_RDP_ORDERS);
+	shape_next = (shape_next + 1) % SHAPE_CURVES;
+}
+
+/*
+ * The curve of one statement of a shape: remembered when its budgets were
+ * leased, else its ledger row's (a charge of one statement), else, if a
+ * DBA deleted that row, infinite at every order (an over-charge of the
+ * Renyi curve, never an under-charge).
+ */
+static void
+shape_curve(int64 shape, double *curve)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1];
+
+	for (int i = 0; i < SHAPE_CURVES; i++)
+	{
+		if (shape_curves[i].shape == shape && shape != 0)
+		{
+			memcpy(curve, shape_curves[i].curve, sizeof(double) * DP_RDP_ORDERS);
+			return;
+		}
+	}
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+		curve[i] = get_float8_infinity();
+	args[0] = Int64GetDatum(shape);
+	if (SPI_execute_with_args("SELECT rdp FROM dp_agg.ledger WHERE id = $1 AND statements = 1",
+							  1, types, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		int			where;
+
+		if (!isnull &&
+			dp_rdp_curve_check(DatumGetArrayTypeP(d), curve, &where) != DP_CURVE_OK)
+			for (int i = 0; i < DP_RDP_ORDERS; i++)
+				curve[i] = get_float8_infinity();
+	}
+	remember_shape(shape, curve);
+}
+
+/* the releases by kind of a journal row (saturated if it has none kept) */
+static void
+entry_releases(const DpJournalEntry *e, DpPldState *stmt)
+{
+	memset(stmt, 0, sizeof(*stmt));
+	if (e->releases_len < 0 || e->releases_len % sizeof(DpPldTerm) != 0 ||
+		e->releases_len / sizeof(DpPldTerm) > DP_PLD_MAX_KINDS)
+		stmt->saturated = true;
+	else
+	{
+		stmt->n = e->releases_len / sizeof(DpPldTerm);
+		memcpy(stmt->terms, e->releases, e->releases_len);
+	}
+}
+
+/* the budget of the batch with this id, or NULL */
+static BudgetState *
+budget_with_id(Batch *batch, int64 id)
+{
+	ListCell   *lc;
+
+	foreach(lc, batch->budgets)
+	{
+		BudgetState *st = lfirst(lc);
+
+		if (st->row.id == id)
+			return st;
+	}
+	return NULL;
+}
+
+/* the journal rows to fold: of a budget recalled in this batch, or all */
+static List *
+read_journal(Relation rel, Batch *batch)
+{
+	List	   *entries = NIL;
+	TableScanDesc scan = table_beginscan(rel, SnapshotSelf, 0, NULL);
+	HeapTuple	tup;
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		DpJournalEntry *e = palloc(sizeof(DpJournalEntry));
+		bool		wanted = batch->fold_all;
+
+		if (!dp_journal_decode(rel, tup, e))
+		{
+			pfree(e);
+			continue;
+		}
+		for (int j = 0; j < e->n_budgets && !wanted; j++)
+		{
+			BudgetState *st = budget_with_id(batch, e->budgets[j]);
+
+			wanted = st != NULL && st->leased;
+		}
+		if (!wanted)
+		{
+			pfree(e);
+			continue;
+		}
+		/* the releases point into the tuple: keep them */
+		if (e->releases_len >= 0)
+			e->releases = memcpy(palloc(Max(e->releases_len, 1)), e->releases, e->releases_len);
+		entries = lappend(entries, e);
+	}
+	table_endscan(scan);
+	return entries;
+}
+
+static int
+entry_seq_cmp(const ListCell *a, const ListCell *b)
+{
+	const DpJournalEntry *x = lfirst(a);
+	const DpJournalEntry *y = lfirst(b);
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : 0;
+}
+
+/* the folded statements of one shape and role: one ledger row */
+typedef struct FoldedShape
+{
+	int64		shape;
+	Oid			role;
+	int64		budgets[DP_JOURNAL_MAX_BUDGETS];
+	int			n_budgets;
+	int32		statements;
+	TimestampTz at;
+	double		epsilon;
+	double		delta;
+	double		curve[DP_RDP_ORDERS];
+} FoldedShape;
+
+static void
+write_folded(const FoldedShape *f)
+{
+	Oid			types[8] = {TIMESTAMPTZOID, OIDOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID,
+	INT8ARRAYOID, INT4OID, INT8OID};
+	Datum		args[8];
+	Datum		curve[DP_RDP_ORDERS];
+	Datum		budgets[DP_JOURNAL_MAX_BUDGETS];
+
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+		curve[i] = Float8GetDatum(f->curve[i]);
+	for (int i = 0; i < f->n_budgets; i++)
+		budgets[i] = Int64GetDatum(f->budgets[i]);
+	args[0] = TimestampTzGetDatum(f->at);
+	args[1] = ObjectIdGetDatum(f->role);
+	args[2] = Float8GetDatum(f->epsilon);
+	args[3] = Float8GetDatum(f->delta);
+	args[4] = PointerGetDatum(construct_array(curve, DP_RDP_ORDERS, FLOAT8OID, sizeof(float8),
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[5] = PointerGetDatum(construct_array(budgets, f->n_budgets, INT8OID, 8,
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	args[6] = Int32GetDatum(f->statements);
+	args[7] = Int64GetDatum(f->shape);
+	/* described as the ledger row of the shape; if a DBA deleted it, by the journal alone */
+	if (SPI_execute_with_args("INSERT INTO dp_agg.ledger (at, role, kind, epsilon, delta, query, detail, rdp, "
+							  "relations, budgets, windows, statements) "
+							  "SELECT $1, $2::regrole, 'charge', $3, $4, l.query, "
+							  "COALESCE(l.detail, '[]'::pg_catalog.jsonb), $5, l.relations, "
+							  "COALESCE(l.budgets, $6), "
+							  "CASE WHEN l.id IS NULL THEN pg_catalog.array_fill(NULL::pg_catalog.timestamptz, "
+							  "ARRAY[pg_catalog.cardinality($6)]) ELSE l.windows END, $7 "
+							  "FROM (SELECT) AS one LEFT JOIN dp_agg.ledger AS l ON l.id = $8",
+							  8, types, args, NULL, false, 0) != SPI_OK_INSERT || SPI_processed != 1)
+		elog(ERROR, "dp_agg charger: could not write the ledger row of folded charges");
+}
+
+/* add one folded statement to its shape's ledger row */
+static void
+count_folded(List **shapes, const DpJournalEntry *e, const double *curve)
+{
+	ListCell   *lc;
+	FoldedShape *f = NULL;
+
+	foreach(lc, *shapes)
+	{
+		FoldedShape *g = lfirst(lc);
+
+		if (g->shape == e->shape && g->role == e->role && g->n_budgets == e->n_budgets &&
+			memcmp(g->budgets, e->budgets, sizeof(int64) * e->n_budgets) == 0)
+			f = g;
+	}
+	if (f == NULL)
+	{
+		f = palloc0(sizeof(FoldedShape));
+		f->shape = e->shape;
+		f->role = e->role;
+		f->n_budgets = e->n_budgets;
+		memcpy(f->budgets, e->budgets, sizeof(int64) * e->n_budgets);
+		*shapes = lappend(*shapes, f);
+	}
+	f->statements++;
+	f->at = Max(f->at, e->at);
+	f->epsilon = dp_add_up(f->epsilon, e->epsilon);
+	f->delta = dp_add_up(f->delta, e->delta);
+	for (int i = 0; i < DP_RDP_ORDERS; i++)
+		f->curve[i] = dp_add_up(f->curve[i], curve[i]);
+}
+
+static void
+fold(Batch *batch)
+{
+	Oid			relid = dp_journal_relid();
+	Relation	rel;
+	List	   *entries;
+	List	   *shapes = NIL;
+	ListCell   *lc;
+
+	if (!OidIsValid(relid))
+		return;					/* SQL objects older than 0.4: nothing was leased */
+	batch->folding = true;
+	rel = table_open(relid, RowExclusiveLock);
+	/* read and recall every budget the rows charged, until none is new */
+	do
+	{
+		batch->refold = false;
+		entries = read_journal(rel, batch);
+		foreach(lc, entries)
+		{
+			DpJournalEntry *e = lfirst(lc);
+
+			for (int j = 0; j < e->n_budgets; j++)
+				(void) budget_of(batch, e->kinds[j] == DP_BUDGET_RELATION, e->subjects[j]);
+		}
+	} while (batch->refold);
+
+	list_sort(entries, entry_seq_cmp);
+	foreach(lc, entries)
+	{
+		DpJournalEntry *e = lfirst(lc);
+		DpChargeAmounts a;
+		double		curve[DP_RDP_ORDERS];
+		DpPldState	stmt;
+
+		a.epsilon = e->epsilon;
+		a.delta = e->delta;
+		a.selection_epsilon = e->selection_epsilon;
+		a.selection_delta = e->selection_delta;
+		shape_curve(e->shape, curve);
+		entry_releases(e, &stmt);
+		for (int j = 0; j < e->n_budgets; j++)
+		{
+			BudgetState *st = budget_with_id(batch, e->budgets[j]);
+
+			if (st == NULL)
+				continue;		/* the budget is gone */
+			dp_budget_row_add(&st->row, &a, curve, &stmt);
+			st->dirty = true;
+		}
+		count_folded(&shapes, e, curve);
+		simple_heap_delete(rel, &e->tid);
+	}
+	foreach(lc, shapes)
+		write_folded(lfirst(lc));
+	table_close(rel, NoLock);
+	batch->folding = false;
+	batch->refold = false;
 }
 
 /*
@@ -641,7 +966,8 @@ prepay(List *set, const DpChargeRequest *req, const double *curve, const DpPldSt
  * after it, and its one ledger row records them all.
  */
 static void
-charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpChargeReply *reply)
+charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpChargeReply *reply,
+		   List **charged)
 {
 	double		curve[DP_RDP_ORDERS];
 	DpPldState	stmt;
@@ -712,6 +1038,11 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 	copies = 1 + (ledger->statements ? prepay(set, req, curve, &stmt, now) : 0);
 	reply->ledger_id = dp_ledger_append(ledger, req, curve, set, copies);
 	reply->result = DP_CHARGE_OK;
+	if (copies == 1)
+	{
+		*charged = set;
+		remember_shape(reply->ledger_id, curve);
+	}
 	reply->copies = copies;
 	reply->prepaid_until = prepaid_until(set);
 	if (set != NIL)
@@ -749,7 +1080,7 @@ copy_request(const char *src, Size avail)
 		return NULL;
 	memcpy(&head, src, offsetof(DpChargeRequest, data));
 	if (head.size < offsetof(DpChargeRequest, data) + 1 || head.size > avail ||
-		head.copies < 1 || head.copies > DP_PREPAY_MAX || head.prepay_ms < 0 ||
+		head.copies < 0 || head.copies > DP_PREPAY_MAX || head.prepay_ms < 0 ||
 		head.query_len < 0 || head.detail_len < (int32) VARHDRSZ || head.n_rdp != DP_RDP_ORDERS ||
 		head.n_pld < -1 || head.n_pld > DP_PLD_MAX_KINDS ||
 		head.n_relations < 0 || head.n_relations > (int32) (MaxAllocSize / sizeof(Oid)) ||
@@ -814,20 +1145,180 @@ set_message(DpChargeReply *reply, const char *msg)
 }
 
 /*
+ * Leasing.  After a batch commits, the charger leases (lease.c) each budget
+ * row it committed that a backend may charge alone: one whose lease it
+ * recalled for the batch, and one a request of the batch charged, but not
+ * a 'pld' budget (its certificates are checked here, against the history),
+ * nor one whose window has ended.  The lease holds until
+ * dp_agg.lease_time from now, and not past the end of the row's window.
+ * The reply of a request charged alone (no prepaid statements) names the
+ * leases of all of its budgets, if each was leased: its backend charges
+ * its next identical statements on them.  Nothing is leased when the
+ * backends do not flush the charges themselves (synchronous replication:
+ * charger_commit_mode), or when dp_agg.lease_time is 0.
+ */
+typedef struct PendingLease
+{
+	DpBudgetRow row;			/* as committed */
+	TimestampTz end;			/* of its window */
+	bool		granted;
+	DpLeaseRef	ref;
+} PendingLease;
+
+typedef struct PendingLeases
+{
+	int			n;
+	PendingLease *leases;
+	int		   *n_of;			/* per request charged alone: its budgets, */
+	int		  **of;				/* as indexes into leases (-1: not leased) */
+	int			n_recalled;		/* budgets recalled and not to be leased */
+	int64	   *recalled;
+} PendingLeases;
+
+static bool
+leasing(void)
+{
+	return dp_guc_lease_ms > 0 && backend_flushes && dp_lease_available();
+}
+
+/*
+ * The budgets of the batch to lease once it commits, and those of each
+ * request charged alone; in cxt, which outlives the transaction.
+ */
+static PendingLeases *
+leases_to_grant(Batch *batch, List **charged, int n, MemoryContext cxt, bool grant)
+{
+	PendingLeases *p = MemoryContextAllocZero(cxt, sizeof(PendingLeases));
+	BudgetState **pending_st = palloc0(sizeof(BudgetState *) * Max(list_length(batch->budgets), 1));
+	TimestampTz now = GetCurrentTimestamp();
+	ListCell   *lc;
+
+	p->leases = MemoryContextAllocZero(cxt, sizeof(PendingLease) * Max(list_length(batch->budgets), 1));
+	p->n_of = MemoryContextAllocZero(cxt, sizeof(int) * Max(n, 1));
+	p->of = MemoryContextAllocZero(cxt, sizeof(int *) * Max(n, 1));
+	p->recalled = MemoryContextAllocZero(cxt, sizeof(int64) * Max(list_length(batch->budgets), 1));
+	foreach(lc, batch->budgets)
+	{
+		BudgetState *st = lfirst(lc);
+		bool		wanted = st->leased;
+		DpBudgetRow rolled = st->row;
+		TimestampTz end;
+
+		for (int i = 0; i < n && !wanted; i++)
+			wanted = list_member_ptr(charged[i], st);
+		dp_budget_roll_window(&rolled, now, &end);
+		if (!grant || !wanted || st->row.pld_accounting ||
+			rolled.has_window_start != st->row.has_window_start ||
+			rolled.window_start != st->row.window_start)	/* its window has ended */
+		{
+			if (st->leased)
+				p->recalled[p->n_recalled++] = st->row.id;
+			continue;
+		}
+		pending_st[p->n] = st;
+		p->leases[p->n].row = st->row;
+		p->leases[p->n].row.tuple = NULL;
+		p->leases[p->n].end = end;
+		p->n++;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int			m = 0;
+
+		if (charged[i] == NIL || list_length(charged[i]) > DP_LEASE_MAX_BUDGETS)
+			continue;
+		p->of[i] = MemoryContextAlloc(cxt, sizeof(int) * list_length(charged[i]));
+		foreach(lc, charged[i])
+		{
+			int			k;
+
+			for (k = 0; k < p->n && pending_st[k] != lfirst(lc); k++)
+				;
+			p->of[i][m++] = k < p->n ? k : -1;
+		}
+		p->n_of[i] = m;
+	}
+	return p;
+}
+
+/* lease them, and name the leases in the replies of the requests they pay for */
+static void
+grant_leases(Oid budget_rel, PendingLeases *p, TakenRequest *batch, int n)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz until = TimestampTzPlusMilliseconds(now, dp_guc_lease_ms);
+
+	for (int k = 0; k < p->n; k++)
+	{
+		p->leases[k].granted = now < p->leases[k].end &&
+			dp_lease_grant(budget_rel, &p->leases[k].row, Min(until, p->leases[k].end),
+						   &p->leases[k].ref);
+		if (!p->leases[k].granted)
+			dp_lease_folded(budget_rel, p->leases[k].row.id);
+	}
+	/* the others recalled have nothing left to fold */
+	for (int k = 0; k < p->n_recalled; k++)
+		dp_lease_folded(budget_rel, p->recalled[k]);
+	for (int i = 0; i < n; i++)
+	{
+		DpChargeReply *reply = &batch[i].reply;
+		int			m = 0;
+
+		if (reply->result != DP_CHARGE_OK || p->n_of[i] == 0)
+			continue;
+		reply->lease_until = until;
+		for (int j = 0; j < p->n_of[i]; j++)
+		{
+			int			k = p->of[i][j];
+
+			if (k < 0 || !p->leases[k].granted)
+				break;
+			reply->leases[m++] = p->leases[k].ref;
+			reply->lease_until = Min(reply->lease_until, p->leases[k].end);
+		}
+		if (m < p->n_of[i])
+			continue;
+		/* in slot order, the order the backend locks them in */
+		for (int a = 1; a < m; a++)
+			for (int b = a; b > 0 && reply->leases[b - 1].slot > reply->leases[b].slot; b--)
+			{
+				DpLeaseRef	t = reply->leases[b];
+
+				reply->leases[b] = reply->leases[b - 1];
+				reply->leases[b - 1] = t;
+			}
+		reply->n_leases = m;
+	}
+}
+
+/*
+ * The first batch of a charger folds every journal row (a crash leaves rows
+ * that no lease remembers), and so does one after charges were journaled
+ * while the charger was idle (charger_main); fold_charges: the charges
+ * decided on leases up to the last such fold.
+ */
+static bool fold_everything = true;
+static uint64 fold_charges = 0;
+
+/*
  * Charge a batch in one transaction: each budget row is locked (as SELECT
- * ... FOR UPDATE locks it) and read once, the requests are decided in
+ * ... FOR UPDATE locks it) and read once, its lease recalled and the
+ * journal folded into it (see "Folding"), the requests are decided in
  * arrival order against the budgets in memory, each admitted one appends
  * its ledger row, and each budget is written once; one commit makes them
- * all durable (charger_commit_mode).  If anything fails, the transaction
- * is rolled back and the requests are retried one at a time, so that a
- * request that cannot be charged fails alone.  The replies are final only
- * after this returns.
+ * all durable (charger_commit_mode).  Then the budgets are leased again
+ * (see "Leasing").  If anything fails, the transaction is rolled back and
+ * the requests are retried one at a time, so that a request that cannot
+ * be charged fails alone.  The replies are final only after this returns.
+ * n may be 0: only a fold.
  */
 static void
 process_batch(TakenRequest *batch, int n)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool failed = false;
+	List	  **charged = palloc0(sizeof(List *) * Max(n, 1));
+	uint64		charges = dp_lease_charges();
 
 	charger_commit_mode();
 	SetCurrentStatementStartTimestamp();
@@ -836,6 +1327,9 @@ process_batch(TakenRequest *batch, int n)
 	{
 		Batch		b;
 		LedgerWriter ledger;
+		PendingLeases *pending = NULL;
+		Oid			budget_rel;
+		bool		folded_all;
 
 		memset(&b, 0, sizeof(b));
 		if (SPI_connect() != SPI_OK_CONNECT)
@@ -844,7 +1338,15 @@ process_batch(TakenRequest *batch, int n)
 		pgstat_report_activity(STATE_RUNNING, "charging privacy budgets");
 		if (!dp_budget_store_open(&b.store, true))
 			elog(ERROR, "dp_agg charger: dp_agg.budget does not exist");
+		budget_rel = RelationGetRelid(b.store.rel);
 		dp_ledger_open(&ledger);
+		if (fold_everything)
+		{
+			b.fold_all = true;
+			fold(&b);
+			b.fold_all = false;
+			b.folded_all = true;
+		}
 		for (int i = 0; i < n; i++)
 		{
 			DpChargeRequest *req = read_request(&batch[i]);
@@ -856,17 +1358,39 @@ process_batch(TakenRequest *batch, int n)
 				set_message(&batch[i].reply, "the request was abandoned");
 				continue;
 			}
-			charge_one(req, &b, &ledger, &batch[i].reply);
+			if (req->copies == 0)
+			{
+				/* a reader of the tables asks them folded (dp_fold_for_readers) */
+				if (!b.folded_all)
+				{
+					b.fold_all = true;
+					fold(&b);
+					b.fold_all = false;
+					b.folded_all = true;
+				}
+				batch[i].reply.result = DP_CHARGE_OK;
+				continue;
+			}
+			charge_one(req, &b, &ledger, &batch[i].reply, &charged[i]);
 		}
 		dp_ledger_close(&ledger);
 		write_budgets(&b);
 		dp_budget_store_close(&b.store);
+		pending = leases_to_grant(&b, charged, n, oldcxt, leasing());
+		folded_all = b.folded_all;
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		if (folded_all)
+		{
+			fold_everything = false;
+			fold_charges = charges;
+			dp_lease_db_folded();
+		}
 		/* where the backends of the charges wait for the WAL to be flushed */
 		for (int i = 0; i < n; i++)
 			batch[i].reply.commit_lsn = backend_flushes ? XactLastCommitEnd : InvalidXLogRecPtr;
+		grant_leases(budget_rel, pending, batch, n);
 	}
 	PG_CATCH();
 	{
@@ -1094,6 +1618,7 @@ dp_charger_main(Datum arg)
 	TakenRequest *batch;
 	MemoryContext batch_cxt;
 	TimestampTz idle_since;
+	TimestampTz fold_tried = 0;
 
 	my_dboid = DatumGetObjectId(arg);
 	memcpy(&my_start, MyBgworkerEntry->bgw_extra, sizeof(my_start));
@@ -1134,10 +1659,25 @@ dp_charger_main(Datum arg)
 			idle_since = GetCurrentTimestamp();
 			continue;
 		}
+		/*
+		 * Charges were journaled since the last fold of every row, and no
+		 * lease is in use any more: fold them, so that the tables do not lag
+		 * (and the charger does not retire before).
+		 */
+		if (dp_lease_charges() != fold_charges && !dp_lease_any_valid() &&
+			TimestampDifferenceExceeds(fold_tried, GetCurrentTimestamp(), Max(dp_guc_lease_ms, 100)))
+		{
+			fold_everything = true;
+			process_batch(batch, 0);
+			fold_tried = idle_since = GetCurrentTimestamp();
+			continue;
+		}
 		if (TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), dp_guc_charger_idle_ms) &&
-			retire())
+			dp_lease_charges() == fold_charges && retire())
 			proc_exit(0);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 dp_lease_charges() != fold_charges || dp_lease_any_valid() ?
+						 Min(dp_guc_charger_idle_ms, Max(dp_guc_lease_ms, 100)) :
 						 dp_guc_charger_idle_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}

@@ -35,6 +35,20 @@ typedef enum DpChargeResult
 	DP_CHARGE_CAPPED			/* above a cap of the role; nothing written */
 } DpChargeResult;
 
+/* the most budgets one statement charged by a lease may pay from */
+#define DP_LEASE_MAX_BUDGETS 8
+
+/* a budget the charger leased (lease.c): where it is in shared memory */
+typedef struct DpLeaseRef
+{
+	int32		slot;
+	Oid			dboid;
+	Oid			budget_rel;		/* dp_agg.budget */
+	int64		budget_id;
+	int32		kind;			/* DpBudgetKind, and the role or relation */
+	Oid			subject;
+} DpLeaseRef;
+
 typedef struct DpChargeReply
 {
 	DpChargeResult result;
@@ -65,6 +79,14 @@ typedef struct DpChargeReply
 	 * budgets charged; DT_NOEND if none has a window) */
 	int32		copies;
 	TimestampTz prepaid_until;
+	/*
+	 * OK: the budgets of the charge, leased (sorted by slot) until
+	 * lease_until, for the backend's next identical statements; n_leases 0:
+	 * none leased.  shape: the ledger row that describes the statement.
+	 */
+	int32		n_leases;
+	DpLeaseRef	leases[DP_LEASE_MAX_BUDGETS];
+	TimestampTz lease_until;
 	/* NEED_PLD: the limits and the budget's releases by kind, to compose */
 	double		epsilon_limit;
 	double		delta_limit;
@@ -95,7 +117,9 @@ typedef struct DpChargeRequest
 	double		call_epsilon;	/* the largest price of one of its calls */
 	double		call_delta;
 	int32		copies;			/* statements to charge: 1, or up to
-								 * DP_PREPAY_MAX with dp_agg.prepay */
+								 * DP_PREPAY_MAX with dp_agg.prepay; 0: none,
+								 * only fold the journal (charger.c,
+								 * "Folding") */
 	int32		prepay_ms;		/* copies > 1: how long they may run
 								 * (dp_agg.prepay_time) */
 	int32		query_len;

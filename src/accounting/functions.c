@@ -692,11 +692,9 @@ dp_rdp_sampled_laplace_sql(PG_FUNCTION_ARGS)
 Datum
 dp_journal_append_sql(PG_FUNCTION_ARGS)
 {
-	Oid			nsp = get_namespace_oid("dp_agg", false);
-	Oid			relid = get_relname_relid("journal", nsp);
+	Oid			relid = dp_journal_relid();
 	Relation	rel;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	DpJournalEntry e;
 
 	if (!OidIsValid(relid))
 		ereport(ERROR,
@@ -709,11 +707,14 @@ dp_journal_append_sql(PG_FUNCTION_ARGS)
 				 errmsg("role, epsilon and delta must not be NULL")));
 	PreventCommandDuringRecovery("dp_agg_internal.journal_append()");
 	rel = table_open(relid, RowExclusiveLock);
-	values[0] = TimestampTzGetDatum(GetCurrentTimestamp());
-	values[1] = PG_GETARG_DATUM(0);
-	values[2] = PG_GETARG_DATUM(1);
-	values[3] = PG_GETARG_DATUM(2);
-	XLogFlush(dp_journal_append(rel, values, nulls));
+	/* no budgets: the charger never folds it */
+	memset(&e, 0, sizeof(e));
+	e.at = GetCurrentTimestamp();
+	e.role = PG_GETARG_OID(0);
+	e.epsilon = PG_GETARG_FLOAT8(1);
+	e.delta = PG_GETARG_FLOAT8(2);
+	e.releases_len = -1;
+	XLogFlush(dp_journal_append_entry(rel, &e));
 	table_close(rel, NoLock);
 	PG_RETURN_VOID();
 }

@@ -36,18 +36,71 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/freespace.h"
 #include "storage/lmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "compat.h"
 #include "journal.h"
+
+typedef enum JournalProblem
+{
+	JOURNAL_FINE = 0,
+	JOURNAL_NOT_HEAP,
+	JOURNAL_NOT_LOGGED,
+	JOURNAL_INDEXED,
+	JOURNAL_NEW_FILE
+} JournalProblem;
+
+static JournalProblem
+problem(Relation rel)
+{
+	List	   *indexes;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+		return JOURNAL_NOT_HEAP;
+	if (!RelationNeedsWAL(rel))
+		return JOURNAL_NOT_LOGGED;
+	indexes = RelationGetIndexList(rel);
+	if (indexes != NIL)
+	{
+		list_free(indexes);
+		return JOURNAL_INDEXED;
+	}
+	if (rel->rd_createSubid != InvalidSubTransactionId ||
+		DP_REL_NEW_FILE_SUBID(rel) != InvalidSubTransactionId)
+		return JOURNAL_NEW_FILE;
+	return JOURNAL_FINE;
+}
+
+/* dp_agg.journal, or InvalidOid if the SQL objects have none */
+Oid
+dp_journal_relid(void)
+{
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+
+	return OidIsValid(nsp) ? get_relname_relid("journal", nsp) : InvalidOid;
+}
+
+/*
+ * Can charges be journaled in this relation?  A backend that cannot asks
+ * the charger instead.
+ */
+bool
+dp_journal_usable(Relation rel)
+{
+	return problem(rel) == JOURNAL_FINE && RelationGetDescr(rel)->natts == JOURNAL_COLUMNS;
+}
 
 /*
  * Can rows be appended to this relation?  ERROR if not: a journal that is
@@ -57,46 +110,48 @@
 void
 dp_journal_check(Relation rel)
 {
-	List	   *indexes;
-
-	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relam != HEAP_TABLE_AM_OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the dp_agg journal \"%s\" is not a heap table",
-						RelationGetRelationName(rel)),
-				 errdetail("Nothing was charged or released."),
-				 errhint("Reinstall the extension.")));
-	if (!RelationNeedsWAL(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the dp_agg journal \"%s\" is not WAL-logged",
-						RelationGetRelationName(rel)),
-				 errdetail("A charge written to it would not survive a crash. "
-						   "Nothing was charged or released."),
-				 errhint("Make it logged again: ALTER TABLE %s SET LOGGED.",
-						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-													RelationGetRelationName(rel)))));
-	indexes = RelationGetIndexList(rel);
-	if (indexes != NIL)
+	switch (problem(rel))
 	{
-		list_free(indexes);
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the dp_agg journal \"%s\" has an index",
-						RelationGetRelationName(rel)),
-				 errdetail("Its rows are written without index entries. "
-						   "Nothing was charged or released."),
-				 errhint("Drop the index.")));
+		case JOURNAL_FINE:
+			break;
+		case JOURNAL_NOT_HEAP:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the dp_agg journal \"%s\" is not a heap table",
+							RelationGetRelationName(rel)),
+					 errdetail("Nothing was charged or released."),
+					 errhint("Reinstall the extension.")));
+			break;
+		case JOURNAL_NOT_LOGGED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the dp_agg journal \"%s\" is not WAL-logged",
+							RelationGetRelationName(rel)),
+					 errdetail("A charge written to it would not survive a crash. "
+							   "Nothing was charged or released."),
+					 errhint("Make it logged again: ALTER TABLE %s SET LOGGED.",
+							 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+														RelationGetRelationName(rel)))));
+			break;
+		case JOURNAL_INDEXED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the dp_agg journal \"%s\" has an index",
+							RelationGetRelationName(rel)),
+					 errdetail("Its rows are written without index entries. "
+							   "Nothing was charged or released."),
+					 errhint("Drop the index.")));
+			break;
+		case JOURNAL_NEW_FILE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the dp_agg journal \"%s\" was created, truncated or rewritten in this transaction",
+							RelationGetRelationName(rel)),
+					 errdetail("A ROLLBACK would discard its new file with the charges written to it. "
+							   "Nothing was charged or released."),
+					 errhint("Run the statement in a new transaction.")));
+			break;
 	}
-	if (rel->rd_createSubid != InvalidSubTransactionId ||
-		DP_REL_NEW_FILE_SUBID(rel) != InvalidSubTransactionId)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the dp_agg journal \"%s\" was created, truncated or rewritten in this transaction",
-						RelationGetRelationName(rel)),
-				 errdetail("A ROLLBACK would discard its new file with the charges written to it. "
-						   "Nothing was charged or released."),
-				 errhint("Run the statement in a new transaction.")));
 }
 
 /* a new block of the journal, zeroed and locked exclusively */
@@ -115,25 +170,15 @@ new_block(Relation rel)
 #endif
 }
 
-/*
- * The last block the journal was appended to in this backend, or its last
- * block, locked exclusively, if a row of len bytes fits; else InvalidBuffer
- */
+/* blk locked exclusively if a row of len bytes fits in it; else InvalidBuffer */
 static Buffer
-block_with_room(Relation rel, Size len)
+try_block(Relation rel, BlockNumber blk, Size len)
 {
-	BlockNumber blk = RelationGetTargetBlock(rel);
 	Buffer		buf;
 	Page		page;
 
-	if (blk == InvalidBlockNumber)
-	{
-		BlockNumber n = RelationGetNumberOfBlocks(rel);
-
-		if (n == 0)
-			return InvalidBuffer;
-		blk = n - 1;
-	}
+	if (blk == InvalidBlockNumber || blk >= RelationGetNumberOfBlocks(rel))
+		return InvalidBuffer;
 	buf = ReadBuffer(rel, blk);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buf);
@@ -142,6 +187,26 @@ block_with_room(Relation rel, Size len)
 		UnlockReleaseBuffer(buf);
 		return InvalidBuffer;
 	}
+	return buf;
+}
+
+/*
+ * A block of the journal with room for a row of len bytes, locked
+ * exclusively: the last one this backend appended to, else one the free
+ * space map names (VACUUM records the space of folded rows there), else
+ * the last block; InvalidBuffer if none has room.
+ */
+static Buffer
+block_with_room(Relation rel, Size len)
+{
+	Buffer		buf;
+	BlockNumber n;
+
+	buf = try_block(rel, RelationGetTargetBlock(rel), len);
+	if (!BufferIsValid(buf))
+		buf = try_block(rel, GetPageWithFreeSpace(rel, len), len);
+	if (!BufferIsValid(buf) && (n = RelationGetNumberOfBlocks(rel)) > 0)
+		buf = try_block(rel, n - 1, len);
 	return buf;
 }
 
@@ -205,4 +270,127 @@ dp_journal_append(Relation rel, const Datum *values, const bool *nulls)
 	UnlockReleaseBuffer(buf);
 	heap_freetuple(tup);
 	return lsn;
+}
+
+/* an entry's columns, and append it */
+XLogRecPtr
+dp_journal_append_entry(Relation rel, const DpJournalEntry *e)
+{
+	Datum		values[JOURNAL_COLUMNS];
+	bool		nulls[JOURNAL_COLUMNS];
+	Datum		budgets[DP_JOURNAL_MAX_BUDGETS];
+	Datum		kinds[DP_JOURNAL_MAX_BUDGETS];
+	Datum		subjects[DP_JOURNAL_MAX_BUDGETS];
+
+	if (e->n_budgets < 0 || e->n_budgets > DP_JOURNAL_MAX_BUDGETS)
+		elog(ERROR, "dp_agg: a journal row for %d budgets", e->n_budgets);
+	memset(nulls, 0, sizeof(nulls));
+	for (int i = 0; i < e->n_budgets; i++)
+	{
+		budgets[i] = Int64GetDatum(e->budgets[i]);
+		kinds[i] = Int16GetDatum(e->kinds[i]);
+		subjects[i] = ObjectIdGetDatum(e->subjects[i]);
+	}
+	values[JOURNAL_SEQ] = Int64GetDatum(e->seq);
+	values[JOURNAL_AT] = TimestampTzGetDatum(e->at);
+	values[JOURNAL_ROLE] = ObjectIdGetDatum(e->role);
+	values[JOURNAL_SHAPE] = Int64GetDatum(e->shape);
+	values[JOURNAL_EPSILON] = Float8GetDatum(e->epsilon);
+	values[JOURNAL_DELTA] = Float8GetDatum(e->delta);
+	values[JOURNAL_SELECTION_EPSILON] = Float8GetDatum(e->selection_epsilon);
+	values[JOURNAL_SELECTION_DELTA] = Float8GetDatum(e->selection_delta);
+	values[JOURNAL_BUDGETS] = PointerGetDatum(construct_array(budgets, e->n_budgets, INT8OID, 8,
+															  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[JOURNAL_KINDS] = PointerGetDatum(construct_array(kinds, e->n_budgets, INT2OID, 2,
+															true, TYPALIGN_SHORT));
+	values[JOURNAL_SUBJECTS] = PointerGetDatum(construct_array(subjects, e->n_budgets, OIDOID,
+															   sizeof(Oid), true, TYPALIGN_INT));
+	if (e->releases_len < 0)
+		nulls[JOURNAL_RELEASES] = true;
+	else
+	{
+		bytea	   *b = palloc(VARHDRSZ + e->releases_len);
+
+		SET_VARSIZE(b, VARHDRSZ + e->releases_len);
+		memcpy(VARDATA(b), e->releases, e->releases_len);
+		values[JOURNAL_RELEASES] = PointerGetDatum(b);
+	}
+	if (RelationGetDescr(rel)->natts != JOURNAL_COLUMNS)
+		elog(ERROR, "dp_agg: the journal has %d columns, not %d",
+			 RelationGetDescr(rel)->natts, (int) JOURNAL_COLUMNS);
+	return dp_journal_append(rel, values, nulls);
+}
+
+/* the elements of an array column of n elements of a type, or -1 */
+static int
+array_elements(Datum d, Oid type, int16 len, bool byval, char align, Datum **elems)
+{
+	ArrayType  *a = DatumGetArrayTypeP(d);
+	bool	   *elem_nulls;
+	int			n;
+
+	if (ARR_NDIM(a) > 1 || ARR_ELEMTYPE(a) != type)
+		return -1;
+	deconstruct_array(a, type, len, byval, align, elems, &elem_nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (elem_nulls[i])
+			return -1;
+	return n;
+}
+
+/*
+ * The entry of a journal row (its releases point into the tuple); false if
+ * the row is not one a backend wrote (a NULL, arrays of different lengths
+ * or too long: then nothing of it is folded).
+ */
+bool
+dp_journal_decode(Relation rel, HeapTuple tup, DpJournalEntry *e)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum		values[JOURNAL_COLUMNS];
+	bool		nulls[JOURNAL_COLUMNS];
+	Datum	   *budgets,
+			   *kinds,
+			   *subjects;
+	int			n;
+
+	if (desc->natts != JOURNAL_COLUMNS)
+		return false;
+	heap_deform_tuple(tup, desc, values, nulls);
+	for (int i = 0; i < JOURNAL_COLUMNS; i++)
+		if (nulls[i] && i != JOURNAL_RELEASES)
+			return false;
+	memset(e, 0, sizeof(*e));
+	e->tid = tup->t_self;
+	e->seq = DatumGetInt64(values[JOURNAL_SEQ]);
+	e->at = DatumGetTimestampTz(values[JOURNAL_AT]);
+	e->role = DatumGetObjectId(values[JOURNAL_ROLE]);
+	e->shape = DatumGetInt64(values[JOURNAL_SHAPE]);
+	e->epsilon = DatumGetFloat8(values[JOURNAL_EPSILON]);
+	e->delta = DatumGetFloat8(values[JOURNAL_DELTA]);
+	e->selection_epsilon = DatumGetFloat8(values[JOURNAL_SELECTION_EPSILON]);
+	e->selection_delta = DatumGetFloat8(values[JOURNAL_SELECTION_DELTA]);
+	n = array_elements(values[JOURNAL_BUDGETS], INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					   &budgets);
+	if (n < 1 || n > DP_JOURNAL_MAX_BUDGETS ||
+		array_elements(values[JOURNAL_KINDS], INT2OID, 2, true, TYPALIGN_SHORT, &kinds) != n ||
+		array_elements(values[JOURNAL_SUBJECTS], OIDOID, sizeof(Oid), true, TYPALIGN_INT,
+					   &subjects) != n)
+		return false;
+	e->n_budgets = n;
+	for (int i = 0; i < n; i++)
+	{
+		e->budgets[i] = DatumGetInt64(budgets[i]);
+		e->kinds[i] = DatumGetInt16(kinds[i]);
+		e->subjects[i] = DatumGetObjectId(subjects[i]);
+	}
+	e->releases_len = -1;
+	if (!nulls[JOURNAL_RELEASES])
+	{
+		bytea	   *b = DatumGetByteaPP(values[JOURNAL_RELEASES]);
+
+		e->releases_len = VARSIZE_ANY_EXHDR(b);
+		e->releases = VARDATA_ANY(b);
+	}
+	return true;
 }

@@ -40,6 +40,8 @@ int			dp_guc_composition_nice = 10;
 int			dp_guc_prepay = 0;
 int			dp_guc_prepay_ms = 1000;
 int			dp_guc_max_databases = 8;
+int			dp_guc_max_leases = 64;
+int			dp_guc_lease_ms = 0;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
 double		dp_guc_selection_share = DP_DEFAULT_SELECTION_SHARE;
 int			dp_guc_max_public_keys = 100000;
@@ -382,6 +384,19 @@ dp_guc_init(void)
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("dp_agg.lease_time",
+							"How long the charger leases a budget to the backends that repeat a statement.",
+							"A session that repeats the DP statement it last charged through the "
+							"charger decides and journals the charge itself while the budgets it "
+							"paid from are leased, without waiting for the charger. A DBA's change "
+							"of a budget, a cap or a group membership applies to such statements "
+							"after at most this long. 0: every statement waits for the charger.",
+							&dp_guc_lease_ms,
+							0, 0, 10 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	/* a postmaster setting may only be defined while preloading */
 	if (process_shared_preload_libraries_in_progress)
 		DefineCustomIntVariable("dp_agg.max_databases",
@@ -389,6 +404,15 @@ dp_guc_init(void)
 								NULL,
 								&dp_guc_max_databases,
 								8, 1, 1024,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("dp_agg.max_leases",
+								"Number of budgets the chargers can lease to backends at the same time.",
+								"See dp_agg.lease_time. 0: no budget is leased.",
+								&dp_guc_max_leases,
+								64, 0, 65536,
 								PGC_POSTMASTER,
 								0,
 								NULL, NULL, NULL);

@@ -34,6 +34,8 @@ extern int	dp_guc_charger_idle_ms;
 extern int	dp_guc_composition_nice;
 extern int	dp_guc_prepay;
 extern int	dp_guc_prepay_ms;
+extern int	dp_guc_max_leases;
+extern int	dp_guc_lease_ms;
 
 /*
  * The most statements one charge may pay for (dp_agg.prepay): the

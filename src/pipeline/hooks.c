@@ -276,6 +276,8 @@ dp_planner(Query *parse, const char *query_string, int cursorOptions,
 		dp_domain_end(domains);
 	}
 	PG_END_TRY();
+	/* the budget tables hold every charge before they are read */
+	dp_fold_for_readers(stmt);
 	return stmt;
 }
 
