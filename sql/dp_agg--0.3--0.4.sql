@@ -1565,6 +1565,8 @@ AS $$
 DECLARE
     b dp_agg.budget;
 BEGIN
+    -- the charges decided on leases until now belong to the period that ends
+    PERFORM dp_agg_internal.fold_journal();
     SELECT * INTO STRICT b FROM dp_agg.budget x WHERE x.id = reset.id FOR UPDATE;
     UPDATE dp_agg.budget x SET epsilon_spent = 0, delta_spent = 0, rdp = NULL, pld = NULL,
                                selection_epsilon = 0, selection_delta = 0,
@@ -1941,7 +1943,7 @@ COMMENT ON VIEW dp_agg.my_ledger IS 'the ledger entries of the current role: its
 
 CREATE OR REPLACE FUNCTION dp_agg.spent_epsilon(role regrole, delta float8)
 RETURNS float8
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE  -- its queries take a snapshot after the journal is folded (budget.c, fold on read)
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -2481,6 +2483,31 @@ COMMENT ON COLUMN dp_agg.journal.budgets IS 'the budgets (dp_agg.budget.id) char
 COMMENT ON COLUMN dp_agg.journal.kinds IS 'for each of budgets, whose it is (0 a role''s, 1 a group''s, 2 a relation''s)';
 COMMENT ON COLUMN dp_agg.journal.subjects IS 'for each of budgets, the OID of its role or relation';
 COMMENT ON COLUMN dp_agg.journal.releases IS 'its releases by kind, for privacy loss distribution accounting (NULL: more kinds than are kept)';
+
+-- A DBA's change of budgets or caps ends the leases of the database
+-- (src/accounting/lease.c): the next statements are decided on the rows as
+-- changed.  The charger's own writes do not fire it.
+CREATE FUNCTION dp_agg_internal.recall_leases()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'dp_recall_leases_trigger'
+LANGUAGE C;
+REVOKE ALL ON FUNCTION dp_agg_internal.recall_leases() FROM PUBLIC;
+COMMENT ON FUNCTION dp_agg_internal.recall_leases() IS
+'trigger: a change of dp_agg.budget or dp_agg.cap ends every lease of budgets of the database (dp_agg.lease_time)';
+CREATE TRIGGER dp_agg_recall_leases
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_agg.budget
+    FOR EACH STATEMENT EXECUTE FUNCTION dp_agg_internal.recall_leases();
+CREATE TRIGGER dp_agg_recall_leases
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dp_agg.cap
+    FOR EACH STATEMENT EXECUTE FUNCTION dp_agg_internal.recall_leases();
+
+CREATE FUNCTION dp_agg_internal.fold_journal()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dp_fold_journal_sql'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION dp_agg_internal.fold_journal() FROM PUBLIC;
+COMMENT ON FUNCTION dp_agg_internal.fold_journal() IS
+'has the charger fold the charges decided on leases into dp_agg.budget and dp_agg.ledger now; false if this transaction holds locks the fold would wait for (reset_budget calls it before it resets)';
 
 CREATE FUNCTION dp_agg_internal.journal_append(role regrole, epsilon float8, delta float8)
 RETURNS void

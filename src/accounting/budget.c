@@ -87,20 +87,20 @@ check_can_release(void)
 }
 
 /*
- * The charger locks the role's row of dp_agg.budget and appends to
- * dp_agg.ledger.  A transaction that holds a lock on either table that
- * could conflict (set_budget, reset_budget, SELECT ... FOR UPDATE, LOCK)
- * would wait for the charger while the charger waits for it, unseen by the
- * deadlock detector: refuse before asking.
+ * The tables the charger locks: it locks rows of dp_agg.budget, appends to
+ * dp_agg.ledger and deletes the journal rows it folds.  Does this
+ * transaction hold a lock on one of them that could conflict (set_budget,
+ * reset_budget, SELECT ... FOR UPDATE, LOCK, a DBA's DELETE)?  Its name, or
+ * NULL.
  */
-static void
-check_no_catalog_locks(void)
+static const char *
+conflicting_lock(void)
 {
-	static const char *const tables[] = {"budget", "ledger"};
+	static const char *const tables[] = {"budget", "ledger", "journal"};
 	Oid			nsp = get_namespace_oid("dp_agg", true);
 
 	if (!OidIsValid(nsp))
-		return;
+		return NULL;
 	for (size_t i = 0; i < lengthof(tables); i++)
 	{
 		Oid			relid = get_relname_relid(tables[i], nsp);
@@ -112,15 +112,30 @@ check_no_catalog_locks(void)
 		for (LOCKMODE mode = RowShareLock; mode <= AccessExclusiveLock; mode++)
 		{
 			if (DP_LOCK_HELD_BY_ME(&tag, mode))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("DP aggregates cannot release values in a transaction that locks dp_agg.%s",
-								tables[i]),
-						 errdetail("The charge would wait for this transaction to end. "
-								   "Nothing was charged or released."),
-						 errhint("Commit or roll back the changes to budgets first.")));
+				return tables[i];
 		}
 	}
+	return NULL;
+}
+
+/*
+ * A transaction that holds such a lock would wait for the charger while the
+ * charger waits for it, unseen by the deadlock detector: refuse before
+ * asking.
+ */
+static void
+check_no_catalog_locks(void)
+{
+	const char *table = conflicting_lock();
+
+	if (table != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("DP aggregates cannot release values in a transaction that locks dp_agg.%s",
+						table),
+				 errdetail("The charge would wait for this transaction to end. "
+						   "Nothing was charged or released."),
+				 errhint("Commit or roll back the changes to budgets first.")));
 }
 
 /* the text of the statement being charged */
@@ -804,7 +819,7 @@ charge_on_leases(const DpChargeRequest *req)
 	rel = table_open(relid, NoLock);
 	if (!dp_journal_usable(rel))
 	{
-		table_close(rel, NoLock);
+		table_close(rel, RowExclusiveLock);
 		return false;
 	}
 	a.epsilon = req->epsilon;
@@ -818,7 +833,7 @@ charge_on_leases(const DpChargeRequest *req)
 	verdict = dp_lease_charge(leased, n_leased, &a, curve, &stmt, now, &e.seq);
 	if (verdict != DP_LEASE_CHARGED)
 	{
-		table_close(rel, NoLock);
+		table_close(rel, RowExclusiveLock);
 		forget_leases();
 		return false;
 	}
@@ -848,7 +863,12 @@ charge_on_leases(const DpChargeRequest *req)
 		dp_lease_landed();
 	}
 	PG_END_TRY();
-	table_close(rel, NoLock);
+	/*
+	 * The row is written whatever becomes of the transaction: the lock is
+	 * not needed until its end, and would make this transaction's next DP
+	 * statements look like a DBA's change of the journal (conflicting_lock)
+	 */
+	table_close(rel, RowExclusiveLock);
 	/* durable before the statement reads a row */
 	XLogFlush(lsn);
 	return true;
@@ -948,38 +968,111 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 }
 
 /*
- * Fold on read.  dp_agg.budget and dp_agg.ledger lag the journal by the
- * charges decided on leases since the charger last folded them (charger.c,
- * "Folding").  So before a statement that reads one of them, or the
- * journal (directly or through a view: the planned statement's range
- * table), the backend asks the charger to fold the whole journal, and
- * waits: a READ COMMITTED statement, whose snapshot is taken after
- * planning, then sees every charge journaled before it was planned.  Not
- * when the fold could wait for this backend: its transaction holds an xid
- * (it may hold row locks of dp_agg.budget, which the fold locks), or a lock
- * of one of those tables that conflicts with the fold's.  Not either where
- * it would see nothing new: in a background worker (the charger itself
- * plans such statements), in parallel mode or recovery, or with a
- * transaction snapshot already taken (REPEATABLE READ, SERIALIZABLE).
- * Those read the tables as they are, up to dp_agg.lease_time behind.
+ * Could a fold wait for this transaction?  The charger's fold takes
+ * RowExclusiveLock on dp_agg.budget, dp_agg.ledger and the journal, locks
+ * rows of dp_agg.budget and deletes journal rows: a lock of one of those
+ * tables from ShareLock up, or row locks of the budget or the journal
+ * (this transaction holds a lock that lets it lock rows, and an xid, which
+ * a row lock needs), would make it wait for a transaction that waits for
+ * it, unseen by the deadlock detector.
  */
-void
-dp_fold_for_readers(PlannedStmt *stmt)
+static bool
+fold_could_wait(void)
 {
-	Oid			nsp;
-	Oid			tables[3];
-	bool		reads = false;
-	ListCell   *lc;
+	static const char *const tables[] = {"budget", "journal", "ledger"};
+	Oid			nsp = get_namespace_oid("dp_agg", true);
+	bool		xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
+
+	if (!OidIsValid(nsp))
+		return false;
+	for (size_t i = 0; i < lengthof(tables); i++)
+	{
+		Oid			relid = get_relname_relid(tables[i], nsp);
+		LOCKTAG		tag;
+
+		if (!OidIsValid(relid))
+			continue;
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+		for (LOCKMODE mode = (xid && i < 2) ? RowShareLock : ShareLock;
+			 mode <= AccessExclusiveLock; mode++)
+		{
+			if (DP_LOCK_HELD_BY_ME(&tag, mode))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Ask the charger to fold the whole journal of this database into
+ * dp_agg.budget and dp_agg.ledger (charger.c, "Folding"), and wait; true if
+ * it did.  Nothing to do when no charge decided on a lease may be left
+ * unfolded; not done (false) where it would see nothing or could wait for
+ * this transaction: in a background worker (the charger itself reads the
+ * tables), in parallel mode or recovery, or if fold_could_wait.
+ */
+bool
+dp_fold_journal(void)
+{
 	DpChargeRequest *req;
 	DpChargeReply reply;
 	Size		size;
 	Jsonb	   *empty;
 
-	if (!dp_lease_available() || stmt == NULL || IsBackgroundWorker || IsInParallelMode() ||
-		RecoveryInProgress() || (IsolationUsesXactSnapshot() && FirstSnapshotSet) ||
-		TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	if (!dp_lease_available() || IsBackgroundWorker || IsInParallelMode() || RecoveryInProgress() ||
+		!OidIsValid(dp_journal_relid()))
+		return false;
+	if (!dp_lease_unfolded())
+		return true;
+	if (fold_could_wait())
+		return false;
+	/* a request that charges nothing (copies 0): only the fold */
+	empty = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("[]")));
+	size = offsetof(DpChargeRequest, data) + 1 + VARSIZE(empty) + sizeof(double) * DP_RDP_ORDERS;
+	req = palloc0(size);
+	req->size = size;
+	req->role = GetUserId();
+	req->copies = 0;
+	req->query_len = 0;
+	req->detail_len = VARSIZE(empty);
+	req->n_rdp = DP_RDP_ORDERS;
+	memcpy(DP_REQUEST_DETAIL(req), empty, VARSIZE(empty));
+	dp_charger_submit(req, &reply);
+	pfree(req);
+	if (reply.result != DP_CHARGE_OK)
+	{
+		ereport(WARNING,
+				(errmsg("could not fold the journal of privacy budget charges"),
+				 errdetail("%s", reply.message),
+				 errhint("dp_agg.budget and dp_agg.ledger may lag the charges of the last %d ms.",
+						 dp_guc_lease_ms)));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Fold on read.  dp_agg.budget and dp_agg.ledger lag the journal by the
+ * charges decided on leases since the charger last folded them.  So before
+ * a statement that reads one of them, or the journal (directly or through
+ * a view: the planned statement's range table), the backend folds the
+ * journal (dp_fold_journal): a READ COMMITTED statement, whose snapshot is
+ * taken after planning, then sees every charge journaled before it was
+ * planned.  So do dp_agg.preview, and reset_budget before it resets.  Not
+ * with a transaction snapshot already taken (REPEATABLE READ,
+ * SERIALIZABLE), which would not see it.  A statement that cannot fold
+ * reads the tables as they are, up to dp_agg.lease_time behind.
+ */
+void
+dp_fold_for_readers(PlannedStmt *stmt)
+{
+	Oid			nsp = InvalidOid;
+	Oid			tables[3];
+	bool		reads = false;
+	ListCell   *lc;
+
+	if (!dp_lease_available() || stmt == NULL || (IsolationUsesXactSnapshot() && FirstSnapshotSet))
 		return;
-	nsp = InvalidOid;
 	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
@@ -998,38 +1091,6 @@ dp_fold_for_readers(PlannedStmt *stmt)
 		for (int i = 0; i < 3; i++)
 			reads |= OidIsValid(tables[i]) && rte->relid == tables[i];
 	}
-	if (!reads || !OidIsValid(tables[2]) || !dp_lease_unfolded())
-		return;
-	for (int i = 0; i < 3; i++)
-	{
-		Relation	rel;
-		bool		conflicts;
-
-		if (!OidIsValid(tables[i]) || (rel = RelationIdGetRelation(tables[i])) == NULL)
-			continue;
-		conflicts = CheckRelationLockedByMe(rel, ShareLock, true);
-		RelationClose(rel);
-		if (conflicts)
-			return;
-	}
-
-	/* a request that charges nothing (copies 0): only the fold */
-	empty = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("[]")));
-	size = offsetof(DpChargeRequest, data) + 1 + VARSIZE(empty) + sizeof(double) * DP_RDP_ORDERS;
-	req = palloc0(size);
-	req->size = size;
-	req->role = GetUserId();
-	req->copies = 0;
-	req->query_len = 0;
-	req->detail_len = VARSIZE(empty);
-	req->n_rdp = DP_RDP_ORDERS;
-	memcpy(DP_REQUEST_DETAIL(req), empty, VARSIZE(empty));
-	dp_charger_submit(req, &reply);
-	pfree(req);
-	if (reply.result != DP_CHARGE_OK)
-		ereport(WARNING,
-				(errmsg("could not fold the journal of privacy budget charges"),
-				 errdetail("%s", reply.message),
-				 errhint("dp_agg.budget and dp_agg.ledger may lag the charges of the last %d ms.",
-						 dp_guc_lease_ms)));
+	if (reads)
+		(void) dp_fold_journal();
 }

@@ -20,5 +20,6 @@ extern void dp_charge(QueryDesc *queryDesc, List *releases);
 extern void dp_statement_relations(PlannedStmt *stmt, List **read, List **ancestors);
 extern void dp_budget_init(void);
 extern void dp_fold_for_readers(PlannedStmt *stmt);
+extern bool dp_fold_journal(void);
 
 #endif							/* DP_AGG_BUDGET_H */

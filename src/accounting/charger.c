@@ -552,6 +552,46 @@ write_folded(const FoldedShape *f)
 		elog(ERROR, "dp_agg charger: could not write the ledger row of folded charges");
 }
 
+/*
+ * Write the ledger row of folded charges, in a subtransaction: their
+ * statements have released already, so a row that a DBA's constraint or
+ * trigger refuses must not stop their budgets from being charged.  The
+ * server log says what the ledger lacks.
+ */
+static void
+write_folded_or_log(const FoldedShape *f)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		write_folded(f);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(WARNING,
+				(errmsg("dp_agg charger: the ledger refused the row of %d charges of role %u folded from the journal: %s",
+						f->statements, f->role, edata->message),
+				 errdetail("Their budgets were charged; dp_agg.ledger lacks the row.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* add one folded statement to its shape's ledger row */
 static void
 count_folded(List **shapes, const DpJournalEntry *e, const double *curve)
@@ -638,7 +678,7 @@ fold(Batch *batch)
 		simple_heap_delete(rel, &e->tid);
 	}
 	foreach(lc, shapes)
-		write_folded(lfirst(lc));
+		write_folded_or_log(lfirst(lc));
 	table_close(rel, NoLock);
 	batch->folding = false;
 	batch->refold = false;
@@ -1243,7 +1283,7 @@ leases_to_grant(Batch *batch, List **charged, int n, MemoryContext cxt, bool gra
 
 /* lease them, and name the leases in the replies of the requests they pay for */
 static void
-grant_leases(Oid budget_rel, PendingLeases *p, TakenRequest *batch, int n)
+grant_leases(Oid budget_rel, PendingLeases *p, TakenRequest *batch, int n, uint64 changes_seen)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz until = TimestampTzPlusMilliseconds(now, dp_guc_lease_ms);
@@ -1252,7 +1292,7 @@ grant_leases(Oid budget_rel, PendingLeases *p, TakenRequest *batch, int n)
 	{
 		p->leases[k].granted = now < p->leases[k].end &&
 			dp_lease_grant(budget_rel, &p->leases[k].row, Min(until, p->leases[k].end),
-						   &p->leases[k].ref);
+						   changes_seen, &p->leases[k].ref);
 		if (!p->leases[k].granted)
 			dp_lease_folded(budget_rel, p->leases[k].row.id);
 	}
@@ -1319,6 +1359,7 @@ process_batch(TakenRequest *batch, int n)
 	volatile bool failed = false;
 	List	  **charged = palloc0(sizeof(List *) * Max(n, 1));
 	uint64		charges = dp_lease_charges();
+	uint64		changes = dp_lease_changes();	/* before any row is read */
 
 	charger_commit_mode();
 	SetCurrentStatementStartTimestamp();
@@ -1390,7 +1431,7 @@ process_batch(TakenRequest *batch, int n)
 		/* where the backends of the charges wait for the WAL to be flushed */
 		for (int i = 0; i < n; i++)
 			batch[i].reply.commit_lsn = backend_flushes ? XactLastCommitEnd : InvalidXLogRecPtr;
-		grant_leases(budget_rel, pending, batch, n);
+		grant_leases(budget_rel, pending, batch, n, changes);
 	}
 	PG_CATCH();
 	{

@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include "commands/trigger.h"
+
 #include <math.h>
 
 #include "access/htup_details.h"
@@ -30,7 +32,9 @@
 #include "numeric_units.h"
 #include "rdp_laplace.h"
 #include "compat.h"
+#include "budget.h"
 #include "journal.h"
+#include "lease.h"
 #include "noise.h"
 #include "noise_param.h"
 #include "selection_mechanism.h"
@@ -431,6 +435,8 @@ dp_rdp_orders_sql(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(dp_rdp_curve_valid_sql);
 PG_FUNCTION_INFO_V1(dp_journal_append_sql);
+PG_FUNCTION_INFO_V1(dp_recall_leases_trigger);
+PG_FUNCTION_INFO_V1(dp_fold_journal_sql);
 
 /*
  * dp_agg_internal.rdp_curve_valid(curve): the check constraints
@@ -717,4 +723,34 @@ dp_journal_append_sql(PG_FUNCTION_ARGS)
 	XLogFlush(dp_journal_append_entry(rel, &e));
 	table_close(rel, NoLock);
 	PG_RETURN_VOID();
+}
+
+/*
+ * dp_agg_internal.recall_leases(): the statement trigger dp_agg_recall_leases
+ * on dp_agg.budget and dp_agg.cap.  Any change of them (set_budget, a DBA's
+ * UPDATE, TRUNCATE) ends every lease of the database, now and when the
+ * transaction commits (lease.c, dp_lease_recall_all): the next statements
+ * are decided by the charger, on the rows as changed.
+ */
+Datum
+dp_recall_leases_trigger(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("dp_agg_internal.recall_leases() must be called as a trigger")));
+	dp_lease_budgets_changed();
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * dp_agg_internal.fold_journal(): have the charger fold the charges decided
+ * on leases into dp_agg.budget and dp_agg.ledger now (budget.c,
+ * dp_fold_journal); false if this transaction could not wait for it.
+ * reset_budget calls it before it resets.
+ */
+Datum
+dp_fold_journal_sql(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(dp_fold_journal());
 }

@@ -42,6 +42,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -73,6 +74,7 @@ typedef struct DpLeaseShared
 {
 	pg_atomic_uint64 seq;		/* the last number given to a charge */
 	pg_atomic_uint64 charges;	/* charges decided on leases, ever */
+	pg_atomic_uint64 changes;	/* DBA's changes of budgets and caps, ever */
 	/* databases whose whole journal a charger folded since the start */
 	slock_t		mutex;
 	Oid			folded_dbs[FOLDED_DBS];
@@ -128,6 +130,7 @@ lease_shmem_startup(void)
 		memset(shared, 0, shmem_size());
 		pg_atomic_init_u64(&shared->seq, 0);
 		pg_atomic_init_u64(&shared->charges, 0);
+		pg_atomic_init_u64(&shared->changes, 0);
 		SpinLockInit(&shared->mutex);
 		shared->n = dp_guc_max_leases;
 	}
@@ -324,11 +327,14 @@ dp_lease_recall(Oid budget_rel, int64 budget_id, bool *leased)
 /*
  * Lease a budget row of this database that the charger has just
  * committed, until the given time (the caller bounds it by dp_agg.lease_time
- * and the end of the row's window).  folded: the journal rows of the
- * budget the commit folded.  False if no entry is free.
+ * and the end of the row's window); the caller folded every journal row of
+ * the budget.  changes_seen: dp_lease_changes() before the row was read.
+ * False if no entry is free, or if a DBA changed budgets or caps since
+ * (dp_lease_recall_all).
  */
 bool
-dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until, DpLeaseRef *ref)
+dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until, uint64 changes_seen,
+			   DpLeaseRef *ref)
 {
 	int			slot = -1;
 
@@ -345,6 +351,12 @@ dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until, DpLeas
 			bool		take;
 
 			LWLockAcquire(lock_of(i), LW_EXCLUSIVE);
+			/* a DBA changed budgets since the row was read: it may be stale */
+			if (pg_atomic_read_u64(&shared->changes) != changes_seen)
+			{
+				LWLockRelease(lock_of(i));
+				return false;
+			}
 			if (pass == 0)
 				take = same_key(e, MyDatabaseId, budget_rel, row->id);
 			else if (pass == 1)
@@ -482,4 +494,67 @@ dp_lease_unfolded(void)
 		LWLockRelease(lock_of(i));
 	}
 	return any;
+}
+
+/*
+ * A DBA's change of budgets or caps (the trigger dp_agg_recall_leases on
+ * dp_agg.budget and dp_agg.cap): every lease of this database ends, and
+ * none is granted from rows read before the change.  Called when the
+ * change is made and again when its transaction commits (a lease granted
+ * in between, from rows that did not show the change yet, ends then): the
+ * count is bumped before the entries are invalidated, each under its lock,
+ * and dp_lease_grant checks it under the same lock, so a grant either sees
+ * the count moved or is invalidated after.
+ */
+void
+dp_lease_recall_all(void)
+{
+	if (!dp_lease_available())
+		return;
+	pg_atomic_fetch_add_u64(&shared->changes, 1);
+	for (int i = 0; i < shared->n; i++)
+	{
+		DpLease    *e = &shared->leases[i];
+
+		LWLockAcquire(lock_of(i), LW_EXCLUSIVE);
+		if (e->dboid == MyDatabaseId)
+			e->valid = false;
+		LWLockRelease(lock_of(i));
+	}
+}
+
+/* DBA's changes of budgets and caps since the server started */
+uint64
+dp_lease_changes(void)
+{
+	return dp_lease_available() ? pg_atomic_read_u64(&shared->changes) : 0;
+}
+
+static bool recall_at_commit = false;
+
+static void
+recall_on_commit(XactEvent event, void *arg)
+{
+	if (!recall_at_commit)
+		return;
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
+		dp_lease_recall_all();
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		recall_at_commit = false;
+}
+
+/* a change of budgets or caps in this transaction: recall now and at commit */
+void
+dp_lease_budgets_changed(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterXactCallback(recall_on_commit, NULL);
+		registered = true;
+	}
+	recall_at_commit = true;
+	dp_lease_recall_all();
 }

@@ -38,7 +38,10 @@ extern void dp_lease_landed(void);
 /* the charger's side */
 extern bool dp_lease_recall(Oid budget_rel, int64 budget_id, bool *leased);
 extern bool dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until,
-						   DpLeaseRef *ref);
+						   uint64 changes_seen, DpLeaseRef *ref);
+extern void dp_lease_recall_all(void);
+extern uint64 dp_lease_changes(void);
+extern void dp_lease_budgets_changed(void);
 extern void dp_lease_folded(Oid budget_rel, int64 budget_id);
 extern uint64 dp_lease_charges(void);
 extern bool dp_lease_any_valid(void);

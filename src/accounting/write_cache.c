@@ -27,6 +27,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_trigger.h"
+#include "utils/reltrigger.h"
+
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
@@ -53,10 +56,20 @@ bool
 dp_write_direct_possible(Relation rel)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
+	bool		triggers = false;
 
+	/* dp_agg's own statement trigger that recalls leases (lease.c) is for others' writes */
+	if (rel->trigdesc != NULL)
+		for (int i = 0; i < rel->trigdesc->numtriggers; i++)
+		{
+			Trigger    *t = &rel->trigdesc->triggers[i];
+
+			if (strcmp(t->tgname, DP_RECALL_TRIGGER) != 0 || TRIGGER_FOR_ROW(t->tgtype))
+				triggers = true;
+		}
 	return rel->rd_rel->relkind == RELKIND_RELATION &&
 		!rel->rd_rel->relispartition &&
-		rel->trigdesc == NULL &&
+		!triggers &&
 		rel->rd_rules == NULL &&
 		!(desc->constr && desc->constr->has_generated_stored);
 }

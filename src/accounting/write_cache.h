@@ -33,4 +33,7 @@ extern EState *dp_write_open_indexes(ResultRelInfo *rri);
 extern void dp_write_close_indexes(ResultRelInfo *rri, EState *index_estate);
 extern Datum dp_write_float8_array(const double *v, int n);
 
+/* dp_agg's trigger on dp_agg.budget and dp_agg.cap that recalls leases (lease.c) */
+#define DP_RECALL_TRIGGER "dp_agg_recall_leases"
+
 #endif							/* DP_AGG_WRITE_CACHE_H */

@@ -42,6 +42,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -210,6 +211,10 @@ budget_pays(DpBudgetRow *row, double epsilon, double delta, const double *curve,
 							&composed);
 }
 
+static void read_budgets(PlannedStmt *stmt, List *priced, double epsilon, double delta,
+						 const double *curve, double selection_epsilon, double selection_delta,
+						 bool *has_budget, bool *affordable);
+
 /*
  * The caller's budgets: can every budget that would pay for the statement
  * (the caller's own, its groups', those of the relations the plan reads)
@@ -223,6 +228,34 @@ caller_budget(PlannedStmt *stmt, List *priced, double epsilon, double delta, con
 			  double selection_epsilon, double selection_delta,
 			  bool *has_budget, bool *affordable)
 {
+	bool		fresh;
+
+	*has_budget = false;
+	*affordable = false;
+	/*
+	 * the charges decided on leases, folded, and read with a snapshot taken
+	 * after the fold (READ COMMITTED: as the statement's own would be)
+	 */
+	fresh = dp_fold_journal() && !IsolationUsesXactSnapshot();
+	if (fresh)
+		PushActiveSnapshot(GetLatestSnapshot());
+	PG_TRY();
+	{
+		read_budgets(stmt, priced, epsilon, delta, curve, selection_epsilon, selection_delta,
+					 has_budget, affordable);
+	}
+	PG_FINALLY();
+	{
+		if (fresh)
+			PopActiveSnapshot();
+	}
+	PG_END_TRY();
+}
+
+static void
+read_budgets(PlannedStmt *stmt, List *priced, double epsilon, double delta, const double *curve,
+			 double selection_epsilon, double selection_delta, bool *has_budget, bool *affordable)
+{
 	DpBudgetStore store;
 	Oid			role = GetUserId();
 	List	   *groups;
@@ -235,8 +268,6 @@ caller_budget(PlannedStmt *stmt, List *priced, double epsilon, double delta, con
 	ListCell   *lc;
 	bool		pays = true;
 
-	*has_budget = false;
-	*affordable = false;
 	if (!dp_budget_store_open(&store, false))
 		return;
 	if (!dp_budget_store_policies(&store))
