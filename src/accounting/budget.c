@@ -40,10 +40,12 @@
 #include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "budget.h"
@@ -60,12 +62,16 @@
 #include "price.h"
 #include "release_rdp.h"
 
+static void memberships_changed(Datum arg, int cacheid, uint32 hashvalue);
+
 void
 dp_budget_init(void)
 {
 	dp_budget_store_init();
 	dp_charger_init();
 	dp_lease_init();
+	CacheRegisterSyscacheCallback(AUTHMEMMEMROLE, memberships_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, memberships_changed, (Datum) 0);
 }
 
 /* Fail closed where a charge cannot be made durable. */
@@ -772,6 +778,19 @@ forget_leases(void)
 	leased_request = NULL;
 }
 
+/*
+ * A change of roles or of memberships (seen by this backend when its
+ * transaction starts, or when it takes a lock): the budgets that pay for
+ * its statements may have changed (a group joined or left): forget the
+ * leases, the charger names them again.  A statement already charged on
+ * them was charged before the change, as one running at that moment.
+ */
+static void
+memberships_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	n_leased = 0;
+}
+
 /* the leases of a request the charger charged, kept for the next identical one */
 static void
 keep_leases(const DpChargeRequest *asked, const DpChargeReply *reply)
@@ -1071,7 +1090,8 @@ dp_fold_for_readers(PlannedStmt *stmt)
 	bool		reads = false;
 	ListCell   *lc;
 
-	if (!dp_lease_available() || stmt == NULL || (IsolationUsesXactSnapshot() && FirstSnapshotSet))
+	if (!dp_lease_available() || stmt == NULL || (IsolationUsesXactSnapshot() && FirstSnapshotSet) ||
+		!dp_lease_maybe_unfolded())
 		return;
 	foreach(lc, stmt->rtable)
 	{

@@ -455,6 +455,38 @@ budget_with_id(Batch *batch, int64 id)
 	return NULL;
 }
 
+/*
+ * Read (and lock, and recall) the budget of this id into the batch, if it
+ * exists.  By its id, not by the role or relation the journal names: ids
+ * survive a dump and restore, OIDs do not.
+ */
+static void
+read_budget_id(Batch *batch, int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1];
+	bool		isnull;
+	Datum		d;
+
+	if (budget_with_id(batch, id) != NULL)
+		return;
+	args[0] = Int64GetDatum(id);
+	if (SPI_execute_with_args("SELECT role::pg_catalog.oid, relation::pg_catalog.oid FROM dp_agg.budget WHERE id = $1",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "dp_agg charger: could not look up budget " INT64_FORMAT, id);
+	if (SPI_processed != 1)
+		return;					/* gone: what the journal charged it is dropped */
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		(void) budget_of(batch, false, DatumGetObjectId(d));
+	else
+	{
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		if (!isnull)
+			(void) budget_of(batch, true, DatumGetObjectId(d));
+	}
+}
+
 /* the journal rows to fold: of a budget recalled in this batch, or all */
 static List *
 read_journal(Relation rel, Batch *batch)
@@ -647,7 +679,7 @@ fold(Batch *batch)
 			DpJournalEntry *e = lfirst(lc);
 
 			for (int j = 0; j < e->n_budgets; j++)
-				(void) budget_of(batch, e->kinds[j] == DP_BUDGET_RELATION, e->subjects[j]);
+				read_budget_id(batch, e->budgets[j]);
 		}
 	} while (batch->refold);
 

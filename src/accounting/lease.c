@@ -465,6 +465,31 @@ dp_lease_db_folded(void)
 }
 
 /*
+ * A cheap test before dp_lease_unfolded, for every statement planned: false
+ * if no charge was ever decided on a lease since the start and this
+ * database's journal was folded since (remembered by the backend once
+ * seen).
+ */
+bool
+dp_lease_maybe_unfolded(void)
+{
+	static Oid	seen_folded = InvalidOid;
+
+	if (!dp_lease_available())
+		return false;
+	if (pg_atomic_read_u64(&shared->charges) != 0)
+		return true;
+	if (seen_folded == MyDatabaseId)
+		return false;
+	SpinLockAcquire(&shared->mutex);
+	for (int i = 0; i < FOLDED_DBS; i++)
+		if (shared->folded_dbs[i] == MyDatabaseId)
+			seen_folded = MyDatabaseId;
+	SpinLockRelease(&shared->mutex);
+	return seen_folded != MyDatabaseId;
+}
+
+/*
  * May the journal of this database hold rows not folded yet?  Rows left by
  * a crash (the charger has not folded every row since the start), charges
  * journaled and not folded, or a backend in flight.

@@ -47,5 +47,6 @@ extern uint64 dp_lease_charges(void);
 extern bool dp_lease_any_valid(void);
 extern void dp_lease_db_folded(void);
 extern bool dp_lease_unfolded(void);
+extern bool dp_lease_maybe_unfolded(void);
 
 #endif							/* DP_AGG_LEASE_H */
