@@ -819,7 +819,7 @@ charge_on_leases(const DpChargeRequest *req)
 	DpPldState	stmt;
 	DpJournalEntry e;
 	DpLeaseVerdict verdict;
-	XLogRecPtr	lsn = InvalidXLogRecPtr;
+	XLogRecPtr	journal_lsn = InvalidXLogRecPtr;
 
 	if (n_leased == 0 || leased_request->size != req->size ||
 		memcmp(leased_request, req, req->size) != 0)
@@ -874,7 +874,7 @@ charge_on_leases(const DpChargeRequest *req)
 	e.releases = DP_REQUEST_PLD(req);
 	PG_TRY();
 	{
-		lsn = dp_journal_append_entry(rel, &e);
+		journal_lsn = dp_journal_append_entry(rel, &e);
 		dp_lease_journaled();
 	}
 	PG_FINALLY();
@@ -889,7 +889,7 @@ charge_on_leases(const DpChargeRequest *req)
 	 */
 	table_close(rel, RowExclusiveLock);
 	/* durable before the statement reads a row */
-	XLogFlush(lsn);
+	XLogFlush(journal_lsn);
 	return true;
 }
 

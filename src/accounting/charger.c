@@ -704,7 +704,7 @@ fold(Batch *batch)
 			if (st == NULL)
 				continue;		/* the budget is gone */
 			dp_budget_row_add(&st->row, &a, curve, &stmt);
-			st->dirty = true;
+			st->dirty = true;	/* folded */
 		}
 		count_folded(&shapes, e, curve);
 		simple_heap_delete(rel, &e->tid);
@@ -919,7 +919,7 @@ charge_budget(BudgetState *st, const DpChargeRequest *req, const double *curve,
 		st->frontier_dirty = true;
 	}
 	dp_budget_row_add(row, &amounts, curve, stmt);
-	st->dirty = true;
+	st->dirty = true;			/* charged */
 }
 
 /* until when the statements prepaid to these budgets may run: the first window end */
