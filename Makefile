@@ -158,7 +158,7 @@ PG_CPPFLAGS += $(patsubst %/,-I%,$(sort $(wildcard src/*/)))
 # the one before (PostgreSQL installs 0.2 as 0.1 followed by 0.1--0.2)
 DATA = sql/dp_agg--0.1.sql sql/dp_agg--0.1--0.2.sql sql/dp_agg--0.2--0.3.sql sql/dp_agg--0.3--0.4.sql
 
-REGRESS = interface calibration clamping bad_input parallel lattice budget budget_policy guard ledger charging sampling preview accounting budget_row limits protect protect_attack protect_rowpath protect_settings protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases dp_calls privacy_unit_keep charger prepay selection_draws protect_floor budget_versions install_schema
+REGRESS = interface calibration clamping bad_input parallel lattice budget budget_policy guard ledger charging leases sampling preview accounting budget_row limits protect protect_attack protect_rowpath protect_settings protect_scope selection public_domain top_k pld pld_admission selection_rdp privacy_unit privacy_unit_group variance error_bars quantiles auto_bounds privacy_unit_tree side_reads lookup_join privacy_unit_source unit_sample partitionwise protect_shapes noise priced_releases dp_calls privacy_unit_keep charger prepay selection_draws protect_floor budget_versions install_schema
 REGRESS_OPTS = --inputdir=. --load-extension=dp_agg
 
 # concurrency of budget charges (pg_isolation_regress)

@@ -2,6 +2,9 @@
 -- charging: every execution is charged, before any row is read, outside
 -- the caller's transaction; nothing the caller does afterwards undoes it.
 --
+-- each statement charged alone, so that its ledger row is its own (charges
+-- on leases are folded into rows of several: leases.sql, 016_leases.pl)
+SET dp_agg.lease_time = 0;
 SET dp_agg.group_keys = 'public';	-- keys of test data; private selection: selection.sql
 CREATE TABLE c_t (i int);
 INSERT INTO c_t SELECT k FROM generate_series(1, 100) k;

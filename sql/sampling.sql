@@ -6,6 +6,9 @@
 -- and its noise is calibrated to the weaker base epsilon0 that subsampling
 -- amplifies to epsilon (reference 000, Claim 19; reference 001, Theorem 29).
 --
+-- each statement charged alone, so that its ledger row is its own (charges
+-- on leases are folded into rows of several: leases.sql, 016_leases.pl)
+SET dp_agg.lease_time = 0;
 CREATE TABLE s_t (g int, i int, f float8);
 INSERT INTO s_t SELECT k % 10, k % 100, k / 100.0 FROM generate_series(1, 5000) k;
 CREATE VIEW s_last AS

@@ -1346,7 +1346,6 @@ grant_leases(Oid budget_rel, PendingLeases *p, TakenRequest *batch, int n, uint6
 			if (k < 0 || !p->leases[k].granted)
 				break;
 			reply->leases[m++] = p->leases[k].ref;
-			reply->lease_until = Min(reply->lease_until, p->leases[k].end);
 		}
 		if (m < p->n_of[i])
 			continue;

@@ -384,6 +384,7 @@ static const Setting settings[] = {
 	{"dp_agg.composition_nice", S_INERT, NULL, R_DP},
 	{"dp_agg.prepay", S_INERT, NULL, R_DP},
 	{"dp_agg.prepay_time", S_INERT, NULL, R_DP},
+	{"dp_agg.lease_time", S_INERT, NULL, R_DP},
 	{"dp_agg.stats_trusted_role", S_INERT, NULL, R_DP},
 };
 

@@ -104,6 +104,7 @@ SELECT epsilon_spent = 4, (SELECT sum(statements) FROM dp_agg.my_ledger WHERE ki
 	),
 	't|40',
 	'my_budget and my_ledger read right after hold every charge');
+my $err;
 my $spent = $node->safe_psql('postgres', q{SELECT dp_agg.spent_epsilon('leased', 1e-5)});
 repeat('leased', $stmt, 10);
 is( $node->safe_psql(
@@ -156,13 +157,30 @@ my ($rn, $rrows, $rmax) = split /\|/, ledger('racer');
 is($rn, 40, 'and the ledger counts each of them once');
 cmp_ok($rmax, '>', 1, 'the racing statements were charged on leases');
 
-# 4. a DBA's change applies to the next statement
-repeat('leased', $stmt, 3);
+# 4. a DBA's change applies to the next statement of a session holding leases
+my ($in, $out, $errout) = ('', '', '');
+my $session = IPC::Run::start(
+	[ 'psql', '-X', '-A', '-t', '-d', $node->connstr('postgres') ],
+	'<', \$in, '>', \$out, '2>', \$errout);
+
+# run SQL in that session; what it printed, and its errors
+sub in_session
+{
+	my ($sql) = @_;
+	($out, $errout) = ('', '');
+	$in .= "$sql\n\\echo __done\n";
+	$session->pump until $out =~ /__done/;
+	return ($out, $errout);
+}
+in_session("SET ROLE leased;");
+in_session("$stmt;\n$stmt;\n$stmt;");    # the second and third on leases
 # spent: 53 statements of 0.1; the next would make it 5.4
 $node->safe_psql('postgres', q{SELECT dp_agg.set_budget('leased', 5.35, 0.5)});
-my ($ret, $out, $err) = $node->psql('postgres', "SET ROLE leased; $stmt");
+(undef, $err) = in_session("$stmt;");
 like($err, qr/privacy budget of role "leased" is exhausted/,
-	'a lowered limit refuses the next statement');
+	'a lowered limit refuses the next statement of a session that held leases');
+$in .= "\\q\n";
+$session->finish;
 $node->safe_psql('postgres', q{SELECT dp_agg.set_budget('leased', 1000, 0.5)});
 repeat('leased', $stmt, 5);
 $node->safe_psql('postgres', q{SELECT dp_agg.reset_budget('leased')});
