@@ -47,7 +47,9 @@ use DpAggTest qw(preloaded_node);
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $node = preloaded_node('dump');
+# each statement charged alone: the ledger's rows are counted one per
+# statement (charges on leases are folded into rows of several: 016_leases.pl)
+my $node = preloaded_node('dump', conf => "dp_agg.lease_time = 0\n");
 
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql(
@@ -334,7 +336,7 @@ command_ok(
 	],
 	'pg_dumpall --roles-only');
 
-my $fresh = preloaded_node('fresh');
+my $fresh = preloaded_node('fresh', conf => "dp_agg.lease_time = 0\n");
 # the roles first (the budget and ledger name them); "role postgres already
 # exists" is expected
 $fresh->psql('postgres', undef,
