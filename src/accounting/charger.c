@@ -1247,10 +1247,12 @@ typedef struct PendingLeases
 	int64	   *recalled;
 } PendingLeases;
 
+/* budgets are leased only to 0.4 objects and later: a journal, budget ids */
 static bool
 leasing(void)
 {
-	return dp_guc_lease_ms > 0 && backend_flushes && dp_lease_available();
+	return dp_guc_lease_ms > 0 && backend_flushes && dp_lease_available() &&
+		OidIsValid(dp_journal_relid());
 }
 
 /*
@@ -1279,7 +1281,7 @@ leases_to_grant(Batch *batch, List **charged, int n, MemoryContext cxt, bool gra
 		for (int i = 0; i < n && !wanted; i++)
 			wanted = list_member_ptr(charged[i], st);
 		dp_budget_roll_window(&rolled, now, &end);
-		if (!grant || !wanted || st->row.pld_accounting ||
+		if (!grant || !wanted || st->row.pld_accounting || st->row.id == 0 ||
 			rolled.has_window_start != st->row.has_window_start ||
 			rolled.window_start != st->row.window_start)	/* its window has ended */
 		{
