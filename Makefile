@@ -110,6 +110,8 @@ OBJS += \
 	src/accounting/budget_row.o \
 	src/accounting/budget_store.o \
 	src/accounting/budget_window.o \
+	src/accounting/charge_batch.o \
+	src/accounting/charge_lease.o \
 	src/accounting/charge_ledger.o \
 	src/accounting/charge_request.o \
 	src/accounting/charger.o \

@@ -44,7 +44,11 @@ symbols=$(for o in $objs; do
     nm --undefined-only -g "$o" | awk -v m="$m" '{ print m, "U", $NF }'
 done)
 
-SYMBOLS="$symbols" python3 - <<'EOF'
+# (in a file: the list outgrew what one environment variable may hold)
+symfile=$(mktemp)
+trap 'rm -f "$symfile"' EXIT
+printf '%s\n' "$symbols" > "$symfile"
+SYMBOLS_FILE="$symfile" python3 - <<'EOF'
 import os, re, sys, glob
 
 # src/LAYERS: "folders F1 F2 ..." (bottom up), then "N module ..." lines
@@ -91,7 +95,7 @@ for f in files:
 
 # call graph
 defined, used = {}, {}
-for line in os.environ["SYMBOLS"].splitlines():
+for line in open(os.environ["SYMBOLS_FILE"]).read().splitlines():
     m, kind, sym = line.split()
     if kind == "D":
         defined[sym] = m

@@ -63,6 +63,9 @@ ALLOW = {
         "of dist_fingerprint.c",
     ("budget.c", "reply->message"):
         "the error the charger process met, relayed as it formed it",
+    ("budget.c", "reply.message"):
+        "the error the charger met while folding the journal for a reader, "
+        "relayed as it formed it",
     ("protect_guard.c", "detail"):
         "check_function chooses its detail among literal sentences by the "
         "kind of the function refused (to become literal formats where raised)",

@@ -92,36 +92,49 @@ check_can_release(void)
 				 errhint("Run the statement in a read-write transaction.")));
 }
 
+/* the tables the charger locks, in this order (lock_from) */
+static const char *const charger_tables[] = {"budget", "journal", "ledger"};
+
 /*
- * The tables the charger locks: it locks rows of dp_agg.budget, appends to
- * dp_agg.ledger and deletes the journal rows it folds.  Does this
- * transaction hold a lock on one of them that could conflict (set_budget,
- * reset_budget, SELECT ... FOR UPDATE, LOCK, a DBA's DELETE)?  Its name, or
- * NULL.
+ * Does this transaction hold a lock of one of the tables the charger locks
+ * (it locks rows of dp_agg.budget, deletes the journal rows it folds and
+ * appends to dp_agg.ledger), from from[i] up for charger_tables[i]?  Its
+ * name, or NULL.
  */
 static const char *
-conflicting_lock(void)
+lock_from(const LOCKMODE *from)
 {
-	static const char *const tables[] = {"budget", "ledger", "journal"};
 	Oid			nsp = get_namespace_oid("dp_agg", true);
 
 	if (!OidIsValid(nsp))
 		return NULL;
-	for (size_t i = 0; i < lengthof(tables); i++)
+	for (size_t i = 0; i < lengthof(charger_tables); i++)
 	{
-		Oid			relid = get_relname_relid(tables[i], nsp);
+		Oid			relid = get_relname_relid(charger_tables[i], nsp);
 		LOCKTAG		tag;
 
 		if (!OidIsValid(relid))
 			continue;
 		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-		for (LOCKMODE mode = RowShareLock; mode <= AccessExclusiveLock; mode++)
+		for (LOCKMODE mode = from[i]; mode <= AccessExclusiveLock; mode++)
 		{
 			if (DP_LOCK_HELD_BY_ME(&tag, mode))
-				return tables[i];
+				return charger_tables[i];
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A lock that could conflict with the charger's (set_budget, reset_budget,
+ * SELECT ... FOR UPDATE, LOCK, a DBA's DELETE): the table's name, or NULL.
+ */
+static const char *
+conflicting_lock(void)
+{
+	static const LOCKMODE from[] = {RowShareLock, RowShareLock, RowShareLock};
+
+	return lock_from(from);
 }
 
 /*
@@ -748,7 +761,7 @@ static TimestampTz prepaid_until = 0;
 
 /*
  * Charges on leased budgets (dp_agg.lease_time; lease.c, and the charger's
- * side in charger.c, "Leasing").  When the charger charges a statement alone
+ * side in charge_lease.c).  When the charger charges a statement alone
  * and leases every budget that paid for it, its reply names the leases; the
  * backend keeps them with the request.  The next statement whose request is
  * identical, byte for byte (the role, the price, the query text, the
@@ -904,6 +917,35 @@ charge_durably(DpChargeRequest *req, DpChargeReply *reply, double epsilon, doubl
 }
 
 /*
+ * Charge a request durably, or ERROR; returns the request as it was asked
+ * (before the round trips add certificates), in TopMemoryContext, to
+ * compare the next one with.  prepay: ask for dp_agg.prepay statements.
+ */
+static DpChargeRequest *
+charge_kept(DpChargeRequest *req, DpChargeReply *reply, double epsilon, double delta, bool prepay)
+{
+	DpChargeRequest *asked = MemoryContextAlloc(TopMemoryContext, req->size);
+
+	memcpy(asked, req, req->size);
+	if (prepay)
+	{
+		req->copies = dp_guc_prepay;
+		req->prepay_ms = dp_guc_prepay_ms;
+	}
+	PG_TRY();
+	{
+		charge_durably(req, reply, epsilon, delta);
+	}
+	PG_CATCH();
+	{
+		pfree(asked);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return asked;
+}
+
+/*
  * Charge the statement whose releases these are, or ERROR.
  */
 void
@@ -932,18 +974,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 		if (charge_on_leases(req))
 			return;
 		forget_leases();
-		asked = MemoryContextAlloc(TopMemoryContext, req->size);
-		memcpy(asked, req, req->size);
-		PG_TRY();
-		{
-			charge_durably(req, reply, epsilon, delta);
-		}
-		PG_CATCH();
-		{
-			pfree(asked);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
+		asked = charge_kept(req, reply, epsilon, delta, false);
 		keep_leases(asked, reply);
 		pfree(asked);
 		return;
@@ -960,24 +991,7 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 	}
 	prepaid_left = 0;			/* what is left of another statement's is given up */
 
-	/* the request as charged, before the round trips add certificates */
-	asked = MemoryContextAlloc(TopMemoryContext, req->size);
-	memcpy(asked, req, req->size);
-	if (repeat)
-	{
-		req->copies = dp_guc_prepay;
-		req->prepay_ms = dp_guc_prepay_ms;
-	}
-	PG_TRY();
-	{
-		charge_durably(req, reply, epsilon, delta);
-	}
-	PG_CATCH();
-	{
-		pfree(asked);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	asked = charge_kept(req, reply, epsilon, delta, repeat);
 
 	if (prepaid_request != NULL)
 		pfree(prepaid_request);
@@ -998,33 +1012,15 @@ dp_charge(QueryDesc *queryDesc, List *releases)
 static bool
 fold_could_wait(void)
 {
-	static const char *const tables[] = {"budget", "journal", "ledger"};
-	Oid			nsp = get_namespace_oid("dp_agg", true);
-	bool		xid = TransactionIdIsValid(GetTopTransactionIdIfAny());
+	static const LOCKMODE rows[] = {RowShareLock, RowShareLock, ShareLock};
+	static const LOCKMODE tables[] = {ShareLock, ShareLock, ShareLock};
 
-	if (!OidIsValid(nsp))
-		return false;
-	for (size_t i = 0; i < lengthof(tables); i++)
-	{
-		Oid			relid = get_relname_relid(tables[i], nsp);
-		LOCKTAG		tag;
-
-		if (!OidIsValid(relid))
-			continue;
-		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-		for (LOCKMODE mode = (xid && i < 2) ? RowShareLock : ShareLock;
-			 mode <= AccessExclusiveLock; mode++)
-		{
-			if (DP_LOCK_HELD_BY_ME(&tag, mode))
-				return true;
-		}
-	}
-	return false;
+	return lock_from(TransactionIdIsValid(GetTopTransactionIdIfAny()) ? rows : tables) != NULL;
 }
 
 /*
  * Ask the charger to fold the whole journal of this database into
- * dp_agg.budget and dp_agg.ledger (charger.c, "Folding"), and wait; true if
+ * dp_agg.budget and dp_agg.ledger (charge_batch.c, "Folding"), and wait; true if
  * it did.  Nothing to do when no charge decided on a lease may be left
  * unfolded; not done (false) where it would see nothing or could wait for
  * this transaction: in a background worker (the charger itself reads the

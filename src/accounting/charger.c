@@ -117,6 +117,8 @@
 #include "calibrate.h"
 #include "charger.h"
 #include "charger_shmem.h"
+#include "charge_batch.h"
+#include "charge_lease.h"
 #include "charge_ledger.h"
 #include "compat.h"
 #include "guc.h"
@@ -250,472 +252,6 @@ remember_refused(const DpBudgetRow *row, const DpPldState *after, double certifi
 	r->certificate = certificate;
 }
 
-/* the budget a role or a relation has in this batch (NULL: none) */
-typedef struct KeyedBudget
-{
-	bool		relation;
-	Oid			key;
-	BudgetState *budget;
-} KeyedBudget;
-
-/* a role that charges in this batch: its groups and caps */
-typedef struct RoleInfo
-{
-	Oid			role;
-	List	   *groups;
-	DpCaps		caps;
-} RoleInfo;
-
-typedef struct Batch
-{
-	DpBudgetStore store;
-	List	   *keyed;			/* KeyedBudget */
-	List	   *budgets;		/* BudgetState, in the order they were locked */
-	List	   *roles;			/* RoleInfo */
-	/* folding the journal (see "Folding") */
-	bool		fold_all;		/* every row, not only those of leased budgets */
-	bool		folding;
-	bool		refold;			/* a budget was recalled while folding */
-	bool		folded_all;
-} Batch;
-
-static void fold(Batch *batch);
-
-/* the budget of a role (own or group) or of a relation, read and locked once per batch */
-static BudgetState *
-budget_of(Batch *batch, bool relation, Oid key)
-{
-	ListCell   *lc;
-	KeyedBudget *k;
-	DpBudgetRow row;
-	bool		found;
-
-	foreach(lc, batch->keyed)
-	{
-		k = lfirst(lc);
-		if (k->relation == relation && k->key == key)
-			return k->budget;
-	}
-	found = relation ? dp_budget_fetch_relation(&batch->store, key, &row)
-		: dp_budget_fetch_role(&batch->store, key, &row);
-	k = palloc0(sizeof(KeyedBudget));
-	k->relation = relation;
-	k->key = key;
-	if (found)
-	{
-		bool		leased = false;
-
-		k->budget = palloc0(sizeof(BudgetState));
-		k->budget->row = row;
-		batch->budgets = lappend(batch->budgets, k->budget);
-		batch->keyed = lappend(batch->keyed, k);
-		/*
-		 * Before anything is decided against the row: take its lease back and
-		 * fold the charges decided on it that the row does not hold yet.
-		 */
-		if (dp_lease_recall(RelationGetRelid(batch->store.rel), row.id, &leased))
-		{
-			k->budget->leased = leased;
-			batch->refold = true;
-			if (!batch->folding)
-				fold(batch);
-		}
-		k->budget->leased = leased;
-		return k->budget;
-	}
-	batch->keyed = lappend(batch->keyed, k);
-	return k->budget;
-}
-
-static RoleInfo *
-role_info(Batch *batch, Oid role)
-{
-	ListCell   *lc;
-	RoleInfo   *r;
-
-	foreach(lc, batch->roles)
-	{
-		r = lfirst(lc);
-		if (r->role == role)
-			return r;
-	}
-	r = palloc0(sizeof(RoleInfo));
-	r->role = role;
-	r->groups = dp_role_groups(role);
-	dp_caps_of(role, r->groups, &r->caps);
-	batch->roles = lappend(batch->roles, r);
-	return r;
-}
-
-/* ---------- folding the journal ---------- */
-
-/*
- * Folding.  The charges backends decide on leased budgets (lease.c) are
- * journaled (journal.c), not written to dp_agg.budget and dp_agg.ledger;
- * the charger folds them in, in the transaction of a batch, before it
- * decides anything against the budgets they charged.  budget_of recalls
- * the lease of every budget it reads; if the budget may have journal rows
- * not folded yet, fold reads every journal row of the budgets recalled so
- * far, reads and recalls the other budgets those rows charged (and again,
- * until no row names a budget not recalled), then adds each row to each of
- * its budgets, in the order the entries added them (seq: the same sums
- * rounded up the same way), deletes it, and writes one ledger row per
- * statement described (statements: how many were folded).  A crash
- * empties the leases but not the journal, so a charger's first batch, and
- * a batch after charges were journaled while it was idle, fold every row
- * (fold_all).  A row's amounts for a budget that no longer exists (or was
- * dropped and created again: another id) are dropped with it.
- */
-
-/* the Renyi DP curve of the statements a ledger row describes, as leased */
-typedef struct ShapeCurve
-{
-	int64		shape;
-	double		curve[DP_RDP_ORDERS];
-} ShapeCurve;
-
-#define SHAPE_CURVES 64
-static ShapeCurve shape_curves[SHAPE_CURVES];
-static int	shape_next = 0;
-
-static void
-remember_shape(int64 shape, const double *curve)
-{
-	shape_curves[shape_next].shape = shape;
-	memcpy(shape_curves[shape_next].curve, curve, sizeof(double) * DP_RDP_ORDERS);
-	shape_next = (shape_next + 1) % SHAPE_CURVES;
-}
-
-/*
- * The curve of one statement of a shape: remembered when its budgets were
- * leased, else its ledger row's (a charge of one statement), else, if a
- * DBA deleted that row, infinite at every order (an over-charge of the
- * Renyi curve, never an under-charge).
- */
-static void
-shape_curve(int64 shape, double *curve)
-{
-	Oid			types[1] = {INT8OID};
-	Datum		args[1];
-
-	for (int i = 0; i < SHAPE_CURVES; i++)
-	{
-		if (shape_curves[i].shape == shape && shape != 0)
-		{
-			memcpy(curve, shape_curves[i].curve, sizeof(double) * DP_RDP_ORDERS);
-			return;
-		}
-	}
-	for (int i = 0; i < DP_RDP_ORDERS; i++)
-		curve[i] = get_float8_infinity();
-	args[0] = Int64GetDatum(shape);
-	if (SPI_execute_with_args("SELECT rdp FROM dp_agg.ledger WHERE id = $1 AND statements = 1",
-							  1, types, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		int			where;
-
-		if (!isnull &&
-			dp_rdp_curve_check(DatumGetArrayTypeP(d), curve, &where) != DP_CURVE_OK)
-			for (int i = 0; i < DP_RDP_ORDERS; i++)
-				curve[i] = get_float8_infinity();
-	}
-	remember_shape(shape, curve);
-}
-
-/* the releases by kind of a journal row (saturated if it has none kept) */
-static void
-entry_releases(const DpJournalEntry *e, DpPldState *stmt)
-{
-	memset(stmt, 0, sizeof(*stmt));
-	if (e->releases_len < 0 || e->releases_len % sizeof(DpPldTerm) != 0 ||
-		e->releases_len / sizeof(DpPldTerm) > DP_PLD_MAX_KINDS)
-		stmt->saturated = true;
-	else
-	{
-		stmt->n = e->releases_len / sizeof(DpPldTerm);
-		memcpy(stmt->terms, e->releases, e->releases_len);
-	}
-}
-
-/* the budget of the batch with this id, or NULL */
-static BudgetState *
-budget_with_id(Batch *batch, int64 id)
-{
-	ListCell   *lc;
-
-	foreach(lc, batch->budgets)
-	{
-		BudgetState *st = lfirst(lc);
-
-		if (st->row.id == id)
-			return st;
-	}
-	return NULL;
-}
-
-/*
- * Read (and lock, and recall) the budget of this id into the batch, if it
- * exists.  By its id, not by the role or relation the journal names: ids
- * survive a dump and restore, OIDs do not.
- */
-static void
-read_budget_id(Batch *batch, int64 id)
-{
-	Oid			types[1] = {INT8OID};
-	Datum		args[1];
-	bool		isnull;
-	Datum		d;
-
-	if (budget_with_id(batch, id) != NULL)
-		return;
-	args[0] = Int64GetDatum(id);
-	if (SPI_execute_with_args("SELECT role::pg_catalog.oid, relation::pg_catalog.oid FROM dp_agg.budget WHERE id = $1",
-							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "dp_agg charger: could not look up budget " INT64_FORMAT, id);
-	if (SPI_processed != 1)
-		return;					/* gone: what the journal charged it is dropped */
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull)
-		(void) budget_of(batch, false, DatumGetObjectId(d));
-	else
-	{
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-		if (!isnull)
-			(void) budget_of(batch, true, DatumGetObjectId(d));
-	}
-}
-
-/* the journal rows to fold: of a budget recalled in this batch, or all */
-static List *
-read_journal(Relation rel, Batch *batch)
-{
-	List	   *entries = NIL;
-	TableScanDesc scan = table_beginscan(rel, SnapshotSelf, 0, NULL);
-	HeapTuple	tup;
-
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
-	{
-		DpJournalEntry *e = palloc(sizeof(DpJournalEntry));
-		bool		wanted = batch->fold_all;
-
-		if (!dp_journal_decode(rel, tup, e))
-		{
-			pfree(e);
-			continue;
-		}
-		for (int j = 0; j < e->n_budgets && !wanted; j++)
-		{
-			BudgetState *st = budget_with_id(batch, e->budgets[j]);
-
-			wanted = st != NULL && st->leased;
-		}
-		if (!wanted)
-		{
-			pfree(e);
-			continue;
-		}
-		/* the releases point into the tuple: keep them */
-		if (e->releases_len >= 0)
-			e->releases = memcpy(palloc(Max(e->releases_len, 1)), e->releases, e->releases_len);
-		entries = lappend(entries, e);
-	}
-	table_endscan(scan);
-	return entries;
-}
-
-static int
-entry_seq_cmp(const ListCell *a, const ListCell *b)
-{
-	const DpJournalEntry *x = lfirst(a);
-	const DpJournalEntry *y = lfirst(b);
-
-	return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : 0;
-}
-
-/* the folded statements of one shape and role: one ledger row */
-typedef struct FoldedShape
-{
-	int64		shape;
-	Oid			role;
-	int64		budgets[DP_JOURNAL_MAX_BUDGETS];
-	int			n_budgets;
-	int32		statements;
-	TimestampTz at;
-	double		epsilon;
-	double		delta;
-	double		curve[DP_RDP_ORDERS];
-} FoldedShape;
-
-static void
-write_folded(const FoldedShape *f)
-{
-	Oid			types[8] = {TIMESTAMPTZOID, OIDOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID,
-	INT8ARRAYOID, INT4OID, INT8OID};
-	Datum		args[8];
-	Datum		curve[DP_RDP_ORDERS];
-	Datum		budgets[DP_JOURNAL_MAX_BUDGETS];
-
-	for (int i = 0; i < DP_RDP_ORDERS; i++)
-		curve[i] = Float8GetDatum(f->curve[i]);
-	for (int i = 0; i < f->n_budgets; i++)
-		budgets[i] = Int64GetDatum(f->budgets[i]);
-	args[0] = TimestampTzGetDatum(f->at);
-	args[1] = ObjectIdGetDatum(f->role);
-	args[2] = Float8GetDatum(f->epsilon);
-	args[3] = Float8GetDatum(f->delta);
-	args[4] = PointerGetDatum(construct_array(curve, DP_RDP_ORDERS, FLOAT8OID, sizeof(float8),
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[5] = PointerGetDatum(construct_array(budgets, f->n_budgets, INT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[6] = Int32GetDatum(f->statements);
-	args[7] = Int64GetDatum(f->shape);
-	/* described as the ledger row of the shape; if a DBA deleted it, by the journal alone */
-	if (SPI_execute_with_args("INSERT INTO dp_agg.ledger (at, role, kind, epsilon, delta, query, detail, rdp, "
-							  "relations, budgets, windows, statements) "
-							  "SELECT $1, $2::regrole, 'charge', $3, $4, l.query, "
-							  "COALESCE(l.detail, '[]'::pg_catalog.jsonb), $5, l.relations, "
-							  "COALESCE(l.budgets, $6), "
-							  "CASE WHEN l.id IS NULL THEN pg_catalog.array_fill(NULL::pg_catalog.timestamptz, "
-							  "ARRAY[pg_catalog.cardinality($6)]) ELSE l.windows END, $7 "
-							  "FROM (SELECT) AS one LEFT JOIN dp_agg.ledger AS l ON l.id = $8",
-							  8, types, args, NULL, false, 0) != SPI_OK_INSERT || SPI_processed != 1)
-		elog(ERROR, "dp_agg charger: could not write the ledger row of folded charges");
-}
-
-/*
- * Write the ledger row of folded charges, in a subtransaction: their
- * statements have released already, so a row that a DBA's constraint or
- * trigger refuses must not stop their budgets from being charged.  The
- * server log says what the ledger lacks.
- */
-static void
-write_folded_or_log(const FoldedShape *f)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		write_folded(f);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ereport(WARNING,
-				(errmsg("dp_agg charger: the ledger refused the row of %d charges of role %u folded from the journal: %s",
-						f->statements, f->role, edata->message),
-				 errdetail("Their budgets were charged; dp_agg.ledger lacks the row.")));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-}
-
-/* add one folded statement to its shape's ledger row */
-static void
-count_folded(List **shapes, const DpJournalEntry *e, const double *curve)
-{
-	ListCell   *lc;
-	FoldedShape *f = NULL;
-
-	foreach(lc, *shapes)
-	{
-		FoldedShape *g = lfirst(lc);
-
-		if (g->shape == e->shape && g->role == e->role && g->n_budgets == e->n_budgets &&
-			memcmp(g->budgets, e->budgets, sizeof(int64) * e->n_budgets) == 0)
-			f = g;
-	}
-	if (f == NULL)
-	{
-		f = palloc0(sizeof(FoldedShape));
-		f->shape = e->shape;
-		f->role = e->role;
-		f->n_budgets = e->n_budgets;
-		memcpy(f->budgets, e->budgets, sizeof(int64) * e->n_budgets);
-		*shapes = lappend(*shapes, f);
-	}
-	f->statements++;
-	f->at = Max(f->at, e->at);
-	f->epsilon = dp_add_up(f->epsilon, e->epsilon);
-	f->delta = dp_add_up(f->delta, e->delta);
-	for (int i = 0; i < DP_RDP_ORDERS; i++)
-		f->curve[i] = dp_add_up(f->curve[i], curve[i]);
-}
-
-static void
-fold(Batch *batch)
-{
-	Oid			relid = dp_journal_relid();
-	Relation	rel;
-	List	   *entries;
-	List	   *shapes = NIL;
-	ListCell   *lc;
-
-	if (!OidIsValid(relid))
-		return;					/* SQL objects older than 0.4: nothing was leased */
-	batch->folding = true;
-	rel = table_open(relid, RowExclusiveLock);
-	/* read and recall every budget the rows charged, until none is new */
-	do
-	{
-		batch->refold = false;
-		entries = read_journal(rel, batch);
-		foreach(lc, entries)
-		{
-			DpJournalEntry *e = lfirst(lc);
-
-			for (int j = 0; j < e->n_budgets; j++)
-				read_budget_id(batch, e->budgets[j]);
-		}
-	} while (batch->refold);
-
-	list_sort(entries, entry_seq_cmp);
-	foreach(lc, entries)
-	{
-		DpJournalEntry *e = lfirst(lc);
-		DpChargeAmounts a;
-		double		curve[DP_RDP_ORDERS];
-		DpPldState	stmt;
-
-		a.epsilon = e->epsilon;
-		a.delta = e->delta;
-		a.selection_epsilon = e->selection_epsilon;
-		a.selection_delta = e->selection_delta;
-		shape_curve(e->shape, curve);
-		entry_releases(e, &stmt);
-		for (int j = 0; j < e->n_budgets; j++)
-		{
-			BudgetState *st = budget_with_id(batch, e->budgets[j]);
-
-			if (st == NULL)
-				continue;		/* the budget is gone */
-			dp_budget_row_add(&st->row, &a, curve, &stmt);
-			st->dirty = true;	/* folded */
-		}
-		count_folded(&shapes, e, curve);
-		simple_heap_delete(rel, &e->tid);
-	}
-	foreach(lc, shapes)
-		write_folded_or_log(lfirst(lc));
-	table_close(rel, NoLock);
-	batch->folding = false;
-	batch->refold = false;
-}
-
 /*
  * The budgets that pay for a request, each once: the role's own (or its
  * group's, if the role is a group), those of the groups it is a member of
@@ -732,7 +268,7 @@ applicable(Batch *batch, const DpChargeRequest *req, RoleInfo *ri, bool *role_pa
 	Oid			rel;
 
 	*role_paid = false;
-	st = budget_of(batch, false, req->role);
+	st = dp_batch_budget(batch, false, req->role);
 	if (st != NULL)
 	{
 		set = lappend(set, st);
@@ -740,7 +276,7 @@ applicable(Batch *batch, const DpChargeRequest *req, RoleInfo *ri, bool *role_pa
 	}
 	foreach(lc, ri->groups)
 	{
-		st = budget_of(batch, false, lfirst_oid(lc));
+		st = dp_batch_budget(batch, false, lfirst_oid(lc));
 		if (st != NULL && st->row.kind == DP_BUDGET_GROUP && !list_member_ptr(set, st))
 		{
 			set = lappend(set, st);
@@ -750,7 +286,7 @@ applicable(Batch *batch, const DpChargeRequest *req, RoleInfo *ri, bool *role_pa
 	for (int i = 0; i < req->n_relations + req->n_ancestors; i++)
 	{
 		memcpy(&rel, DP_REQUEST_RELATIONS(req) + sizeof(Oid) * i, sizeof(Oid));
-		st = budget_of(batch, true, rel);
+		st = dp_batch_budget(batch, true, rel);
 		if (st != NULL && !list_member_ptr(set, st))
 			set = lappend(set, st);
 	}
@@ -1043,7 +579,7 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 {
 	double		curve[DP_RDP_ORDERS];
 	DpPldState	stmt;
-	RoleInfo   *ri = role_info(batch, req->role);
+	RoleInfo   *ri = dp_batch_role(batch, req->role);
 	bool		role_paid;
 	List	   *set = applicable(batch, req, ri, &role_paid);
 	TimestampTz now = GetCurrentTimestamp();
@@ -1113,27 +649,12 @@ charge_one(const DpChargeRequest *req, Batch *batch, LedgerWriter *ledger, DpCha
 	if (copies == 1)
 	{
 		*charged = set;
-		remember_shape(reply->ledger_id, curve);
+		dp_batch_remember_shape(reply->ledger_id, curve);
 	}
 	reply->copies = copies;
 	reply->prepaid_until = prepaid_until(set);
 	if (set != NIL)
 		describe_budget(linitial(set), &verdicts[0], reply);
-}
-
-/* write back the budgets a batch changed */
-static void
-write_budgets(Batch *batch)
-{
-	ListCell   *lc;
-
-	foreach(lc, batch->budgets)
-	{
-		BudgetState *st = lfirst(lc);
-
-		if (st->dirty || st->frontier_dirty)
-			dp_budget_store_write(&batch->store, &st->row, st->frontier_dirty);
-	}
 }
 
 /*
@@ -1217,154 +738,6 @@ set_message(DpChargeReply *reply, const char *msg)
 }
 
 /*
- * Leasing.  After a batch commits, the charger leases (lease.c) each budget
- * row it committed that a backend may charge alone: one whose lease it
- * recalled for the batch, and one a request of the batch charged, but not
- * a 'pld' budget (its certificates are checked here, against the history),
- * nor one whose window has ended.  The lease holds until
- * dp_agg.lease_time from now, and not past the end of the row's window.
- * The reply of a request charged alone (no prepaid statements) names the
- * leases of all of its budgets, if each was leased: its backend charges
- * its next identical statements on them.  Nothing is leased when the
- * backends do not flush the charges themselves (synchronous replication:
- * charger_commit_mode), or when dp_agg.lease_time is 0.
- */
-typedef struct PendingLease
-{
-	DpBudgetRow row;			/* as committed */
-	TimestampTz end;			/* of its window */
-	bool		granted;
-	DpLeaseRef	ref;
-} PendingLease;
-
-typedef struct PendingLeases
-{
-	int			n;
-	PendingLease *leases;
-	int		   *n_of;			/* per request charged alone: its budgets, */
-	int		  **of;				/* as indexes into leases (-1: not leased) */
-	int			n_recalled;		/* budgets recalled and not to be leased */
-	int64	   *recalled;
-} PendingLeases;
-
-/* budgets are leased only to 0.4 objects and later: a journal, budget ids */
-static bool
-leasing(void)
-{
-	return dp_guc_lease_ms > 0 && backend_flushes && dp_lease_available() &&
-		OidIsValid(dp_journal_relid());
-}
-
-/*
- * The budgets of the batch to lease once it commits, and those of each
- * request charged alone; in cxt, which outlives the transaction.
- */
-static PendingLeases *
-leases_to_grant(Batch *batch, List **charged, int n, MemoryContext cxt, bool grant)
-{
-	PendingLeases *p = MemoryContextAllocZero(cxt, sizeof(PendingLeases));
-	BudgetState **pending_st = palloc0(sizeof(BudgetState *) * Max(list_length(batch->budgets), 1));
-	TimestampTz now = GetCurrentTimestamp();
-	ListCell   *lc;
-
-	p->leases = MemoryContextAllocZero(cxt, sizeof(PendingLease) * Max(list_length(batch->budgets), 1));
-	p->n_of = MemoryContextAllocZero(cxt, sizeof(int) * Max(n, 1));
-	p->of = MemoryContextAllocZero(cxt, sizeof(int *) * Max(n, 1));
-	p->recalled = MemoryContextAllocZero(cxt, sizeof(int64) * Max(list_length(batch->budgets), 1));
-	foreach(lc, batch->budgets)
-	{
-		BudgetState *st = lfirst(lc);
-		bool		wanted = st->leased;
-		DpBudgetRow rolled = st->row;
-		TimestampTz end;
-
-		for (int i = 0; i < n && !wanted; i++)
-			wanted = list_member_ptr(charged[i], st);
-		dp_budget_roll_window(&rolled, now, &end);
-		if (!grant || !wanted || st->row.pld_accounting || st->row.id == 0 ||
-			rolled.has_window_start != st->row.has_window_start ||
-			rolled.window_start != st->row.window_start)	/* its window has ended */
-		{
-			if (st->leased)
-				p->recalled[p->n_recalled++] = st->row.id;
-			continue;
-		}
-		pending_st[p->n] = st;
-		p->leases[p->n].row = st->row;
-		p->leases[p->n].row.tuple = NULL;
-		p->leases[p->n].end = end;
-		p->n++;
-	}
-	for (int i = 0; i < n; i++)
-	{
-		int			m = 0;
-
-		if (charged[i] == NIL || list_length(charged[i]) > DP_LEASE_MAX_BUDGETS)
-			continue;
-		p->of[i] = MemoryContextAlloc(cxt, sizeof(int) * list_length(charged[i]));
-		foreach(lc, charged[i])
-		{
-			int			k;
-
-			for (k = 0; k < p->n && pending_st[k] != lfirst(lc); k++)
-				;
-			p->of[i][m++] = k < p->n ? k : -1;
-		}
-		p->n_of[i] = m;
-	}
-	return p;
-}
-
-/* lease them, and name the leases in the replies of the requests they pay for */
-static void
-grant_leases(Oid budget_rel, PendingLeases *p, TakenRequest *batch, int n, uint64 changes_seen)
-{
-	TimestampTz now = GetCurrentTimestamp();
-	TimestampTz until = TimestampTzPlusMilliseconds(now, dp_guc_lease_ms);
-
-	for (int k = 0; k < p->n; k++)
-	{
-		p->leases[k].granted = now < p->leases[k].end &&
-			dp_lease_grant(budget_rel, &p->leases[k].row, Min(until, p->leases[k].end),
-						   changes_seen, &p->leases[k].ref);
-		if (!p->leases[k].granted)
-			dp_lease_folded(budget_rel, p->leases[k].row.id);
-	}
-	/* the others recalled have nothing left to fold */
-	for (int k = 0; k < p->n_recalled; k++)
-		dp_lease_folded(budget_rel, p->recalled[k]);
-	for (int i = 0; i < n; i++)
-	{
-		DpChargeReply *reply = &batch[i].reply;
-		int			m = 0;
-
-		if (reply->result != DP_CHARGE_OK || p->n_of[i] == 0)
-			continue;
-		reply->lease_until = until;
-		for (int j = 0; j < p->n_of[i]; j++)
-		{
-			int			k = p->of[i][j];
-
-			if (k < 0 || !p->leases[k].granted)
-				break;
-			reply->leases[m++] = p->leases[k].ref;
-		}
-		if (m < p->n_of[i])
-			continue;
-		/* in slot order, the order the backend locks them in */
-		for (int a = 1; a < m; a++)
-			for (int b = a; b > 0 && reply->leases[b - 1].slot > reply->leases[b].slot; b--)
-			{
-				DpLeaseRef	t = reply->leases[b];
-
-				reply->leases[b] = reply->leases[b - 1];
-				reply->leases[b - 1] = t;
-			}
-		reply->n_leases = m;
-	}
-}
-
-/*
  * The first batch of a charger folds every journal row (a crash leaves rows
  * that no lease remembers), and so does one after charges were journaled
  * while the charger was idle (charger_main); fold_charges: the charges
@@ -1376,11 +749,11 @@ static uint64 fold_charges = 0;
 /*
  * Charge a batch in one transaction: each budget row is locked (as SELECT
  * ... FOR UPDATE locks it) and read once, its lease recalled and the
- * journal folded into it (see "Folding"), the requests are decided in
+ * journal folded into it (charge_batch.c, "Folding"), the requests are decided in
  * arrival order against the budgets in memory, each admitted one appends
  * its ledger row, and each budget is written once; one commit makes them
  * all durable (charger_commit_mode).  Then the budgets are leased again
- * (see "Leasing").  If anything fails, the transaction is rolled back and
+ * (charge_lease.c).  If anything fails, the transaction is rolled back and
  * the requests are retried one at a time, so that a request that cannot
  * be charged fails alone.  The replies are final only after this returns.
  * n may be 0: only a fold.
@@ -1417,7 +790,7 @@ process_batch(TakenRequest *batch, int n)
 		if (fold_everything)
 		{
 			b.fold_all = true;
-			fold(&b);
+			dp_batch_fold(&b);
 			b.fold_all = false;
 			b.folded_all = true;
 		}
@@ -1438,7 +811,7 @@ process_batch(TakenRequest *batch, int n)
 				if (!b.folded_all)
 				{
 					b.fold_all = true;
-					fold(&b);
+					dp_batch_fold(&b);
 					b.fold_all = false;
 					b.folded_all = true;
 				}
@@ -1448,9 +821,9 @@ process_batch(TakenRequest *batch, int n)
 			charge_one(req, &b, &ledger, &batch[i].reply, &charged[i]);
 		}
 		dp_ledger_close(&ledger);
-		write_budgets(&b);
+		dp_batch_write(&b);
 		dp_budget_store_close(&b.store);
-		pending = leases_to_grant(&b, charged, n, oldcxt, leasing());
+		pending = dp_leases_to_grant(&b, charged, n, oldcxt, dp_leasing(backend_flushes));
 		folded_all = b.folded_all;
 		SPI_finish();
 		PopActiveSnapshot();
@@ -1464,7 +837,13 @@ process_batch(TakenRequest *batch, int n)
 		/* where the backends of the charges wait for the WAL to be flushed */
 		for (int i = 0; i < n; i++)
 			batch[i].reply.commit_lsn = backend_flushes ? XactLastCommitEnd : InvalidXLogRecPtr;
-		grant_leases(budget_rel, pending, batch, n, changes);
+		{
+			DpChargeReply **replies = palloc(sizeof(DpChargeReply *) * Max(n, 1));
+
+			for (int i = 0; i < n; i++)
+				replies[i] = &batch[i].reply;
+			dp_grant_leases(budget_rel, pending, replies, n, changes);
+		}
 	}
 	PG_CATCH();
 	{

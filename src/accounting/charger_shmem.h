@@ -118,7 +118,7 @@ typedef struct DpChargeRequest
 	double		call_delta;
 	int32		copies;			/* statements to charge: 1, or up to
 								 * DP_PREPAY_MAX with dp_agg.prepay; 0: none,
-								 * only fold the journal (charger.c,
+								 * only fold the journal (charge_batch.c,
 								 * "Folding") */
 	int32		prepay_ms;		/* copies > 1: how long they may run
 								 * (dp_agg.prepay_time) */

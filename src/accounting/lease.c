@@ -28,7 +28,7 @@
  * recalls the budget's entry (dp_lease_recall: not valid any more, then a
  * wait until no backend is in flight on it), so every charge the entry
  * admitted has its journal row, which the charger folds into the row it
- * read before it decides anything against it (charger.c, "Folding").
+ * read before it decides anything against it (charge_batch.c, "Folding").
  * The sequence number orders the rows as the entries added them, so the
  * fold repeats the same sums rounded the same way (dp_add_up).
  *

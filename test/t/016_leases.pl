@@ -1,6 +1,6 @@
 # dp_agg: charges decided in the backends on leased budgets
 # (src/accounting/lease.c, dp_agg.lease_time; the charger's side in
-# charger.c, "Folding" and "Leasing").  A session repeating a statement
+# charge_batch.c, "Folding", and charge_lease.c).  A session repeating a statement
 # charges it itself, journals the charge and flushes it before it reads a
 # row; the charger folds the journal into dp_agg.budget and dp_agg.ledger.
 #
