@@ -6,6 +6,10 @@
 -- at once (fold on read).  Crashes, races and windows: 016_leases.pl.
 --
 SET dp_agg.group_keys = 'public';
+-- the charger's setting turns leases on (off by default)
+ALTER SYSTEM SET dp_agg.lease_time = '1s';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
 CREATE TABLE lease_t (i int);
 INSERT INTO lease_t SELECT g FROM generate_series(1, 100) g;
 CREATE ROLE regress_dp_lessee;
@@ -66,3 +70,5 @@ RESET ROLE;
 DROP TABLE lease_t;
 SELECT dp_agg.drop_budget('regress_dp_lessee');
 DROP ROLE regress_dp_lessee;
+ALTER SYSTEM RESET dp_agg.lease_time;
+SELECT pg_reload_conf();

@@ -218,15 +218,26 @@ read_budget_id(Batch *batch, int64 id)
 	Datum		args[1];
 	bool		isnull;
 	Datum		d;
+	ListCell   *lc;
 
 	if (budget_with_id(batch, id) != NULL)
 		return;
+	foreach(lc, batch->gone)
+		if (*(int64 *) lfirst(lc) == id)
+			return;
 	args[0] = Int64GetDatum(id);
 	if (SPI_execute_with_args("SELECT role::pg_catalog.oid, relation::pg_catalog.oid FROM dp_agg.budget WHERE id = $1",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "dp_agg charger: could not look up budget " INT64_FORMAT, id);
 	if (SPI_processed != 1)
-		return;					/* gone: what the journal charged it is dropped */
+	{
+		/* gone: what the journal charged it is dropped, its lease freed */
+		int64	   *gone = palloc(sizeof(int64));
+
+		*gone = id;
+		batch->gone = lappend(batch->gone, gone);
+		return;
+	}
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
 		(void) dp_batch_budget(batch, false, DatumGetObjectId(d));
@@ -292,6 +303,9 @@ typedef struct FoldedShape
 	Oid			role;
 	int64		budgets[DP_JOURNAL_MAX_BUDGETS];
 	int			n_budgets;
+	/* the window each budget held when they were added to it (has: it has one) */
+	TimestampTz windows[DP_JOURNAL_MAX_BUDGETS];
+	bool		has[DP_JOURNAL_MAX_BUDGETS];
 	int32		statements;
 	TimestampTz at;
 	double		epsilon;
@@ -302,16 +316,24 @@ typedef struct FoldedShape
 static void
 write_folded(const FoldedShape *f)
 {
-	Oid			types[8] = {TIMESTAMPTZOID, OIDOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID,
-	INT8ARRAYOID, INT4OID, INT8OID};
-	Datum		args[8];
+	Oid			types[9] = {TIMESTAMPTZOID, OIDOID, FLOAT8OID, FLOAT8OID, FLOAT8ARRAYOID,
+	INT8ARRAYOID, INT4OID, INT8OID, TIMESTAMPTZARRAYOID};
+	Datum		args[9];
 	Datum		curve[DP_RDP_ORDERS];
 	Datum		budgets[DP_JOURNAL_MAX_BUDGETS];
+	Datum		windows[DP_JOURNAL_MAX_BUDGETS];
+	bool		no_window[DP_JOURNAL_MAX_BUDGETS];
+	int			dims[1] = {f->n_budgets};
+	int			lbs[1] = {1};
 
 	for (int i = 0; i < DP_RDP_ORDERS; i++)
 		curve[i] = Float8GetDatum(f->curve[i]);
 	for (int i = 0; i < f->n_budgets; i++)
+	{
 		budgets[i] = Int64GetDatum(f->budgets[i]);
+		windows[i] = TimestampTzGetDatum(f->windows[i]);
+		no_window[i] = !f->has[i];
+	}
 	args[0] = TimestampTzGetDatum(f->at);
 	args[1] = ObjectIdGetDatum(f->role);
 	args[2] = Float8GetDatum(f->epsilon);
@@ -322,16 +344,18 @@ write_folded(const FoldedShape *f)
 											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	args[6] = Int32GetDatum(f->statements);
 	args[7] = Int64GetDatum(f->shape);
-	/* described as the ledger row of the shape; if a DBA deleted it, by the journal alone */
+	args[8] = PointerGetDatum(construct_md_array(windows, no_window, 1, dims, lbs, TIMESTAMPTZOID,
+												 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	/*
+	 * described as the ledger row of the shape (if a DBA deleted it, by the
+	 * journal alone); the windows are those the charges were added in
+	 */
 	if (SPI_execute_with_args("INSERT INTO dp_agg.ledger (at, role, kind, epsilon, delta, query, detail, rdp, "
 							  "relations, budgets, windows, statements) "
 							  "SELECT $1, $2::regrole, 'charge', $3, $4, l.query, "
-							  "COALESCE(l.detail, '[]'::pg_catalog.jsonb), $5, l.relations, "
-							  "COALESCE(l.budgets, $6), "
-							  "CASE WHEN l.id IS NULL THEN pg_catalog.array_fill(NULL::pg_catalog.timestamptz, "
-							  "ARRAY[pg_catalog.cardinality($6)]) ELSE l.windows END, $7 "
+							  "COALESCE(l.detail, '[]'::pg_catalog.jsonb), $5, l.relations, $6, $9, $7 "
 							  "FROM (SELECT) AS one LEFT JOIN dp_agg.ledger AS l ON l.id = $8",
-							  8, types, args, NULL, false, 0) != SPI_OK_INSERT || SPI_processed != 1)
+							  9, types, args, NULL, false, 0) != SPI_OK_INSERT || SPI_processed != 1)
 		elog(ERROR, "dp_agg charger: could not write the ledger row of folded charges");
 }
 
@@ -377,26 +401,38 @@ write_folded_or_log(const FoldedShape *f)
 
 /* add one folded statement to its shape's ledger row */
 static void
-count_folded(List **shapes, const DpJournalEntry *e, const double *curve)
+count_folded(Batch *batch, List **shapes, const DpJournalEntry *e, const double *curve)
 {
 	ListCell   *lc;
 	FoldedShape *f = NULL;
+	FoldedShape key;
 
+	memset(&key, 0, sizeof(key));
+	key.shape = e->shape;
+	key.role = e->role;
+	key.n_budgets = e->n_budgets;
+	for (int j = 0; j < e->n_budgets; j++)
+	{
+		BudgetState *st = budget_with_id(batch, e->budgets[j]);
+
+		key.budgets[j] = e->budgets[j];
+		key.has[j] = st != NULL && st->row.has_window && st->row.has_window_start;
+		key.windows[j] = key.has[j] ? st->row.window_start : 0;
+	}
 	foreach(lc, *shapes)
 	{
 		FoldedShape *g = lfirst(lc);
 
-		if (g->shape == e->shape && g->role == e->role && g->n_budgets == e->n_budgets &&
-			memcmp(g->budgets, e->budgets, sizeof(int64) * e->n_budgets) == 0)
+		if (g->shape == key.shape && g->role == key.role && g->n_budgets == key.n_budgets &&
+			memcmp(g->budgets, key.budgets, sizeof(key.budgets)) == 0 &&
+			memcmp(g->windows, key.windows, sizeof(key.windows)) == 0 &&
+			memcmp(g->has, key.has, sizeof(key.has)) == 0)
 			f = g;
 	}
 	if (f == NULL)
 	{
-		f = palloc0(sizeof(FoldedShape));
-		f->shape = e->shape;
-		f->role = e->role;
-		f->n_budgets = e->n_budgets;
-		memcpy(f->budgets, e->budgets, sizeof(int64) * e->n_budgets);
+		f = palloc(sizeof(FoldedShape));
+		*f = key;
 		*shapes = lappend(*shapes, f);
 	}
 	f->statements++;
@@ -457,7 +493,7 @@ dp_batch_fold(Batch *batch)
 			dp_budget_row_add(&st->row, &a, curve, &stmt);
 			st->dirty = true;	/* folded */
 		}
-		count_folded(&shapes, e, curve);
+		count_folded(batch, &shapes, e, curve);
 		simple_heap_delete(rel, &e->tid);
 	}
 	foreach(lc, shapes)

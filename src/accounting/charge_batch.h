@@ -39,6 +39,8 @@ typedef struct Batch
 	bool		folding;
 	bool		refold;			/* a budget was recalled while folding */
 	bool		folded_all;
+	List	   *gone;			/* ids (int64 *) the journal charged that no
+								 * budget has any more */
 } Batch;
 
 extern BudgetState *dp_batch_budget(Batch *batch, bool relation, Oid key);

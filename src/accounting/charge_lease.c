@@ -53,7 +53,10 @@ dp_leases_to_grant(Batch *batch, List **charged, int n, MemoryContext cxt, bool 
 	p->leases = MemoryContextAllocZero(cxt, sizeof(PendingLease) * Max(list_length(batch->budgets), 1));
 	p->n_of = MemoryContextAllocZero(cxt, sizeof(int) * Max(n, 1));
 	p->of = MemoryContextAllocZero(cxt, sizeof(int *) * Max(n, 1));
-	p->recalled = MemoryContextAllocZero(cxt, sizeof(int64) * Max(list_length(batch->budgets), 1));
+	p->recalled = MemoryContextAllocZero(cxt, sizeof(int64) *
+										 Max(list_length(batch->budgets) + list_length(batch->gone), 1));
+	foreach(lc, batch->gone)
+		p->recalled[p->n_recalled++] = *(int64 *) lfirst(lc);
 	foreach(lc, batch->budgets)
 	{
 		BudgetState *st = lfirst(lc);

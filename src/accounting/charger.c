@@ -740,11 +740,9 @@ set_message(DpChargeReply *reply, const char *msg)
 /*
  * The first batch of a charger folds every journal row (a crash leaves rows
  * that no lease remembers), and so does one after charges were journaled
- * while the charger was idle (charger_main); fold_charges: the charges
- * decided on leases up to the last such fold.
+ * while the charger was idle (dp_charger_main, dp_lease_unfolded).
  */
 static bool fold_everything = true;
-static uint64 fold_charges = 0;
 
 /*
  * Charge a batch in one transaction: each budget row is locked (as SELECT
@@ -762,9 +760,11 @@ static void
 process_batch(TakenRequest *batch, int n)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
+	/* what outlives the transaction: the leases to grant, the error's text */
+	MemoryContext cxt = AllocSetContextCreate(oldcxt, "dp_agg charger batch",
+											  ALLOCSET_DEFAULT_SIZES);
 	volatile bool failed = false;
-	List	  **charged = palloc0(sizeof(List *) * Max(n, 1));
-	uint64		charges = dp_lease_charges();
+	List	  **charged = MemoryContextAllocZero(cxt, sizeof(List *) * Max(n, 1));
 	uint64		changes = dp_lease_changes();	/* before any row is read */
 
 	charger_commit_mode();
@@ -789,6 +789,8 @@ process_batch(TakenRequest *batch, int n)
 		dp_ledger_open(&ledger);
 		if (fold_everything)
 		{
+			/* (once per charger: the leases of databases dropped since are freed) */
+			dp_lease_reclaim_dropped();
 			b.fold_all = true;
 			dp_batch_fold(&b);
 			b.fold_all = false;
@@ -807,7 +809,17 @@ process_batch(TakenRequest *batch, int n)
 			}
 			if (req->copies == 0)
 			{
-				/* a reader of the tables asks them folded (dp_fold_for_readers) */
+				/*
+				 * A reader of the tables asks them folded (dp_fold_journal).
+				 * It waits for the fold, and may hold a lock that a
+				 * transaction holding a budget row's lock waits for: a cycle
+				 * the deadlock detector cannot see.  So the batch waits at
+				 * most a second for a lock from here on; if it fails, its
+				 * requests are tried alone, and the reader reads the tables
+				 * as they are.
+				 */
+				(void) set_config_option("lock_timeout", "1000", PGC_SUSET, PGC_S_SESSION,
+										 GUC_ACTION_LOCAL, true, 0, false);
 				if (!b.folded_all)
 				{
 					b.fold_all = true;
@@ -823,7 +835,7 @@ process_batch(TakenRequest *batch, int n)
 		dp_ledger_close(&ledger);
 		dp_batch_write(&b);
 		dp_budget_store_close(&b.store);
-		pending = dp_leases_to_grant(&b, charged, n, oldcxt, dp_leasing(backend_flushes));
+		pending = dp_leases_to_grant(&b, charged, n, cxt, dp_leasing(backend_flushes));
 		folded_all = b.folded_all;
 		SPI_finish();
 		PopActiveSnapshot();
@@ -831,14 +843,13 @@ process_batch(TakenRequest *batch, int n)
 		if (folded_all)
 		{
 			fold_everything = false;
-			fold_charges = charges;
 			dp_lease_db_folded();
 		}
 		/* where the backends of the charges wait for the WAL to be flushed */
 		for (int i = 0; i < n; i++)
 			batch[i].reply.commit_lsn = backend_flushes ? XactLastCommitEnd : InvalidXLogRecPtr;
 		{
-			DpChargeReply **replies = palloc(sizeof(DpChargeReply *) * Max(n, 1));
+			DpChargeReply **replies = MemoryContextAlloc(cxt, sizeof(DpChargeReply *) * Max(n, 1));
 
 			for (int i = 0; i < n; i++)
 				replies[i] = &batch[i].reply;
@@ -849,7 +860,7 @@ process_batch(TakenRequest *batch, int n)
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(oldcxt);
+		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
@@ -868,6 +879,7 @@ process_batch(TakenRequest *batch, int n)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	if (failed && n > 1)
@@ -1117,7 +1129,7 @@ dp_charger_main(Datum arg)
 		 * lease is in use any more: fold them, so that the tables do not lag
 		 * (and the charger does not retire before).
 		 */
-		if (dp_lease_charges() != fold_charges && !dp_lease_any_valid() &&
+		if (dp_lease_unfolded() && !dp_lease_any_valid() &&
 			TimestampDifferenceExceeds(fold_tried, GetCurrentTimestamp(), Max(dp_guc_lease_ms, 100)))
 		{
 			fold_everything = true;
@@ -1126,10 +1138,10 @@ dp_charger_main(Datum arg)
 			continue;
 		}
 		if (TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), dp_guc_charger_idle_ms) &&
-			dp_lease_charges() == fold_charges && retire())
+			!dp_lease_unfolded() && retire())
 			proc_exit(0);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 dp_lease_charges() != fold_charges || dp_lease_any_valid() ?
+						 dp_lease_unfolded() || dp_lease_any_valid() ?
 						 Min(dp_guc_charger_idle_ms, Max(dp_guc_lease_ms, 100)) :
 						 dp_guc_charger_idle_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

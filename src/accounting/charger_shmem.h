@@ -47,6 +47,8 @@ typedef struct DpLeaseRef
 	int64		budget_id;
 	int32		kind;			/* DpBudgetKind, and the role or relation */
 	Oid			subject;
+	uint64		changes;		/* DBA's changes of budgets and caps counted
+								 * when it was granted (lease.c) */
 } DpLeaseRef;
 
 typedef struct DpChargeReply

@@ -707,6 +707,11 @@ dp_journal_append_sql(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation \"dp_agg.journal\" does not exist"),
 				 errhint("Update the extension: ALTER EXTENSION dp_agg UPDATE.")));
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may append to the dp_agg journal"),
+				 errhint("It is for the tests of the journal; charges are journaled by dp_agg itself.")));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -46,9 +46,11 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "guc.h"
@@ -69,6 +71,7 @@ typedef struct DpLease
 } DpLease;
 
 #define FOLDED_DBS 64
+#define PREPARED_CHANGES 64
 
 typedef struct DpLeaseShared
 {
@@ -78,12 +81,18 @@ typedef struct DpLeaseShared
 	/* databases whose whole journal a charger folded since the start */
 	slock_t		mutex;
 	Oid			folded_dbs[FOLDED_DBS];
+	int			folded_next;	/* the place taken next when it is full */
+	/* prepared transactions that changed budgets or caps (under mutex) */
+	TransactionId prepared_xids[PREPARED_CHANGES];
+	Oid			prepared_dbs[PREPARED_CHANGES];
 	int			n;
 	DpLease		leases[FLEXIBLE_ARRAY_MEMBER];
 } DpLeaseShared;
 
 static DpLeaseShared *shared = NULL;
 static LWLockPadded *locks = NULL;
+
+static bool prepared_changes_settled(void);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -233,8 +242,14 @@ dp_lease_charge(const DpLeaseRef *refs, int n, const DpChargeAmounts *a,
 		LWLockAcquire(lock_of(r->slot), LW_EXCLUSIVE);
 		locked++;
 		e = &shared->leases[r->slot];
+		/*
+		 * the same budget, leased, and no DBA's change since this reference
+		 * was granted: a change ends the leases of the statements' budgets
+		 * (a new budget may pay for it, or a cap bound it), also when
+		 * another session's charge leased the same budget again since
+		 */
 		if (!same_key(e, r->dboid, r->budget_rel, r->budget_id) || !e->valid ||
-			!(now < e->valid_until))
+			!(now < e->valid_until) || pg_atomic_read_u64(&shared->changes) != r->changes)
 		{
 			verdict = DP_LEASE_GONE;
 			break;
@@ -338,7 +353,7 @@ dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until, uint64
 {
 	int			slot = -1;
 
-	if (!dp_lease_available())
+	if (!dp_lease_available() || !prepared_changes_settled())
 		return false;
 	/* its own entry, else a free one, else one of no use any more */
 	for (int pass = 0; pass < 3 && slot < 0; pass++)
@@ -393,6 +408,7 @@ dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until, uint64
 	ref->budget_id = row->id;
 	ref->kind = row->kind;
 	ref->subject = row->subject;
+	ref->changes = changes_seen;
 	return true;
 }
 
@@ -416,13 +432,6 @@ dp_lease_folded(Oid budget_rel, int64 budget_id)
 	}
 }
 
-/* charges decided on leases since the server started */
-uint64
-dp_lease_charges(void)
-{
-	return dp_lease_available() ? pg_atomic_read_u64(&shared->charges) : 0;
-}
-
 /* is a lease of this database valid, or a backend in flight on one? */
 bool
 dp_lease_any_valid(void)
@@ -444,22 +453,34 @@ dp_lease_any_valid(void)
 	return any;
 }
 
-/* the charger of this database folded its whole journal */
+/*
+ * The charger of this database folded its whole journal.  When the list is
+ * full, the place of another database is taken in turn: its readers then
+ * ask for a fold until its charger folds again (a cost, never a charge
+ * missed).  (No catalog lookup: this runs after the charger's commit.)
+ */
 void
 dp_lease_db_folded(void)
 {
+	bool		done = false;
+
 	if (!dp_lease_available())
 		return;
 	SpinLockAcquire(&shared->mutex);
-	for (int i = 0; i < FOLDED_DBS; i++)
+	for (int i = 0; i < FOLDED_DBS && !done; i++)
 	{
 		if (shared->folded_dbs[i] == MyDatabaseId)
-			break;
-		if (!OidIsValid(shared->folded_dbs[i]))
+			done = true;
+		else if (!OidIsValid(shared->folded_dbs[i]))
 		{
 			shared->folded_dbs[i] = MyDatabaseId;
-			break;
+			done = true;
 		}
+	}
+	if (!done)
+	{
+		shared->folded_dbs[shared->folded_next] = MyDatabaseId;
+		shared->folded_next = (shared->folded_next + 1) % FOLDED_DBS;
 	}
 	SpinLockRelease(&shared->mutex);
 }
@@ -555,6 +576,70 @@ dp_lease_changes(void)
 	return dp_lease_available() ? pg_atomic_read_u64(&shared->changes) : 0;
 }
 
+/*
+ * A transaction that changed budgets or caps is being prepared: remember
+ * it until it ends.  ERROR if too many are (the PREPARE fails, and the
+ * change with it).
+ */
+static void
+remember_prepared_change(TransactionId xid)
+{
+	bool		done = false;
+
+	dp_lease_recall_all();
+	SpinLockAcquire(&shared->mutex);
+	for (int i = 0; i < PREPARED_CHANGES && !done; i++)
+	{
+		if (!TransactionIdIsValid(shared->prepared_xids[i]))
+		{
+			shared->prepared_xids[i] = xid;
+			shared->prepared_dbs[i] = MyDatabaseId;
+			done = true;
+		}
+	}
+	SpinLockRelease(&shared->mutex);
+	if (!done)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many prepared transactions change dp_agg budgets or caps"),
+				 errdetail("At most %d can be prepared at a time.", PREPARED_CHANGES),
+				 errhint("Commit or roll back the prepared ones first: COMMIT PREPARED or ROLLBACK PREPARED.")));
+}
+
+/*
+ * May the charger grant leases of this database?  Not while a prepared
+ * transaction that changed its budgets or caps is in progress (its change
+ * becomes visible at COMMIT PREPARED, which no callback here sees); once
+ * one has ended, its change counts as committed: the leases end, the count
+ * of changes moves, and the grant in progress is refused.
+ */
+static bool
+prepared_changes_settled(void)
+{
+	TransactionId xids[PREPARED_CHANGES];
+	Oid			dbs[PREPARED_CHANGES];
+	bool		settled = true;
+
+	SpinLockAcquire(&shared->mutex);
+	memcpy(xids, shared->prepared_xids, sizeof(xids));
+	memcpy(dbs, shared->prepared_dbs, sizeof(dbs));
+	SpinLockRelease(&shared->mutex);
+	for (int i = 0; i < PREPARED_CHANGES; i++)
+	{
+		if (!TransactionIdIsValid(xids[i]) || dbs[i] != MyDatabaseId)
+			continue;
+		settled = false;
+		if (TransactionIdIsInProgress(xids[i]))
+			continue;
+		dp_lease_recall_all();
+		SpinLockAcquire(&shared->mutex);
+		if (shared->prepared_xids[i] == xids[i])
+			shared->prepared_xids[i] = InvalidTransactionId;
+		SpinLockRelease(&shared->mutex);
+	}
+	return settled;
+}
+
 static bool recall_at_commit = false;
 
 static void
@@ -562,10 +647,19 @@ recall_on_commit(XactEvent event, void *arg)
 {
 	if (!recall_at_commit)
 		return;
+	/*
+	 * COMMIT PREPARED runs no callback here, perhaps in another session:
+	 * the charger grants no lease of this database while the prepared
+	 * transaction is in progress, and ends them when it has ended
+	 * (prepared_changes_settled)
+	 */
+	if (event == XACT_EVENT_PRE_PREPARE)
+		remember_prepared_change(GetTopTransactionId());
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT)
 		dp_lease_recall_all();
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
 		recall_at_commit = false;
 }
 
@@ -582,4 +676,36 @@ dp_lease_budgets_changed(void)
 	}
 	recall_at_commit = true;
 	dp_lease_recall_all();
+}
+
+/*
+ * Free the entries of databases dropped with charges unfolded, which
+ * nothing can fold any more and dp_lease_grant would never give to another
+ * budget.  In a transaction (it looks the databases up).
+ */
+void
+dp_lease_reclaim_dropped(void)
+{
+	if (!dp_lease_available())
+		return;
+	for (int i = 0; i < shared->n; i++)
+	{
+		DpLease    *e = &shared->leases[i];
+		Oid			db;
+
+		LWLockAcquire(lock_of(i), LW_SHARED);
+		db = e->journaled != e->folded ? e->dboid : InvalidOid;
+		LWLockRelease(lock_of(i));
+		if (!OidIsValid(db) || db == MyDatabaseId ||
+			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(db)))
+			continue;
+		LWLockAcquire(lock_of(i), LW_EXCLUSIVE);
+		if (e->dboid == db && e->in_flight == 0)
+		{
+			e->valid = false;
+			e->dboid = InvalidOid;
+			e->journaled = e->folded = 0;
+		}
+		LWLockRelease(lock_of(i));
+	}
 }

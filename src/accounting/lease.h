@@ -43,9 +43,9 @@ extern void dp_lease_recall_all(void);
 extern uint64 dp_lease_changes(void);
 extern void dp_lease_budgets_changed(void);
 extern void dp_lease_folded(Oid budget_rel, int64 budget_id);
-extern uint64 dp_lease_charges(void);
 extern bool dp_lease_any_valid(void);
 extern void dp_lease_db_folded(void);
+extern void dp_lease_reclaim_dropped(void);
 extern bool dp_lease_unfolded(void);
 extern bool dp_lease_maybe_unfolded(void);
 

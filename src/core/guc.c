@@ -41,7 +41,7 @@ int			dp_guc_prepay = 0;
 int			dp_guc_prepay_ms = 1000;
 int			dp_guc_max_databases = 8;
 int			dp_guc_max_leases = 64;
-int			dp_guc_lease_ms = 1000;
+int			dp_guc_lease_ms = 0;
 int			dp_guc_group_keys = DP_GROUP_KEYS_PRIVATE;
 double		dp_guc_selection_share = DP_DEFAULT_SELECTION_SHARE;
 int			dp_guc_max_public_keys = 100000;
@@ -389,12 +389,13 @@ dp_guc_init(void)
 							"A session that repeats the DP statement it last charged through the "
 							"charger decides and journals the charge itself while the budgets it "
 							"paid from are leased, without waiting for the charger. The charger's "
-							"setting is how long a lease lasts; a session whose setting is 0 never "
-							"charges on a lease. A DBA's change of a budget or a cap ends every "
-							"lease at once; a change of group membership applies to a session "
-							"at its next transaction.",
+							"setting (postgresql.conf, ALTER SYSTEM, ALTER DATABASE) turns leases on "
+							"and is how long one lasts; a session whose setting is 0 never charges "
+							"on a lease. A DBA's change of a budget or a cap ends every lease at "
+							"once; a change of group membership applies to a session at its next "
+							"transaction. 0: every statement waits for the charger.",
 							&dp_guc_lease_ms,
-							1000, 0, 10 * 1000,
+							0, 0, 10 * 1000,
 							PGC_SUSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);

@@ -80,6 +80,9 @@
 #   DP_BENCH_KINDS     the statements to run, of: native dp prepay basic rdp pld
 #                      solo shared (all of them)
 #   DP_BENCH_PREPAY    dp_agg.prepay of the prepaid statement (32)
+#   DP_BENCH_LEASE_TIME dp_agg.lease_time of a throw-away cluster (1s; 0: every
+#                      statement makes the round trip to the charger); on a
+#                      cluster given by PGHOST/PGPORT, its own setting
 #   and those of bench_lib.sh: PGHOST/PGPORT (use that cluster instead of a
 #   throw-away one), DP_BENCH_PORT, DP_BENCH_SHARED_BUFFERS, DP_BENCH_SKIP_BUILD
 set -euo pipefail
@@ -94,12 +97,19 @@ threads=${DP_BENCH_THREADS:-2}
 protocol=${DP_BENCH_PROTOCOL:-simple}
 kinds=${DP_BENCH_KINDS:-native dp prepay basic rdp pld solo shared}
 prepay=${DP_BENCH_PREPAY:-32}
+lease_time=${DP_BENCH_LEASE_TIME:-1s}
 pgbench="$DP_PG_BIN/pgbench"
 
 work=$(mktemp -d /tmp/dp_agg_tput.XXXXXX)
 trap 'dp_bench_cleanup; rm -rf "$work"' EXIT
 dp_bench_cluster "$top"
 dp_bench_role
+# leases (doc/budgets.md, "Leases"), on the throw-away cluster: the charger's
+# setting turns them on
+if [ -n "${DP_BENCH_DIR:-}" ]; then
+    "$DP_PSQL" -X -q -c "ALTER SYSTEM SET dp_agg.lease_time = '$lease_time'" -c "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+fi
 
 dp_bench_t1000
 "$DP_PSQL" -X -q -v ON_ERROR_STOP=1 <<'SQL'

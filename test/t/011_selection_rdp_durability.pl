@@ -24,6 +24,10 @@ use lib $FindBin::RealBin;
 use DpAggTest;
 
 my $node = crash_test_node('selection_rdp_crash');
+# each statement charged alone: every ledger row holds one statement's
+# curve (charges on leases are folded into rows of several: 016_leases.pl)
+$node->append_conf('postgresql.conf', "dp_agg.lease_time = 0\n");
+$node->reload;
 create_budget_roles($node, renyi => "5, 1e-5, 'rdp'");
 
 my $settings = q{SET dp_agg.selection_epsilon = 0.1; SET dp_agg.selection_delta = 1e-7; SET ROLE renyi;};

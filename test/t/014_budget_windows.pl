@@ -129,7 +129,7 @@ WHERE l.kind = 'charge' AND $team = ANY (l.budgets)
 	my $per_window = $node->safe_psql(
 		'postgres', qq{
 SELECT count(*) || '|' || max(n) || '|' || max(e) || '|' || sum(n)
-FROM (SELECT l.windows[array_position(l.budgets, $team)] AS w, count(*) AS n, sum(l.epsilon) AS e
+FROM (SELECT l.windows[array_position(l.budgets, $team)] AS w, sum(l.statements) AS n, sum(l.epsilon) AS e
       FROM dp_agg.ledger l WHERE l.kind = 'charge' AND $team = ANY (l.budgets) GROUP BY 1) s});
 	my ($windows, $most, $most_epsilon, $charges) = split /\|/, $per_window;
 	note "$what: $charges charges in $windows windows, at most $most ($most_epsilon) in one";
@@ -153,7 +153,7 @@ FROM dp_agg.budget b WHERE b.id = $team}),
 	foreach my $m (@members)
 	{
 		my $charged = $node->safe_psql('postgres',
-			qq{SELECT count(*) FROM dp_agg.ledger WHERE role = '$m'::regrole AND kind = 'charge'});
+			qq{SELECT coalesce(sum(statements), 0) FROM dp_agg.ledger WHERE role = '$m'::regrole AND kind = 'charge'});
 		cmp_ok($charged, '>=', $seen{$m},
 			"$what: $m saw $seen{$m} releases, the ledger has $charged charges");
 	}

@@ -44,6 +44,7 @@ wal_writer_delay = 10s
 wal_writer_flush_after = 0
 dp_agg.charger_idle_timeout = '10min'
 dp_agg.lease_time = '5s'
+max_prepared_transactions = 2
 });
 # (the WAL writer flushes nothing on its own before the kills of 5: a
 # journal row survives them only because its statement flushed it)
@@ -53,6 +54,9 @@ create_budget_roles($node,
 	racer => '5, 0',
 	windowed => '1, 0',
 	crash => '1000, 0.5');
+
+# a group of leased, without a budget yet
+$node->safe_psql('postgres', 'CREATE ROLE lteam; GRANT lteam TO leased');
 
 # run a statement n times in one session as a role; the values it printed
 sub repeat
@@ -179,6 +183,29 @@ $node->safe_psql('postgres', q{SELECT dp_agg.set_budget('leased', 5.35, 0.5)});
 (undef, $err) = in_session("$stmt;");
 like($err, qr/privacy budget of role "leased" is exhausted/,
 	'a lowered limit refuses the next statement of a session that held leases');
+# a new budget that pays for the statement: the group's.  Another session's
+# charge leases the role's budget again before this session's next
+# statement, which must still pay the group's budget too.
+$node->safe_psql('postgres', q{SELECT dp_agg.set_budget('leased', 1000, 0.5)});
+in_session("$stmt;\n$stmt;");
+$node->safe_psql('postgres', q{SELECT dp_agg.set_group_budget('lteam', 1000, 0.5)});
+repeat('leased', $stmt, 1);
+in_session("$stmt;");
+is( $node->safe_psql('postgres',
+		q{SELECT abs(epsilon_spent - 0.2) < 1e-12 FROM dp_agg.budget WHERE role = 'lteam'::regrole}),
+	't', "a new budget pays for the next statement of a session that held leases, also after another session's lease");
+# a change of caps prepared: no lease is granted until it ends (COMMIT
+# PREPARED runs nowhere the leases could hear of), so statements charged
+# meanwhile do not carry a lease past it
+$node->safe_psql('postgres',
+	q{BEGIN; SELECT dp_agg.set_cap('leased', statement_epsilon => 0.05); PREPARE TRANSACTION 'dba'});
+in_session("$stmt;\n$stmt;\n$stmt;");
+$node->safe_psql('postgres', q{COMMIT PREPARED 'dba'});
+(undef, $err) = in_session("$stmt;");
+like($err, qr/above|cap/i,
+	'a cap committed with COMMIT PREPARED applies to the next statement of a session');
+$node->safe_psql('postgres', q{SELECT dp_agg.set_cap('leased')});
+$node->safe_psql('postgres', q{SELECT dp_agg.set_budget('leased', 1000, 0.5)});
 $in .= "\\q\n";
 $session->finish;
 $node->safe_psql('postgres', q{SELECT dp_agg.set_budget('leased', 1000, 0.5)});
