@@ -33,7 +33,6 @@
 #include "catalog/pg_class.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "postmaster/bgworker.h"
 #include "parser/parsetree.h"
 #include "replication/syncrep.h"
 #include "storage/lmgr.h"
@@ -1034,7 +1033,7 @@ dp_fold_journal(void)
 	Size		size;
 	Jsonb	   *empty;
 
-	if (!dp_lease_available() || IsBackgroundWorker || IsInParallelMode() || RecoveryInProgress() ||
+	if (!dp_lease_available() || DP_AM_BACKGROUND_WORKER() || IsInParallelMode() || RecoveryInProgress() ||
 		!OidIsValid(dp_journal_relid()))
 		return false;
 	if (!dp_lease_unfolded())

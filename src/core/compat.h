@@ -41,6 +41,13 @@
 #define DP_LOCK_HELD_BY_ME(tag, mode) LockHeldByMe((tag), (mode))
 #endif
 
+/* IsBackgroundWorker became a test of the backend type in 17 */
+#if PG_VERSION_NUM >= 170000
+#define DP_AM_BACKGROUND_WORKER() AmBackgroundWorkerProcess()
+#else
+#define DP_AM_BACKGROUND_WORKER() (IsBackgroundWorker)
+#endif
+
 /* the setting that forces parallel plans was renamed in 16 */
 #if PG_VERSION_NUM >= 160000
 #define DP_DEBUG_PARALLEL_SETTING "debug_parallel_query"
