@@ -831,7 +831,7 @@ charge_on_leases(const DpChargeRequest *req)
 	DpPldState	stmt;
 	DpJournalEntry e;
 	DpLeaseVerdict verdict;
-	XLogRecPtr	journal_lsn = InvalidXLogRecPtr;
+	volatile XLogRecPtr journal_lsn = InvalidXLogRecPtr;
 
 	if (n_leased == 0 || leased_request->size != req->size ||
 		memcmp(leased_request, req, req->size) != 0)

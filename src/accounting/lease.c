@@ -197,7 +197,7 @@ dp_lease_landed(void)
 	held_journaled = false;
 }
 
-/* the journal row of the charge in flight was appended: count it on landing */
+/* a backend that exits in flight (a FATAL error skips PG_FINALLY) lands first */
 static void
 land_on_exit(int code, Datum arg)
 {
