@@ -2464,8 +2464,6 @@ CREATE TABLE dp_agg.journal (
     selection_epsilon float8 NOT NULL,
     selection_delta float8 NOT NULL,
     budgets bigint[] NOT NULL,
-    kinds smallint[] NOT NULL,
-    subjects oid[] NOT NULL,
     releases bytea
 );
 REVOKE ALL ON dp_agg.journal FROM PUBLIC;
@@ -2480,8 +2478,6 @@ COMMENT ON COLUMN dp_agg.journal.delta IS 'delta charged';
 COMMENT ON COLUMN dp_agg.journal.selection_epsilon IS 'of epsilon, the part its private selections of GROUP BY keys cost';
 COMMENT ON COLUMN dp_agg.journal.selection_delta IS 'of delta, the part its private selections of GROUP BY keys cost';
 COMMENT ON COLUMN dp_agg.journal.budgets IS 'the budgets (dp_agg.budget.id) charged';
-COMMENT ON COLUMN dp_agg.journal.kinds IS 'for each of budgets, whose it is (0 a role''s, 1 a group''s, 2 a relation''s)';
-COMMENT ON COLUMN dp_agg.journal.subjects IS 'for each of budgets, the OID of its role or relation';
 COMMENT ON COLUMN dp_agg.journal.releases IS 'its releases by kind, for privacy loss distribution accounting (NULL: more kinds than are kept)';
 
 -- A DBA's change of budgets or caps ends the leases of the database

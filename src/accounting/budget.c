@@ -879,8 +879,6 @@ charge_on_leases(const DpChargeRequest *req)
 	for (int i = 0; i < n_leased; i++)
 	{
 		e.budgets[i] = leased[i].budget_id;
-		e.kinds[i] = (int16) leased[i].kind;
-		e.subjects[i] = leased[i].subject;
 	}
 	e.releases_len = req->n_pld < 0 ? -1 : (int) (sizeof(DpPldTerm) * req->n_pld);
 	e.releases = DP_REQUEST_PLD(req);

@@ -208,8 +208,8 @@ budget_with_id(Batch *batch, int64 id)
 
 /*
  * Read (and lock, and recall) the budget of this id into the batch, if it
- * exists.  By its id, not by the role or relation the journal names: ids
- * survive a dump and restore, OIDs do not.
+ * exists.  The journal names budgets by id, not by role or relation:
+ * ids survive a dump and restore, OIDs do not.
  */
 static void
 read_budget_id(Batch *batch, int64 id)

@@ -45,8 +45,6 @@ typedef struct DpLeaseRef
 	Oid			dboid;
 	Oid			budget_rel;		/* dp_agg.budget */
 	int64		budget_id;
-	int32		kind;			/* DpBudgetKind, and the role or relation */
-	Oid			subject;
 	uint64		changes;		/* DBA's changes of budgets and caps counted
 								 * when it was granted (lease.c) */
 } DpLeaseRef;

@@ -279,8 +279,6 @@ dp_journal_append_entry(Relation rel, const DpJournalEntry *e)
 	Datum		values[JOURNAL_COLUMNS];
 	bool		nulls[JOURNAL_COLUMNS];
 	Datum		budgets[DP_JOURNAL_MAX_BUDGETS];
-	Datum		kinds[DP_JOURNAL_MAX_BUDGETS];
-	Datum		subjects[DP_JOURNAL_MAX_BUDGETS];
 
 	if (e->n_budgets < 0 || e->n_budgets > DP_JOURNAL_MAX_BUDGETS)
 		elog(ERROR, "dp_agg: a journal row for %d budgets", e->n_budgets);
@@ -288,8 +286,6 @@ dp_journal_append_entry(Relation rel, const DpJournalEntry *e)
 	for (int i = 0; i < e->n_budgets; i++)
 	{
 		budgets[i] = Int64GetDatum(e->budgets[i]);
-		kinds[i] = Int16GetDatum(e->kinds[i]);
-		subjects[i] = ObjectIdGetDatum(e->subjects[i]);
 	}
 	values[JOURNAL_SEQ] = Int64GetDatum(e->seq);
 	values[JOURNAL_AT] = TimestampTzGetDatum(e->at);
@@ -301,10 +297,6 @@ dp_journal_append_entry(Relation rel, const DpJournalEntry *e)
 	values[JOURNAL_SELECTION_DELTA] = Float8GetDatum(e->selection_delta);
 	values[JOURNAL_BUDGETS] = PointerGetDatum(construct_array(budgets, e->n_budgets, INT8OID, 8,
 															  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[JOURNAL_KINDS] = PointerGetDatum(construct_array(kinds, e->n_budgets, INT2OID, 2,
-															true, TYPALIGN_SHORT));
-	values[JOURNAL_SUBJECTS] = PointerGetDatum(construct_array(subjects, e->n_budgets, OIDOID,
-															   sizeof(Oid), true, TYPALIGN_INT));
 	if (e->releases_len < 0)
 		nulls[JOURNAL_RELEASES] = true;
 	else
@@ -349,9 +341,7 @@ dp_journal_decode(Relation rel, HeapTuple tup, DpJournalEntry *e)
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum		values[JOURNAL_COLUMNS];
 	bool		nulls[JOURNAL_COLUMNS];
-	Datum	   *budgets,
-			   *kinds,
-			   *subjects;
+	Datum	   *budgets;
 	int			n;
 
 	if (desc->natts != JOURNAL_COLUMNS)
@@ -372,17 +362,12 @@ dp_journal_decode(Relation rel, HeapTuple tup, DpJournalEntry *e)
 	e->selection_delta = DatumGetFloat8(values[JOURNAL_SELECTION_DELTA]);
 	n = array_elements(values[JOURNAL_BUDGETS], INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					   &budgets);
-	if (n < 1 || n > DP_JOURNAL_MAX_BUDGETS ||
-		array_elements(values[JOURNAL_KINDS], INT2OID, 2, true, TYPALIGN_SHORT, &kinds) != n ||
-		array_elements(values[JOURNAL_SUBJECTS], OIDOID, sizeof(Oid), true, TYPALIGN_INT,
-					   &subjects) != n)
+	if (n < 1 || n > DP_JOURNAL_MAX_BUDGETS)
 		return false;
 	e->n_budgets = n;
 	for (int i = 0; i < n; i++)
 	{
 		e->budgets[i] = DatumGetInt64(budgets[i]);
-		e->kinds[i] = DatumGetInt16(kinds[i]);
-		e->subjects[i] = DatumGetObjectId(subjects[i]);
 	}
 	e->releases_len = -1;
 	if (!nulls[JOURNAL_RELEASES])

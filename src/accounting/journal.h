@@ -30,8 +30,6 @@ typedef enum DpJournalColumn
 	JOURNAL_SELECTION_EPSILON,
 	JOURNAL_SELECTION_DELTA,
 	JOURNAL_BUDGETS,
-	JOURNAL_KINDS,
-	JOURNAL_SUBJECTS,
 	JOURNAL_RELEASES,
 	JOURNAL_COLUMNS
 } DpJournalColumn;
@@ -50,8 +48,6 @@ typedef struct DpJournalEntry
 	double		selection_delta;
 	int			n_budgets;
 	int64		budgets[DP_JOURNAL_MAX_BUDGETS];	/* dp_agg.budget.id */
-	int16		kinds[DP_JOURNAL_MAX_BUDGETS];	/* DpBudgetKind */
-	Oid			subjects[DP_JOURNAL_MAX_BUDGETS];	/* its role or relation */
 	int			releases_len;	/* -1: NULL (more kinds than kept) */
 	const char *releases;		/* the releases by kind, as the request holds them */
 } DpJournalEntry;

@@ -93,6 +93,7 @@ static DpLeaseShared *shared = NULL;
 static LWLockPadded *locks = NULL;
 
 static bool prepared_changes_settled(void);
+static void dp_lease_recall_all(void);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -406,8 +407,6 @@ dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until, uint64
 	ref->dboid = MyDatabaseId;
 	ref->budget_rel = budget_rel;
 	ref->budget_id = row->id;
-	ref->kind = row->kind;
-	ref->subject = row->subject;
 	ref->changes = changes_seen;
 	return true;
 }
@@ -552,7 +551,7 @@ dp_lease_unfolded(void)
  * and dp_lease_grant checks it under the same lock, so a grant either sees
  * the count moved or is invalidated after.
  */
-void
+static void
 dp_lease_recall_all(void)
 {
 	if (!dp_lease_available())

@@ -39,7 +39,6 @@ extern void dp_lease_landed(void);
 extern bool dp_lease_recall(Oid budget_rel, int64 budget_id, bool *leased);
 extern bool dp_lease_grant(Oid budget_rel, const DpBudgetRow *row, TimestampTz until,
 						   uint64 changes_seen, DpLeaseRef *ref);
-extern void dp_lease_recall_all(void);
 extern uint64 dp_lease_changes(void);
 extern void dp_lease_budgets_changed(void);
 extern void dp_lease_folded(Oid budget_rel, int64 budget_id);
